@@ -1,0 +1,1 @@
+"""``strands-labels`` command line (typer). Each command group lives in its own module."""

@@ -1,0 +1,68 @@
+"""Entry point of the ``strands-labels`` command.
+
+Each module named in ``COMMAND_MODULES`` exposes ``register(app)`` and adds its
+commands; this file only assembles them and handles errors uniformly: a
+``LabelsError`` (bad input, a refused sidecar) prints its message and exits 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import sys
+
+import typer
+from rich.console import Console
+
+from strands_robots.errors import LabelsError
+
+COMMAND_MODULES = ["info", "labels"]
+
+#: The other PyPI project that ships a ``strands_robots`` package of the same name.
+CONFLICTING_DISTRIBUTION = "strands-robots"
+
+err_console = Console(stderr=True)
+
+app = typer.Typer(
+    name="strands-labels",
+    help="Label LeRobot datasets: verdicts, judge labels, reviews, outcomes, segments.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def conflicting_distribution_installed() -> str | None:
+    """Version of the other ``strands-robots`` distribution if it is installed, else None."""
+    try:
+        return importlib.metadata.version(CONFLICTING_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _warn_conflict() -> None:
+    version = conflicting_distribution_installed()
+    if version is not None:
+        err_console.print(
+            f"[yellow]warning:[/] the distribution '{CONFLICTING_DISTRIBUTION}' {version} is installed in this "
+            "environment. It ships a different 'strands_robots' package; the two cannot share one environment. "
+            "Uninstall one of them (pip uninstall strands-robots) or use separate virtual environments."
+        )
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"strands_robots.cli.{_name}").register(app)
+
+
+def run() -> None:
+    """Console-script entry point."""
+    _warn_conflict()
+    try:
+        app()
+    except LabelsError as exc:
+        err_console.print(f"[red]error:[/] {exc}")
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    run()

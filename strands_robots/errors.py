@@ -1,0 +1,48 @@
+"""Typed errors shared by every layer.
+
+Every error raised on bad input names what was wrong and what to do about it (the
+remedy). They subclass the built-in type a caller of the other ``strands_robots``
+implementation would catch (``ValueError``, ``KeyError``, ``FileNotFoundError``), so
+code written against either implementation keeps working.
+"""
+
+from __future__ import annotations
+
+
+class LabelsError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class DatasetError(LabelsError, ValueError):
+    """A LeRobot dataset cannot be read as asked (bad layout, version, metadata)."""
+
+
+class UnsupportedVersionError(DatasetError):
+    """The dataset's ``codebase_version`` is not one this reader knows."""
+
+
+class EpisodeNotFoundError(LabelsError, KeyError):
+    """An episode index the dataset or a sidecar does not have."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class FrameDecodeError(DatasetError):
+    """A requested video frame could not be matched to a decoded frame."""
+
+
+class SidecarError(LabelsError, ValueError):
+    """A label sidecar on disk cannot be used (foreign, truncated, future version, not a file)."""
+
+
+class LabelValidationError(LabelsError, ValueError):
+    """Input to a label writer breaks a rule; nothing was stored."""
+
+
+class StorageError(LabelsError, OSError):
+    """Writing a sidecar failed (disk full, permission); the previous file is intact."""
+
+
+class UnsafeRootError(LabelsError, ValueError):
+    """A dataset root chosen by a model is refused (not a dataset, outside the allow-list, ``..``)."""

@@ -1,0 +1,26 @@
+"""Durability primitives shared by every sidecar: lock, atomic write, journal.
+
+- :mod:`.atomic`: refuse symlink/directory targets, write-temp-fsync-replace.
+- :mod:`.lock`: the inter-process lock beside each sidecar.
+- :mod:`.codec`: the canonical JSON encoding (sorted keys, indent 2, UTF-8, no NaN).
+- :mod:`.jsonl`: fsynced append-only JSON Lines with torn-tail recovery.
+- :mod:`.record_store`: a JSON document of per-episode records with an O(1)
+  journal folded into the canonical file (used by ``episode_labels`` and ``segments``).
+"""
+
+from strands_robots.storage.atomic import atomic_write_bytes, check_target
+from strands_robots.storage.codec import dump_canonical, load_json_bytes
+from strands_robots.storage.jsonl import append_jsonl, read_jsonl
+from strands_robots.storage.lock import sidecar_lock
+from strands_robots.storage.record_store import RecordStore
+
+__all__ = [
+    "RecordStore",
+    "append_jsonl",
+    "atomic_write_bytes",
+    "check_target",
+    "dump_canonical",
+    "load_json_bytes",
+    "read_jsonl",
+    "sidecar_lock",
+]

@@ -1,0 +1,70 @@
+"""The canonical JSON encoding of every JSON sidecar.
+
+UTF-8 without ASCII escaping, keys sorted, indent 2, trailing newline, no NaN or
+Infinity (issue "episode_labels.json", File format). Python's ``json`` reads what the
+other ``strands_robots`` implementation writes (it escapes non-ASCII; both are JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import msgspec
+
+from strands_robots.errors import LabelValidationError, SidecarError
+
+
+def dump_canonical(document: Any) -> bytes:
+    """Encode ``document`` canonically.
+
+    Raises:
+        LabelValidationError: the document holds NaN or Infinity (not JSON).
+    """
+    try:
+        text = json.dumps(document, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False)
+    except ValueError as exc:
+        raise LabelValidationError(
+            f"a value is NaN or infinite, which JSON cannot store ({exc}); pass a finite number or None."
+        ) from exc
+    return (text + "\n").encode("utf-8")
+
+
+def dump_line(obj: Any) -> bytes:
+    """One compact JSON Lines record (sorted keys, UTF-8, newline-terminated, no NaN)."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except ValueError as exc:
+        raise LabelValidationError(
+            f"a value is NaN or infinite, which JSON cannot store ({exc}); pass a finite number or None."
+        ) from exc
+    return (text + "\n").encode("utf-8")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def load_json_bytes(data: bytes, path: Any) -> Any:
+    """Decode JSON bytes strictly (valid UTF-8, no NaN/Infinity).
+
+    Raises:
+        SidecarError: the bytes are not valid UTF-8 JSON; the message names ``path``.
+    """
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        pass
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SidecarError(
+            f"{path} is not valid JSON ({exc}); it may be truncated or written by another tool. "
+            "It was left untouched: restore it from a backup or move it away and record the labels again."
+        ) from exc
+
+
+def is_finite_number(value: Any) -> bool:
+    """True for an int or float (not bool) that is finite."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,49 @@
+"""The inter-process lock held around every read-modify-write of a sidecar."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import filelock
+
+from strands_robots.errors import StorageError
+
+#: Seconds a writer waits for another writer before giving up.
+LOCK_TIMEOUT_S = float(os.environ.get("STRANDS_LABELS_LOCK_TIMEOUT", "120"))
+
+
+def lock_path(sidecar: Path) -> Path:
+    """``<dir>/.<name>.lock`` beside the sidecar."""
+    return sidecar.with_name(f".{sidecar.name}.lock")
+
+
+@contextlib.contextmanager
+def sidecar_lock(sidecar: Path, timeout: float | None = None) -> Iterator[None]:
+    """Hold the exclusive inter-process lock of ``sidecar``.
+
+    Re-entrant within a thread (filelock counts nested acquisitions).
+
+    Raises:
+        StorageError: the lock could not be taken within ``timeout`` seconds (another
+            writer holds it), or the lock file cannot be created.
+    """
+    lock = filelock.FileLock(str(lock_path(sidecar)), timeout=LOCK_TIMEOUT_S if timeout is None else timeout)
+    try:
+        lock.acquire()
+    except filelock.Timeout as exc:
+        raise StorageError(
+            f"another process has held the lock on {sidecar} for over {lock.timeout:.0f} s; wait for it to "
+            "finish (or set STRANDS_LABELS_LOCK_TIMEOUT) and retry."
+        ) from exc
+    except OSError as exc:
+        raise StorageError(
+            f"cannot create the lock file {lock_path(sidecar)}: {exc.strerror or exc}; make the directory "
+            "writable or pass labels_dir= (CLI: --labels-dir)."
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,57 @@
+"""Fixtures shared by every test package.
+
+The shared datasets live in ``../shared/datasets`` beside the repository (override with
+``STRANDS_LABELS_SHARED``). They are read-only: tests that write labels copy them first.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("STRANDS_LABELS_SHARED", REPO.parent / "shared")).resolve()
+SHARED_DATASETS = SHARED / "datasets"
+TOY_DATASET = REPO / "examples" / "toy_dataset"
+
+
+def shared_dataset_path(name: str) -> Path:
+    """Path of a shared dataset, or skip the test with the reason."""
+    path = SHARED_DATASETS / name
+    if not (path / "meta" / "info.json").is_file():
+        pytest.skip(f"shared dataset {name!r} not found at {path} (../shared is absent on this machine)")
+    return path
+
+
+@pytest.fixture
+def shared_dataset():
+    """``shared_dataset("g1-inspire-v21")`` -> read-only path (skips when absent)."""
+    return shared_dataset_path
+
+
+@pytest.fixture
+def copy_dataset(tmp_path):
+    """``copy_dataset(src)`` -> a writable copy of ``src`` under ``tmp_path``."""
+
+    def _copy(src: Path, name: str | None = None) -> Path:
+        dst = tmp_path / (name or Path(src).name)
+        shutil.copytree(src, dst)
+        for p in dst.rglob("*"):  # shared/ is read-only in CI: make the copy writable
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        dst.chmod(0o755)
+        return dst
+
+    return _copy
+
+
+@pytest.fixture
+def toy_dataset(copy_dataset):
+    """A writable copy of ``examples/toy_dataset``."""
+    if not (TOY_DATASET / "meta" / "info.json").is_file():
+        pytest.skip("examples/toy_dataset is not built")
+    return copy_dataset(TOY_DATASET, "toy_dataset")
