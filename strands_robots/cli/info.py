@@ -1,9 +1,113 @@
-"""``strands-labels info ROOT``: a dataset summary."""
+"""``strands-labels info ROOT``: a dataset summary.
+
+Prints version, fps, episodes, frames, tasks, cameras (with whether each video is
+present), state names and any problems found (issue 2, "Dataset reader").
+:func:`format_summary` returns the same text for other callers (the demo).
+"""
 
 from __future__ import annotations
 
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from strands_robots.dataset import Dataset, open_dataset
+
+
+def _index_span(ds: Dataset) -> str:
+    table = ds.episodes
+    if len(table) == 0:
+        return "none"
+    first, last = int(table.indices[0]), int(table.indices[-1])
+    return f"{first}..{last}" + ("" if table.contiguous else " (not contiguous)")
+
+
+def _camera_line(ds: Dataset, key: str, status: dict[str, tuple[int, int]]) -> str:
+    feature = ds.features[key]
+    shape = "x".join(str(v) for v in feature.get("shape", [])) or "?"
+    if feature.get("dtype") == "image":
+        return f"{key}  image {shape}  (in the data parquet)"
+    present, total = status.get(key, (0, 0))
+    if total == 0:
+        state = "no video reference in meta/episodes"
+    elif present == total:
+        state = f"video present ({total} file{'s' if total != 1 else ''})"
+    elif present == 0:
+        state = f"video MISSING ({total} file{'s' if total != 1 else ''})"
+    else:
+        state = f"video partly present ({present} of {total} files)"
+    codec = feature.get("info", {}).get("video.codec") if isinstance(feature.get("info"), dict) else None
+    return f"{key}  video {shape}{' ' + codec if codec else ''}  {state}"
+
+
+def summary_dict(ds: Dataset) -> dict[str, Any]:
+    """The summary as plain data (what ``info --json`` prints)."""
+    status = ds.video_status()
+    cameras = {}
+    for key in ds.camera_keys:
+        present, total = status.get(key, (0, 0))
+        cameras[key] = {
+            "dtype": ds.features[key].get("dtype"),
+            "shape": ds.features[key].get("shape"),
+            "video_files_present": present,
+            "video_files": total,
+        }
+    return {
+        "root": str(ds.root),
+        "codebase_version": ds.codebase_version,
+        "robot_type": ds.robot_type,
+        "fps": ds.fps,
+        "episodes": len(ds.episodes),
+        "episode_index": _index_span(ds),
+        "frames": ds.total_frames,
+        "tasks": {str(k): v for k, v in ds.tasks.items()},
+        "cameras": cameras,
+        "state_names": list(ds.state_names),
+        "problems": [{"kind": p.kind, "message": p.message} for p in ds.problems],
+    }
+
+
+def format_summary(ds: Dataset) -> str:
+    """Human-readable multi-line summary of an open dataset."""
+    status = ds.video_status()
+    lines = [
+        f"dataset   {ds.root}",
+        f"version   {ds.codebase_version}" + (f"  robot {ds.robot_type}" if ds.robot_type else ""),
+        f"fps       {ds.fps}",
+        f"episodes  {len(ds.episodes)}  (episode_index {_index_span(ds)})",
+        f"frames    {ds.total_frames}",
+        f"tasks     {len(ds.tasks)}",
+    ]
+    lines += [f"  [{index}] {task}" for index, task in ds.tasks.items()]
+    lines.append(f"cameras   {len(ds.camera_keys)}")
+    lines += [f"  {_camera_line(ds, key, status)}" for key in ds.camera_keys]
+    names = ds.state_names
+    if names:
+        lines.append(f"state     observation.state: {len(names)} names")
+        numbered = ", ".join(f"{i}:{name}" for i, name in enumerate(names))
+        lines += textwrap.wrap(numbered, width=100, initial_indent="  ", subsequent_indent="  ")
+    else:
+        lines.append("state     (observation.state has no declared names)")
+    problems = ds.problems
+    lines.append(f"problems  {len(problems) if problems else 'none'}")
+    lines += [f"  - [{p.kind}] {p.message}" for p in problems]
+    return "\n".join(lines)
 
 
 def register(app: typer.Typer) -> None:
     """Add ``info`` to ``app``."""
+
+    @app.command("info")
+    def info(
+        root: Path = typer.Argument(..., help="Dataset root (the directory holding meta/)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    ) -> None:
+        """Summarise a LeRobot dataset: version, fps, episodes, frames, tasks, cameras, state, problems."""
+        ds = open_dataset(root)
+        if as_json:
+            typer.echo(json.dumps(summary_dict(ds), indent=2, ensure_ascii=False))
+        else:
+            typer.echo(format_summary(ds))

@@ -1,0 +1,442 @@
+"""Episodes metadata, held column-wise and keyed by the real ``episode_index``.
+
+v3.0 reads every ``meta/episodes/*/*.parquet`` file; v2.x reads ``meta/episodes.jsonl``.
+The columns stay numpy / pyarrow arrays sorted by ``episode_index``: ``len``, ``in`` and
+iteration are array operations and each :class:`Episode` is built only when asked for, so
+a 1,000,000-episode dataset opens in about a second (``benchmarks/open_million.py``).
+Source: issue 2 ("Dataset reader"); column names as LeRobot v3.0 writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pa_json
+import pyarrow.parquet as pq
+
+from strands_robots.dataset.info import DatasetInfo
+from strands_robots.dataset.problems import abridge
+from strands_robots.errors import DatasetError, EpisodeNotFoundError
+
+#: Per-camera columns of the v3.0 episodes parquet: ``videos/<key>/<field>``.
+VIDEO_FIELDS = ("chunk_index", "file_index", "from_timestamp", "to_timestamp")
+
+
+@dataclass(frozen=True, slots=True)
+class VideoRef:
+    """Where one episode's frames of one camera live.
+
+    Attributes:
+        path: The mp4 file (absolute).
+        from_timestamp: Seconds into the mp4 where the episode starts (0.0 for v2.x, where
+            each episode has its own mp4).
+        to_timestamp: Seconds into the mp4 where the episode ends (exclusive).
+    """
+
+    path: Path
+    from_timestamp: float
+    to_timestamp: float
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One episode's metadata.
+
+    Attributes:
+        episode_index: The real episode index (never a list position).
+        length: Number of frames (> 0).
+        tasks: Task strings of the episode.
+        data_file: The parquet file holding its rows (absolute).
+        index_range: Global frame ``index`` range, half-open ``[from, to)``.
+        videos: Camera key -> :class:`VideoRef` for every ``video`` feature.
+    """
+
+    episode_index: int
+    length: int
+    tasks: tuple[str, ...]
+    data_file: Path
+    index_range: tuple[int, int]
+    videos: Mapping[str, VideoRef]
+
+
+@dataclass(frozen=True)
+class VideoColumns:
+    """One camera's columns of the episodes table (aligned with ``EpisodeTable.indices``).
+
+    ``valid`` is False for rows whose video columns are null.
+    """
+
+    chunk: np.ndarray
+    file: np.ndarray
+    from_ts: np.ndarray
+    to_ts: np.ndarray
+    valid: np.ndarray
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array = np.ascontiguousarray(array)
+    array.flags.writeable = False
+    return array
+
+
+class EpisodeTable(Mapping[int, Episode]):
+    """Read-only mapping ``episode_index`` -> :class:`Episode`, stored column-wise.
+
+    Iteration yields the ``episode_index`` values in increasing order. Column arrays
+    (``indices``, ``lengths``, ``index_from``, ``index_to``) are exposed read-only for
+    vectorised use.
+    """
+
+    def __init__(
+        self,
+        *,
+        root: Path,
+        info: DatasetInfo,
+        indices: np.ndarray,
+        lengths: np.ndarray,
+        tasks: pa.ChunkedArray | None,
+        data_chunk: np.ndarray,
+        data_file: np.ndarray,
+        index_from: np.ndarray,
+        index_to: np.ndarray,
+        videos: dict[str, VideoColumns],
+    ) -> None:
+        self._root = root
+        self._info = info
+        self.indices = _readonly(indices.astype(np.int64, copy=False))
+        self.lengths = _readonly(lengths.astype(np.int64, copy=False))
+        self._tasks = tasks
+        self.data_chunk = _readonly(data_chunk.astype(np.int64, copy=False))
+        self.data_file_index = _readonly(data_file.astype(np.int64, copy=False))
+        self.index_from = _readonly(index_from.astype(np.int64, copy=False))
+        self.index_to = _readonly(index_to.astype(np.int64, copy=False))
+        self.video_columns = MappingProxyType(videos)
+
+    # -- Mapping protocol -------------------------------------------------------------
+    def __len__(self) -> int:
+        return int(self.indices.shape[0])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.indices.tolist())
+
+    def __contains__(self, key: object) -> bool:
+        return self._position(key) is not None
+
+    def __getitem__(self, key: int) -> Episode:
+        pos = self._position(key)
+        if pos is None:
+            raise EpisodeNotFoundError(self._not_found(key))
+        return self._episode_at(pos)
+
+    def __repr__(self) -> str:
+        return f"<EpisodeTable {len(self)} episodes>"
+
+    # -- lookups ------------------------------------------------------------------------
+    def position(self, episode_index: int) -> int:
+        """Row of ``episode_index`` in the column arrays.
+
+        Raises:
+            EpisodeNotFoundError: The dataset has no such episode.
+        """
+        pos = self._position(episode_index)
+        if pos is None:
+            raise EpisodeNotFoundError(self._not_found(episode_index))
+        return pos
+
+    def _position(self, key: object) -> int | None:
+        if isinstance(key, bool) or not isinstance(key, int | np.integer):
+            return None
+        n = self.indices.shape[0]
+        pos = int(np.searchsorted(self.indices, key))
+        if pos < n and self.indices[pos] == key:
+            return pos
+        return None
+
+    def _not_found(self, key: object) -> str:
+        if len(self) == 0:
+            return f"episode {key!r} not found: the dataset at {self._root} has no episodes"
+        if isinstance(key, bool) or not isinstance(key, int | np.integer):
+            return f"episode {key!r} is not an integer episode_index"
+        return (
+            f"episode {key} not found in {self._root}: it has {len(self)} episodes with episode_index "
+            f"{int(self.indices[0])}..{int(self.indices[-1])}"
+            + ("" if self.contiguous else " (not contiguous)")
+            + ". Use a real episode_index, not a list position."
+        )
+
+    @property
+    def contiguous(self) -> bool:
+        """True when the indices are exactly ``0 .. len-1`` (not required, never assumed)."""
+        n = len(self)
+        return n == 0 or (int(self.indices[0]) == 0 and int(self.indices[-1]) == n - 1)
+
+    # -- paths --------------------------------------------------------------------------
+    def data_path_at(self, pos: int) -> Path:
+        """Data parquet of row ``pos``."""
+        info = self._info
+        if info.major == 3:
+            rel = info.data_path.format(
+                chunk_index=int(self.data_chunk[pos]), file_index=int(self.data_file_index[pos])
+            )
+        else:
+            ep = int(self.indices[pos])
+            rel = info.data_path.format(episode_chunk=ep // (info.chunks_size or 1000), episode_index=ep)
+        return self._root / rel
+
+    def video_path_at(self, key: str, pos: int) -> Path | None:
+        """mp4 of camera ``key`` for row ``pos`` (None when the metadata has no reference)."""
+        info = self._info
+        if info.video_path is None:
+            return None
+        if info.major == 3:
+            cols = self.video_columns.get(key)
+            if cols is None or not cols.valid[pos]:
+                return None
+            rel = info.video_path.format(
+                video_key=key, chunk_index=int(cols.chunk[pos]), file_index=int(cols.file[pos])
+            )
+        else:
+            ep = int(self.indices[pos])
+            rel = info.video_path.format(
+                episode_chunk=ep // (info.chunks_size or 1000), video_key=key, episode_index=ep
+            )
+        return self._root / rel
+
+    def _episode_at(self, pos: int) -> Episode:
+        length = int(self.lengths[pos])
+        videos: dict[str, VideoRef] = {}
+        for key in self._info.video_keys:
+            path = self.video_path_at(key, pos)
+            if path is None:
+                continue
+            if self._info.major == 3:
+                cols = self.video_columns[key]
+                start, end = float(cols.from_ts[pos]), float(cols.to_ts[pos])
+            else:
+                start, end = 0.0, length / float(self._info.fps)
+            videos[key] = VideoRef(path=path, from_timestamp=start, to_timestamp=end)
+        tasks: tuple[str, ...] = ()
+        if self._tasks is not None:
+            value = self._tasks[pos].as_py()
+            if isinstance(value, str):
+                tasks = (value,)
+            elif value:
+                tasks = tuple(str(t) for t in value)
+        return Episode(
+            episode_index=int(self.indices[pos]),
+            length=length,
+            tasks=tasks,
+            data_file=self.data_path_at(pos),
+            index_range=(int(self.index_from[pos]), int(self.index_to[pos])),
+            videos=MappingProxyType(videos),
+        )
+
+
+# -- loading -------------------------------------------------------------------------------
+
+
+def _int_column(table: pa.Table, name: str, source: str, *, required: bool) -> np.ndarray | None:
+    if name not in table.column_names:
+        if required:
+            raise DatasetError(
+                f"{source}: the episodes metadata has no {name!r} column (found {table.column_names[:12]}). "
+                "Every episode needs episode_index and length."
+            )
+        return None
+    column = table.column(name)
+    if not pa.types.is_integer(column.type):
+        raise DatasetError(
+            f"{source}: column {name!r} is {column.type}, not integer; rewrite the episodes metadata "
+            "with integer values."
+        )
+    if column.null_count:
+        raise DatasetError(f"{source}: column {name!r} has {column.null_count} null values; fill them.")
+    return column.to_numpy()
+
+
+def _float_column(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(values as float64 with nulls as 0.0, valid mask)`` or None when the column is absent."""
+    if name not in table.column_names:
+        return None
+    column = table.column(name)
+    if not (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)):
+        raise DatasetError(f"episodes metadata column {name!r} is {column.type}, not a number.")
+    if column.type != pa.float64():
+        column = pc.cast(column, pa.float64())
+    if column.null_count:
+        valid = column.is_valid().to_numpy(zero_copy_only=False)
+        column = pc.fill_null(column, 0.0)
+    else:
+        valid = np.ones(len(column), dtype=bool)
+    return column.to_numpy(), valid
+
+
+def _index_column(column: pa.ChunkedArray) -> np.ndarray:
+    if column.null_count:
+        column = pc.fill_null(column, 0)
+    return column.to_numpy().astype(np.int64, copy=False)
+
+
+def _check_indices(indices: np.ndarray, lengths: np.ndarray, source: str) -> np.ndarray | None:
+    """Validate and return the sort order (None when already sorted)."""
+    bad = lengths <= 0
+    if bool(bad.any()):
+        raise DatasetError(
+            f"{source}: episodes {abridge(np.sort(indices[bad]).tolist())} have zero or negative length; an "
+            "episode has at least one frame. Delete those episodes or repair their length."
+        )
+    if indices.size and int(indices.min()) < 0:
+        raise DatasetError(f"{source}: negative episode_index {int(indices.min())}; indices are >= 0.")
+    if indices.size < 2 or bool(np.all(indices[1:] > indices[:-1])):
+        return None
+    order = np.argsort(indices, kind="stable")
+    ordered = indices[order]
+    dup = ordered[1:][ordered[1:] == ordered[:-1]]
+    if dup.size:
+        raise DatasetError(
+            f"{source}: episode_index values repeat ({abridge(np.unique(dup).tolist())}); each episode "
+            "needs one metadata row. Repair the episodes metadata."
+        )
+    return order
+
+
+def _cumulative(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    ends = np.cumsum(lengths, dtype=np.int64)
+    return ends - lengths, ends
+
+
+def load_episodes_v3(root: Path, info: DatasetInfo) -> EpisodeTable:
+    """Read every ``meta/episodes/*/*.parquet`` (only the columns the reader uses).
+
+    Raises:
+        DatasetError: No episodes file; ``episode_index`` / ``length`` missing, null, not
+            integer, repeated or negative; a zero or negative ``length``.
+    """
+    files = sorted((root / "meta" / "episodes").glob("*/*.parquet"))
+    if not files:
+        raise DatasetError(
+            f"{root}: no meta/episodes/*/*.parquet found; a v3.0 dataset needs its episodes metadata "
+            "(e.g. meta/episodes/chunk-000/file-000.parquet with episode_index and length)."
+        )
+    wanted = ["episode_index", "length", "tasks", "data/chunk_index", "data/file_index"]
+    wanted += ["dataset_from_index", "dataset_to_index"]
+    for key in info.video_keys:
+        wanted += [f"videos/{key}/{field}" for field in VIDEO_FIELDS]
+    tables = []
+    for path in files:
+        try:
+            names = set(pq.read_schema(path).names)
+            columns = [c for c in wanted if c in names]
+            # task strings repeat across episodes: reading them dictionary-encoded is ~3x faster
+            dictionary = ["tasks.list.element"] if "tasks" in names else None
+            tables.append(pq.read_table(path, columns=columns, read_dictionary=dictionary))
+        except (pa.ArrowException, OSError) as exc:
+            raise DatasetError(f"{path} cannot be read as parquet ({exc}); restore it.") from exc
+    try:
+        table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+    except pa.ArrowException as exc:
+        raise DatasetError(f"{root}/meta/episodes: the files disagree on column types ({exc}).") from exc
+    source = f"{root}/meta/episodes"
+    return _build_table(root, info, table, source)
+
+
+def _build_table(root: Path, info: DatasetInfo, table: pa.Table, source: str) -> EpisodeTable:
+    indices = _int_column(table, "episode_index", source, required=True)
+    lengths = _int_column(table, "length", source, required=True)
+    assert indices is not None and lengths is not None
+    order = _check_indices(indices, lengths, source)
+    if order is not None:
+        table = table.take(pa.array(order))
+        indices, lengths = indices[order], lengths[order]
+    n = indices.shape[0]
+    zeros = np.zeros(n, dtype=np.int64)
+    data_chunk = _int_column(table, "data/chunk_index", source, required=False)
+    data_file = _int_column(table, "data/file_index", source, required=False)
+    index_from = _int_column(table, "dataset_from_index", source, required=False)
+    index_to = _int_column(table, "dataset_to_index", source, required=False)
+    if index_from is None or index_to is None:
+        index_from, index_to = _cumulative(lengths)
+    videos: dict[str, VideoColumns] = {}
+    for key in info.video_keys if info.major == 3 else ():
+        chunk = table.column(f"videos/{key}/chunk_index") if f"videos/{key}/chunk_index" in table.column_names else None
+        file_ = table.column(f"videos/{key}/file_index") if f"videos/{key}/file_index" in table.column_names else None
+        start = _float_column(table, f"videos/{key}/from_timestamp")
+        if chunk is None or file_ is None or start is None:
+            continue  # listed as a problem (video_columns_missing)
+        end = _float_column(table, f"videos/{key}/to_timestamp")
+        valid = start[1]
+        if chunk.null_count or file_.null_count:
+            valid = (
+                valid
+                & chunk.is_valid().to_numpy(zero_copy_only=False)
+                & file_.is_valid().to_numpy(zero_copy_only=False)
+            )
+        end_values = end[0] if end is not None else start[0] + lengths / float(info.fps)
+        videos[key] = VideoColumns(
+            chunk=_index_column(chunk),
+            file=_index_column(file_),
+            from_ts=start[0],
+            to_ts=end_values,
+            valid=valid,
+        )
+    tasks = None
+    if "tasks" in table.column_names:
+        tasks = table.column("tasks")
+    return EpisodeTable(
+        root=root,
+        info=info,
+        indices=indices,
+        lengths=lengths,
+        tasks=tasks,
+        data_chunk=zeros if data_chunk is None else data_chunk,
+        data_file=zeros if data_file is None else data_file,
+        index_from=index_from,
+        index_to=index_to,
+        videos=videos,
+    )
+
+
+def _read_jsonl(path: Path) -> pa.Table:
+    try:
+        return pa_json.read_json(path)
+    except pa.ArrowInvalid:
+        pass  # mixed types or a bad line: fall back to the line-by-line reader for a precise message
+    import json
+
+    rows = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path} line {lineno} is not JSON ({exc}); repair or remove that line.") from exc
+        if not isinstance(record, dict):
+            raise DatasetError(f"{path} line {lineno} is not a JSON object.")
+        rows.append(record)
+    try:
+        return pa.Table.from_pylist(rows)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise DatasetError(f"{path}: inconsistent value types across lines ({exc}).") from exc
+
+
+def load_episodes_v2(root: Path, info: DatasetInfo) -> EpisodeTable:
+    """Read ``meta/episodes.jsonl`` (``{"episode_index", "tasks", "length"}`` per line).
+
+    The global ``index_range`` is the cumulative sum of lengths in ``episode_index`` order
+    (what LeRobot v2.1 computes), so opening never reads the per-episode parquet files.
+
+    Raises:
+        DatasetError: Missing file or a bad line, and the checks of :func:`load_episodes_v3`.
+    """
+    path = root / "meta" / "episodes.jsonl"
+    if not path.is_file():
+        raise DatasetError(f"{root}: no meta/episodes.jsonl; a {info.codebase_version} dataset needs it.")
+    table = _read_jsonl(path)
+    return _build_table(root, info, table, str(path))

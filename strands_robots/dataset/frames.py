@@ -1,0 +1,166 @@
+"""``read_frames``: one episode's rows as numpy arrays.
+
+Reads only the parquet file that holds the episode and only the requested columns; the
+``episode_index == e`` filter is pushed down to pyarrow, which skips every row group whose
+statistics exclude the episode (LeRobot writes one row group per episode or so). Rows come
+back sorted by ``frame_index``. NaN values are kept and counted (:attr:`Frames.nan_counts`).
+Source: issue 2 ("Dataset reader").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from strands_robots.dataset.episodes import Episode
+from strands_robots.dataset.errors import MissingFileError
+from strands_robots.errors import DatasetError
+
+if TYPE_CHECKING:
+    from strands_robots.dataset.reader import Dataset
+
+
+class Frames(dict[str, np.ndarray]):
+    """``column -> array`` (first axis = frames, sorted by ``frame_index``) plus NaN counts.
+
+    Attributes:
+        episode_index: The episode the rows belong to.
+        nan_counts: Column -> number of NaN values in it (floating columns only; 0 when clean).
+    """
+
+    episode_index: int
+    nan_counts: dict[str, int]
+
+    @property
+    def nan_total(self) -> int:
+        """Total NaN values over every returned column."""
+        return sum(self.nan_counts.values())
+
+
+def column_to_numpy(column: pa.ChunkedArray | pa.Array, name: str = "") -> np.ndarray:
+    """Convert one parquet column to numpy, first axis = rows.
+
+    Scalars give a 1-D array; fixed-size lists (``observation.state``) give ``(rows, n)``;
+    variable lists of one common length also give ``(rows, n)``. Null floats become NaN
+    (a null list becomes a row of NaN). Other columns (strings, image structs, ragged
+    lists) give a 1-D object array of Python values.
+    """
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    kind = array.type
+    if pa.types.is_fixed_size_list(kind) or pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        inner = kind.value_type
+        if pa.types.is_floating(inner) or pa.types.is_integer(inner) or pa.types.is_boolean(inner):
+            return _list_to_2d(array, name)
+        return np.array(array.to_pylist(), dtype=object)
+    if pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind):
+        if array.null_count and not pa.types.is_floating(kind):
+            array = array.cast(pa.float64())
+        return array.to_numpy(zero_copy_only=False)
+    values = np.empty(len(array), dtype=object)
+    values[:] = array.to_pylist()
+    return values
+
+
+def _list_to_2d(array: pa.Array, name: str) -> np.ndarray:
+    rows = len(array)
+    if pa.types.is_fixed_size_list(array.type):
+        width = array.type.list_size
+    else:
+        widths = np.unique(pc.list_value_length(array).drop_null().to_numpy(zero_copy_only=False))
+        if widths.size > 1:  # ragged: keep Python lists
+            values = np.empty(rows, dtype=object)
+            values[:] = array.to_pylist()
+            return values
+        width = int(widths[0]) if widths.size else 0
+    if array.null_count:  # null lists: NaN rows so positions stay aligned with frames
+        nan_row = pa.scalar([float("nan")] * width, type=pa.list_(pa.float64()))
+        array = array.cast(pa.list_(pa.float64())).fill_null(nan_row)
+    values = array.flatten().to_numpy(zero_copy_only=False)
+    if values.size != rows * width:
+        raise DatasetError(f"column {name!r}: cannot reshape {values.size} values into {rows} x {width}.")
+    return values.reshape(rows, width)
+
+
+def count_nans(arrays: dict[str, np.ndarray]) -> dict[str, int]:
+    """Number of NaN values in each floating array (0 for the others)."""
+    counts = {}
+    for key, values in arrays.items():
+        counts[key] = int(np.isnan(values).sum()) if np.issubdtype(values.dtype, np.floating) else 0
+    return counts
+
+
+def resolve_episode(ds: Dataset, episode: int | Episode) -> Episode:
+    """Accept an ``episode_index`` or an :class:`Episode` of ``ds``."""
+    if isinstance(episode, Episode):
+        return episode
+    return ds.episodes[episode]
+
+
+def read_frames(ds: Dataset, episode: int | Episode, columns: list[str] | None = None) -> Frames:
+    """Read one episode's rows.
+
+    Args:
+        ds: An open dataset.
+        episode: Its ``episode_index`` (or the :class:`Episode`).
+        columns: Column names to return; None returns every column of the data file except
+            camera (``image`` / ``video``) features. ``frame_index`` is always read to sort.
+
+    Returns:
+        :class:`Frames` (a ``dict[str, numpy.ndarray]``), rows sorted by ``frame_index``:
+        scalars as ``(length,)``, vectors as ``(length, n)``, with ``nan_counts``.
+
+    Raises:
+        EpisodeNotFoundError: No such episode.
+        MissingFileError: The data parquet is missing (a ``FileNotFoundError``).
+        DatasetError: An unknown column, or rows loaded != the episode's ``length``.
+    """
+    ep = resolve_episode(ds, episode)
+    path = ep.data_file
+    if not path.is_file():
+        raise MissingFileError(
+            f"data file {path} of episode {ep.episode_index} is missing; restore the dataset's data/ "
+            "directory (the episodes metadata points there)."
+        )
+    try:
+        available = pq.read_schema(path).names
+    except (pa.ArrowException, OSError) as exc:
+        raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read as parquet ({exc}).") from exc
+    if columns is None:
+        skip = set(ds.camera_keys)
+        wanted = [c for c in available if c not in skip]
+    else:
+        wanted = list(dict.fromkeys(columns))
+        unknown = [c for c in wanted if c not in available]
+        if unknown:
+            raise DatasetError(
+                f"{path} has no column(s) {unknown} (episode {ep.episode_index}); available: {available}."
+            )
+    helper = [c for c in ("episode_index", "frame_index") if c in available and c not in wanted]
+    filters = [("episode_index", "==", ep.episode_index)] if "episode_index" in available else None
+    try:
+        table = pq.read_table(path, columns=wanted + helper, filters=filters)
+    except (pa.ArrowException, OSError) as exc:
+        raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read ({exc}).") from exc
+    if table.num_rows != ep.length:
+        raise DatasetError(
+            f"episode {ep.episode_index}: {table.num_rows} rows in {path} but the episodes metadata says "
+            f"length {ep.length}; the dataset is inconsistent (repair the data or the metadata)."
+        )
+    if "frame_index" in table.column_names:
+        order = np.argsort(table.column("frame_index").to_numpy(), kind="stable")
+        if not np.array_equal(order, np.arange(order.shape[0])):
+            table = table.take(pa.array(order))
+    frames = Frames({name: column_to_numpy(table.column(name), name) for name in wanted})
+    frames.episode_index = ep.episode_index
+    frames.nan_counts = count_nans(frames)
+    return frames
+
+
+def data_file_path(ds: Dataset, episode: int | Episode) -> Path:
+    """The parquet file holding ``episode`` (it may be missing)."""
+    return resolve_episode(ds, episode).data_file
