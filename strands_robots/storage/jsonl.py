@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from strands_robots.storage.atomic import check_target, fsync_dir, storage_error
 from strands_robots.storage.codec import dump_line, load_json_bytes
 
@@ -36,7 +38,10 @@ def read_jsonl(path: Path, *, offset: int = 0) -> tuple[list[Any], int]:
     records = []
     for number, line in enumerate(data[:end].splitlines(), start=1):
         if line.strip():
-            records.append(load_json_bytes(line, f"{path} (line {number} after byte {offset})"))
+            try:
+                records.append(msgspec.json.decode(line))
+            except msgspec.DecodeError:  # re-decode strictly for the error message naming the line
+                records.append(load_json_bytes(line, f"{path} (line {number} after byte {offset})"))
     return records, offset + end
 
 
@@ -71,7 +76,7 @@ def append_jsonl(path: Path, records: list[Any], *, valid_end: int | None = None
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            os.fdatasync(fd)  # data and the size needed to read it back
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, valid_end)

@@ -20,6 +20,18 @@ def lock_path(sidecar: Path) -> Path:
     return sidecar.with_name(f".{sidecar.name}.lock")
 
 
+_locks: dict[str, filelock.FileLock] = {}
+
+
+def _file_lock(sidecar: Path) -> filelock.FileLock:
+    """One FileLock object per lock file and process (creating one per call is costly)."""
+    key = str(lock_path(sidecar))
+    lock = _locks.get(key)
+    if lock is None:
+        lock = _locks.setdefault(key, filelock.FileLock(key, timeout=LOCK_TIMEOUT_S))
+    return lock
+
+
 @contextlib.contextmanager
 def sidecar_lock(sidecar: Path, timeout: float | None = None) -> Iterator[None]:
     """Hold the exclusive inter-process lock of ``sidecar``.
@@ -30,9 +42,9 @@ def sidecar_lock(sidecar: Path, timeout: float | None = None) -> Iterator[None]:
         StorageError: the lock could not be taken within ``timeout`` seconds (another
             writer holds it), or the lock file cannot be created.
     """
-    lock = filelock.FileLock(str(lock_path(sidecar)), timeout=LOCK_TIMEOUT_S if timeout is None else timeout)
+    lock = _file_lock(sidecar)
     try:
-        lock.acquire()
+        lock.acquire(timeout=LOCK_TIMEOUT_S if timeout is None else timeout)
     except filelock.Timeout as exc:
         raise StorageError(
             f"another process has held the lock on {sidecar} for over {lock.timeout:.0f} s; wait for it to "

@@ -39,7 +39,7 @@ from strands_robots.storage.lock import sidecar_lock
 log = logging.getLogger(__name__)
 
 JOURNAL_VERSION = 1
-WRITE_THROUGH_BYTES = 1 << 20
+WRITE_THROUGH_BYTES = 256 << 10
 MIN_FOLD_BYTES = 1 << 20
 
 Identity = tuple[int, int, int]
@@ -215,6 +215,21 @@ class RecordStore:
                 raise
             return copy.deepcopy(document) if copy_document else document
 
+    def query(self, fn: Callable[[dict[str, Any]], Any]) -> Any:
+        """Run ``fn(document)`` on the merged document under the lock; returns its result.
+
+        ``fn`` must not mutate the document (use :meth:`update`) nor keep a reference to
+        it past the call. No copy is made, so this is the cheap way to compute over a
+        large document.
+        """
+        with self._thread_lock, sidecar_lock(self.path):
+            try:
+                document = self._refresh().document
+            except BaseException:
+                self._cache = None
+                raise
+            return fn(document)
+
     # -- writing -----------------------------------------------------------------------------
 
     def update(self, mutate: Callable[[dict[str, Any]], tuple[Change, Any]]) -> Any:
@@ -251,9 +266,7 @@ class RecordStore:
         records = cached.document.get(self.records_key, {})
         entries: list[Any] = []
         if cached.journal_offset == 0:
-            entries.append(
-                {"journal": JOURNAL_VERSION, "base": list(cached.identity) if cached.identity else None}
-            )
+            entries.append({"journal": JOURNAL_VERSION, "base": list(cached.identity) if cached.identity else None})
         entries.extend({"op": "set", "field": f, "value": cached.document.get(f)} for f in change.fields)
         entries.extend({"op": "put", "key": k, "record": records.get(k)} for k in change.records)
         end = append_jsonl(self.journal, entries, valid_end=cached.journal_offset)

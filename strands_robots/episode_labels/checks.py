@@ -1,0 +1,105 @@
+"""Input checks shared by every label writer: each raises ``LabelValidationError``
+naming the field and the remedy, before anything is stored."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from strands_robots.episode_labels.vocab import (
+    FAILURE_MODES,
+    MAX_NAME_CHARS,
+    MAX_NOTE_CHARS,
+    QUALITY_GRADES,
+    did_you_mean,
+)
+from strands_robots.errors import LabelValidationError
+
+
+def episode_index(value: Any, what: str = "episode") -> int:
+    """A non-negative integer episode index (numpy integers accepted, ``bool`` refused)."""
+    if isinstance(value, bool | np.bool_):
+        raise LabelValidationError(f"{what} must be a non-negative integer episode_index, got the boolean {value!r}.")
+    if isinstance(value, numbers.Integral):
+        index = int(value)
+        if index < 0:
+            raise LabelValidationError(f"{what} must be a non-negative integer episode_index, got {index}.")
+        return index
+    raise LabelValidationError(
+        f"{what} must be a non-negative integer episode_index, got {type(value).__name__} {value!r}; "
+        "pass the dataset's real episode_index as an int."
+    )
+
+
+def boolean(value: Any, what: str) -> bool:
+    """A real boolean (``numpy.bool_`` accepted); ``"true"``, ``1`` and ``None`` refused."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise LabelValidationError(f"{what} must be true or false (a real boolean), got {type(value).__name__} {value!r}.")
+
+
+def optional_boolean(value: Any, what: str) -> bool | None:
+    """``None`` or a real boolean."""
+    return None if value is None else boolean(value, what)
+
+
+def finite_number(value: Any, what: str) -> float | int:
+    """A finite int or float (``bool`` refused)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise LabelValidationError(f"{what} must be a finite number, got {type(value).__name__} {value!r}.")
+    if not math.isfinite(float(value)):
+        raise LabelValidationError(f"{what} must be a finite number, got {value!r}; NaN and infinity cannot be stored.")
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+
+def non_negative_int(value: Any, what: str) -> int:
+    """A non-negative integer (``bool`` refused)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral) or int(value) < 0:
+        raise LabelValidationError(f"{what} must be a non-negative integer, got {type(value).__name__} {value!r}.")
+    return int(value)
+
+
+def text(value: Any, what: str, *, limit: int = MAX_NOTE_CHARS) -> str:
+    """A string of at most ``limit`` characters that encodes as UTF-8 (no lone surrogates)."""
+    if not isinstance(value, str):
+        raise LabelValidationError(f"{what} must be text (str), got {type(value).__name__}.")
+    if len(value) > limit:
+        raise LabelValidationError(
+            f"{what} is {len(value)} characters; the limit is {limit}. Shorten it (keep details elsewhere)."
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise LabelValidationError(
+            f"{what} is not valid Unicode text ({exc.reason}); decode the bytes as UTF-8 first."
+        ) from exc
+    return value
+
+
+def name(value: Any, what: str) -> str:
+    """A short identifier string (model id, reviewer, benchmark)."""
+    return text(value, what, limit=MAX_NAME_CHARS)
+
+
+def quality(value: Any, what: str = "quality") -> str:
+    """One of ``QUALITY_GRADES``."""
+    if not isinstance(value, str) or value not in QUALITY_GRADES:
+        raise LabelValidationError(
+            f"{what} must be one of {', '.join(QUALITY_GRADES)}, got {value!r}.{did_you_mean(value, QUALITY_GRADES)}"
+        )
+    return value
+
+
+def failure_mode(value: Any, what: str = "failure_mode") -> str | None:
+    """``None`` or one of ``FAILURE_MODES``."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in FAILURE_MODES:
+        raise LabelValidationError(
+            f"{what} must be None or one of {', '.join(FAILURE_MODES)}, got {value!r}."
+            f"{did_you_mean(value, FAILURE_MODES)}"
+        )
+    return value

@@ -1,0 +1,144 @@
+"""The ``episode_labels.json`` document: where it lives, how it is checked, its store.
+
+Layout (``docs/sidecar-format.md``; the same as strands-robots 0.5.3 writes)::
+
+    {"schema_version": 1, "benchmark": str,
+     "episodes": {"<episode_index>": {"episode_index": int,
+                                      "deterministic": {...}, "judge": {...},
+                                      ...record-level extras: fingerprint, judge_history,
+                                      review, review_history}}}
+
+A file at the sidecar path that is not this layout (another tool's file, a future
+``schema_version``, truncated JSON) is refused with :class:`SidecarError` and never
+overwritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from strands_robots.episode_labels.vocab import (
+    FAILURE_MODES,
+    QUALITY_GRADES,
+    SCHEMA_VERSION,
+    SIDECAR_FILENAME,
+)
+from strands_robots.errors import SidecarError
+from strands_robots.storage import RecordStore
+
+
+def labels_path(root: str | Path, *, labels_dir: str | Path | None = None) -> Path:
+    """``<root>/episode_labels.json`` (beside ``meta/``, not inside it).
+
+    Args:
+        root: Dataset root.
+        labels_dir: Keep labels in this directory instead (e.g. for a dataset in a
+            read-only cache).
+    """
+    return Path(labels_dir if labels_dir is not None else root) / SIDECAR_FILENAME
+
+
+def empty_document(benchmark: str = "") -> dict[str, Any]:
+    """A new document with no episodes."""
+    return {"schema_version": SCHEMA_VERSION, "benchmark": benchmark, "episodes": {}}
+
+
+def _refuse(path: Path, why: str) -> SidecarError:
+    return SidecarError(
+        f"{path} is not an episode_labels.json this version can use: {why}. It was left untouched; "
+        "move it away (or pass labels_dir= / --labels-dir to keep these labels elsewhere)."
+    )
+
+
+def validate_document(document: Any, path: Path) -> None:
+    """Check a loaded document, record by record.
+
+    Raises:
+        SidecarError: not ``schema_version: 1`` (a bool ``true`` is not 1), no ``episodes``
+            object, a key that is not the decimal spelling of its ``episode_index``, or a
+            block whose verdict/grade is outside its domain.
+    """
+    if not isinstance(document, dict):
+        raise _refuse(path, f"the top level is a {type(document).__name__}, not an object")
+    version = document.get("schema_version")
+    if type(version) is not int or version != SCHEMA_VERSION:
+        raise _refuse(path, f"schema_version is {version!r}, this build reads {SCHEMA_VERSION}")
+    episodes = document.get("episodes")
+    if not isinstance(episodes, dict):
+        raise _refuse(path, "it has no 'episodes' object")
+    if not isinstance(document.get("benchmark", ""), str):
+        raise _refuse(path, "'benchmark' is not a string")
+    for key, record in episodes.items():
+        problem = record_problem(key, record)
+        if problem:
+            raise _refuse(path, problem)
+
+
+def record_problem(key: str, record: Any) -> str | None:
+    """Why ``episodes[key]`` is not a readable record, or None."""
+    if not key.isdigit() or str(int(key)) != key:
+        return f"episodes key {key!r} is not the decimal spelling of an episode_index"
+    if not isinstance(record, dict):
+        return f"episodes[{key!r}] is not an object"
+    index = record.get("episode_index", int(key))
+    if type(index) is not int or index != int(key):
+        return f"episodes[{key!r}].episode_index is {index!r}"
+    det = record.get("deterministic")
+    if det is not None:
+        if not isinstance(det, dict) or type(det.get("success")) is not bool:
+            return f"episodes[{key!r}].deterministic has no boolean 'success'"
+        if "failure" in det and type(det["failure"]) is not bool:
+            return f"episodes[{key!r}].deterministic.failure is not a boolean"
+    judge = record.get("judge")
+    if judge is not None:
+        if not isinstance(judge, dict) or judge.get("quality") not in QUALITY_GRADES:
+            return f"episodes[{key!r}].judge.quality is not one of {QUALITY_GRADES}"
+        mode = judge.get("failure_mode")
+        if mode is not None and mode not in FAILURE_MODES:
+            return f"episodes[{key!r}].judge.failure_mode {mode!r} is outside the vocabulary"
+        if "disputes_verdict" in judge and type(judge["disputes_verdict"]) is not bool:
+            return f"episodes[{key!r}].judge.disputes_verdict is not a boolean"
+    return None
+
+
+def open_store(root: str | Path, labels_dir: str | Path | None = None) -> RecordStore:
+    """The process-wide :class:`RecordStore` of this dataset's ``episode_labels.json``."""
+    path = labels_path(root, labels_dir=labels_dir)
+    if not path.parent.is_dir():
+        raise SidecarError(f"{path.parent} is not a directory; pass an existing dataset root (or labels_dir=).")
+    return RecordStore.open(path, validate=validate_document, empty=empty_document)
+
+
+def _missing(store: RecordStore) -> FileNotFoundError:
+    return FileNotFoundError(
+        f"no {SIDECAR_FILENAME} at {store.path}; record verdicts first (record_deterministic_verdicts or "
+        "`strands-labels verdicts ROOT FILE`)."
+    )
+
+
+def query_document(root: str | Path, fn: Callable[[dict[str, Any]], Any], labels_dir: str | Path | None = None) -> Any:
+    """Run ``fn(document)`` on the merged document under the lock (no copy; do not mutate).
+
+    Raises:
+        FileNotFoundError: no sidecar yet.
+        SidecarError: see :func:`validate_document`.
+    """
+    store = open_store(root, labels_dir)
+    if not store.path.exists() and not store.journal.exists():
+        raise _missing(store)
+    return store.query(fn)
+
+
+def read_document(root: str | Path, labels_dir: str | Path | None = None) -> dict[str, Any]:
+    """A deep copy of the merged document.
+
+    Raises:
+        FileNotFoundError: no sidecar yet.
+        SidecarError: see :func:`validate_document`.
+    """
+    store = open_store(root, labels_dir)
+    if not store.path.exists() and not store.journal.exists():
+        raise _missing(store)
+    return store.read()

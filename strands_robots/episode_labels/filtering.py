@@ -1,0 +1,144 @@
+"""Selecting episodes for training (seed 003, "Filtering for training"; issue 6 for reviews)."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+from strands_robots.episode_labels import checks
+from strands_robots.episode_labels.document import open_store, query_document
+from strands_robots.episode_labels.fingerprint import open_dataset_if_present, stale_reason
+from strands_robots.episode_labels.index import label_index
+from strands_robots.episode_labels.vocab import QUALITY_RANK
+from strands_robots.errors import LabelsError
+
+
+class StaleLabelsWarning(UserWarning):
+    """Some labels describe an episode that has since changed (renumbered dataset)."""
+
+
+def _as_set(value: Any, what: str) -> set[str] | None:
+    if value is None:
+        return None
+    values = [value] if isinstance(value, str) else list(value)
+    for v in values:
+        checks.name(v, what)
+    return set(values)
+
+
+def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[int, str]:
+    """Episodes whose stored fingerprint no longer matches the dataset: ``{episode: reason}``.
+
+    Empty when the dataset's metadata is absent (nothing to compare against).
+    """
+    dataset = open_dataset_if_present(root)
+    if dataset is None:
+        return {}
+
+    def collect(document: dict[str, Any]) -> dict[int, str]:
+        stale = {}
+        for key, record in document["episodes"].items():
+            reason = stale_reason(dataset, int(key), record.get("fingerprint"))
+            if reason:
+                stale[int(key)] = reason
+        return stale
+
+    return query_document(root, collect, labels_dir)
+
+
+def filter_episodes(
+    root: str | Path,
+    *,
+    require_success: bool = True,
+    min_quality: str = "medium",
+    exclude_disputed: bool = False,
+    outcomes: str | list[str] | None = None,
+    evaluation_membership: str | list[str] | None = None,
+    labels_dir: str | Path | None = None,
+) -> list[int]:
+    """Episode indices that clear the bar, sorted.
+
+    Rules (seed 003 and issues 3, 6, 7):
+
+    - an episode with no judge block is always excluded;
+    - ``require_success`` reads the deterministic verdict, flipped by a current human
+      ``overrule_verdict`` review (the recorded verdict itself is untouched);
+    - quality ranks ``low < medium < high``; a current review's ``quality`` replaces
+      the judge's;
+    - ``exclude_disputed`` drops disputes that no current review has decided;
+    - ``outcomes`` / ``evaluation_membership`` keep only episodes whose current outcome
+      label (``episode_outcomes.jsonl``) has one of the given values;
+    - labels whose dataset fingerprint no longer matches (the dataset was renumbered)
+      are excluded with a :class:`StaleLabelsWarning`.
+
+    Files without reviews give exactly the other implementation's answer.
+
+    Args:
+        root: Dataset root.
+        require_success: Keep only (effectively) successful episodes.
+        min_quality: Lowest acceptable grade.
+        exclude_disputed: Drop episodes with an open dispute.
+        outcomes: Outcome value(s) to keep, e.g. ``["expert_success", "slow_success"]``.
+        evaluation_membership: ``train``, ``held_out_eval`` or ``none`` (or a list).
+        labels_dir: Directory of the sidecars (default ``root``).
+
+    Returns:
+        Sorted real ``episode_index`` values.
+
+    Raises:
+        LabelValidationError: a flag is not a boolean or the grade is unknown.
+        FileNotFoundError: no sidecar yet.
+    """
+    require_success = checks.boolean(require_success, "require_success")
+    exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
+    minimum = QUALITY_RANK[checks.quality(min_quality, "min_quality")]
+    wanted_outcomes = _as_set(outcomes, "outcomes")
+    wanted_membership = _as_set(evaluation_membership, "evaluation_membership")
+
+    store = open_store(root, labels_dir)
+    if not store.path.exists() and not store.journal.exists():
+        query_document(root, lambda document: None, labels_dir)  # raises the FileNotFoundError
+    index = label_index(store)
+    chosen = index.select(require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed).tolist()
+    if wanted_outcomes is not None or wanted_membership is not None:
+        chosen = _filter_by_outcomes(root, chosen, wanted_outcomes, wanted_membership, labels_dir)
+    stale = stale_episodes(root, labels_dir=labels_dir) if chosen else {}
+    if stale:
+        dropped = sorted(set(chosen) & set(stale))
+        if dropped:
+            warnings.warn(
+                f"labels of episodes {dropped[:20]} are stale (the dataset changed since they were recorded, "
+                f"e.g. {stale[dropped[0]]}); they were left out. Run `strands-labels remap` to carry labels "
+                "across a dataset edit.",
+                StaleLabelsWarning,
+                stacklevel=2,
+            )
+            chosen = [i for i in chosen if i not in stale]
+    return sorted(chosen)
+
+
+def _filter_by_outcomes(
+    root: str | Path,
+    chosen: list[int],
+    wanted_outcomes: set[str] | None,
+    wanted_membership: set[str] | None,
+    labels_dir: str | Path | None,
+) -> list[int]:
+    try:
+        from strands_robots.outcomes import current_outcomes
+    except ImportError as exc:  # pragma: no cover - the outcomes package ships with this one
+        raise LabelsError(f"outcome filters need strands_robots.outcomes ({exc})") from exc
+    current = current_outcomes(root, labels_dir=labels_dir)
+    kept = []
+    for index in chosen:
+        label = current.get(index)
+        if label is None:
+            continue
+        if wanted_outcomes is not None and label.get("outcome") not in wanted_outcomes:
+            continue
+        membership = label.get("evaluation_membership") or "none"
+        if wanted_membership is not None and membership not in wanted_membership:
+            continue
+        kept.append(index)
+    return kept

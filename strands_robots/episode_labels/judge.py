@@ -1,0 +1,163 @@
+"""The judge block: a judge's grade on top of the verdict (seed 003, "Two stages").
+
+:func:`annotate_episode` (and its batch form :func:`annotate_episodes`) is the only
+writer of the judge block. It refuses an episode with no deterministic verdict and
+never touches the deterministic block: a ``success_opinion`` that contradicts the
+verdict is recorded as ``disputes_verdict: true`` for a human to review.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from strands_robots.episode_labels import checks
+from strands_robots.episode_labels.document import open_store
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.storage.record_store import Change
+
+_ANNOTATION_KEYS = {"quality", "failure_mode", "note", "success_opinion", "model", "keep_history"}
+
+
+def _judge_fields(*, quality: Any, failure_mode: Any, note: Any, success_opinion: Any, model: Any) -> dict[str, Any]:
+    return {
+        "quality": checks.quality(quality),
+        "failure_mode": checks.failure_mode(failure_mode),
+        "note": checks.text(note, "note"),
+        "success_opinion": checks.optional_boolean(success_opinion, "success_opinion"),
+        "model": checks.name(model, "model"),
+    }
+
+
+def _apply(records: dict[str, Any], index: int, fields: dict[str, Any], keep_history: bool, now: float) -> None:
+    key = str(index)
+    record = records.get(key)
+    if not record or "deterministic" not in record:
+        raise EpisodeNotFoundError(
+            f"episode {index} has no deterministic verdict; the judge annotates on top of a verdict and never "
+            "supplies one. Record it first (record_deterministic_verdicts or `strands-labels verdicts`)."
+        )
+    success = record["deterministic"]["success"]
+    opinion = fields["success_opinion"]
+    judge = {
+        **fields,
+        "disputes_verdict": opinion is not None and opinion != success,
+        "labeled_at": now,
+    }
+    record = dict(record)  # the deterministic block object is shared, never modified
+    if keep_history and "judge" in record:
+        record["judge_history"] = [*record.get("judge_history", []), record["judge"]]
+    record["judge"] = judge
+    records[key] = record
+
+
+def annotate_episode(
+    root: str | Path,
+    episode: int,
+    *,
+    quality: str,
+    failure_mode: str | None = None,
+    note: str = "",
+    success_opinion: bool | None = None,
+    model: str = "",
+    labels_dir: str | Path | None = None,
+    keep_history: bool = False,
+) -> dict[str, Any]:
+    """Write the judge block of one episode (durable when it returns).
+
+    ``disputes_verdict = success_opinion is not None and success_opinion !=
+    deterministic success``; ``labeled_at`` is ``time.time()`` (epoch seconds), as the
+    other strands_robots implementation writes it. The deterministic block stays
+    byte-identical.
+
+    Args:
+        root: Dataset root.
+        episode: Real ``episode_index``.
+        quality: ``low`` | ``medium`` | ``high``: grades the execution, not the outcome.
+        failure_mode: None or one of ``FAILURE_MODES``.
+        note: Free text, at most 10,000 characters.
+        success_opinion: The judge's own read of success, or None.
+        model: Who labelled (model id, ``human``), at most 255 characters.
+        labels_dir: Directory of the sidecar (default ``root``).
+        keep_history: Append the replaced judge block to the record's ``judge_history``.
+
+    Returns:
+        A copy of the episode's record after the write.
+
+    Raises:
+        LabelValidationError: a value outside its domain.
+        EpisodeNotFoundError: the episode has no deterministic verdict.
+        FileNotFoundError: no sidecar yet.
+        SidecarError, StorageError: unusable file or failed write; nothing changed.
+    """
+    index = checks.episode_index(episode)
+    fields = _judge_fields(
+        quality=quality, failure_mode=failure_mode, note=note, success_opinion=success_opinion, model=model
+    )
+    return annotate_episodes(root, [{"episode": index, **fields, "keep_history": keep_history}], labels_dir=labels_dir)[
+        0
+    ]
+
+
+def annotate_episodes(
+    root: str | Path,
+    annotations: Iterable[Mapping[str, Any]],
+    *,
+    labels_dir: str | Path | None = None,
+) -> list[dict[str, Any]]:
+    """Write many judge blocks in one locked group commit (one fsync).
+
+    Args:
+        root: Dataset root.
+        annotations: Dicts with ``episode`` and the keywords of :func:`annotate_episode`
+            (``quality`` required).
+        labels_dir: Directory of the sidecar (default ``root``).
+
+    Returns:
+        Copies of the written records, in input order.
+
+    Raises:
+        Same as :func:`annotate_episode`; all-or-nothing: one bad item stores none.
+    """
+    items: list[tuple[int, dict[str, Any], bool]] = []
+    for position, item in enumerate(annotations):
+        if not isinstance(item, Mapping) or "episode" not in item:
+            raise LabelValidationError(f"annotations[{position}] must be a dict with 'episode' and 'quality'.")
+        unknown = set(item) - _ANNOTATION_KEYS - {"episode"}
+        if unknown:
+            raise LabelValidationError(f"annotations[{position}] has unknown keys {sorted(unknown)}.")
+        if "quality" not in item:
+            raise LabelValidationError(f"annotations[{position}] has no 'quality'.")
+        index = checks.episode_index(item["episode"], f"annotations[{position}].episode")
+        fields = _judge_fields(
+            quality=item["quality"],
+            failure_mode=item.get("failure_mode"),
+            note=item.get("note", ""),
+            success_opinion=item.get("success_opinion"),
+            model=item.get("model", ""),
+        )
+        items.append((index, fields, bool(item.get("keep_history", False))))
+    if not items:
+        return []
+    store = open_store(root, labels_dir)
+    if not store.path.exists() and not store.journal.exists():
+        raise FileNotFoundError(
+            f"no episode_labels.json at {store.path}; record verdicts first (record_deterministic_verdicts)."
+        )
+
+    def mutate(document: dict[str, Any]) -> tuple[Change, list[dict[str, Any]]]:
+        records = document["episodes"]
+        for index, _fields, _keep in items:  # check every episode before changing any
+            record = records.get(str(index))
+            if not record or "deterministic" not in record:
+                _apply({}, index, {}, False, 0.0)  # raises the typed error
+        now = time.time()
+        for index, fields, keep in items:
+            _apply(records, index, fields, keep, now)
+        result = [copy.deepcopy(records[str(index)]) for index, _f, _k in items]
+        return Change(records=[str(index) for index, _f, _k in items], fields=[]), result
+
+    return store.update(mutate)

@@ -1,0 +1,199 @@
+"""The review block: a human's word on a disputed verdict (issue 6, Data).
+
+Written only by :func:`review_episode`, at the record level beside ``deterministic``
+and ``judge`` (readers of the older format ignore it). Decisions:
+
+- ``uphold_verdict``: the simulator was right, the judge was wrong.
+- ``overrule_verdict``: the simulator's predicate was wrong for this episode; filters
+  use the flipped success for it. The recorded verdict itself is never changed.
+- ``grade_only``: no dispute decided; a human grade of any episode (so a human holdout
+  is not only the disputed, biased sample).
+
+A review records fingerprints of the verdict and the judge label it saw. When either
+changes afterwards the review is *outdated*: it no longer counts and the dispute is
+open again. Re-reviewing moves the previous review to ``review_history``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import time
+from pathlib import Path
+from typing import Any
+
+from strands_robots.episode_labels import checks
+from strands_robots.episode_labels.document import open_store, query_document
+from strands_robots.episode_labels.vocab import REVIEW_DECISIONS, did_you_mean
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.storage.codec import dump_line
+from strands_robots.storage.record_store import Change
+
+
+def block_digest(block: dict[str, Any] | None) -> str | None:
+    """Short sha256 of a block's canonical JSON (None for no block)."""
+    if block is None:
+        return None
+    return hashlib.sha256(dump_line(block)).hexdigest()[:16]
+
+
+def review_is_current(record: dict[str, Any]) -> bool:
+    """True when the record has a review that saw the verdict and judge label in force now."""
+    review = record.get("review")
+    if not isinstance(review, dict):
+        return False
+    return review.get("verdict_seen") == block_digest(record.get("deterministic")) and review.get(
+        "judge_seen"
+    ) == block_digest(record.get("judge"))
+
+
+def effective_success(record: dict[str, Any]) -> bool | None:
+    """The success filters use: the verdict, flipped by a current ``overrule_verdict``."""
+    det = record.get("deterministic")
+    if det is None:
+        return None
+    success = bool(det["success"])
+    if review_is_current(record) and record["review"].get("decision") == "overrule_verdict":
+        return not success
+    return success
+
+
+def effective_quality(record: dict[str, Any]) -> str | None:
+    """The judge's quality, replaced by a current review's ``quality`` when it has one."""
+    if review_is_current(record) and record["review"].get("quality") is not None:
+        return record["review"]["quality"]
+    judge = record.get("judge")
+    return judge.get("quality") if judge else None
+
+
+def dispute_open(record: dict[str, Any]) -> bool:
+    """A judge dispute with no current uphold/overrule decision."""
+    judge = record.get("judge")
+    if not judge or not judge.get("disputes_verdict"):
+        return False
+    return not (
+        review_is_current(record) and record["review"].get("decision") in ("uphold_verdict", "overrule_verdict")
+    )
+
+
+def review_episode(
+    root: str | Path,
+    episode: int,
+    *,
+    decision: str,
+    reviewer: str,
+    note: str = "",
+    quality: str | None = None,
+    failure_mode: str | None = None,
+    labels_dir: str | Path | None = None,
+) -> dict[str, Any]:
+    """Record a human review of one episode.
+
+    Args:
+        root: Dataset root.
+        episode: Real ``episode_index``; it must have a deterministic verdict.
+        decision: ``uphold_verdict`` | ``overrule_verdict`` | ``grade_only``.
+        reviewer: Who reviewed (non-empty, at most 255 characters).
+        note: Free text, at most 10,000 characters.
+        quality: Optional human grade of the execution (``low``/``medium``/``high``).
+        failure_mode: Optional failure mode from the same vocabulary. When ``quality`` is
+            given, ``failure_mode=None`` is read as "no failure mode observed".
+        labels_dir: Directory of the sidecar (default ``root``).
+
+    Returns:
+        A copy of the record after the write.
+
+    Raises:
+        LabelValidationError: a value outside its domain, an empty reviewer, or
+            uphold/overrule on an episode whose judge does not dispute the verdict.
+        EpisodeNotFoundError: no deterministic verdict for the episode.
+    """
+    index = checks.episode_index(episode)
+    if decision not in REVIEW_DECISIONS:
+        raise LabelValidationError(
+            f"decision must be one of {', '.join(REVIEW_DECISIONS)}, got {decision!r}."
+            f"{did_you_mean(decision, REVIEW_DECISIONS)}"
+        )
+    reviewer = checks.name(reviewer, "reviewer")
+    if not reviewer.strip():
+        raise LabelValidationError("reviewer must name who reviewed (e.g. your user name).")
+    fields = {
+        "decision": decision,
+        "reviewer": reviewer,
+        "note": checks.text(note, "note"),
+        "quality": None if quality is None else checks.quality(quality),
+        "failure_mode": checks.failure_mode(failure_mode),
+    }
+
+    def mutate(document: dict[str, Any]) -> tuple[Change, dict[str, Any]]:
+        key = str(index)
+        record = document["episodes"].get(key)
+        if not record or "deterministic" not in record:
+            raise EpisodeNotFoundError(
+                f"episode {index} has no deterministic verdict to review; record verdicts first."
+            )
+        if decision != "grade_only" and not (record.get("judge") or {}).get("disputes_verdict"):
+            raise LabelValidationError(
+                f"episode {index} has no disputed verdict, so there is nothing to {decision.split('_')[0]}; "
+                "use decision='grade_only' to grade it."
+            )
+        record = dict(record)
+        if "review" in record:
+            record["review_history"] = [*record.get("review_history", []), record["review"]]
+        record["review"] = {
+            **fields,
+            "reviewed_at": time.time(),
+            "verdict_seen": block_digest(record["deterministic"]),
+            "judge_seen": block_digest(record.get("judge")),
+        }
+        document["episodes"][key] = record
+        return Change(records=[key], fields=[]), copy.deepcopy(record)
+
+    return open_store(root, labels_dir).update(mutate)
+
+
+def list_disputes(
+    root: str | Path, *, include_resolved: bool = False, labels_dir: str | Path | None = None
+) -> list[dict[str, Any]]:
+    """Episodes whose judge disputes the verdict, sorted by episode.
+
+    Args:
+        root: Dataset root.
+        include_resolved: Also list disputes a current review has decided.
+        labels_dir: Directory of the sidecar (default ``root``).
+
+    Returns:
+        Dicts with ``episode``, ``success`` (the verdict), ``success_opinion``,
+        ``quality``, ``failure_mode``, ``note``, ``model``, ``resolved`` (bool) and
+        ``review`` (the current review or None; an outdated one is reported as
+        ``outdated_review``).
+    """
+    checks.boolean(include_resolved, "include_resolved")
+
+    def collect(document: dict[str, Any]) -> list[dict[str, Any]]:
+        rows = []
+        for key, record in document["episodes"].items():
+            judge = record.get("judge")
+            if not judge or not judge.get("disputes_verdict") or "deterministic" not in record:
+                continue
+            resolved = not dispute_open(record)
+            if resolved and not include_resolved:
+                continue
+            current = review_is_current(record)
+            rows.append(
+                {
+                    "episode": int(key),
+                    "success": record["deterministic"]["success"],
+                    "success_opinion": judge.get("success_opinion"),
+                    "quality": judge.get("quality"),
+                    "failure_mode": judge.get("failure_mode"),
+                    "note": judge.get("note", ""),
+                    "model": judge.get("model", ""),
+                    "resolved": resolved,
+                    "review": copy.deepcopy(record["review"]) if current else None,
+                    "outdated_review": copy.deepcopy(record.get("review")) if not current else None,
+                }
+            )
+        return sorted(rows, key=lambda r: r["episode"])
+
+    return query_document(root, collect, labels_dir)

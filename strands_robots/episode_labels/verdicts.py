@@ -1,0 +1,212 @@
+"""The deterministic block: the simulator predicates' verdict (seed 003, "Two stages").
+
+:func:`record_deterministic_verdicts` is its only writer. A judge can annotate a
+verdict, never overturn it.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from strands_robots.episode_labels import checks
+from strands_robots.episode_labels.document import open_store, query_document
+from strands_robots.episode_labels.fingerprint import episode_fingerprint, open_dataset_if_present
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.storage.record_store import Change
+
+
+def _normalise_verdict(position: int, entry: Any) -> tuple[int, dict[str, Any]]:
+    where = f"episodes[{position}]"
+    if not isinstance(entry, dict):
+        raise LabelValidationError(
+            f"{where} is a {type(entry).__name__}; each verdict is a dict with episode, success, failure, "
+            "steps, cumulative_reward, seed (the list evaluate_benchmark returns)."
+        )
+    if "episode" not in entry:
+        raise LabelValidationError(f"{where} has no 'episode' key; add the episode_index it describes.")
+    index = checks.episode_index(entry["episode"], f"{where}.episode")
+    if "success" not in entry:
+        raise LabelValidationError(f"{where} has no 'success'; a verdict must state true or false.")
+    block: dict[str, Any] = {
+        "success": checks.boolean(entry["success"], f"{where}.success"),
+        "failure": checks.boolean(entry.get("failure", False), f"{where}.failure"),
+    }
+    if "steps" in entry:
+        block["steps"] = checks.non_negative_int(entry["steps"], f"{where}.steps")
+    if "cumulative_reward" in entry:
+        block["cumulative_reward"] = checks.finite_number(entry["cumulative_reward"], f"{where}.cumulative_reward")
+    if "seed" in entry:
+        seed = entry["seed"]
+        if seed is not None:
+            if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
+                raise LabelValidationError(f"{where}.seed must be an integer or null, got {seed!r}.")
+            seed = int(seed)
+        block["seed"] = seed
+    return index, block
+
+
+def record_deterministic_verdicts(
+    root: str | Path,
+    episodes: list[dict[str, Any]],
+    *,
+    benchmark: str = "",
+    labels_dir: str | Path | None = None,
+) -> dict[str, Any]:
+    """Record the simulator's per-episode verdicts (stage one).
+
+    Re-recording an episode replaces its deterministic block and keeps its judge block;
+    when the new ``success`` differs, the judge's ``disputes_verdict`` is brought up to
+    date (the one judge field this function touches). Rule source: seed 003, "Two
+    stages, one precedence"; issue "episode_labels.json", API.
+
+    Args:
+        root: Dataset root (holds ``meta/``).
+        episodes: The per-episode list a benchmark evaluation returns: dicts with
+            ``episode`` (int), ``success`` (bool), ``failure`` (bool, default False),
+            ``steps`` (int frames), ``cumulative_reward`` (finite float), ``seed``.
+        benchmark: Name of the benchmark the verdicts came from ("" keeps the stored one).
+        labels_dir: Directory of the sidecar (default ``root``).
+
+    Returns:
+        The whole document after the write (a copy).
+
+    Raises:
+        LabelValidationError: a malformed entry, an empty list or duplicate episodes.
+        EpisodeNotFoundError: the dataset's metadata does not have some episodes (all listed).
+        SidecarError: the file on disk is not a sidecar this version writes.
+        StorageError: the write failed; nothing changed.
+    """
+    if not isinstance(episodes, list | tuple) or not episodes:
+        raise LabelValidationError(
+            "episodes must be a non-empty list of verdict dicts (the list evaluate_benchmark returns)."
+        )
+    benchmark = checks.name(benchmark, "benchmark")
+    blocks: dict[int, dict[str, Any]] = {}
+    duplicates: set[int] = set()
+    for position, entry in enumerate(episodes):
+        index, block = _normalise_verdict(position, entry)
+        if index in blocks:
+            duplicates.add(index)
+        blocks[index] = block
+    if duplicates:
+        raise LabelValidationError(
+            f"episodes {sorted(duplicates)} appear more than once in one call; pass one verdict per episode."
+        )
+    dataset = open_dataset_if_present(root)
+    fingerprints: dict[int, dict[str, Any]] = {}
+    if dataset is not None:
+        unknown = sorted(i for i in blocks if i not in dataset.episodes)
+        if unknown:
+            raise EpisodeNotFoundError(
+                f"the dataset at {root} has no episodes {unknown}; record verdicts only for its episodes "
+                "(see `strands-labels info ROOT`), or remap labels after editing the dataset."
+            )
+        fingerprints = {i: episode_fingerprint(dataset, i) for i in blocks}
+
+    def mutate(document: dict[str, Any]) -> tuple[Change, Any]:
+        records = document["episodes"]
+        fields = []
+        if benchmark and document.get("benchmark") != benchmark:
+            document["benchmark"] = benchmark
+            fields.append("benchmark")
+        for index, block in blocks.items():
+            key = str(index)
+            record = dict(records.get(key) or {"episode_index": index})
+            record["episode_index"] = index
+            record["deterministic"] = block
+            if index in fingerprints:
+                record["fingerprint"] = fingerprints[index]
+            judge = record.get("judge")
+            if judge is not None:
+                opinion = judge.get("success_opinion")
+                disputes = opinion is not None and opinion != block["success"]
+                if judge.get("disputes_verdict") != disputes:
+                    record["judge"] = {**judge, "disputes_verdict": disputes}
+            records[key] = record
+        return Change(records=[str(i) for i in blocks], fields=fields), None
+
+    store = open_store(root, labels_dir)
+    store.update(mutate)
+    return store.read()
+
+
+def deterministic_verdict(root: str | Path, episode: int, *, labels_dir: str | Path | None = None) -> dict[str, Any]:
+    """The authoritative verdict of one episode (a copy of its deterministic block).
+
+    Raises:
+        LabelValidationError: ``episode`` is not a non-negative int.
+        FileNotFoundError: no sidecar yet.
+        EpisodeNotFoundError: no verdict recorded for ``episode``.
+    """
+    index = checks.episode_index(episode)
+
+    def get(document: dict[str, Any]) -> dict[str, Any] | None:
+        record = document["episodes"].get(str(index))
+        block = record.get("deterministic") if record else None
+        return copy.deepcopy(block) if block is not None else None
+
+    block = query_document(root, get, labels_dir)
+    if block is None:
+        raise EpisodeNotFoundError(
+            f"no deterministic verdict recorded for episode {index}; record it first with "
+            "record_deterministic_verdicts (or `strands-labels verdicts ROOT FILE`)."
+        )
+    return block
+
+
+def verdicts_from_dataset(root: str | Path, column: str | None = None) -> list[dict[str, Any]]:
+    """Verdicts from a per-frame success column of a real-robot dataset.
+
+    ``success`` is whether the column is true on any frame of the episode (LeRobot
+    writes ``next.success`` true on the final frame of a successful episode);
+    ``failure`` is its negation, ``steps`` the episode length in frames and
+    ``cumulative_reward`` the sum of ``next.reward`` when the dataset has it, else
+    1.0/0.0. ``next.done`` marks episode ends, not success: use it only when a dataset
+    writes it on successful episodes alone.
+
+    Args:
+        root: Dataset root.
+        column: ``"next.success"`` or ``"next.done"`` (or any boolean feature); default
+            the first of those two the dataset has.
+
+    Returns:
+        The verdict list :func:`record_deterministic_verdicts` takes, sorted by episode.
+
+    Raises:
+        DatasetError: the dataset has no such column.
+    """
+    from strands_robots.dataset import open_dataset
+    from strands_robots.errors import DatasetError
+
+    dataset = open_dataset(root)
+    if column is None:
+        column = next((c for c in ("next.success", "next.done") if c in dataset.features), None)
+        if column is None:
+            raise DatasetError(
+                f"the dataset at {root} has no 'next.success' or 'next.done' feature; pass column= naming a "
+                "boolean per-frame success feature, or record verdicts from a benchmark run."
+            )
+    elif column not in dataset.features:
+        raise DatasetError(f"the dataset at {root} has no feature {column!r}; features: {sorted(dataset.features)}")
+    has_reward = "next.reward" in dataset.features
+    verdicts = []
+    for index in sorted(dataset.episodes):
+        columns = [column, "next.reward"] if has_reward else [column]
+        frames = dataset.read_frames(index, columns=columns)
+        values = np.asarray(frames[column])
+        success = bool(np.any(values.astype(bool)))
+        reward = float(np.nansum(frames["next.reward"])) if has_reward else float(success)
+        verdicts.append(
+            {
+                "episode": int(index),
+                "success": success,
+                "failure": not success,
+                "steps": int(dataset.episodes[index].length),
+                "cumulative_reward": reward,
+            }
+        )
+    return verdicts

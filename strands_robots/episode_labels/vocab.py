@@ -1,0 +1,44 @@
+"""Fixed vocabularies of the judge block (seed 003, "The sidecar").
+
+Fixed so filters match on identity: a grade or tag outside these tuples is refused
+everywhere (writers, readers, holdouts).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+SCHEMA_VERSION = 1
+SIDECAR_FILENAME = "episode_labels.json"
+
+QUALITY_GRADES: tuple[str, ...] = ("low", "medium", "high")
+
+#: ``near_miss`` and ``wrong_but_lucky`` are legal on a successful episode on purpose:
+#: they mark a success worth excluding from training data.
+FAILURE_MODES: tuple[str, ...] = (
+    "jerky_motion",
+    "near_miss",
+    "camera_occlusion",
+    "wrong_but_lucky",
+    "drift",
+    "collision",
+    "incomplete",
+    "other",
+)
+
+#: Human review decisions (issue 6).
+REVIEW_DECISIONS: tuple[str, ...] = ("uphold_verdict", "overrule_verdict", "grade_only")
+
+QUALITY_RANK = {grade: rank for rank, grade in enumerate(QUALITY_GRADES)}
+
+MAX_NOTE_CHARS = 10_000
+MAX_NAME_CHARS = 255
+
+
+def did_you_mean(value: object, choices: tuple[str, ...]) -> str:
+    """`` Did you mean 'x'?`` when ``value`` is close to one of ``choices``, else ``""``."""
+    if isinstance(value, str):
+        close = difflib.get_close_matches(value.lower(), choices, n=1)
+        if close:
+            return f" Did you mean {close[0]!r}?"
+    return ""

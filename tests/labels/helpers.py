@@ -1,0 +1,36 @@
+"""Small builders for label tests: a minimal dataset as the seed snippet writes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def make_minimal_dataset(root: Path, lengths: dict[int, int], fps: int = 30) -> Path:
+    """``meta/info.json`` + one episodes parquet (episode_index, length), as seed 003 writes."""
+    (root / "meta" / "episodes" / "chunk-000").mkdir(parents=True, exist_ok=True)
+    indices = sorted(lengths)
+    pq.write_table(
+        pa.table({"episode_index": indices, "length": [lengths[i] for i in indices]}),
+        root / "meta/episodes/chunk-000/file-000.parquet",
+    )
+    (root / "meta/info.json").write_text(
+        json.dumps({"total_episodes": len(indices), "total_frames": sum(lengths.values()), "fps": fps, "features": {}})
+    )
+    return root
+
+
+def verdict(episode: int, success: bool, **extra) -> dict:
+    """A verdict dict as evaluate_benchmark returns it."""
+    return {
+        "episode": episode,
+        "success": success,
+        "failure": not success,
+        "steps": 90,
+        "cumulative_reward": 1.0 if success else 0.0,
+        "seed": episode,
+        **extra,
+    }

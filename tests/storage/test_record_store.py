@@ -1,0 +1,135 @@
+"""The shared storage layer: journal, fold, stale journals, torn tails, failed writes."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from strands_robots.errors import SidecarError, StorageError
+from strands_robots.storage import RecordStore, atomic_write_bytes, dump_canonical
+from strands_robots.storage.record_store import Change
+
+
+def _validate(document, path):
+    if not isinstance(document, dict) or document.get("schema_version") != 1:
+        raise SidecarError(f"{path} is foreign")
+
+
+def _store(path: Path, write_through: int = 0) -> RecordStore:
+    return RecordStore(
+        path,
+        validate=_validate,
+        empty=lambda: {"schema_version": 1, "episodes": {}},
+        write_through_bytes=write_through,
+    )
+
+
+def _put(key: str, value: int):
+    def mutate(document):
+        document["episodes"][key] = {"v": value}
+        return Change(records=[key], fields=[]), None
+
+    return mutate
+
+
+def test_small_documents_are_written_through(tmp_path):
+    store = _store(tmp_path / "labels.json", write_through=1 << 20)
+    store.update(_put("1", 1))
+    assert json.loads((tmp_path / "labels.json").read_text())["episodes"] == {"1": {"v": 1}}
+    assert not store.journal.exists()
+
+
+def test_journal_entries_are_merged_by_a_fresh_reader_and_folded_on_flush(tmp_path):
+    path = tmp_path / "labels.json"
+    first = _store(path, write_through=1 << 20)
+    first.update(_put("0", 0))  # creates the canonical file (write-through while empty)
+    writer = _store(path)
+    for i in range(1, 4):
+        writer.update(_put(str(i), i))
+    assert writer.journal.exists()
+    assert json.loads(path.read_text())["episodes"] == {"0": {"v": 0}}  # canonical not yet rewritten
+    reader = _store(path)
+    assert reader.read()["episodes"] == {str(i): {"v": i} for i in range(4)}
+    assert reader.flush() is True
+    assert not writer.journal.exists()
+    assert json.loads(path.read_text())["episodes"] == {str(i): {"v": i} for i in range(4)}
+    writer.update(_put("4", 4))  # the writer's cache notices the fold
+    assert _store(path).read()["episodes"]["4"] == {"v": 4}
+
+
+def test_a_journal_for_a_replaced_canonical_file_is_never_replayed(tmp_path):
+    path = tmp_path / "labels.json"
+    _store(path, write_through=1 << 20).update(_put("0", 0))
+    writer = _store(path)
+    writer.update(_put("1", 1))
+    # another tool rewrites the canonical file without knowing about the journal
+    newer = {"schema_version": 1, "episodes": {"7": {"v": 7}}}
+    path.write_bytes(dump_canonical(newer))
+    os.utime(path, ns=(1, 1))
+    assert _store(path).read()["episodes"] == {"7": {"v": 7}}
+    aside = list(tmp_path.glob(".labels.json.journal.stale-*"))
+    assert len(aside) == 1 and not writer.journal.exists()
+
+
+def test_a_torn_journal_tail_is_ignored_and_cut_off(tmp_path):
+    path = tmp_path / "labels.json"
+    _store(path, write_through=1 << 20).update(_put("0", 0))
+    writer = _store(path)
+    writer.update(_put("1", 1))
+    with open(writer.journal, "ab") as handle:
+        handle.write(b'{"op": "put", "key": "2", "rec')  # a crash mid-append
+    assert _store(path).read()["episodes"] == {"0": {"v": 0}, "1": {"v": 1}}
+    _store(path).update(_put("3", 3))
+    lines = writer.journal.read_bytes().splitlines()
+    assert all(json.loads(line) for line in lines)
+    assert _store(path).read()["episodes"] == {"0": {"v": 0}, "1": {"v": 1}, "3": {"v": 3}}
+
+
+def test_failed_replace_leaves_file_and_directory_unchanged(tmp_path, monkeypatch):
+    path = tmp_path / "labels.json"
+    path.write_bytes(b"old\n")
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(StorageError, match="free disk space"):
+        atomic_write_bytes(path, b"new\n")
+    assert path.read_bytes() == b"old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["labels.json"]
+
+
+def test_failed_journal_append_changes_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "labels.json"
+    _store(path, write_through=1 << 20).update(_put("0", 0))
+    store = _store(path)
+    store.update(_put("1", 1))
+    journal_before = store.journal.read_bytes()
+    real_fsync = os.fdatasync
+
+    def failing_fsync(fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fdatasync", failing_fsync)
+    with pytest.raises(StorageError):
+        store.update(_put("2", 2))
+    monkeypatch.setattr(os, "fdatasync", real_fsync)
+    assert store.journal.read_bytes() == journal_before
+    assert _store(path).read()["episodes"] == {"0": {"v": 0}, "1": {"v": 1}}
+
+
+@pytest.mark.parametrize("kind", ["symlink", "directory"])
+def test_symlink_or_directory_sidecar_is_refused(tmp_path, kind):
+    path = tmp_path / "labels.json"
+    if kind == "symlink":
+        target = tmp_path / "elsewhere.json"
+        target.write_bytes(dump_canonical({"schema_version": 1, "episodes": {}}))
+        path.symlink_to(target)
+    else:
+        path.mkdir()
+    with pytest.raises(SidecarError, match="symbolic link|directory"):
+        _store(path).update(_put("0", 0))
