@@ -1,0 +1,268 @@
+"""``strands-labels outcome set|get|history|list|export|import|split|recovery|verdicts ROOT ...``.
+
+Outcome labels (``strands_robots.outcomes``; seed 002, issue 7). ``set`` takes a JSON
+file of the label (``--file``; a label as ``outcome get`` prints it is accepted, its
+read-only fields are ignored) and/or flags named as in the document's CLI
+(``--subtasks-file``, ``--hand-actions-file``, repeatable ``--leakage-group KEY=ID``,
+``--source-metadata JSON``); flags override the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from strands_robots import outcomes as oc
+from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_file, print_json, resolve
+from strands_robots.errors import LabelValidationError
+from strands_robots.outcomes.model import READ_ONLY_FIELDS
+
+EpisodeArg = Annotated[int, typer.Argument(help="The episode's real episode_index.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _abs(path: Path) -> Path:
+    """A path a person typed, made absolute (``~`` expanded)."""
+    return path.expanduser().resolve()
+
+
+def _csv(value: str | None) -> list[str] | None:
+    """``failure,aborted`` -> ``["failure", "aborted"]`` (the document's comma-separated filters)."""
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",")]
+
+
+def _leakage_groups(pairs: list[str]) -> dict[str, str]:
+    groups: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, gid = pair.partition("=")
+        if not sep:
+            raise LabelValidationError(
+                f"--leakage-group {pair!r} must be KEY=ID, e.g. --leakage-group location=loc_8f2a."
+            )
+        groups[key.strip()] = gid.strip()
+    return groups
+
+
+def _json_text(text: str, option: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LabelValidationError(f'{option} is not valid JSON ({exc}); pass e.g. \'{{"importer": "x"}}\'.') from exc
+
+
+def set_cmd(
+    root: RootArg,
+    episode: EpisodeArg,
+    file: Annotated[Path | None, typer.Option("--file", help="JSON file of the whole label.")] = None,
+    outcome: Annotated[str | None, typer.Option(help="The outcome (required unless in --file).")] = None,
+    progress: Annotated[float | None, typer.Option(help="Task progress 0..1.")] = None,
+    quality: Annotated[int | None, typer.Option(help="Execution quality 1..5.")] = None,
+    speed: Annotated[int | None, typer.Option(help="Execution speed 1..5.")] = None,
+    subtasks_file: Annotated[Path | None, typer.Option(help="JSON list of {label, start_ts, end_ts, outcome}.")] = None,
+    hand_actions_file: Annotated[Path | None, typer.Option(help='JSON {"left": [...], "right": [...]}.')] = None,
+    mistake_type: Annotated[str | None, typer.Option()] = None,
+    recovery_type: Annotated[str | None, typer.Option()] = None,
+    failure_stage: Annotated[str | None, typer.Option()] = None,
+    autonomy_level: Annotated[str | None, typer.Option()] = None,
+    model_version: Annotated[str | None, typer.Option()] = None,
+    evaluation_membership: Annotated[str | None, typer.Option(help="train, held_out_eval or none.")] = None,
+    leakage_group: Annotated[list[str] | None, typer.Option(help="KEY=ID (repeatable).")] = None,
+    source: Annotated[str | None, typer.Option(help="human, model or imported.")] = None,
+    source_metadata: Annotated[str | None, typer.Option(help="Flat JSON object.")] = None,
+    confidence: Annotated[float | None, typer.Option(help="0..1, only with --source model.")] = None,
+    labeled_by: Annotated[str | None, typer.Option(help="Who labelled (default: your login name).")] = None,
+    as_json: JsonOpt = False,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """Record a new version of an episode's outcome label (it replaces the current one)."""
+    root, labels_dir = _abs(root), resolve(labels_dir)
+    fields: dict[str, Any] = {}
+    if file is not None:
+        document = load_json_file(_abs(file))
+        if not isinstance(document, dict):
+            raise LabelValidationError(f"{file} must hold one JSON object (the label).")
+        fields = {k: v for k, v in document.items() if k not in READ_ONLY_FIELDS}
+    flags = {
+        "outcome": outcome,
+        "progress": progress,
+        "quality": quality,
+        "speed": speed,
+        "mistake_type": mistake_type,
+        "recovery_type": recovery_type,
+        "failure_stage": failure_stage,
+        "autonomy_level": autonomy_level,
+        "model_version": model_version,
+        "evaluation_membership": evaluation_membership,
+        "source": source,
+        "confidence": confidence,
+        "labeled_by": labeled_by,
+    }
+    fields.update({k: v for k, v in flags.items() if v is not None})
+    if subtasks_file is not None:
+        fields["subtasks"] = load_json_file(_abs(subtasks_file))
+    if hand_actions_file is not None:
+        fields["hand_actions"] = load_json_file(_abs(hand_actions_file))
+    if leakage_group:
+        fields["leakage_groups"] = _leakage_groups(leakage_group)
+    if source_metadata is not None:
+        fields["source_metadata"] = _json_text(source_metadata, "--source-metadata")
+    label = oc.set_outcome(root, episode, labels_dir=labels_dir, **fields)
+    if as_json:
+        print_json(label)
+    else:
+        console.print(f"episode {episode}: {label['outcome']} (version {label['version']})", highlight=False)
+
+
+def get_cmd(root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None) -> None:
+    """Print an episode's current outcome label as JSON."""
+    print_json(oc.get_outcome(_abs(root), episode, labels_dir=resolve(labels_dir)))
+
+
+def history_cmd(root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None) -> None:
+    """Print every version of an episode's outcome label, newest first, as JSON."""
+    print_json(oc.outcome_history(_abs(root), episode, labels_dir=resolve(labels_dir)))
+
+
+def list_cmd(
+    root: RootArg,
+    outcome: Annotated[str | None, typer.Option(help="Value or comma-separated values.")] = None,
+    evaluation_membership: Annotated[str | None, typer.Option(help="Value or comma-separated values.")] = None,
+    source: Annotated[str | None, typer.Option(help="Value or comma-separated values.")] = None,
+    autonomy_level: Annotated[str | None, typer.Option(help="Value or comma-separated values.")] = None,
+    model_version: Annotated[str | None, typer.Option(help="Exactly this version.")] = None,
+    as_json: JsonOpt = False,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """List current outcome labels matching the filters."""
+    labels = oc.list_outcomes(
+        _abs(root),
+        outcome=_csv(outcome),
+        evaluation_membership=_csv(evaluation_membership),
+        source=_csv(source),
+        autonomy_level=_csv(autonomy_level),
+        model_version=model_version,
+        labels_dir=resolve(labels_dir),
+    )
+    if as_json:
+        print_json(labels)
+        return
+    table = Table("episode", "outcome", "version", "progress", "membership", "autonomy", "source", "model_version")
+    for label in labels:
+        table.add_row(
+            str(label["episode_index"]),
+            label["outcome"],
+            str(label["version"]),
+            "" if label["progress"] is None else f"{label['progress']:g}",
+            label["evaluation_membership"],
+            label["autonomy_level"],
+            label["source"],
+            label["model_version"],
+        )
+    console.print(table)
+    console.print(f"{len(labels)} episode(s)")
+
+
+def export_cmd(
+    root: RootArg,
+    out: Annotated[Path | None, typer.Option(help="Output file (default meta/avala_sequence_outcomes.jsonl).")] = None,
+    dataset_id: Annotated[str | None, typer.Option(help="Pin the id avala_sequence_uid is derived from.")] = None,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """Write every episode's current label to meta/avala_sequence_outcomes.jsonl."""
+    path = oc.export_outcomes(_abs(root), resolve(out), labels_dir=resolve(labels_dir), dataset_id=dataset_id)
+    console.print(f"wrote {path}", highlight=False)
+
+
+def import_cmd(
+    root: RootArg,
+    file: Annotated[Path, typer.Argument(help="An avala_sequence_outcomes.jsonl file.")],
+    labeled_by: Annotated[str | None, typer.Option(help="Recorded on the new versions.")] = None,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """Read an exported avala_sequence_outcomes.jsonl back (all lines checked first)."""
+    report = oc.import_outcomes(_abs(root), _abs(file), labels_dir=resolve(labels_dir), labeled_by=labeled_by)
+    console.print(
+        f"{report['lines']} lines: {report['written']} written, {report['unchanged']} unchanged, "
+        f"{report['unlabelled']} unlabelled",
+        highlight=False,
+    )
+
+
+def _held_out(text: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise LabelValidationError(f"--held-out {text!r} must be an episode count (12) or a fraction (0.2).") from None
+
+
+def split_cmd(
+    root: RootArg,
+    held_out: Annotated[str, typer.Option(help="Episode count (12) or fraction (0.2) to hold out.")] = "0.2",
+    group_key: Annotated[
+        list[str] | None, typer.Option(help="Leakage-group key that must not leak (repeatable; default all five).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Shuffles the groups; same seed, same split.")] = 0,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report without writing.")] = False,
+    as_json: JsonOpt = False,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """Assign train / held_out_eval so that no leakage-group value is on both sides."""
+    kwargs: dict[str, Any] = {"held_out": _held_out(held_out), "seed": seed, "dry_run": dry_run}
+    if group_key:
+        kwargs["group_keys"] = tuple(group_key)
+    report = oc.split_by_groups(_abs(root), labels_dir=resolve(labels_dir), **kwargs)
+    if as_json:
+        print_json(report)
+        return
+    counts = report["counts"]
+    console.print(
+        f"held_out_eval {counts['held_out_eval']} / train {counts['train']} episodes "
+        f"(requested {report['requested']}, {report['components']} leakage-group components, "
+        f"{report['written']} versions written{', dry run' if dry_run else ''})",
+        highlight=False,
+    )
+    console.print(f"held_out_eval: {report['held_out_eval']}", highlight=False)
+
+
+def recovery_cmd(root: RootArg, labels_dir: LabelsDirOpt = None) -> None:
+    """Print the mistake-and-recovery track (mistake_and_recovery or intervention) as JSON."""
+    print_json(oc.recovery_track(_abs(root), labels_dir=resolve(labels_dir)))
+
+
+def verdicts_cmd(
+    root: RootArg,
+    record: Annotated[bool, typer.Option("--record", help="Record them in episode_labels.json.")] = False,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """Print (or --record) deterministic verdicts derived from the outcome labels."""
+    root, labels_dir = _abs(root), resolve(labels_dir)
+    if record:
+        oc.record_verdicts_from_outcomes(root, labels_dir=labels_dir)
+        console.print('recorded verdicts from outcome labels (benchmark "outcomes")')
+    else:
+        print_json(oc.verdicts_from_outcomes(root, labels_dir=labels_dir))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``outcome`` command group to ``app``."""
+    group = typer.Typer(name="outcome", help="Versioned outcome labels (seed 002).", no_args_is_help=True)
+    group.command("set")(set_cmd)
+    group.command("get")(get_cmd)
+    group.command("history")(history_cmd)
+    group.command("list")(list_cmd)
+    group.command("export")(export_cmd)
+    group.command("import")(import_cmd)
+    group.command("split")(split_cmd)
+    group.command("recovery")(recovery_cmd)
+    group.command("verdicts")(verdicts_cmd)
+    app.add_typer(group, name="outcome")

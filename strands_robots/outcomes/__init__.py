@@ -1,0 +1,45 @@
+"""Outcome labels: one versioned outcome label per episode, beside a LeRobot dataset.
+
+Implements the sequence-outcome schema of seed 002 (issue 7). Modules:
+``model`` (schema and validation), ``store`` (``episode_outcomes.jsonl``), ``labels``
+(set/get/history/list), ``export`` (``meta/avala_sequence_outcomes.jsonl``), ``splits``
+(held-out splits by leakage group), ``recovery`` (the mistake-and-recovery track),
+``verdicts`` (deterministic verdicts from outcomes), ``remap`` (renumbered episodes).
+"""
+
+from strands_robots.outcomes.export import export_outcomes, import_outcomes
+from strands_robots.outcomes.labels import (
+    OutcomeNotFoundError,
+    current_outcomes,
+    get_outcome,
+    list_outcomes,
+    outcome_history,
+    set_outcome,
+)
+from strands_robots.outcomes.model import OUTCOMES, OutcomeValidationError, Violation
+from strands_robots.outcomes.recovery import recovery_track
+from strands_robots.outcomes.remap import remap
+from strands_robots.outcomes.splits import SplitImpossibleError, split_by_groups
+from strands_robots.outcomes.store import outcomes_path
+from strands_robots.outcomes.verdicts import record_verdicts_from_outcomes, verdicts_from_outcomes
+
+__all__ = [
+    "OUTCOMES",
+    "OutcomeNotFoundError",
+    "OutcomeValidationError",
+    "SplitImpossibleError",
+    "Violation",
+    "current_outcomes",
+    "export_outcomes",
+    "get_outcome",
+    "import_outcomes",
+    "list_outcomes",
+    "outcome_history",
+    "outcomes_path",
+    "record_verdicts_from_outcomes",
+    "recovery_track",
+    "remap",
+    "set_outcome",
+    "split_by_groups",
+    "verdicts_from_outcomes",
+]

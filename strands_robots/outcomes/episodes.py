@@ -1,0 +1,118 @@
+"""The dataset facts outcome labels depend on: which episodes exist and how long they are.
+
+Episodes are keyed by their real ``episode_index`` (never a list position); a label for
+an episode the dataset does not have is refused (issue 7, Storage). The duration of an
+episode is ``length / fps`` seconds (issue 7, "Duration"), used for the
+``end_ts <= duration + 1 s`` rule of seed 002, "Dauer der Sequenz".
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+
+_CACHE_SIZE = 4
+_cache: OrderedDict[str, tuple[tuple[Any, ...], Any]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _metadata_signature(root: Path) -> tuple[Any, ...]:
+    """(name, inode, size, mtime_ns) of every metadata file the episodes table is read from."""
+    meta = root / "meta"
+    files = [meta / "info.json", meta / "episodes.jsonl", *sorted(meta.glob("episodes/*/*.parquet"))]
+    signature = []
+    for path in files:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        signature.append((path.name, st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(signature)
+
+
+def open_episodes(root: str | Path) -> Any:
+    """The dataset at ``root`` (``strands_robots.dataset.open_dataset``).
+
+    The opened dataset is reused while its metadata files are unchanged (same inode, size
+    and mtime), so labelling many episodes of a very large dataset one call at a time does
+    not re-read its episodes table each time.
+
+    Raises:
+        DatasetError: ``root`` is not a LeRobot dataset this reader knows.
+    """
+    from strands_robots.dataset import open_dataset
+
+    key = os.path.abspath(root)
+    signature = _metadata_signature(Path(key))
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] == signature:
+            _cache.move_to_end(key)
+            return hit[1]
+    dataset = open_dataset(root)
+    with _cache_lock:
+        _cache[key] = (signature, dataset)
+        _cache.move_to_end(key)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return dataset
+
+
+def episode_index(value: Any, what: str = "episode") -> int:
+    """Normalise an episode index (numpy integers accepted, ``bool`` and negatives refused).
+
+    Raises:
+        LabelValidationError: ``value`` is not a non-negative integer.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
+        raise LabelValidationError(
+            f"{what} {value!r} is not an episode index; pass the episode's non-negative integer episode_index."
+        )
+    return int(value)
+
+
+def duration_s(dataset: Any, episode: int) -> float | None:
+    """``length / fps`` of ``episode`` in seconds, or None when the fps is unknown."""
+    fps = getattr(dataset, "fps", None)
+    if not isinstance(fps, int | float) or isinstance(fps, bool) or fps <= 0:
+        return None
+    return dataset.episodes[episode].length / fps
+
+
+def _ranges(indices: list[int]) -> str:
+    """``0-4, 7, 9-10`` for a sorted list of integers."""
+    parts: list[str] = []
+    start = prev = None
+    for i in indices:
+        if prev is not None and i == prev + 1:
+            prev = i
+            continue
+        if start is not None:
+            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+        start = prev = i
+    if start is not None:
+        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ", ".join(parts)
+
+
+def require_episodes(dataset: Any, episodes: Iterable[int]) -> None:
+    """Refuse episodes the dataset does not have, listing all of them in one error.
+
+    Raises:
+        EpisodeNotFoundError: one or more episodes are not in ``dataset.episodes``.
+    """
+    missing = sorted({e for e in episodes if e not in dataset.episodes})
+    if missing:
+        have = sorted(dataset.episodes)
+        shown = _ranges(have[:2000]) + (" ..." if len(have) > 2000 else "")
+        raise EpisodeNotFoundError(
+            f"the dataset at {dataset.root} has no episode {_ranges(missing)}; it has episode_index {shown}. "
+            "Label an episode the dataset has (after a renumbering edit, run `strands-labels remap`)."
+        )

@@ -1,0 +1,267 @@
+"""Export current outcome labels as ``meta/avala_sequence_outcomes.jsonl`` and import them back.
+
+Seed 002, "Ergebnis-Labels mit LeRobot exportieren": one JSON object per line and one
+line per episode of the dataset, sorted by ``episode_index``, with the keys
+``episode_index``, ``avala_sequence_uid``, ``outcome``, ``outcome_version``, ``progress``,
+``quality``, ``speed``, ``subtasks``, ``hand_actions`` (timestamps in seconds from the
+episode start), ``mistake_type``, ``recovery_type``, ``failure_stage``,
+``autonomy_level``, ``model_version``, ``evaluation_membership`` (``null`` instead of an
+empty value), ``leakage_groups``, ``outcome_source``, ``outcome_source_metadata`` and
+``outcome_confidence``. An unlabelled episode gets only ``episode_index``,
+``avala_sequence_uid`` and ``"outcome": null``.
+
+``avala_sequence_uid`` is a stable local id of the episode:
+``uuid5(uuid5(SEQUENCE_UID_NAMESPACE, dataset_id), str(episode_index))`` where
+``dataset_id`` is, unless given, the Hugging Face repo id ``owner/name`` when the root is
+a hub-cache snapshot (``.../datasets--owner--name/snapshots/<rev>``) and otherwise the
+name of the dataset's root directory. The same dataset (or a copy under the same
+directory name) always exports the same ids; pass ``dataset_id=`` to pin it.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from strands_robots.errors import LabelValidationError, SidecarError
+from strands_robots.outcomes.episodes import duration_s, open_episodes
+from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
+from strands_robots.outcomes.model import (
+    EMPTY_STRING_FIELDS,
+    OutcomeValidationError,
+    Violation,
+    label_fields,
+    validate_label,
+)
+from strands_robots.outcomes.store import OutcomeStore, outcomes_path
+from strands_robots.storage import atomic_write_bytes, load_json_bytes
+from strands_robots.storage.codec import dump_line
+
+PathLike = str | Path
+
+EXPORT_NAME = "avala_sequence_outcomes.jsonl"
+#: Fixed namespace of every ``avala_sequence_uid`` this package derives.
+SEQUENCE_UID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "strands-robots-labels:avala_sequence_uid")
+#: The label fields exported under another name.
+RENAMED = {"source": "outcome_source", "source_metadata": "outcome_source_metadata", "confidence": "outcome_confidence"}
+_LABEL_KEYS = (
+    "progress",
+    "quality",
+    "speed",
+    "subtasks",
+    "hand_actions",
+    *EMPTY_STRING_FIELDS,
+    "leakage_groups",
+)
+EXPORT_KEYS: tuple[str, ...] = (
+    "episode_index",
+    "avala_sequence_uid",
+    "outcome",
+    "outcome_version",
+    *_LABEL_KEYS,
+    *RENAMED.values(),
+)
+_HUB_SNAPSHOT = re.compile(r"datasets--(?P<owner>[^/]+?)--(?P<name>[^/]+)/snapshots/[^/]+/?$")
+
+
+def dataset_id_of(root: PathLike) -> str:
+    """The id ``avala_sequence_uid`` is derived from (see the module docstring)."""
+    resolved = Path(root).resolve()
+    match = _HUB_SNAPSHOT.search(resolved.as_posix())
+    if match:
+        return f"{match['owner']}/{match['name']}"
+    return resolved.name
+
+
+def sequence_uid(dataset_id: str, episode: int) -> str:
+    """``uuid5(uuid5(SEQUENCE_UID_NAMESPACE, dataset_id), str(episode))`` as a string."""
+    return str(uuid.uuid5(uuid.uuid5(SEQUENCE_UID_NAMESPACE, dataset_id), str(episode)))
+
+
+def export_line(episode: int, uid: str, record: dict[str, Any] | None) -> dict[str, Any]:
+    """The export object of one episode (``record`` is its stored current label or None)."""
+    line: dict[str, Any] = {"episode_index": episode, "avala_sequence_uid": uid, "outcome": None}
+    if record is None:
+        return line
+    line["outcome"] = record["outcome"]
+    line["outcome_version"] = record["version"]
+    for key in _LABEL_KEYS:
+        line[key] = record.get(key)
+    for key in EMPTY_STRING_FIELDS:
+        line[key] = line[key] or None
+    for key, name in RENAMED.items():
+        line[name] = record.get(key)
+    return line
+
+
+def export_outcomes(
+    root: PathLike,
+    path: PathLike | None = None,
+    *,
+    labels_dir: PathLike | None = None,
+    dataset_id: str | None = None,
+) -> Path:
+    """Write every episode's current outcome label as JSON Lines (atomically).
+
+    Args:
+        root: The LeRobot dataset root; every one of its episodes gets a line.
+        path: The output file; default ``<labels_dir or root>/meta/avala_sequence_outcomes.jsonl``.
+        labels_dir: Where ``episode_outcomes.jsonl`` lives (default ``root``).
+        dataset_id: Pins the id ``avala_sequence_uid`` is derived from.
+
+    Returns:
+        The path written.
+
+    Raises:
+        DatasetError: ``root`` is not a readable dataset.
+        SidecarError, StorageError: the label sidecar is unusable or the file cannot be written.
+    """
+    dataset = open_episodes(root)
+    store = load_store(root, labels_dir)
+    did = dataset_id if dataset_id is not None else dataset_id_of(root)
+    target = (
+        Path(path) if path is not None else Path(labels_dir if labels_dir is not None else root) / "meta" / EXPORT_NAME
+    )
+    lines = [export_line(e, sequence_uid(did, e), store.current(e)) for e in sorted(dataset.episodes)]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(target, b"".join(dump_line(line) for line in lines))
+    return target
+
+
+# -- import -----------------------------------------------------------------------------------------
+
+
+def _line_fields(line: dict[str, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {"outcome": line.get("outcome")}
+    for key in _LABEL_KEYS:
+        if key in line:
+            fields[key] = line[key]
+    for key, name in RENAMED.items():
+        if name in line:
+            fields[key] = line[name]
+    return fields
+
+
+def _export_path(path: str) -> str:
+    head, sep, rest = path.partition(".")
+    head, bracket, tail = head.partition("[")
+    return RENAMED.get(head, head) + bracket + tail + sep + rest
+
+
+def _parse_line(
+    n: int, raw: bytes, dataset: Any, seen: dict[int, int], problems: list[Violation]
+) -> tuple[int, dict[str, Any], int] | None:
+    """Check one line; returns ``(episode, label, outcome_version)`` for a labelled line."""
+    where = f"line {n}"
+    try:
+        line = load_json_bytes(raw, where)
+    except SidecarError:
+        problems.append(Violation(where, "is not valid JSON"))
+        return None
+    if not isinstance(line, dict):
+        problems.append(Violation(where, f"must be a JSON object, got {type(line).__name__}"))
+        return None
+    before = len(problems)
+    for key in line:
+        if key not in EXPORT_KEYS:
+            problems.append(Violation(f"{where}: {key}", f"unknown key; allowed keys are {', '.join(EXPORT_KEYS)}"))
+    episode = line.get("episode_index")
+    if isinstance(episode, bool) or not isinstance(episode, int) or episode < 0:
+        problems.append(Violation(f"{where}: episode_index", f"must be a non-negative integer, got {episode!r}"))
+        return None
+    if episode not in dataset.episodes:
+        problems.append(Violation(f"{where}: episode_index", f"the dataset has no episode {episode}"))
+        return None
+    if episode in seen:
+        problems.append(Violation(f"{where}: episode_index", f"episode {episode} is also on line {seen[episode]}"))
+        return None
+    seen[episode] = n
+    uid = line.get("avala_sequence_uid")
+    if uid is not None and not isinstance(uid, str):
+        problems.append(Violation(f"{where}: avala_sequence_uid", f"must be a string, got {uid!r}"))
+    if line.get("outcome") is None:
+        extra = sorted(set(line) - {"episode_index", "avala_sequence_uid", "outcome"})
+        if extra:
+            problems.append(
+                Violation(f"{where}: outcome", f"is null (unlabelled episode) but the line also has {', '.join(extra)}")
+            )
+        return None
+    version = line.get("outcome_version")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
+        problems.append(
+            Violation(f"{where}: outcome_version", f"must be a positive integer or absent, got {version!r}")
+        )
+    try:
+        label = validate_label(_line_fields(line), duration=duration_s(dataset, episode))
+    except OutcomeValidationError as exc:
+        problems.extend(Violation(f"{where}: {_export_path(v.path)}", v.message) for v in exc.violations)
+        return None
+    if len(problems) > before:
+        return None
+    return episode, label, version or 1
+
+
+def import_outcomes(
+    root: PathLike,
+    path: PathLike,
+    *,
+    labels_dir: PathLike | None = None,
+    labeled_by: str | None = None,
+) -> dict[str, int]:
+    """Read an exported ``avala_sequence_outcomes.jsonl`` back into the outcome store.
+
+    Every line is checked first; when any line breaks a rule, one
+    :class:`OutcomeValidationError` names every line and field and nothing is stored.
+    A labelled line whose label equals the episode's current label is left alone (so
+    importing an export of the same store is a no-op). Any other labelled line becomes a
+    new current version whose ``version`` is ``max(previous + 1, outcome_version)``, so a
+    round trip into an empty store reproduces the exported versions. ``"outcome": null``
+    lines are skipped (they never erase a label). ``avala_sequence_uid`` is not checked
+    against this dataset's ids (the file may come from a copy of it).
+
+    Returns:
+        ``{"lines": ..., "written": ..., "unchanged": ..., "unlabelled": ...}``.
+
+    Raises:
+        OutcomeValidationError: one or more lines break a rule (all listed with line numbers).
+        DatasetError: ``root`` is not a readable dataset.
+        FileNotFoundError: ``path`` does not exist.
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    dataset = open_episodes(root)
+    problems: list[Violation] = []
+    seen: dict[int, int] = {}
+    parsed: list[tuple[int, dict[str, Any], int]] = []
+    n_lines = 0
+    for n, raw in enumerate(data.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        n_lines += 1
+        item = _parse_line(n, raw, dataset, seen, problems)
+        if item is not None:
+            parsed.append(item)
+    if problems:
+        raise OutcomeValidationError(problems, context=f"{path}")
+    if n_lines == 0:
+        raise LabelValidationError(f"{path} holds no lines; pass a file written by export_outcomes.")
+    who = labeled_by if labeled_by is not None else default_labeled_by()
+
+    def build(store: OutcomeStore) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        records = []
+        for episode, label, version in parsed:
+            label = {**label, "labeled_by": who}
+            current = store.current(episode)
+            if current is not None and label_fields(current) == label_fields(label):
+                continue
+            records.append(new_version(episode, label, current, min_version=version))
+        return records, {
+            "lines": n_lines,
+            "written": len(records),
+            "unchanged": len(parsed) - len(records),
+            "unlabelled": n_lines - len(parsed),
+        }
+
+    return OutcomeStore.open(outcomes_path(root, labels_dir)).write(build)

@@ -1,0 +1,232 @@
+"""``episode_outcomes.jsonl``: every version of every outcome label, append-only.
+
+The file sits beside ``episode_labels.json`` (``labels_dir``, default the dataset root).
+Its lines are compact JSON objects (sorted keys, UTF-8) written with
+:func:`strands_robots.storage.append_jsonl` (one fsynced write; a torn last line left by a
+crash is ignored by readers and cut off by the next append) under the sidecar's
+inter-process lock (:func:`strands_robots.storage.sidecar_lock`):
+
+- line 1, the header: ``{"kind": "header", "format": "strands-robots-labels/episode_outcomes",
+  "version": 1}``. A file at this path without it (another tool's file) or with a newer
+  ``version`` is refused and never appended to.
+- ``{"kind": "outcome", "episode_index": ..., "uid": ..., "version": ..., <label fields>,
+  "created_at": ..., "updated_at": ...}``: one label version. The last one of an episode is
+  its current label.
+- ``{"kind": "remap", "mapping": {"<old>": new, ...}, "at": ...}``: LeRobot renumbered the
+  episodes (issue 3, remap protocol). Every labelled episode listed moves with its whole
+  history to its new index; a labelled episode not listed was deleted and is dropped
+  from the index (its lines stay in the file).
+
+Nothing is ever rewritten, so no version is ever lost. Within one process an index of
+the file (episode -> versions) is cached under the file's identity (device, inode) and the
+byte offset read so far; a later read parses only the lines appended since, so reading
+the current label of every episode stays linear in the file size however often it is
+asked (the same idea as :mod:`strands_robots.storage.record_store`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from strands_robots.errors import SidecarError
+from strands_robots.storage import append_jsonl, check_target, read_jsonl, sidecar_lock
+
+SIDECAR_NAME = "episode_outcomes.jsonl"
+FORMAT = "strands-robots-labels/episode_outcomes"
+FORMAT_VERSION = 1
+HEADER: dict[str, Any] = {"kind": "header", "format": FORMAT, "version": FORMAT_VERSION}
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many small containers.
+
+    Parsing or copying 100,000 labels allocates millions of dicts and lists; each
+    allocation burst triggers full collections that rescan everything already loaded,
+    which made reads about three times slower. Labels hold no reference cycles.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def outcomes_path(root: str | Path, labels_dir: str | Path | None = None) -> Path:
+    """``<labels_dir or root>/episode_outcomes.jsonl``."""
+    return Path(labels_dir if labels_dir is not None else root) / SIDECAR_NAME
+
+
+class OutcomeStore:
+    """The cached index of one ``episode_outcomes.jsonl``; use :meth:`open`.
+
+    Attributes:
+        path: The JSON Lines file.
+        versions: episode_index -> stored version records, oldest first. Internal and
+            shared: callers copy what they hand out (see ``labels.public_label``).
+    """
+
+    _registry: dict[str, OutcomeStore] = {}
+    _registry_lock = threading.Lock()
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.versions: dict[int, list[dict[str, Any]]] = {}
+        self._identity: tuple[int, int] | None = None
+        self._offset = 0
+        self._lock = threading.RLock()
+
+    @classmethod
+    def open(cls, path: Path) -> OutcomeStore:
+        """The process-wide store of ``path`` (it carries the index)."""
+        key = os.path.abspath(path)
+        with cls._registry_lock:
+            store = cls._registry.get(key)
+            if store is None:
+                store = cls._registry[key] = cls(Path(key))
+            return store
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self.versions = {}
+        self._identity = None
+        self._offset = 0
+
+    def _still_valid(self, st: os.stat_result) -> bool:
+        """True when the cached prefix is still the start of the file (appends only since)."""
+        if self._identity != (st.st_dev, st.st_ino) or st.st_size < self._offset:
+            return False
+        if self._offset == 0:
+            return True
+        with open(self.path, "rb") as handle:  # the byte before the offset ends a line we parsed
+            handle.seek(self._offset - 1)
+            return handle.read(1) == b"\n"
+
+    def refresh(self) -> OutcomeStore:
+        """Bring the index up to date with the file, reading only what was appended.
+
+        Raises:
+            SidecarError: the file is not an outcome sidecar (foreign or newer format), is
+                not a regular file, or a complete line is not valid JSON.
+        """
+        with self._lock:
+            check_target(self.path)
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:
+                self._reset()
+                return self
+            if not self._still_valid(st):
+                self._reset()
+                self._identity = (st.st_dev, st.st_ino)
+            if st.st_size == self._offset:
+                return self
+            try:
+                with paused_gc():
+                    records, end = read_jsonl(self.path, offset=self._offset)
+                    self._apply(records, first=self._offset == 0)
+            except BaseException:
+                self._reset()
+                raise
+            self._offset = end
+            return self
+
+    def _foreign(self, why: str) -> SidecarError:
+        return SidecarError(
+            f"{self.path} {why}. It was left untouched; move it away (or pass labels_dir= / --labels-dir to keep "
+            "outcome labels elsewhere) and record the labels again."
+        )
+
+    def _apply(self, records: list[Any], *, first: bool) -> None:
+        for n, record in enumerate(records):
+            if first and n == 0:
+                self._check_header(record)
+                continue
+            if not isinstance(record, dict):
+                raise self._foreign(f"holds a line that is not a JSON object ({str(record)[:40]!r})")
+            kind = record.get("kind")
+            if kind == "outcome":
+                episode = record.get("episode_index")
+                if (
+                    not isinstance(episode, int)
+                    or isinstance(episode, bool)
+                    or not isinstance(record.get("version"), int)
+                ):
+                    raise self._foreign("holds an outcome line without an integer episode_index and version")
+                self.versions.setdefault(episode, []).append(record)
+            elif kind == "remap":
+                self._apply_remap(record.get("mapping"))
+            else:
+                raise self._foreign(f"holds a line of unknown kind {kind!r} (written by a newer version?)")
+
+    def _check_header(self, record: Any) -> None:
+        if not isinstance(record, dict) or record.get("kind") != "header" or record.get("format") != FORMAT:
+            raise self._foreign(f"is not an outcome sidecar (its first line is not the {FORMAT} header)")
+        version = record.get("version")
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise self._foreign(
+                f"has format version {version!r}; this strands-robots-labels reads version {FORMAT_VERSION}. "
+                "Upgrade strands-robots-labels"
+            )
+
+    def _apply_remap(self, mapping: Any) -> None:
+        if not isinstance(mapping, dict):
+            raise self._foreign("holds a remap line without a mapping")
+        moved: dict[int, list[dict[str, Any]]] = {}
+        for old, versions in self.versions.items():
+            new = mapping.get(str(old))
+            if new is None:
+                continue  # deleted by the dataset edit
+            if not isinstance(new, int) or new in moved:
+                raise self._foreign(f"holds a remap line that maps two episodes to {new!r}")
+            moved[new] = versions
+        self.versions = moved
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def write(self, build: Callable[[OutcomeStore], tuple[list[dict[str, Any]], Any]]) -> Any:
+        """Append the records ``build(self)`` returns, under the lock, after a refresh.
+
+        ``build`` sees the up-to-date index, raises before anything is written when the
+        input is bad, and returns ``(records, result)``. The records are appended with one
+        fsynced write (the header first when the file is new) and applied to the index.
+
+        Returns:
+            ``result`` from ``build``.
+
+        Raises:
+            SidecarError: see :meth:`refresh`; a foreign file is never appended to.
+            StorageError: the append failed; the file is cut back to its previous end.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock, sidecar_lock(self.path):
+            self.refresh()
+            records, result = build(self)
+            if not records:
+                return result
+            new_file = self._offset == 0
+            lines = [HEADER, *records] if new_file else records
+            try:
+                end = append_jsonl(self.path, lines, valid_end=self._offset)
+                st = os.stat(self.path)
+            except BaseException:
+                self._reset()
+                raise
+            self._identity = (st.st_dev, st.st_ino)
+            self._apply(lines, first=new_file)
+            self._offset = end
+            return result
+
+    def current(self, episode: int) -> dict[str, Any] | None:
+        """The stored current version of ``episode`` (internal object: do not mutate) or None."""
+        versions = self.versions.get(episode)
+        return versions[-1] if versions else None

@@ -1,0 +1,62 @@
+"""The remap protocol: outcomes follow episodes renumbered by LeRobot's delete_episodes."""
+
+from __future__ import annotations
+
+import pytest
+
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.outcomes import (
+    OutcomeNotFoundError,
+    current_outcomes,
+    get_outcome,
+    outcome_history,
+    outcomes_path,
+    remap,
+    set_outcome,
+)
+from strands_robots.outcomes.store import OutcomeStore
+
+
+def test_remap_moves_history_and_drops_deleted_episodes(dataset):
+    set_outcome(dataset, 3, outcome="failure")
+    set_outcome(dataset, 3, outcome="mistake_and_recovery")
+    set_outcome(dataset, 4, outcome="aborted")  # deleted by the edit
+    set_outcome(dataset, 5, outcome="expert_success")
+    before = outcomes_path(dataset).read_bytes()
+    # delete_episodes removed episode 4: 5 -> 4 and 3 stays
+    assert remap(dataset, {"3": 3, "5": 4, "6": 5}) == 2
+    assert outcomes_path(dataset).read_bytes().startswith(before)  # appended, nothing rewritten
+    assert get_outcome(dataset, 4)["outcome"] == "expert_success"
+    assert get_outcome(dataset, 4)["episode_index"] == 4
+    assert [h["outcome"] for h in outcome_history(dataset, 3)] == ["mistake_and_recovery", "failure"]
+    with pytest.raises(OutcomeNotFoundError):
+        get_outcome(dataset, 5)
+    OutcomeStore._registry.clear()  # a fresh process replays the remap line
+    assert {e: label["outcome"] for e, label in current_outcomes(dataset).items()} == {
+        3: "mistake_and_recovery",
+        4: "expert_success",
+    }
+    assert set_outcome(dataset, 4, outcome="slow_success")["version"] == 2
+
+
+def test_identity_remap_writes_nothing(dataset):
+    set_outcome(dataset, 3, outcome="failure")
+    before = outcomes_path(dataset).read_bytes()
+    assert remap(dataset, {3: 3, 4: 4}) == 1
+    assert outcomes_path(dataset).read_bytes() == before
+    assert remap(dataset, {}, labels_dir=dataset / "empty") == 0
+
+
+def test_bad_mappings_are_refused(dataset):
+    set_outcome(dataset, 3, outcome="failure")
+    set_outcome(dataset, 4, outcome="failure")
+    before = outcomes_path(dataset).read_bytes()
+    with pytest.raises(LabelValidationError, match="both to 5"):
+        remap(dataset, {3: 5, 4: 5})
+    with pytest.raises(LabelValidationError):
+        remap(dataset, {3: -1})
+    with pytest.raises(LabelValidationError):
+        remap(dataset, [3, 4])
+    with pytest.raises(EpisodeNotFoundError):
+        remap(dataset, {3: 2, 4: 4})  # the dataset has no episode 2
+    assert outcomes_path(dataset).read_bytes() == before
