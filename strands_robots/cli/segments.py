@@ -1,0 +1,331 @@
+"""``strands-labels segments validate|show|import|export|pool|templates|prefill ROOT ...``.
+
+Subtask segmentations in ``episode_segments.json`` (seed ``000_0d474dc75f5d9f55.txt``;
+``docs/segments.md``). ``validate`` and ``import`` exit 1 when an error finding / a failed
+episode remains; bad input exits 2 (the CLI's rule for ``LabelsError``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from strands_robots.cli.common import LabelsDirOpt, RootArg, console, print_json, resolve
+from strands_robots.errors import DatasetError, LabelValidationError
+from strands_robots.segments import (
+    COHORTS,
+    export_segmentations,
+    get_segmentation,
+    import_segmentations,
+    label_pool,
+    list_segmentations,
+    prefill_navigate,
+    reference_examples,
+    segmentation_history,
+)
+from strands_robots.segments.checks import validate_episode
+from strands_robots.segments.episodes import episode_facts, open_dataset_if_present
+from strands_robots.segments.findings import Finding
+from strands_robots.segments.templates import cohort_templates
+
+app = typer.Typer(
+    name="segments",
+    help="Subtask segmentations with typed templates (episode_segments.json).",
+    no_args_is_help=True,
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _path(path: Path) -> Path:
+    return path.expanduser().resolve()
+
+
+def _cohort(value: str | None) -> str | None:
+    if value is not None and value not in COHORTS:
+        raise LabelValidationError(f"--cohort {value!r}; use one of {', '.join(COHORTS)}.")
+    return value
+
+
+def _seconds(frame: int, fps: float | None) -> str:
+    return f"{frame / fps:.2f}" if fps else ""
+
+
+def _findings_table(title: str, findings: list[Finding]) -> Table:
+    table = Table(title=title, show_lines=False)
+    for column in ("severity", "kind", "frames", "message"):
+        table.add_column(column, overflow="fold")
+    colour = {"error": "red", "warning": "yellow", "skipped": "dim"}
+    for f in findings:
+        table.add_row(f"[{colour[f.severity]}]{f.severity}[/]", f.kind, f"[{f.start}, {f.end})", f.message)
+    return table
+
+
+@app.command("validate")
+def validate_cmd(
+    root: RootArg,
+    episodes: Annotated[list[int] | None, typer.Argument(help="Episodes to check (default: every saved one).")] = None,
+    cohort: Annotated[str | None, typer.Option(help="Override the saved cohort.")] = None,
+    base_velocity: Annotated[
+        str | None, typer.Option("--base-velocity", help="Base-velocity feature (default: auto-detect).")
+    ] = None,
+    no_base_velocity: Annotated[bool, typer.Option("--no-base-velocity", help="Do not read base motion.")] = False,
+    threshold: Annotated[float, typer.Option(help="Base speed threshold (feature units).")] = 0.05,
+    as_json: JsonOpt = False,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """Check saved segmentations against the structure and the cohort's rules."""
+    root = _path(root)
+    cohort = _cohort(cohort)
+    records = list_segmentations(root, labels_dir=resolve(labels_dir))
+    if episodes:
+        wanted = set(episodes)
+        missing = sorted(wanted - {r["episode_index"] for r in records})
+        if missing:
+            raise LabelValidationError(f"no segmentation saved for episodes {missing}.")
+        records = [r for r in records if r["episode_index"] in wanted]
+    dataset = open_dataset_if_present(root)
+    results: dict[int, list[Finding]] = {
+        record["episode_index"]: validate_episode(
+            root,
+            record["episode_index"],
+            cohort=cohort,
+            base_velocity_feature=base_velocity,
+            use_base_velocity=not no_base_velocity,
+            base_speed_threshold=threshold,
+            labels_dir=resolve(labels_dir),
+            dataset=dataset,
+        )
+        for record in records
+    }
+    errors = sum(1 for fs in results.values() for f in fs if f.severity == "error")
+    if as_json:
+        print_json({str(ep): [f.to_dict() for f in fs] for ep, fs in results.items()})
+    else:
+        for ep, fs in results.items():
+            if fs:
+                console.print(_findings_table(f"episode {ep}", fs))
+            else:
+                console.print(f"episode {ep}: [green]valid[/], every rule checked")
+        console.print(f"{len(results)} segmentations checked, {errors} errors")
+    if errors:
+        raise typer.Exit(1)
+
+
+@app.command("show")
+def show_cmd(
+    root: RootArg,
+    episode: Annotated[int | None, typer.Argument(help="One episode's segments (default: a summary).")] = None,
+    history: Annotated[bool, typer.Option(help="Every saved version, newest first.")] = False,
+    as_json: JsonOpt = False,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """A summary of saved segmentations, or one episode's segments (frames and seconds)."""
+    root = _path(root)
+    labels_dir = resolve(labels_dir)
+    dataset = open_dataset_if_present(root)
+    fps = float(dataset.fps) if dataset is not None else None
+    if episode is None:
+        records = list_segmentations(root, labels_dir=labels_dir)
+        if as_json:
+            print_json(records)
+            return
+        table = Table(title=f"segmentations in {root}")
+        for column in ("episode", "version", "cohort", "segments", "annotator", "annotated_at", "reference", "task"):
+            table.add_column(column, overflow="fold")
+        for r in records:
+            table.add_row(
+                str(r["episode_index"]),
+                str(r.get("version")),
+                r.get("cohort", ""),
+                str(len(r["segments"])),
+                r.get("annotator", ""),
+                r.get("annotated_at", ""),
+                "yes" if r.get("reference") else "",
+                "; ".join(r.get("tasks", [])),
+            )
+        console.print(table)
+        return
+    versions = (
+        segmentation_history(root, episode, labels_dir=labels_dir)
+        if history
+        else [get_segmentation(root, episode, labels_dir=labels_dir)]
+    )
+    if as_json:
+        print_json(versions if history else versions[0])
+        return
+    for record in versions:
+        title = (
+            f"episode {record['episode_index']} v{record.get('version')} by {record.get('annotator')} at "
+            f"{record.get('annotated_at')}" + (" (reference)" if record.get("reference") else "")
+        )
+        table = Table(title=title)
+        for column in ("frames", "seconds", "template", "label", "note"):
+            table.add_column(column, overflow="fold")
+        for seg in record["segments"]:
+            seconds = f"{_seconds(seg['start'], fps)}-{_seconds(seg['end'], fps)}" if fps else ""
+            table.add_row(
+                f"[{seg['start']}, {seg['end']})",
+                seconds,
+                seg.get("template_id", ""),
+                seg["label"],
+                seg.get("note") or "",
+            )
+        console.print(table)
+
+
+@app.command("import")
+def import_cmd(
+    root: RootArg,
+    source: Annotated[Path, typer.Argument(help="JSON or JSONL file of segmentations.")],
+    annotator: Annotated[str, typer.Option(help="Recorded as the annotator.")],
+    episode: Annotated[int | None, typer.Option(help="Episode of a file holding one episode's spans.")] = None,
+    fps: Annotated[float | None, typer.Option(help="fps for seconds when the dataset has no metadata.")] = None,
+    cohort: Annotated[str | None, typer.Option(help="robocasa365, agibot or allex (default: inferred).")] = None,
+    normalize: Annotated[bool, typer.Option(help="Normalise official labels.")] = True,
+    head: Annotated[str, typer.Option(help="Head gap: auto, extend, idle, error.")] = "auto",
+    tail: Annotated[str, typer.Option(help="Tail gap: auto, task_complete, idle, extend, error.")] = "auto",
+    fill_gaps: Annotated[str, typer.Option(help="Gaps between spans: error, extend.")] = "error",
+    time_unit: Annotated[str, typer.Option(help="Plain start/end: auto, frames, seconds.")] = "auto",
+    overwrite: Annotated[bool, typer.Option(help="Replace existing segmentations (kept in history).")] = False,
+    reference: Annotated[bool, typer.Option(help="Mark them as reference examples.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Report only; write nothing.")] = False,
+    as_json: JsonOpt = False,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """Import segmentations (frames or seconds) with label normalisation and a report."""
+    report = import_segmentations(
+        _path(root),
+        _path(source),
+        annotator=annotator,
+        episode=episode,
+        fps=fps,
+        cohort=_cohort(cohort),
+        normalize=normalize,
+        head=head,
+        tail=tail,
+        fill_gaps=fill_gaps,
+        time_unit=time_unit,
+        overwrite=overwrite,
+        reference=reference,
+        dry_run=dry_run,
+        labels_dir=resolve(labels_dir),
+    )
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        summary = report.to_dict()
+        for ep in report.episodes:
+            colour = {"imported": "green", "would_import": "green", "skipped": "yellow"}.get(ep.status, "red")
+            console.print(f"episode {ep.episode_index}: [{colour}]{ep.status}[/] ({ep.segments} segments)")
+            for line in ep.changes:
+                console.print(f"  changed: {line}")
+            for r in ep.relabels:
+                console.print(
+                    f"  relabelled: {r['from']!r} -> {r['to']!r} ({', '.join(r['rewrites']) or 'case/space'})"
+                )
+            for x in ep.exceptions:
+                console.print(f"  [yellow]kept raw[/]: {x['label']!r}: {x['why']}")
+            for e in ep.errors:
+                console.print(f"  [red]error[/]: {e}")
+        counts = summary["counts"]
+        console.print(
+            f"{counts['imported']} imported, {counts['would_import']} would import, {counts['skipped']} skipped, "
+            f"{counts['failed']} failed; {summary['relabelled']} labels normalised, {summary['exceptions']} kept raw"
+        )
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command("export")
+def export_cmd(
+    root: RootArg,
+    out: Annotated[Path | None, typer.Option(help="Write JSONL here (default: stdout).")] = None,
+    format: Annotated[str, typer.Option(help="segments, or subtasks (the outcome labels' format).")] = "segments",
+    fps: Annotated[float | None, typer.Option(help="fps when the dataset has no metadata.")] = None,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """Export saved segmentations as JSON Lines (frames and seconds)."""
+    lines = export_segmentations(_path(root), resolve(out), format=format, fps=fps, labels_dir=resolve(labels_dir))
+    if out is None:
+        import json
+
+        for line in lines:
+            typer.echo(json.dumps(line, ensure_ascii=False, sort_keys=True))
+    else:
+        console.print(f"wrote {len(lines)} episodes to {out}")
+
+
+@app.command("pool")
+def pool_cmd(
+    root: RootArg,
+    task: Annotated[str | None, typer.Argument(help="Task text (or use --episode).")] = None,
+    episode: Annotated[
+        int | None, typer.Option(help="Use this episode's task; its own segmentation is not a reference example.")
+    ] = None,
+    as_json: JsonOpt = False,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """A task's label pool (templates used in its saved segmentations) and its reference examples."""
+    root = _path(root)
+    labels_dir = resolve(labels_dir)
+    if task is None:
+        if episode is None:
+            raise LabelValidationError("give a TASK or --episode N.")
+        facts = episode_facts(root, episode)
+        if not facts.tasks:
+            raise DatasetError(f"episode {episode} has no task in the dataset's metadata; pass the TASK text.")
+        task = facts.tasks[0]
+    pool = label_pool(root, task, labels_dir=labels_dir)
+    references = reference_examples(root, task, exclude=episode, labels_dir=labels_dir)
+    if as_json:
+        print_json({"task": task, "pool": pool, "references": references})
+        return
+    table = Table(title=f"label pool of {task!r}")
+    for column in ("template", "operation", "segments", "episodes", "labels"):
+        table.add_column(column, overflow="fold")
+    for p in pool:
+        labels = "; ".join(f"{lab['label']} ({lab['count']})" for lab in p["labels"][:5])
+        table.add_row(p["template_id"], p["operation"], str(p["count"]), str(p["episodes"]), labels)
+    console.print(table)
+    shown = ", ".join(str(r["episode_index"]) for r in references) or "none"
+    console.print(f"reference examples: {shown}")
+
+
+@app.command("templates")
+def templates_cmd(
+    cohort: Annotated[str, typer.Option(help="robocasa365, agibot or allex.")] = "robocasa365",
+    as_json: JsonOpt = False,
+) -> None:
+    """The template registry of a cohort."""
+    templates = cohort_templates(_cohort(cohort) or "robocasa365")
+    if as_json:
+        print_json([t.to_dict() for t in templates])
+        return
+    table = Table(title=f"{cohort} templates")
+    for column in ("id", "operation", "surface", "roles", "example"):
+        table.add_column(column, overflow="fold")
+    for t in templates:
+        roles = "; ".join(f"{s.name}{'?' if s.optional else ''}: {', '.join(s.types)}" for s in t.slots)
+        table.add_row(t.id, t.operation, t.surface, roles, t.examples[0] if t.examples else "")
+    console.print(table)
+
+
+@app.command("prefill")
+def prefill_cmd(
+    root: RootArg,
+    episode: Annotated[int, typer.Argument(help="Episode index.")],
+    feature: Annotated[str | None, typer.Option(help="Base-velocity feature (default: auto-detect).")] = None,
+    threshold: Annotated[float, typer.Option(help="Speed threshold (feature units).")] = 0.05,
+) -> None:
+    """NAVIGATE segments prefilled from the base motion (JSON, for an annotator to edit)."""
+    segments: list[dict[str, Any]] = prefill_navigate(_path(root), episode, feature, threshold=threshold)
+    print_json(segments)
+
+
+def register(root_app: typer.Typer) -> None:
+    """Add ``segments`` to the ``strands-labels`` app."""
+    root_app.add_typer(app, name="segments")

@@ -1,0 +1,108 @@
+"""What the segment store needs from the dataset: episode length, tasks and fps.
+
+Read through :func:`strands_robots.dataset.open_dataset` (imported lazily). Times are
+stored in frames; the fps is used only at the edges (import of seconds, export, the
+outcome labels' ``subtasks``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from strands_robots.errors import DatasetError, EpisodeNotFoundError, LabelValidationError
+
+
+@dataclass(frozen=True)
+class EpisodeFacts:
+    """Length (frames), task strings and dataset fps (None when unknown) of one episode."""
+
+    episode_index: int
+    length: int
+    tasks: tuple[str, ...]
+    fps: float | None
+
+
+def episode_index(value: Any, what: str = "episode") -> int:
+    """A non-negative integer episode index (numpy integers accepted, ``bool`` refused).
+
+    Raises:
+        LabelValidationError: anything else.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
+        raise LabelValidationError(
+            f"{what} must be a non-negative integer episode_index, got {type(value).__name__} {value!r}."
+        )
+    return int(value)
+
+
+def has_metadata(root: str | Path) -> bool:
+    """True when ``root/meta/info.json`` exists."""
+    return (Path(root) / "meta" / "info.json").is_file()
+
+
+def open_dataset_if_present(root: str | Path) -> Any | None:
+    """The opened dataset, or None when ``root`` has no LeRobot metadata."""
+    if not has_metadata(root):
+        return None
+    from strands_robots.dataset import open_dataset
+
+    return open_dataset(root)
+
+
+def dataset_fps(root: str | Path) -> float | None:
+    """The dataset's fps, or None without metadata."""
+    dataset = open_dataset_if_present(root)
+    return float(dataset.fps) if dataset is not None else None
+
+
+def _tasks(info: Any) -> tuple[str, ...]:
+    tasks = getattr(info, "tasks", None) or ()
+    if isinstance(tasks, str):
+        return (tasks,)
+    return tuple(str(t) for t in tasks)
+
+
+def episode_facts(
+    root: str | Path, episode: int, *, length: int | None = None, dataset: Any | None = None
+) -> EpisodeFacts:
+    """Length, tasks and fps of ``episode``.
+
+    Args:
+        root: Dataset root.
+        episode: Real ``episode_index``.
+        length: The episode length, needed only when ``root`` has no LeRobot metadata;
+            with metadata it must agree with the dataset.
+        dataset: An already opened dataset (saves re-opening it in a loop).
+
+    Raises:
+        EpisodeNotFoundError: the dataset has no such episode.
+        DatasetError: no metadata and no ``length``, or a ``length`` that disagrees.
+    """
+    episode = episode_index(episode)
+    if dataset is None:
+        dataset = open_dataset_if_present(root)
+    if dataset is None:
+        if length is None:
+            raise DatasetError(
+                f"{root} has no meta/info.json, so the length of episode {episode} is unknown; point at the LeRobot "
+                "dataset root or pass length=<frames>."
+            )
+        from strands_robots.segments.validate import check_length
+
+        return EpisodeFacts(episode, check_length(length), (), None)
+    if episode not in dataset.episodes:
+        first = [str(int(i)) for i in itertools.islice(iter(dataset.episodes), 10)]
+        shown = ", ".join(first) + (" ..." if len(dataset.episodes) > 10 else "")
+        raise EpisodeNotFoundError(
+            f"episode {episode} is not in the dataset at {root} ({len(dataset.episodes)} episodes: {shown}); use a "
+            "real episode_index."
+        )
+    info = dataset.episodes[episode]
+    real = int(info.length)
+    if length is not None and int(length) != real:
+        raise DatasetError(f"length={length} disagrees with the dataset: episode {episode} has {real} frames.")
+    return EpisodeFacts(episode, real, _tasks(info), float(dataset.fps))

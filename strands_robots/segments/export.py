@@ -1,0 +1,67 @@
+"""Export saved segmentations as JSON Lines (frames, plus seconds when the fps is known).
+
+``format="segments"``: one line per segmented episode with its record (no history) and
+each segment's ``start_ts``/``end_ts``; :func:`import_segmentations` reads it back
+unchanged. ``format="subtasks"``: ``{"episode_index", "subtasks"}`` lines in the outcome
+labels' format (:func:`segments_to_subtasks`), ready for ``set_outcome(..., subtasks=...)``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from strands_robots.errors import LabelValidationError
+from strands_robots.segments.convert import frame_to_seconds, segments_to_subtasks
+from strands_robots.segments.episodes import dataset_fps
+from strands_robots.segments.store import list_segmentations
+from strands_robots.storage import atomic_write_bytes
+from strands_robots.storage.codec import dump_line
+
+FORMATS = ("segments", "subtasks")
+
+
+def export_segmentations(
+    root: str | Path,
+    path: str | Path | None = None,
+    *,
+    format: str = "segments",
+    fps: float | None = None,
+    labels_dir: str | Path | None = None,
+) -> list[dict[str, Any]]:
+    """The export lines, written to ``path`` (atomically) when given.
+
+    Args:
+        root: Dataset root.
+        path: Output JSONL file; None returns the lines only.
+        format: ``segments`` or ``subtasks``.
+        fps: Only for a root without LeRobot metadata (seconds need it).
+
+    Raises:
+        LabelValidationError: unknown format, or ``subtasks`` with no fps known.
+        StorageError: the file could not be written.
+    """
+    if format not in FORMATS:
+        raise LabelValidationError(f"format={format!r}; use one of {', '.join(FORMATS)}.")
+    rate = dataset_fps(root) or fps
+    if format == "subtasks" and rate is None:
+        raise LabelValidationError("subtasks are in seconds and the fps is unknown; pass fps= (CLI: --fps).")
+    lines = []
+    for record in list_segmentations(root, labels_dir=labels_dir):
+        if format == "subtasks":
+            assert rate is not None
+            lines.append({"episode_index": record["episode_index"], "subtasks": segments_to_subtasks(record, rate)})
+            continue
+        line = dict(record, fps=rate)
+        segments = []
+        for seg in record["segments"]:
+            seg = dict(seg)
+            if rate is not None:
+                seg["start_ts"] = frame_to_seconds(seg["start"], rate)
+                seg["end_ts"] = frame_to_seconds(seg["end"], rate)
+            segments.append(seg)
+        line["segments"] = segments
+        lines.append(line)
+    if path is not None:
+        atomic_write_bytes(Path(path), b"".join(dump_line(line) for line in lines))
+    return lines

@@ -1,0 +1,571 @@
+"""Import segmentations written by other tools, with normalisation and a report.
+
+Accepted input (JSON, JSON Lines, or already-loaded Python objects):
+
+- episode objects ``{"episode_index": 3, "segments" | "subtasks" | "skill_annotation" |
+  "spans" | "annotations": [span, ...]}``: a list of them, one per JSONL line, under
+  ``{"episodes": [...] | {"3": ...}}``, or a mapping ``{"3": [span, ...]}``; a single
+  episode object or a bare span list with ``episode=``;
+- spans in frames (``start``/``end``, ``start_frame``/``end_frame``, BEHAVIOR-1K's
+  ``frame_duration: [start, end]``) or seconds (``start_ts``/``end_ts``,
+  ``start_time``/``end_time``, ``startTs``/``endTs``); labels under ``label``, ``subtask``,
+  ``skill_description`` (a one-item list), ``text``, ``name`` or ``description``; the export
+  of ``strands-labels segments export`` reads back unchanged.
+
+What is normalised, each step reported per episode: seconds -> frames at the dataset's
+fps; spans that share endpoints (end of one == start of the next, as lerobot-annotate
+and BEHAVIOR-1K write them) are already half-open and kept; inclusive ends
+(``next.start == prev.end + 1`` throughout) become half-open; sub-frame rounding gaps of
+seconds-based spans are closed; head and tail gaps are filled by policy; labels go
+through :func:`normalize_official_label` (exceptions reported). An episode that still
+has a gap, an overlap, or a label no template fits is not imported; the report names
+the frames. Everything importable is written in one locked update.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands_robots.errors import EpisodeNotFoundError, LabelsError, LabelValidationError
+from strands_robots.segments.convert import check_fps
+from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
+from strands_robots.segments.findings import Finding
+from strands_robots.segments.normalize import normalize_official_label
+from strands_robots.segments.parse import clean_text
+from strands_robots.segments.store import SegmentationRefused, open_store, prepare_record, put_record
+from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
+from strands_robots.storage.codec import load_json_bytes
+from strands_robots.storage.record_store import Change
+
+SPAN_KEYS = ("segments", "subtasks", "skill_annotation", "spans", "annotations")
+INDEX_KEYS = ("episode_index", "episode", "episode_id")
+LABEL_KEYS = ("label", "subtask", "skill_description", "text", "name", "description", "annotation")
+FRAME_PAIRS = (("start", "end"), ("start_frame", "end_frame"), ("frame_start", "frame_end"))
+SECOND_PAIRS = (
+    ("start_ts", "end_ts"),
+    ("start_time", "end_time"),
+    ("startTs", "endTs"),
+    ("start_s", "end_s"),
+    ("start_sec", "end_sec"),
+)
+HEAD_POLICIES = ("auto", "extend", "idle", "error")
+TAIL_POLICIES = ("auto", "task_complete", "idle", "extend", "error")
+GAP_POLICIES = ("error", "extend")
+
+
+@dataclass
+class EpisodeReport:
+    """What happened to one episode of the input.
+
+    ``status``: ``imported``, ``would_import`` (dry run), ``skipped`` (a segmentation
+    exists and ``overwrite`` is off) or ``failed`` (``errors`` say why, with frames).
+    ``changes`` are the normalisation steps that altered the input; ``notes`` how it was
+    read without altering it.
+    """
+
+    episode_index: int | None
+    status: str = "failed"
+    changes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    relabels: list[dict[str, Any]] = field(default_factory=list)
+    exceptions: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    segments: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "episode_index": self.episode_index,
+            "status": self.status,
+            "segments": self.segments,
+            "changes": self.changes,
+            "notes": self.notes,
+            "relabels": self.relabels,
+            "exceptions": self.exceptions,
+            "errors": self.errors,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+@dataclass
+class ImportReport:
+    """The per-episode reports of one import and their counts."""
+
+    source: str
+    episodes: list[EpisodeReport] = field(default_factory=list)
+    dry_run: bool = False
+
+    def count(self, status: str) -> int:
+        """Episodes with ``status``."""
+        return sum(1 for e in self.episodes if e.status == status)
+
+    @property
+    def ok(self) -> bool:
+        """True when no episode failed."""
+        return self.count("failed") == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        statuses = ("imported", "would_import", "skipped", "failed")
+        return {
+            "source": self.source,
+            "dry_run": self.dry_run,
+            "counts": {s: self.count(s) for s in statuses},
+            "relabelled": sum(len(e.relabels) for e in self.episodes),
+            "exceptions": sum(len(e.exceptions) for e in self.episodes),
+            "episodes": [e.to_dict() for e in self.episodes],
+        }
+
+
+# -- reading the input ---------------------------------------------------------------------------
+
+
+def load_source(path: str | Path) -> Any:
+    """Read a JSON or JSON Lines file (a ``.jsonl`` suffix or one object per line).
+
+    Raises:
+        LabelValidationError: unreadable JSON, naming the line.
+        FileNotFoundError: no such file.
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    if path.suffix != ".jsonl":
+        try:
+            return load_json_bytes(data, path)
+        except LabelsError:
+            if b"\n" not in data.strip():
+                raise LabelValidationError(f"{path} is not valid JSON; fix the file and import again.") from None
+    records = []
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except ValueError as exc:
+            raise LabelValidationError(
+                f"{path} line {number} is not valid JSON ({exc}); fix it and import again."
+            ) from exc
+    return records
+
+
+def _index_of(obj: dict[str, Any]) -> Any:
+    return next((obj[k] for k in INDEX_KEYS if k in obj), None)
+
+
+def _spans_of(obj: dict[str, Any]) -> Any:
+    return next((obj[k] for k in SPAN_KEYS if k in obj), None)
+
+
+def _looks_like_span(obj: Any) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    keys = set(obj)
+    return "frame_duration" in keys or any(a in keys and b in keys for a, b in FRAME_PAIRS + SECOND_PAIRS)
+
+
+def episodes_of(data: Any, episode: int | None = None) -> list[tuple[Any, Any, dict[str, Any]]]:
+    """``[(episode_index, spans, episode_object)]`` found in ``data`` (see the module doc).
+
+    Raises:
+        LabelValidationError: a shape this importer does not know, or a single episode
+            without ``episode=``.
+    """
+
+    def single(spans: Any, obj: dict[str, Any]) -> list[tuple[Any, Any, dict[str, Any]]]:
+        index = _index_of(obj) if _index_of(obj) is not None else episode
+        if index is None:
+            raise LabelValidationError(
+                "the input holds the spans of one episode but does not say which; pass episode= (CLI: --episode)."
+            )
+        return [(index, spans, obj)]
+
+    if isinstance(data, list):
+        if data and all(_looks_like_span(x) for x in data):
+            return single(data, {})
+        out: list[tuple[Any, Any, dict[str, Any]]] = []
+        for i, obj in enumerate(data):
+            if not isinstance(obj, dict) or _spans_of(obj) is None:
+                raise LabelValidationError(
+                    f"item {i} of the input is not an episode object with one of {list(SPAN_KEYS)}; see the accepted "
+                    "shapes in docs/segments.md."
+                )
+            out.extend(
+                single(_spans_of(obj), obj) if _index_of(obj) is None else [(_index_of(obj), _spans_of(obj), obj)]
+            )
+        return out
+    if isinstance(data, dict):
+        if _spans_of(data) is not None:
+            return single(_spans_of(data), data)
+        if "episodes" in data:
+            return episodes_of(
+                [
+                    dict(v, episode_index=int(k)) if isinstance(v, dict) else {"episode_index": int(k), "segments": v}
+                    for k, v in data["episodes"].items()
+                ]
+                if isinstance(data["episodes"], dict)
+                else data["episodes"],
+                episode,
+            )
+        if data and all(isinstance(k, str) and k.isdigit() for k in data):
+            return episodes_of({"episodes": data}, episode)
+    raise LabelValidationError(
+        "the input is not a known segmentation shape (episode objects with 'segments'/'subtasks'/'skill_annotation', "
+        "or a mapping of episode_index to spans); see docs/segments.md."
+    )
+
+
+@dataclass
+class _Span:
+    start: float
+    end: float
+    label: str
+    note: Any
+    seconds: bool
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise LabelValidationError(f"{what} must be a finite number, got {value!r}.")
+    return float(value)
+
+
+def _label(span: dict[str, Any], what: str) -> str:
+    for key in LABEL_KEYS:
+        if key in span and span[key] is not None:
+            value = span[key]
+            if isinstance(value, list):
+                distinct = sorted({clean_text(str(v)) for v in value if str(v).strip()})
+                if len(distinct) != 1:
+                    raise LabelValidationError(
+                        f"{what}.{key} holds {len(distinct)} descriptions {distinct}; one segment carries one label "
+                        "(split parallel per-arm descriptions first)."
+                    )
+                return distinct[0]
+            return clean_text(str(value))
+    raise LabelValidationError(f"{what} has no label (one of {list(LABEL_KEYS)}).")
+
+
+def read_spans(spans: Any, what: str, time_unit: str = "auto") -> list[_Span]:
+    """Spans as numbers with their unit.
+
+    Raises:
+        LabelValidationError: a span without a known start/end pair or label.
+    """
+    if not isinstance(spans, list):
+        raise LabelValidationError(f"{what} must be a list of spans, got {type(spans).__name__}.")
+    out = []
+    plain_fraction = False
+    for i, span in enumerate(spans):
+        where = f"{what}[{i}]"
+        if not isinstance(span, dict):
+            raise LabelValidationError(f"{where} is not an object.")
+        pair: tuple[float, float] | None = None
+        seconds = False
+        if "frame_duration" in span:
+            fd = span["frame_duration"]
+            if not isinstance(fd, list | tuple) or len(fd) != 2:
+                raise LabelValidationError(f"{where}.frame_duration must be [start, end].")
+            pair = (_number(fd[0], f"{where}.frame_duration[0]"), _number(fd[1], f"{where}.frame_duration[1]"))
+        for a, b in FRAME_PAIRS:
+            if pair is None and a in span and b in span:
+                pair = (_number(span[a], f"{where}.{a}"), _number(span[b], f"{where}.{b}"))
+                seconds = time_unit == "seconds" and a == "start"
+                plain_fraction |= a == "start" and not (pair[0].is_integer() and pair[1].is_integer())
+        for a, b in SECOND_PAIRS:
+            if pair is None and a in span and b in span:
+                pair = (_number(span[a], f"{where}.{a}"), _number(span[b], f"{where}.{b}"))
+                seconds = True
+        if pair is None:
+            raise LabelValidationError(f"{where} has no start/end (frames or seconds); keys: {sorted(span)}.")
+        if time_unit == "frames":
+            seconds = False
+        out.append(_Span(pair[0], pair[1], _label(span, where), span.get("note"), seconds))
+    if plain_fraction and time_unit == "auto":
+        for s in out:
+            s.seconds = True
+    return out
+
+
+# -- normalising one episode ---------------------------------------------------------------------
+
+
+def _frames(spans: list[_Span], fps: float | None, report: EpisodeReport) -> list[list[Any]]:
+    """``[[start, end, label, note]]`` in frames."""
+    if any(s.seconds for s in spans):
+        if fps is None:
+            raise LabelValidationError("the spans are in seconds but the fps is unknown; pass fps= (CLI: --fps).")
+        report.changes.append(f"converted {sum(s.seconds for s in spans)} spans from seconds to frames at {fps:g} fps")
+    out: list[list[Any]] = []
+    for s in spans:
+        if s.seconds:
+            assert fps is not None
+            out.append([int(round(s.start * fps)), int(round(s.end * fps)), s.label, s.note, True])
+        else:
+            if not (s.start.is_integer() and s.end.is_integer()):
+                raise LabelValidationError(
+                    f"span {s.label!r} has fractional frames {s.start}..{s.end}; pass "
+                    "time_unit='seconds' if they are seconds."
+                )
+            out.append([int(s.start), int(s.end), s.label, s.note, False])
+    return out
+
+
+def _fix_boundaries(items: list[list[Any]], length: int, end_inclusive: bool | None, report: EpisodeReport) -> None:
+    order = sorted(range(len(items)), key=lambda i: (items[i][0], items[i][1]))
+    if order != list(range(len(items))):
+        items[:] = [items[i] for i in order]
+        report.changes.append("sorted the spans by start")
+    frame_based = [it for it in items if not it[4]]
+    pairs = list(zip(items, items[1:], strict=False))
+    if end_inclusive is None:
+        if frame_based and len(items) >= 2:
+            end_inclusive = all(b[0] == a[1] + 1 for a, b in pairs)
+        elif frame_based and len(items) == 1:
+            end_inclusive = items[0][0] == 0 and items[0][1] == length - 1
+        else:
+            end_inclusive = False
+    if end_inclusive:
+        for it in items:
+            it[1] += 1
+        report.changes.append(
+            "ends were inclusive (next start == previous end + 1): read as half-open [start, end + 1)"
+        )
+    elif any(b[0] == a[1] for a, b in pairs):
+        report.notes.append("spans share endpoints (end of one == start of the next): read as half-open [start, end)")
+    for a, b in zip(items, items[1:], strict=False):
+        if a[4] and b[4] and a[1] != b[0] and abs(b[0] - a[1]) <= 1:
+            report.changes.append(f"closed a one-frame rounding {'gap' if b[0] > a[1] else 'overlap'} at frame {a[1]}")
+            b[0] = a[1]
+    if items and items[-1][4] and items[-1][1] in (length - 1, length + 1):
+        report.changes.append(
+            f"the last span ended at frame {items[-1][1]} (a timestamp of the last frame): set to {length}"
+        )
+        items[-1][1] = length
+
+
+def _fill(
+    items: list[list[Any]], length: int, cohort: str, head: str, tail: str, fill_gaps: str, report: EpisodeReport
+) -> None:
+    idle = "Idle"
+    if head == "auto":
+        head = "idle" if cohort == "agibot" else "extend"
+    if tail == "auto":
+        tail = "idle" if cohort == "agibot" else "task_complete"
+    if head == "idle" and cohort != "agibot" or tail == "idle" and cohort != "agibot":
+        raise LabelValidationError("the 'idle' head/tail policy is for the AgiBot cohort (Idle label); use extend.")
+    if items and items[0][0] > 0:
+        gap = items[0][0]
+        if head == "error":
+            raise LabelValidationError(f"frames [0, {gap}) before the first span are unlabelled (head gap).")
+        if head == "extend" or (head == "idle" and items[0][2] == idle):
+            items[0][0] = 0
+            report.changes.append(f"head gap [0, {gap}) folded into the first segment")
+        else:
+            items.insert(0, [0, gap, idle, None, False])
+            report.changes.append(f"head gap [0, {gap}) labelled Idle")
+    i = 0
+    while i + 1 < len(items):
+        a, b = items[i], items[i + 1]
+        if b[0] > a[1]:
+            if fill_gaps != "extend":
+                raise LabelValidationError(
+                    f"frames [{a[1]}, {b[0]}) between two spans are unlabelled (gap); fix the "
+                    "input or pass fill_gaps='extend' (CLI: --fill-gaps extend)."
+                )
+            report.changes.append(f"gap [{a[1]}, {b[0]}) folded into the preceding segment")
+            a[1] = b[0]
+        i += 1
+    if items and items[-1][1] < length:
+        start = items[-1][1]
+        if tail == "error":
+            raise LabelValidationError(f"frames [{start}, {length}) after the last span are unlabelled (tail gap).")
+        label = {"task_complete": TASK_COMPLETE, "idle": idle}.get(tail)
+        if tail == "extend" or items[-1][2] in (label, TASK_COMPLETE):
+            items[-1][1] = length
+            report.changes.append(f"tail gap [{start}, {length}) folded into the last segment")
+        else:
+            items.append([start, length, label, None, False])
+            report.changes.append(f"tail gap [{start}, {length}) labelled {label}")
+
+
+def _labels(items: list[list[Any]], normalize: bool, report: EpisodeReport) -> None:
+    for it in items:
+        if not normalize:
+            continue
+        result = normalize_official_label(it[2])
+        if result.exception:
+            report.exceptions.append({"label": it[2], "why": result.exception})
+        elif result.text != it[2]:
+            report.relabels.append({"from": it[2], "to": result.text, "rewrites": list(result.rewrites)})
+        it[2] = result.text
+
+
+def _infer_cohort(items: list[list[Any]]) -> str:
+    from strands_robots.segments.store import infer_cohort
+
+    return infer_cohort([{"start": 0, "end": 1, "label": it[2]} for it in items])
+
+
+def prepare_episode(
+    facts: EpisodeFacts,
+    spans: Any,
+    *,
+    annotator: str,
+    cohort: str | None,
+    normalize: bool,
+    head: str,
+    tail: str,
+    fill_gaps: str,
+    end_inclusive: bool | None,
+    time_unit: str,
+    fps: float | None,
+    reference: bool,
+    report: EpisodeReport,
+) -> dict[str, Any]:
+    """Normalise one episode's spans and build its record (raises on what cannot be fixed)."""
+    raw = read_spans(spans, f"episode {facts.episode_index} spans", time_unit)
+    if not raw:
+        raise LabelValidationError("no spans for this episode.")
+    items = _frames(raw, facts.fps or fps, report)
+    _labels(items, normalize, report)
+    chosen = cohort or _infer_cohort(items)
+    _fix_boundaries(items, facts.length, end_inclusive, report)
+    _fill(items, facts.length, chosen, head, tail, fill_gaps, report)
+    segments = [{"start": s, "end": e, "label": label, "note": note} for s, e, label, note, _ in items]
+    record, findings = prepare_record(
+        facts, segments, annotator=annotator, reference=reference, cohort=chosen, source="import"
+    )
+    report.findings = findings
+    report.segments = len(segments)
+    return record
+
+
+def import_segmentations(
+    root: str | Path,
+    source: Any,
+    *,
+    annotator: str,
+    episode: int | None = None,
+    fps: float | None = None,
+    cohort: str | None = None,
+    normalize: bool = True,
+    head: str = "auto",
+    tail: str = "auto",
+    fill_gaps: str = "error",
+    end_inclusive: bool | None = None,
+    time_unit: str = "auto",
+    overwrite: bool = False,
+    reference: bool = False,
+    dry_run: bool = False,
+    labels_dir: str | Path | None = None,
+) -> ImportReport:
+    """Import segmentations with normalisation; returns the report (see the module doc).
+
+    Args:
+        root: Dataset root.
+        source: A JSON/JSONL path, or the loaded data.
+        annotator: Recorded as the annotator of every imported segmentation.
+        episode: The episode of an input that holds only one episode's spans.
+        fps: Frames per second for seconds-based spans when the dataset has no metadata.
+        cohort: ``robocasa365``, ``agibot`` or ``allex``; default inferred per episode.
+        normalize: Apply :func:`normalize_official_label` to every label.
+        head: Frames before the first span: ``extend`` the first segment, ``idle``
+            (AgiBot: an Idle segment), ``error``; ``auto`` = idle for AgiBot, else extend.
+        tail: Frames after the last span: ``task_complete`` (a TASK_COMPLETE segment),
+            ``idle`` (AgiBot), ``extend``, ``error``; ``auto`` = idle for AgiBot, else
+            task_complete.
+        fill_gaps: Gaps between spans: ``error`` or ``extend`` the preceding segment.
+        end_inclusive: Ends are inclusive (True), half-open (False) or detect (None).
+        time_unit: ``auto``, ``frames`` or ``seconds`` for plain ``start``/``end``.
+        overwrite: Replace an existing segmentation (it joins the history).
+        reference: Mark the imported segmentations as reference examples.
+        dry_run: Report only; write nothing.
+        labels_dir: Where the sidecar lives (default ``root``).
+
+    Raises:
+        LabelValidationError: an input shape that cannot be read, or bad options.
+        SidecarError, StorageError: a refused sidecar or a failed write (nothing written).
+    """
+    for name, value, allowed in (
+        ("head", head, HEAD_POLICIES),
+        ("tail", tail, TAIL_POLICIES),
+        ("fill_gaps", fill_gaps, GAP_POLICIES),
+        ("time_unit", time_unit, ("auto", "frames", "seconds")),
+    ):
+        if value not in allowed:
+            raise LabelValidationError(f"{name}={value!r}; use one of {', '.join(allowed)}.")
+    if cohort is not None:
+        check_cohort(cohort)
+        if cohort != "agibot" and "idle" in (head, tail):
+            raise LabelValidationError("the 'idle' head/tail policy is for the AgiBot cohort (Idle label); use extend.")
+    if fps is not None:
+        fps = check_fps(fps)
+    label = str(source) if isinstance(source, str | Path) else "<data>"
+    data = load_source(source) if isinstance(source, str | Path) else source
+    found = episodes_of(data, episode)
+    dataset = open_dataset_if_present(root)
+    store = open_store(root, labels_dir)
+    report = ImportReport(label, dry_run=dry_run)
+    prepared: dict[str, dict[str, Any]] = {}
+    for index, spans, obj in found:
+        ep_report = EpisodeReport(None)
+        report.episodes.append(ep_report)
+        try:
+            ep = episode_index(int(index) if isinstance(index, str) and index.isdigit() else index)
+            ep_report.episode_index = ep
+            if str(ep) in prepared:
+                raise LabelValidationError(f"episode {ep} appears twice in the input.")
+            length = obj.get("length") if dataset is None else None
+            facts = episode_facts(root, ep, length=length, dataset=dataset)
+            if dataset is None and fps is None and isinstance(obj.get("fps"), int | float):
+                facts = EpisodeFacts(facts.episode_index, facts.length, facts.tasks, float(obj["fps"]))
+            prepared[str(ep)] = prepare_episode(
+                facts,
+                spans,
+                annotator=annotator,
+                cohort=cohort,
+                normalize=normalize,
+                head=head,
+                tail=tail,
+                fill_gaps=fill_gaps,
+                end_inclusive=end_inclusive,
+                time_unit=time_unit,
+                fps=fps,
+                reference=reference,
+                report=ep_report,
+            )
+            ep_report.status = "would_import" if dry_run else "imported"
+        except SegmentationRefused as exc:
+            ep_report.errors.extend(f"{f.kind} at frames [{f.start}, {f.end}): {f.message}" for f in exc.findings)
+        except (LabelValidationError, EpisodeNotFoundError) as exc:
+            ep_report.errors.append(str(exc))
+        except LabelsError as exc:
+            ep_report.errors.append(str(exc))
+    if not prepared:
+        return report
+
+    def mutate(document: dict[str, Any]) -> tuple[Change, None]:
+        episodes = document.setdefault("episodes", {})
+        written = []
+        for key, record in prepared.items():
+            if key in episodes and not overwrite:
+                for r in report.episodes:
+                    if r.episode_index == int(key) and r.status in ("imported", "would_import"):
+                        r.status = "skipped"
+                        r.errors.append("a segmentation exists; pass overwrite=True (CLI: --overwrite) to replace it")
+                continue
+            if not dry_run:
+                put_record(document, record)
+                written.append(key)
+        return Change(records=written, fields=[]), None
+
+    if dry_run:
+        mutate(store.read())
+    else:
+        store.update(mutate)
+    return report

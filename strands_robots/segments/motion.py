@@ -1,0 +1,79 @@
+"""Base speed from a base-velocity feature: norm, smoothing and moving intervals (pure numpy).
+
+Used by the ``navigate_base_motion`` rule and by :func:`prefill_navigate`
+(seed ``000_0d474dc75f5d9f55.txt`` sections 1 and 6: navigate only where the base
+moves; NAVIGATE segments are prefilled from the robot base motion).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from strands_robots.errors import LabelValidationError
+
+#: Default speed threshold in the feature's units (m/s for a base velocity).
+DEFAULT_THRESHOLD = 0.05
+
+
+def base_speed(values: Any, length: int | None = None) -> np.ndarray:
+    """Per-frame speed: the value itself for a 1-D feature, the Euclidean norm per row for 2-D.
+
+    Args:
+        values: Array-like, shape ``(frames,)`` or ``(frames, dims)``.
+        length: When given, the number of frames ``values`` must have.
+
+    Returns:
+        Float array of shape ``(frames,)``; NaN rows stay NaN.
+
+    Raises:
+        LabelValidationError: wrong shape or frame count.
+    """
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim == 2:
+        arr = np.sqrt(np.sum(arr * arr, axis=1))
+    elif arr.ndim == 1:
+        arr = np.abs(arr)
+    else:
+        raise LabelValidationError(f"base velocity must have shape (frames,) or (frames, dims), got {arr.shape}.")
+    if length is not None and arr.shape[0] != length:
+        raise LabelValidationError(
+            f"base velocity has {arr.shape[0]} frames but the episode has {length}; pass the episode's own rows."
+        )
+    return arr
+
+
+def smooth(speed: np.ndarray, window: int) -> np.ndarray:
+    """Centred moving median over ``window`` frames (NaN-aware; edges use the frames available).
+
+    A median removes single-frame spikes and, unlike a mean, keeps the start and end of a
+    drive on the frame where they happen.
+    """
+    window = int(window)
+    if window <= 1 or speed.size == 0:
+        return speed.copy()
+    half = window // 2
+    padded = np.concatenate((np.full(half, np.nan), speed, np.full(window - 1 - half, np.nan)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, window)
+    out = np.full(speed.shape[0], np.nan)
+    has_value = ~np.all(np.isnan(windows), axis=1)
+    out[has_value] = np.nanmedian(windows[has_value], axis=1)
+    return out
+
+
+def moving_intervals(moving: np.ndarray, min_frames: int = 1) -> list[tuple[int, int]]:
+    """Half-open ``[start, end)`` runs of True in ``moving``.
+
+    Runs shorter than ``min_frames`` are dropped, and stationary gaps shorter than
+    ``min_frames`` between two runs are bridged (a brief stop inside one drive).
+    """
+    runs: list[list[int]] = []
+    padded = np.concatenate(([False], moving.astype(bool), [False]))
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    for start, end in zip(edges[::2], edges[1::2], strict=True):
+        if runs and start - runs[-1][1] < min_frames:
+            runs[-1][1] = int(end)
+        else:
+            runs.append([int(start), int(end)])
+    return [(s, e) for s, e in runs if e - s >= min_frames]

@@ -1,0 +1,207 @@
+"""NAVIGATE segments prefilled from the robot base motion (seed ``000_0d474dc75f5d9f55.txt`` section 6).
+
+"RoboCasa365 episodes open with NAVIGATE segments prefilled from the robot base motion
+(kinematics only; the original annotators had the same prefill). Edit them freely."
+The base speed is the norm of a base-velocity feature, smoothed with a centred moving
+median; frames above a threshold are moving; runs (and stops) shorter than a minimum
+duration are merged away.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from strands_robots.errors import DatasetError
+from strands_robots.segments.episodes import episode_facts, episode_index
+from strands_robots.segments.motion import DEFAULT_THRESHOLD, base_speed, moving_intervals, smooth
+
+_VELOCITY_WORDS = re.compile(r"vel|motion|twist|speed")
+
+
+def flat_names(names: Any) -> list[str] | None:
+    """A feature's ``names`` as one flat list (flat, nested list, ``{"motors": [...]}`` or None)."""
+    if names is None:
+        return None
+    if isinstance(names, dict):
+        out: list[str] = []
+        for value in names.values():
+            out.extend(flat_names(value) or [])
+        return out
+    if isinstance(names, list | tuple):
+        out = []
+        for value in names:
+            if isinstance(value, list | tuple | dict):
+                out.extend(flat_names(value) or [])
+            else:
+                out.append(str(value))
+        return out
+    return [str(names)]
+
+
+def _numeric(spec: Any) -> bool:
+    return isinstance(spec, dict) and str(spec.get("dtype", "")).startswith(("float", "int"))
+
+
+def find_base_velocity_feature(features: dict[str, Any]) -> tuple[str, list[int] | None] | None:
+    """The dataset's base-velocity feature as ``(column, dims)`` (``dims`` None = whole column), or None.
+
+    A feature key naming the base and a velocity (``observation.base_velocity``,
+    ``action.base_motion``) wins, observations before actions; otherwise the components
+    of a vector feature whose names do (``base_vel_x``, ``base_vel_y``).
+    """
+    keys = sorted(features, key=lambda k: (not k.startswith("observation"), k))
+    for key in keys:
+        low = key.lower()
+        if _numeric(features[key]) and "base" in low and _VELOCITY_WORDS.search(low):
+            return key, None
+    for key in keys:
+        names = flat_names(features[key].get("names")) if _numeric(features[key]) else None
+        dims = [i for i, n in enumerate(names or []) if "base" in n.lower() and _VELOCITY_WORDS.search(n.lower())]
+        if dims:
+            return key, dims
+    return None
+
+
+def _resolve_dims(features: dict[str, Any], column: str, dims: Sequence[int | str] | None) -> list[int] | None:
+    if dims is None:
+        return None
+    names = flat_names(features.get(column, {}).get("names")) or []
+    out = []
+    for d in dims:
+        if isinstance(d, str):
+            if d not in names:
+                raise DatasetError(f"{column} has no component named {d!r}; its names are {names}.")
+            out.append(names.index(d))
+        else:
+            out.append(int(d))
+    return out
+
+
+def _read_column(dataset: Any, episode: int, column: str) -> np.ndarray:
+    reader = getattr(dataset, "read_frames", None)
+    if reader is None:  # module-level reader
+        from strands_robots import dataset as dataset_module
+
+        frames = dataset_module.read_frames(dataset, episode, columns=[column])
+    else:
+        frames = reader(episode, columns=[column])
+    return np.asarray(frames[column], dtype=float)
+
+
+def episode_base_velocity(
+    root: str | Path,
+    episode: int,
+    feature: str | None = None,
+    *,
+    dims: Sequence[int | str] | None = None,
+    dataset: Any | None = None,
+) -> np.ndarray | None:
+    """One episode's base velocity, shape ``(length,)`` or ``(length, dims)``; None without such a feature.
+
+    Args:
+        feature: Column to read; default the one :func:`find_base_velocity_feature` finds.
+        dims: Components of a vector column (indices or names); default all.
+
+    Raises:
+        DatasetError: ``feature`` is not a column of the dataset, or a bad component name.
+    """
+    episode = episode_index(episode)
+    if dataset is None:
+        from strands_robots.segments.episodes import open_dataset_if_present
+
+        dataset = open_dataset_if_present(root)
+        if dataset is None:
+            return None
+    features = dict(getattr(dataset, "features", {}) or {})
+    if feature is None:
+        found = find_base_velocity_feature(features)
+        if found is None:
+            return None
+        feature, auto_dims = found
+        dims = auto_dims if dims is None else dims
+    elif feature not in features:
+        raise DatasetError(
+            f"the dataset has no feature {feature!r}; numeric features: "
+            f"{sorted(k for k, v in features.items() if _numeric(v))}."
+        )
+    values = _read_column(dataset, episode, feature)
+    index = _resolve_dims(features, feature, dims)
+    if index is not None:
+        values = values.reshape(values.shape[0], -1)[:, index]
+    return values
+
+
+def prefill_navigate(
+    root: str | Path,
+    episode: int,
+    feature: str | None = None,
+    *,
+    dims: Sequence[int | str] | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    smooth_s: float = 0.5,
+    min_duration_s: float = 0.5,
+    dataset: Any | None = None,
+) -> list[dict[str, Any]]:
+    """Prefilled segments covering the episode: NAVIGATE where the base moves, empty elsewhere.
+
+    Args:
+        root: Dataset root.
+        episode: Real ``episode_index``.
+        feature: Base-velocity column (e.g. ``observation.base_velocity``); default the
+            one :func:`find_base_velocity_feature` finds.
+        dims: Components of a vector column (indices or names).
+        threshold: Speed in the feature's units above which the base moves.
+        smooth_s: Moving-median window in seconds.
+        min_duration_s: Drives and stops shorter than this are merged away (seconds).
+
+    Returns:
+        ``[{"start", "end", "template_id": "N1" | None, "label": None, "slots": {},
+        "prefill": "base_motion" | None}]`` in frames, half-open, covering
+        ``0..length``. N1 segments still need their destination; the others their template.
+
+    Raises:
+        DatasetError: no metadata, or no base-velocity feature (names the numeric features).
+        EpisodeNotFoundError: no such episode.
+    """
+    from strands_robots.segments.episodes import open_dataset_if_present
+
+    if dataset is None:
+        dataset = open_dataset_if_present(root)
+    if dataset is None:
+        raise DatasetError(f"{root} has no meta/info.json; the base motion is read from a LeRobot dataset.")
+    facts = episode_facts(root, episode, dataset=dataset)
+    values = episode_base_velocity(root, facts.episode_index, feature, dims=dims, dataset=dataset)
+    if values is None:
+        features = dict(getattr(dataset, "features", {}) or {})
+        raise DatasetError(
+            "no base-velocity feature found (a key or component name with 'base' and 'vel'/'motion'); pass "
+            f"feature=... (numeric features: {sorted(k for k, v in features.items() if _numeric(v))})."
+        )
+    fps = facts.fps or 30.0
+    speed = smooth(base_speed(values, facts.length), max(1, round(smooth_s * fps)))
+    moving = np.nan_to_num(speed, nan=0.0) > threshold
+    runs = moving_intervals(moving, max(1, round(min_duration_s * fps)))
+    return covering(facts.length, runs)
+
+
+def covering(length: int, runs: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """Segments covering ``0..length``: ``runs`` as N1 prefills, the frames between as empty segments."""
+    out: list[dict[str, Any]] = []
+    cursor = 0
+    for start, end in runs:
+        if start > cursor:
+            out.append(
+                {"start": cursor, "end": start, "template_id": None, "label": None, "slots": {}, "prefill": None}
+            )
+        out.append(
+            {"start": start, "end": end, "template_id": "N1", "label": None, "slots": {}, "prefill": "base_motion"}
+        )
+        cursor = end
+    if cursor < length:
+        out.append({"start": cursor, "end": length, "template_id": None, "label": None, "slots": {}, "prefill": None})
+    return out

@@ -1,0 +1,273 @@
+"""Official-label normalisation (seed ``000_0d474dc75f5d9f55.txt``, section 5:
+"Official label normalization" and the slot conventions).
+
+Official RoboCasa365 labels become template instances after rewrites that remove only
+manner adverbs (``back``, ``fully``, ...), robot-relative location, restrictors redundant
+with an already-unique noun, purpose clauses and event clauses in ``wait``; plus the
+document's two faucet rewrites. Destination- and task-relevant content (in/on/under,
+relations, orientation, settings, directions) is never touched, and the operation is
+NEVER changed: a label whose rewrite would change the operation, that bundles two actions,
+or that no template fits after the rewrites is kept raw and reported as an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from strands_robots.segments.lexicon import bundled_action, operation_of
+from strands_robots.segments.parse import TemplateInstance, clean_text, nearest_template, parse_candidates
+from strands_robots.segments.templates import TASK_COMPLETE
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """Result of :func:`normalize_official_label`.
+
+    Attributes:
+        text: The label to use (the raw label when ``exception`` is set).
+        changed: ``text`` differs from the input.
+        exception: None, or why the label was kept raw.
+        rewrites: Names of the rewrites applied, in order.
+        instance: The parsed template instance of ``text`` (None for an exception that
+            fits no template).
+        original: The input.
+    """
+
+    text: str
+    changed: bool
+    exception: str | None
+    rewrites: tuple[str, ...] = ()
+    instance: TemplateInstance | None = None
+    original: str = ""
+    operation: str | None = field(default=None)
+
+
+#: Manner adverbs (section 5 lists fully, lightly, briefly, securely, back).
+MANNER_ADVERBS = (
+    "fully",
+    "lightly",
+    "briefly",
+    "securely",
+    "carefully",
+    "gently",
+    "slowly",
+    "quickly",
+    "completely",
+    "firmly",
+    "properly",
+    "thoroughly",
+    "tightly",
+)
+
+#: Words after ``to`` that are a level, not a purpose (``turn on the burner to medium``).
+SETTING_WORDS = frozenset(
+    {
+        "low",
+        "medium",
+        "high",
+        "max",
+        "maximum",
+        "min",
+        "minimum",
+        "lowest",
+        "highest",
+        "higher",
+        "lower",
+        "hot",
+        "cold",
+        "warm",
+        "full",
+        "half",
+        "off",
+        "on",
+        "mid",
+        "medium-high",
+        "medium-low",
+        "medium-hot",
+    }
+)
+
+#: Position descriptors that make a noun unique (``the front-left burner``), so a
+#: ``where ...`` restrictor after it is redundant.
+POSITION_WORDS = re.compile(
+    r"\b(?:front|rear|back|center|middle|left|right|top|bottom|upper|lower)(?:-(?:left|right|center))?\b"
+)
+
+_ROBOT_RELATIVE = (
+    re.compile(
+        r"\s+(?:that is |which is )?(?:(?:directly|right|closest|nearest) )?"
+        r"(?:in front of|behind|next to|near|nearest to|closest to|beside|facing|to the (?:left|right) of|"
+        r"on the (?:left|right)(?: side)? of)\s+(?:the )?robot\b"
+    ),
+    re.compile(r"\s+(?:on|to) the robot'?s (?:left|right)(?: side)?\b"),
+    re.compile(r"\s+(?:closest|nearest) to (?:the )?robot\b"),
+)
+_WAIT_EVENT = re.compile(r"^(wait for (?:the|a|an) .+?) (?:to|until|till|while|so that|before) .+$")
+_FAUCET_ON_OFF = re.compile(r"^turn (on|off) the (?:water in the sink|water|sink water|sink|faucet|tap|sink tap)$")
+_UNDER_WATER = re.compile(r"^(hold (?:the|a|an) .+? under) the (?:running water|water|faucet|tap|sink)$")
+_WHERE_RESTRICTOR = re.compile(r" (?:where|that has|which has|with which) [^,]+?(?=(?: to \S+)?$)")
+
+
+def _drop_back(text: str) -> str:
+    # 'back' as an adverb (navigate back to, place the bowl back in), never the noun/adjective
+    # ('the back burner', 'the back of the counter').
+    return re.sub(r"(?<!\bthe)(?<!\ba)\s+back(?=\s+(?:to|in|into|on|onto|under|inside|at)\b)", "", text)
+
+
+def _drop_adverbs(text: str) -> str:
+    pattern = r"\s+(?:" + "|".join(MANNER_ADVERBS) + r")\b"
+    return re.sub(pattern, "", text)
+
+
+def _drop_robot_relative(text: str) -> str:
+    for pattern in _ROBOT_RELATIVE:
+        text = pattern.sub("", text)
+    return text
+
+
+def _drop_wait_event(text: str) -> str:
+    m = _WAIT_EVENT.match(text)
+    return m.group(1) if m else text
+
+
+def _drop_purpose(text: str) -> str:
+    # ' to <verb> ...' at the end, when what is left still fits a template and the word after
+    # 'to' is not a level ('to medium'), an article ('to the sink') or a number.
+    for m in re.finditer(r" (?:in order )?to (?!the\b|a\b|an\b)(\S+)", text):
+        word = m.group(1)
+        if word in SETTING_WORDS or word[0].isdigit():
+            continue
+        head = text[: m.start()]
+        candidates = parse_candidates(head)
+        if not candidates:
+            continue
+        rest = text[m.start() :].split()
+        if "setting" in candidates[0].template.modifiers and len(rest) == 2:
+            continue  # 'turn on the burner to simmer': a one-word level, not a purpose
+        return head
+    return text
+
+
+def _drop_redundant_restrictor(text: str) -> str:
+    m = _WHERE_RESTRICTOR.search(text)
+    if not m:
+        return text
+    before = text[: m.start()]
+    noun_phrase = before.rsplit(" the ", 1)[-1]
+    if not POSITION_WORDS.search(noun_phrase):
+        return text  # not already unique: the restrictor identifies the referent, keep it
+    return before + text[m.end() :]
+
+
+def _knob_to_setting(text: str) -> str:
+    # 'turn the X knob to high' says J1's 'set the X knob to high' with another verb.
+    return re.sub(r"^turn (the .+? knob) to (?!the\b)(\S.*)$", r"set \1 to \2", text)
+
+
+def _faucet(text: str) -> str:
+    text = _FAUCET_ON_OFF.sub(r"turn \1 the sink faucet", text)
+    return _UNDER_WATER.sub(r"\1 the sink faucet", text)
+
+
+#: The rewrites, in the order they are applied: (name, function).
+REWRITES: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("drop_back", _drop_back),
+    ("drop_manner_adverb", _drop_adverbs),
+    ("drop_robot_relative_location", _drop_robot_relative),
+    ("drop_wait_event_clause", _drop_wait_event),
+    ("drop_purpose_clause", _drop_purpose),
+    ("drop_redundant_restrictor", _drop_redundant_restrictor),
+    ("sink_faucet", _faucet),
+    ("knob_to_setting", _knob_to_setting),
+)
+
+#: The document's rewrite examples (section 5), ``X`` instantiated; every one is a test.
+DOCUMENT_EXAMPLES: tuple[tuple[str, str], ...] = (
+    ("navigate back to the X", "navigate to the X"),
+    ("open the drawer in front of the robot", "open the drawer"),
+    ("turn on the front-left burner where the kettle is placed", "turn on the front-left burner"),
+    ("turn on the left burner where the kettle is placed", "turn on the left burner"),
+    ("wait for the toaster to finish and the lever to pop up", "wait for the toaster"),
+    ("turn on the water in the sink", "turn on the sink faucet"),
+    ("turn on the sink", "turn on the sink faucet"),
+)
+
+
+def _raw(original: str, cleaned: str, why: str, instance: TemplateInstance | None, rewrites=()) -> Normalized:
+    return Normalized(
+        text=original.strip(),
+        changed=False,
+        exception=why,
+        rewrites=tuple(rewrites),
+        instance=instance,
+        original=original,
+        operation=operation_of(cleaned),
+    )
+
+
+def normalize_official_label(text: str) -> Normalized:
+    """Rewrite an official label into its template instance's text.
+
+    Args:
+        text: An official label, e.g. ``"navigate back to the fridge"``.
+
+    Returns:
+        :class:`Normalized`: ``.text`` is the label to use, ``.changed`` whether it differs
+        from the input, ``.exception`` None or why the label was kept raw (it would change
+        the operation, it bundles two actions, or no template fits).
+    """
+    original = str(text)
+    cleaned = clean_text(original).lower()
+    if cleaned == "task complete" or cleaned == TASK_COMPLETE.lower():
+        instance = parse_candidates(TASK_COMPLETE)[0]
+        return Normalized(TASK_COMPLETE, original != TASK_COMPLETE, None, ("terminal",), instance, original, "terminal")
+    raw_operation = operation_of(cleaned)
+    second = bundled_action(cleaned)
+    raw_parse = parse_candidates(cleaned)
+    if second:
+        return _raw(
+            original,
+            cleaned,
+            f"bundles two actions ('{second}'): split it into one segment per action (seed 000, section 3: never "
+            "bundle two actions in one label)",
+            raw_parse[0] if raw_parse else None,
+        )
+    candidate = cleaned
+    applied = []
+    for name, rewrite in REWRITES:
+        rewritten = rewrite(candidate)
+        if rewritten != candidate:
+            applied.append(name)
+            candidate = " ".join(rewritten.split())
+    parsed = parse_candidates(candidate)
+    if not parsed:
+        nearest, example = nearest_template(candidate)
+        return _raw(
+            original,
+            cleaned,
+            f"no template fits {candidate!r} (nearest {nearest.id} {nearest.surface!r}, e.g. {example!r}); kept raw",
+            raw_parse[0] if raw_parse else None,
+            applied,
+        )
+    instance = parsed[0]
+    if raw_operation is not None and raw_operation != instance.operation:
+        return _raw(
+            original,
+            cleaned,
+            f"normalising to {candidate!r} would change the operation from {raw_operation} to "
+            f"{instance.operation}; kept raw",
+            raw_parse[0] if raw_parse else None,
+            applied,
+        )
+    final = instance.render()
+    return Normalized(
+        text=final,
+        changed=final != original,
+        exception=None,
+        rewrites=tuple(applied),
+        instance=instance,
+        original=original,
+        operation=instance.operation,
+    )

@@ -1,0 +1,90 @@
+"""A task's label pool and its reference examples (seed ``000_0d474dc75f5d9f55.txt`` section 6).
+
+"The task's label pool lists the templates that occur in that task; the full template list
+is available in each segment's dropdown." "Reference examples show one or two annotated
+episodes of the same task; they are the convention in action, never the episode you
+annotate."
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from strands_robots.segments.store import list_segmentations, query_records, template_ids_of
+from strands_robots.segments.templates import ROWS, TEMPLATES, cohort_templates
+
+
+def label_pool(root: str | Path, task: str, *, labels_dir: str | Path | None = None) -> list[dict[str, Any]]:
+    """The templates that occur in ``task``'s saved segmentations, most frequent first.
+
+    Args:
+        root: Dataset root.
+        task: Task text exactly as in the dataset's tasks.
+
+    Returns:
+        ``[{"template_id", "operation", "surface", "count", "episodes", "labels":
+        [{"label", "count"}]}]``: ``count`` segments using the template, in ``episodes``
+        distinct episodes; ``labels`` its filled labels, most frequent first. Ties follow
+        registry order.
+    """
+    segments: Counter[str] = Counter()
+    episodes: dict[str, set[int]] = {}
+    labels: dict[str, Counter[str]] = {}
+
+    def count(records: dict[str, dict[str, Any]]) -> None:  # runs under the lock, copies nothing
+        for record in records.values():
+            if task not in record.get("tasks", []):
+                continue
+            for tid, seg in zip(template_ids_of(record), record["segments"], strict=True):
+                segments[tid] += 1
+                episodes.setdefault(tid, set()).add(record["episode_index"])
+                labels.setdefault(tid, Counter())[seg["label"]] += 1
+
+    query_records(root, count, labels_dir=labels_dir)
+    order = {t.id: i for i, t in enumerate(ROWS)}
+    pool = []
+    for tid in sorted(segments, key=lambda t: (-segments[t], order.get(t, len(order)))):
+        template = TEMPLATES[tid]
+        pool.append(
+            {
+                "template_id": tid,
+                "operation": template.operation,
+                "surface": template.surface,
+                "count": segments[tid],
+                "episodes": len(episodes[tid]),
+                "labels": [{"label": lab, "count": n} for lab, n in labels[tid].most_common()],
+            }
+        )
+    return pool
+
+
+def template_choices(root: str | Path, task: str, cohort: str = "robocasa365", **kwargs: Any) -> list[dict[str, Any]]:
+    """A segment dropdown: the task's pool first, then every other template of the cohort.
+
+    Each item is :meth:`Template.to_dict` plus ``in_pool`` (bool) and ``count``.
+    """
+    pool = {p["template_id"]: p["count"] for p in label_pool(root, task, **kwargs)}
+    templates = cohort_templates(cohort)
+    first = [t for t in templates if t.id in pool]
+    first.sort(key=lambda t: -pool[t.id])
+    rest = [t for t in templates if t.id not in pool]
+    return [dict(t.to_dict(), in_pool=t.id in pool, count=pool.get(t.id, 0)) for t in first + rest]
+
+
+def reference_examples(
+    root: str | Path,
+    task: str,
+    *,
+    exclude: int | None = None,
+    limit: int = 2,
+    labels_dir: str | Path | None = None,
+) -> list[dict[str, Any]]:
+    """Saved segmentations of ``task`` marked as references, never ``exclude`` (the episode being annotated).
+
+    Returns:
+        Up to ``limit`` records (without history), lowest ``episode_index`` first.
+    """
+    records = list_segmentations(root, task=task, reference=True, labels_dir=labels_dir)
+    return [r for r in records if r["episode_index"] != exclude][: max(0, int(limit))]

@@ -1,0 +1,475 @@
+"""``episode_segments.json``: saved segmentations beside the dataset, on the shared RecordStore.
+
+Layout (``docs/segments.md``)::
+
+    {"schema_version": 1, "kind": "episode_segments",
+     "episodes": {"<episode_index>": {
+         "episode_index": int, "version": int, "cohort": str, "length": int, "tasks": [str],
+         "segments": [{"start": int, "end": int, "label": str, "template_id": str,
+                       "slots": {...}, "modifiers": {...}, "note": str | null}],
+         "annotator": str, "annotated_at": ISO-8601 UTC, "note": str | null,
+         "reference": bool, "source": "annotation" | "import",
+         "history": [earlier versions, newest first]}}}
+
+Times are frames (half-open ``[start, end)``); seconds appear only at the edges. A file
+at that path that is not this layout (another tool's file, a future ``schema_version``,
+truncated JSON) is refused with :class:`SidecarError` and never overwritten.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError
+from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index
+from strands_robots.segments.findings import Finding
+from strands_robots.segments.parse import coerce_instance
+from strands_robots.segments.templates import COHORTS, TASK_COMPLETE, check_cohort
+from strands_robots.segments.validate import raw_segments, sorted_segments, validate_segmentation
+from strands_robots.storage import RecordStore
+from strands_robots.storage.record_store import Change
+
+SIDECAR_FILENAME = "episode_segments.json"
+SCHEMA_VERSION = 1
+DOCUMENT_KIND = "episode_segments"
+MAX_NAME_CHARS = 128
+MAX_NOTE_CHARS = 2000
+
+
+class SegmentationRefused(LabelValidationError):
+    """A save was refused; ``findings`` lists each blocking finding with its frame range."""
+
+    def __init__(self, message: str, findings: list[Finding]) -> None:
+        super().__init__(message)
+        self.findings = findings
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"error", "findings"}`` JSON-ready (a page shows each range on the timeline)."""
+        return {"error": str(self), "findings": [f.to_dict() for f in self.findings]}
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    """What :func:`save_segmentation` stored and the non-blocking findings it saw."""
+
+    record: dict[str, Any]
+    findings: list[Finding]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (for a web page)."""
+        return {"record": self.record, "findings": [f.to_dict() for f in self.findings]}
+
+
+# -- document ------------------------------------------------------------------------------------
+
+
+def segments_path(root: str | Path, *, labels_dir: str | Path | None = None) -> Path:
+    """``<labels_dir or root>/episode_segments.json``."""
+    return Path(labels_dir if labels_dir is not None else root) / SIDECAR_FILENAME
+
+
+def empty_document() -> dict[str, Any]:
+    """A new document with no episodes."""
+    return {"schema_version": SCHEMA_VERSION, "kind": DOCUMENT_KIND, "episodes": {}}
+
+
+def _refuse(path: Path, why: str) -> SidecarError:
+    return SidecarError(
+        f"{path} is not an {SIDECAR_FILENAME} this version can use: {why}. It was left untouched; move it away "
+        "(or pass labels_dir= / --labels-dir to keep segments elsewhere)."
+    )
+
+
+def record_problem(key: str, record: Any) -> str | None:
+    """Why ``episodes[key]`` is not a readable record, or None."""
+    if not key.isdigit() or str(int(key)) != key:
+        return f"episodes key {key!r} is not the decimal spelling of an episode_index"
+    if not isinstance(record, dict):
+        return f"episodes[{key!r}] is not an object"
+    if type(record.get("episode_index")) is not int or record["episode_index"] != int(key):
+        return f"episodes[{key!r}].episode_index is {record.get('episode_index')!r}"
+    segments = record.get("segments")
+    if not isinstance(segments, list):
+        return f"episodes[{key!r}].segments is not a list"
+    for i, seg in enumerate(segments):
+        if (
+            not isinstance(seg, dict)
+            or type(seg.get("start")) is not int
+            or type(seg.get("end")) is not int
+            or not isinstance(seg.get("label"), str)
+        ):
+            return f"episodes[{key!r}].segments[{i}] has no integer start/end and text label"
+    if not isinstance(record.get("history", []), list):
+        return f"episodes[{key!r}].history is not a list"
+    return None
+
+
+def validate_document(document: Any, path: Path) -> None:
+    """Check a loaded document (the RecordStore ``validate`` hook).
+
+    Raises:
+        SidecarError: not an object, another ``kind``, ``schema_version`` other than 1
+            (a future version names the remedy), no ``episodes`` object, or a bad record.
+    """
+    if not isinstance(document, dict):
+        raise _refuse(path, f"the top level is a {type(document).__name__}, not an object")
+    version = document.get("schema_version")
+    if document.get("kind") != DOCUMENT_KIND:
+        raise _refuse(path, f"its 'kind' is {document.get('kind')!r}, not {DOCUMENT_KIND!r} (another tool's file?)")
+    if type(version) is int and version > SCHEMA_VERSION:
+        raise _refuse(
+            path,
+            f"schema_version {version} is newer than this build reads ({SCHEMA_VERSION}); upgrade "
+            "strands-robots-labels",
+        )
+    if type(version) is not int or version != SCHEMA_VERSION:
+        raise _refuse(path, f"schema_version is {version!r}, this build reads {SCHEMA_VERSION}")
+    episodes = document.get("episodes")
+    if not isinstance(episodes, dict):
+        raise _refuse(path, "it has no 'episodes' object")
+    for key, record in episodes.items():
+        problem = record_problem(key, record)
+        if problem:
+            raise _refuse(path, problem)
+
+
+def open_store(root: str | Path, labels_dir: str | Path | None = None) -> RecordStore:
+    """The process-wide :class:`RecordStore` of this dataset's ``episode_segments.json``.
+
+    Raises:
+        SidecarError: the directory does not exist.
+    """
+    path = segments_path(root, labels_dir=labels_dir)
+    if not path.parent.is_dir():
+        raise SidecarError(f"{path.parent} is not a directory; pass an existing dataset root (or labels_dir=).")
+    return RecordStore.open(path, validate=validate_document, empty=empty_document, records_key="episodes")
+
+
+def _exists(store: RecordStore) -> bool:
+    return store.path.exists() or store.journal.exists()
+
+
+def read_records(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """A deep copy of the ``episodes`` mapping (empty when there is no sidecar)."""
+    store = open_store(root, labels_dir)
+    if not _exists(store):
+        return {}
+    return store.read()["episodes"]
+
+
+def query_records(
+    root: str | Path, fn: Callable[[dict[str, dict[str, Any]]], Any], *, labels_dir: str | Path | None = None
+) -> Any:
+    """``fn(episodes)`` on the stored records under the lock, without copying the document.
+
+    ``fn`` must not mutate its argument and must return copies of what it keeps.
+    """
+    store = open_store(root, labels_dir)
+    if not _exists(store):
+        return fn({})
+    query = getattr(store, "query", None)
+    if query is not None:
+        return query(lambda document: fn(document["episodes"]))
+    return fn(store.read()["episodes"])
+
+
+# -- input checks --------------------------------------------------------------------------------
+
+
+def _text(value: Any, what: str, limit: int, *, required: bool) -> str | None:
+    if value is None or (value == "" and not required):
+        if required:
+            raise LabelValidationError(f"{what} is required: pass who made the segmentation (e.g. a name or id).")
+        return None
+    if not isinstance(value, str):
+        raise LabelValidationError(f"{what} must be text, got {type(value).__name__} {value!r}.")
+    value = value.strip()
+    if required and not value:
+        raise LabelValidationError(f"{what} must not be empty.")
+    if len(value) > limit:
+        raise LabelValidationError(f"{what} has {len(value)} characters; at most {limit} are allowed.")
+    return value or None
+
+
+def _bool(value: Any, what: str) -> bool:
+    if type(value) is not bool:
+        raise LabelValidationError(f"{what} must be true or false, got {type(value).__name__} {value!r}.")
+    return value
+
+
+def infer_cohort(segments: Any) -> str:
+    """The cohort all labels belong to (``robocasa365`` when none or several fit)."""
+    possible = set(COHORTS)
+    for seg in raw_segments(segments):
+        try:
+            template = coerce_instance(seg.label).template
+        except LabelValidationError:
+            continue
+        if template.id != TASK_COMPLETE:
+            possible &= set(template.cohorts)
+    return possible.pop() if len(possible) == 1 else "robocasa365"
+
+
+def now_iso() -> str:
+    """Current UTC time as ISO 8601 with milliseconds and a ``Z`` suffix."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def stored_segments(segments: Any) -> list[dict[str, Any]]:
+    """The stored form of valid segments, in start order."""
+    out = []
+    for i, (start, end, instance, note) in enumerate(sorted_segments(segments)):
+        out.append(
+            {
+                "start": start,
+                "end": end,
+                "label": instance.render(),
+                "template_id": instance.template_id,
+                "slots": dict(instance.slots),
+                "modifiers": dict(instance.modifiers),
+                "note": _text(note, f"segments[{i}].note", MAX_NOTE_CHARS, required=False),
+            }
+        )
+    return out
+
+
+def task_text(tasks: Any) -> str | None:
+    """The episode's task strings joined for the task-dependent rules (None when none)."""
+    tasks = [t for t in (tasks or ()) if t]
+    return " ; ".join(tasks) if tasks else None
+
+
+def _refusal(episode: int, blocking: list[Finding]) -> SegmentationRefused:
+    lines = "; ".join(f"{f.kind} at frames [{f.start}, {f.end}): {f.message}" for f in blocking[:12])
+    more = f" (and {len(blocking) - 12} more)" if len(blocking) > 12 else ""
+    return SegmentationRefused(
+        f"segmentation of episode {episode} not saved: {lines}{more}. Fix these and save again; nothing was changed.",
+        blocking,
+    )
+
+
+def prepare_record(
+    facts: EpisodeFacts,
+    segments: Any,
+    *,
+    annotator: Any,
+    note: Any = None,
+    reference: Any = False,
+    cohort: str | None = None,
+    strict: bool = False,
+    source: str = "annotation",
+) -> tuple[dict[str, Any], list[Finding]]:
+    """Check a segmentation and build its record (without version/history).
+
+    Raises:
+        SegmentationRefused: a blocking finding (gap, overlap, out of range, bad label,
+            wrong cohort, misplaced TASK_COMPLETE), or with ``strict`` any error.
+        LabelValidationError: bad annotator, note or reference.
+    """
+    annotator = _text(annotator, "annotator", MAX_NAME_CHARS, required=True)
+    note = _text(note, "note", MAX_NOTE_CHARS, required=False)
+    reference = _bool(reference, "reference")
+    cohort = check_cohort(cohort) if cohort is not None else infer_cohort(segments)
+    findings = validate_segmentation(facts.length, segments, cohort=cohort, task=task_text(facts.tasks))
+    refusing = [f for f in findings if f.blocking or (strict and f.severity == "error")]
+    if refusing:
+        raise _refusal(facts.episode_index, refusing)
+    record = {
+        "episode_index": facts.episode_index,
+        "cohort": cohort,
+        "length": facts.length,
+        "tasks": list(facts.tasks),
+        "segments": stored_segments(segments),
+        "annotator": annotator,
+        "annotated_at": now_iso(),
+        "note": note,
+        "reference": reference,
+        "source": source,
+    }
+    return record, findings
+
+
+def put_record(document: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """Make ``record`` the current version in ``document`` (the previous one joins the history)."""
+    episodes = document.setdefault("episodes", {})
+    key = str(record["episode_index"])
+    previous = episodes.get(key)
+    history: list[dict[str, Any]] = []
+    version = 1
+    if previous is not None:
+        history = list(previous.get("history", []))
+        older = {k: v for k, v in previous.items() if k != "history"}
+        history.insert(0, older)
+        version = int(previous.get("version", len(history))) + 1
+    stored = dict(record, version=version, history=history)
+    episodes[key] = stored
+    return stored
+
+
+def _public(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != "history"}
+
+
+def _copy(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A deep copy of ``record`` without its history (None stays None)."""
+    return None if record is None else copy.deepcopy(_public(record))
+
+
+# -- API -----------------------------------------------------------------------------------------
+
+
+def save_segmentation(
+    root: str | Path,
+    episode: int,
+    segments: Any,
+    *,
+    annotator: str,
+    note: str | None = None,
+    reference: bool = False,
+    labels_dir: str | Path | None = None,
+    cohort: str | None = None,
+    strict: bool = False,
+    length: int | None = None,
+) -> SaveResult:
+    """Save the segmentation of one episode as its new current version.
+
+    Args:
+        root: Dataset root.
+        episode: Real ``episode_index``.
+        segments: ``[{"start", "end", "label"[, "note"]}]`` in frames, half-open; a
+            segment may give ``template_id``/``slots``/``modifiers`` instead of ``label``.
+        annotator: Who made it.
+        note: Optional note on the whole segmentation.
+        reference: Mark it as a reference example of its task (seed section 6).
+        labels_dir: Where the sidecar lives (default ``root``).
+        cohort: ``robocasa365``, ``agibot`` or ``allex``; default inferred from the labels.
+        strict: Refuse any error finding, not only the structural ones.
+        length: Episode length, only for a root without LeRobot metadata.
+
+    Returns:
+        :class:`SaveResult` with the stored record (without history) and every finding
+        (non-blocking ones are saved with the segmentation and shown to the annotator).
+
+    Raises:
+        SegmentationRefused: gaps, overlaps, segments out of range, labels that fit no
+            template or another cohort, TASK_COMPLETE not trailing (each finding with its
+            frame range); nothing stored changes.
+        EpisodeNotFoundError: the dataset has no such episode.
+        LabelValidationError, SidecarError, StorageError: bad input / refused file / write failure.
+    """
+    facts = episode_facts(root, episode, length=length)
+    record, findings = prepare_record(
+        facts, segments, annotator=annotator, note=note, reference=reference, cohort=cohort, strict=strict
+    )
+    store = open_store(root, labels_dir)
+
+    def mutate(document: dict[str, Any]) -> tuple[Change, dict[str, Any]]:
+        stored = put_record(document, record)
+        return Change(records=[str(facts.episode_index)], fields=[]), _public(stored)
+
+    stored = store.update(mutate)
+    return SaveResult(stored, findings)
+
+
+def get_segmentation(root: str | Path, episode: int, *, labels_dir: str | Path | None = None) -> dict[str, Any]:
+    """The current segmentation record of ``episode`` (without its history).
+
+    Raises:
+        EpisodeNotFoundError: nothing saved for that episode.
+    """
+    episode = episode_index(episode)
+    record = query_records(root, lambda eps: _copy(eps.get(str(episode))), labels_dir=labels_dir)
+    if record is None:
+        raise EpisodeNotFoundError(
+            f"no segmentation saved for episode {episode} in {segments_path(root, labels_dir=labels_dir)}; save one "
+            "(save_segmentation or `strands-labels segments import`)."
+        )
+    return _public(record)
+
+
+def segmentation_history(
+    root: str | Path, episode: int, *, labels_dir: str | Path | None = None
+) -> list[dict[str, Any]]:
+    """Every version of ``episode``'s segmentation, newest (current) first.
+
+    Raises:
+        EpisodeNotFoundError: nothing saved for that episode.
+    """
+    episode = episode_index(episode)
+    record = query_records(root, lambda eps: copy.deepcopy(eps.get(str(episode))), labels_dir=labels_dir)
+    if record is None:
+        raise EpisodeNotFoundError(f"no segmentation saved for episode {episode}; nothing to show.")
+    return [_public(record), *record.get("history", [])]
+
+
+def list_segmentations(
+    root: str | Path,
+    *,
+    task: str | None = None,
+    reference: bool | None = None,
+    labels_dir: str | Path | None = None,
+) -> list[dict[str, Any]]:
+    """Current segmentation records (without history), sorted by ``episode_index``.
+
+    Args:
+        task: Only episodes whose saved tasks include this task text.
+        reference: Only reference examples (True) or only non-references (False).
+    """
+
+    def select(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        for key in sorted(records, key=int):
+            record = records[key]
+            if task is not None and task not in record.get("tasks", []):
+                continue
+            if reference is not None and bool(record.get("reference")) != reference:
+                continue
+            out.append(copy.deepcopy(_public(record)))
+        return out
+
+    return query_records(root, select, labels_dir=labels_dir)
+
+
+def mark_reference(
+    root: str | Path, episode: int, reference: bool = True, *, labels_dir: str | Path | None = None
+) -> dict[str, Any]:
+    """Mark (or unmark) a saved segmentation as a reference example; no new version.
+
+    Raises:
+        EpisodeNotFoundError: nothing saved for that episode.
+    """
+    episode = episode_index(episode)
+    reference = _bool(reference, "reference")
+    store = open_store(root, labels_dir)
+
+    def mutate(document: dict[str, Any]) -> tuple[Change, dict[str, Any]]:
+        record = document["episodes"].get(str(episode))
+        if record is None:
+            raise EpisodeNotFoundError(f"no segmentation saved for episode {episode}; save one before marking it.")
+        record["reference"] = reference
+        return Change(records=[str(episode)], fields=[]), _public(record)
+
+    return store.update(mutate)
+
+
+def template_ids_of(record: dict[str, Any]) -> list[str]:
+    """Template ids of a stored record's segments (in order)."""
+    return [seg.get("template_id") or coerce_instance(seg["label"]).template_id for seg in record["segments"]]
+
+
+__all__ = [
+    "SIDECAR_FILENAME",
+    "SaveResult",
+    "SegmentationRefused",
+    "get_segmentation",
+    "list_segmentations",
+    "mark_reference",
+    "save_segmentation",
+    "segmentation_history",
+    "segments_path",
+]

@@ -1,0 +1,291 @@
+"""Check a segmentation: structure first, then the cohort's guideline rules.
+
+A segmentation of an episode of ``length`` frames is a list of half-open ``[start, end)``
+frame intervals that are contiguous and cover every frame ``0..length`` with no gap or
+overlap, each carrying one template (seed ``000_0d474dc75f5d9f55.txt`` sections 1, 2, 6).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from strands_robots.errors import LabelValidationError
+from strands_robots.segments.findings import Finding
+from strands_robots.segments.motion import DEFAULT_THRESHOLD
+from strands_robots.segments.parse import LabelParseError, TemplateInstance, coerce_instance, render
+from strands_robots.segments.rules import COHORT_RULES, Context, Seg
+from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
+
+#: Frames of the centred moving median applied to the base speed by the navigate rule.
+DEFAULT_SMOOTH_FRAMES = 5
+
+
+@dataclass(frozen=True)
+class RawSegment:
+    """A segment as given, before any check: ``start``/``end`` may be anything."""
+
+    position: int
+    start: Any
+    end: Any
+    label: Any
+    note: Any = None
+
+
+def _field(segment: Any, name: str, default: Any = None) -> Any:
+    if isinstance(segment, dict):
+        return segment.get(name, default)
+    return getattr(segment, name, default)
+
+
+def raw_segments(segments: Any) -> list[RawSegment]:
+    """Read ``segments`` (dicts ``{"start", "end", "label"[, "note"]}``, or objects with those
+    attributes; ``label`` may be text, a :class:`TemplateInstance` or ``{"template_id",
+    "slots", "modifiers"}``; a dict may also carry ``template_id``/``slots``/``modifiers``
+    instead of ``label``).
+
+    Raises:
+        LabelValidationError: ``segments`` is not a list of such items.
+    """
+    if isinstance(segments, str | bytes | dict) or not isinstance(segments, Sequence):
+        raise LabelValidationError(
+            f"segments must be a list of {{start, end, label}} items, got {type(segments).__name__}."
+        )
+    out = []
+    for i, seg in enumerate(segments):
+        if not isinstance(seg, dict) and not hasattr(seg, "start"):
+            raise LabelValidationError(f"segments[{i}] must be an object with start, end and label, got {seg!r}.")
+        label = _field(seg, "label")
+        if label is None:
+            label = _field(seg, "instance")
+        if label is None and _field(seg, "template_id") is not None:
+            label = {
+                "template_id": _field(seg, "template_id"),
+                "slots": _field(seg, "slots"),
+                "modifiers": _field(seg, "modifiers"),
+            }
+        out.append(RawSegment(i, _field(seg, "start"), _field(seg, "end"), label, _field(seg, "note")))
+    return out
+
+
+def _frame(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return None
+    return int(value)
+
+
+def check_length(length: Any) -> int:
+    """A positive integer episode length in frames.
+
+    Raises:
+        LabelValidationError: not a positive integer.
+    """
+    frames = _frame(length)
+    if frames is None or frames <= 0:
+        raise LabelValidationError(f"length must be a positive number of frames, got {length!r}.")
+    return frames
+
+
+def structure(length: int, raw: list[RawSegment], cohort: str) -> tuple[list[Finding], list[Seg]]:
+    """Structural findings (blocking kinds) and the parsed, well-formed segments in start order."""
+    findings: list[Finding] = []
+    intervals: list[tuple[int, int, RawSegment]] = []
+    for seg in raw:
+        start, end = _frame(seg.start), _frame(seg.end)
+        if start is None or end is None or start < 0 or start >= end:
+            lo = start if start is not None and start >= 0 else 0
+            hi = end if end is not None and end > lo else lo
+            findings.append(
+                Finding(
+                    "invalid_interval",
+                    lo,
+                    hi,
+                    f"segment {seg.position} has start={seg.start!r}, end={seg.end!r}; a segment is [start, end) in "
+                    "whole frames with 0 <= start < end",
+                    segments=(seg.position,),
+                )
+            )
+            continue
+        if end > length:
+            findings.append(
+                Finding(
+                    "out_of_range",
+                    max(start, length),
+                    end,
+                    f"segment {seg.position} ends at frame {end}, past the episode's {length} frames",
+                    segments=(seg.position,),
+                )
+            )
+        intervals.append((start, end, seg))
+    intervals.sort(key=lambda t: (t[0], t[1], t[2].position))
+    cursor = 0
+    last: RawSegment | None = None
+    for start, end, seg in intervals:
+        start_c, end_c = min(start, length), min(end, length)
+        if start_c > cursor:
+            findings.append(
+                Finding(
+                    "gap",
+                    cursor,
+                    start_c,
+                    f"frames [{cursor}, {start_c}) are in no segment; move a boundary so that every frame is covered",
+                    segments=tuple(p.position for p in (last, seg) if p is not None),
+                )
+            )
+        elif start_c < cursor:
+            findings.append(
+                Finding(
+                    "overlap",
+                    start_c,
+                    min(cursor, end_c),
+                    f"frames [{start_c}, {min(cursor, end_c)}) are in "
+                    f"segments {last.position if last else '?'} and {seg.position}; each frame belongs to one segment",
+                    segments=tuple(p.position for p in (last, seg) if p is not None),
+                )
+            )
+        if end_c > cursor:
+            cursor, last = end_c, seg
+    if cursor < length:
+        findings.append(
+            Finding(
+                "gap",
+                cursor,
+                length,
+                f"frames [{cursor}, {length}) at the end are in no segment; extend the "
+                "last segment or add one (TASK_COMPLETE for an idle tail)",
+                segments=(last.position,) if last else (),
+            )
+        )
+    parsed: list[Seg] = []
+    for start, end, seg in intervals:
+        if seg.label is None:
+            findings.append(
+                Finding(
+                    "unparseable_label",
+                    start,
+                    end,
+                    f"segment {seg.position} has no label yet; choose its template and fill its slots",
+                    segments=(seg.position,),
+                )
+            )
+            continue
+        try:
+            instance = coerce_instance(seg.label)
+        except LabelParseError as exc:
+            findings.append(Finding("unparseable_label", start, end, str(exc), segments=(seg.position,)))
+            continue
+        except LabelValidationError as exc:
+            findings.append(
+                Finding("unparseable_label", start, end, f"segment {seg.position}: {exc}", segments=(seg.position,))
+            )
+            continue
+        if cohort not in instance.template.cohorts:
+            findings.append(
+                Finding(
+                    "wrong_cohort",
+                    start,
+                    end,
+                    f"{render(instance)!r} ({instance.template_id}) is not a {cohort} label",
+                    segments=(seg.position,),
+                )
+            )
+        parsed.append(Seg(seg.position, start, end, instance, render(instance)))
+    findings.extend(_task_complete(parsed))
+    return findings, parsed
+
+
+def _task_complete(parsed: list[Seg]) -> list[Finding]:
+    out = []
+    for i, s in enumerate(parsed):
+        if s.tid != TASK_COMPLETE:
+            continue
+        where = (s.index,)
+        if i != len(parsed) - 1:
+            out.append(
+                Finding(
+                    "task_complete_placement",
+                    s.start,
+                    s.end,
+                    "TASK_COMPLETE is only the trailing interval "
+                    "after the final subtask; it cannot be followed by another segment",
+                    segments=where,
+                )
+            )
+        elif i == 0:
+            out.append(
+                Finding(
+                    "task_complete_placement",
+                    s.start,
+                    s.end,
+                    "TASK_COMPLETE must follow the final subtask; an episode of only TASK_COMPLETE has no subtask",
+                    segments=where,
+                )
+            )
+    return out
+
+
+def validate_segmentation(
+    length: int,
+    segments: Any,
+    *,
+    cohort: str = "robocasa365",
+    task: str | None = None,
+    base_velocity: Any = None,
+    base_speed_threshold: float = DEFAULT_THRESHOLD,
+    smooth_frames: int = DEFAULT_SMOOTH_FRAMES,
+) -> list[Finding]:
+    """All findings of a segmentation (empty when it is valid and every rule could run).
+
+    Args:
+        length: Episode length in frames.
+        segments: ``[{"start": int, "end": int, "label": str | TemplateInstance}, ...]``
+            in frames, half-open (see :func:`raw_segments`).
+        cohort: ``robocasa365`` (seed section 3 rules), ``agibot`` (section 7) or
+            ``allex`` (section 8).
+        task: The episode's task text; the count-based rules are reported as skipped
+            without it.
+        base_velocity: Per-frame base velocity, shape ``(length,)`` or ``(length, dims)``;
+            the navigate rule is reported as skipped without it.
+        base_speed_threshold: Speed (feature units) below which the base counts as still.
+        smooth_frames: Moving-median window for the base speed, in frames.
+
+    Returns:
+        Findings in frame order; each has ``kind``, ``start``/``end`` (frames,
+        half-open), ``severity`` and ``message``.
+
+    Raises:
+        LabelValidationError: ``length`` is not a positive integer, ``segments`` is not a
+            list, the cohort is unknown, or ``base_velocity`` has the wrong frame count.
+    """
+    length = check_length(length)
+    check_cohort(cohort)
+    raw = raw_segments(segments)
+    findings, parsed = structure(length, raw, cohort)
+    ctx = Context(length, cohort, task, base_velocity, float(base_speed_threshold), int(smooth_frames))
+    usable = [s for s in parsed if cohort in s.instance.template.cohorts]
+    for rule in COHORT_RULES[cohort]:
+        findings.extend(rule(usable, ctx))
+    order = {"error": 0, "warning": 1, "skipped": 2}
+    findings.sort(key=lambda f: (f.start, f.end, order[f.severity], f.kind))
+    return findings
+
+
+def is_valid(findings: list[Finding]) -> bool:
+    """True when no finding is an error (warnings and skipped rules allowed)."""
+    return not any(f.severity == "error" for f in findings)
+
+
+def sorted_segments(segments: Any) -> list[tuple[int, int, TemplateInstance, Any]]:
+    """``(start, end, instance, note)`` in start order, for a segmentation already known valid."""
+    items: list[tuple[int, int, TemplateInstance, Any]] = []
+    for seg in raw_segments(segments):
+        start, end = _frame(seg.start), _frame(seg.end)
+        if start is None or end is None:
+            raise LabelValidationError(f"segment {seg.position} has no integer start/end; validate it first.")
+        items.append((start, end, coerce_instance(seg.label), seg.note))
+    items.sort(key=lambda t: (t[0], t[1]))
+    return items
