@@ -1,0 +1,413 @@
+"""``strands-labels ssc events|build|check ROOT ...``: the Structured Subtask Chain (issue 9).
+
+- ``events``: per-arm gripper open/close events of every episode.
+- ``build``: the chain per episode (JSON with ``--json`` / ``--out``) and its
+  natural-language rendering.
+- ``check``: build, then the I1-I4 anomaly report (a table; JSON with ``--json``) and,
+  with ``--reference``, the per-action accuracy against reference chains.
+
+Subtasks come from BEHAVIOR-1K annotation files (``--annotations DIR``, files named
+``episode_<index>.json`` anywhere below DIR) or, without that option, from the
+segmentations saved in ``episode_segments.json``. ``--model PROVIDER:MODEL_ID`` enables
+L3; without it L3 queries stay pending and are reported.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_file, print_json, resolve
+from strands_robots.errors import LabelValidationError
+
+GripperOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--gripper",
+        help="ARM=FEATURE:COMPONENT (component name or index), e.g. right=observation.state:gripper.pos. "
+        "Repeatable. Default: components named *gripper* (left/right by name).",
+    ),
+]
+ModeOpt = Annotated[str, typer.Option("--mode", help="position (threshold with hysteresis) or command (sign flips).")]
+EpisodesOpt = Annotated[str | None, typer.Option("--episodes", help="Comma-separated episode indices (default: all).")]
+SingleArmOpt = Annotated[str, typer.Option("--single-arm", help="Arm of a gripper whose name has no side.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+AnnotationsOpt = Annotated[
+    Path | None, typer.Option("--annotations", help="Directory of BEHAVIOR-1K annotation JSON files.")
+]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="L3 model, PROVIDER:MODEL_ID (as for the judge).")]
+ToleranceOpt = Annotated[int, typer.Option("--tolerance", min=0, help="Frames accepted outside a window.")]
+VlOnlyOpt = Annotated[bool, typer.Option("--vl-only", help="Skip L2 annotation lookup (the paper's VL-only mode).")]
+OutOpt = Annotated[Path | None, typer.Option("--out", help="Also write the JSON result to this file.")]
+
+
+def _path(path: Path) -> Path:
+    """A path a person typed, made absolute (``~`` expanded)."""
+    return path.expanduser().resolve()
+
+
+def _episodes(value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        return [int(v) for v in value.split(",") if v.strip()]
+    except ValueError as exc:
+        raise LabelValidationError(f"--episodes {value!r} must be comma-separated integers, e.g. 0,3,7.") from exc
+
+
+def _channels(ds: Any, specs: list[str] | None, mode: str, single_arm: str) -> dict[str, Any]:
+    from strands_robots.ssc.gripper import GripperChannel, find_gripper_channels
+
+    if mode not in ("position", "command"):
+        raise LabelValidationError(f"--mode must be 'position' or 'command', got {mode!r}.")
+    if single_arm not in ("left", "right"):
+        raise LabelValidationError(f"--single-arm must be 'left' or 'right', got {single_arm!r}.")
+    if not specs:
+        prefer = ("observation.state", "action") if mode == "position" else ("action", "observation.state")
+        found = find_gripper_channels(ds.features, prefer=prefer, single_arm=single_arm)
+        if not found:
+            raise LabelValidationError(
+                f"no gripper channel found by name in {ds.root} (no component named *gripper* in "
+                f"{', '.join(prefer)}); pass --gripper right=FEATURE:COMPONENT."
+            )
+        return found
+    out = {}
+    for spec in specs:
+        m = re.fullmatch(r"\s*(left|right)\s*=\s*([^:]+):(.+)", spec)
+        if not m:
+            raise LabelValidationError(
+                f"--gripper {spec!r} must be ARM=FEATURE:COMPONENT, e.g. right=observation.state:5."
+            )
+        arm, feature, comp = m.group(1), m.group(2).strip(), m.group(3).strip()
+        if feature not in ds.features:
+            raise LabelValidationError(f"--gripper {spec!r}: the dataset has no feature {feature!r}.")
+        names = list(ds.feature_names(feature))
+        if comp.isdigit():
+            index, name = int(comp), (names[int(comp)] if int(comp) < len(names) else comp)
+        elif comp in names:
+            index, name = names.index(comp), comp
+        else:
+            raise LabelValidationError(f"--gripper {spec!r}: {feature} has no component {comp!r}; names: {names}.")
+        out[arm] = GripperChannel(arm, feature, index, name)
+    return out
+
+
+def _episode_events(ds: Any, episode: int, channels: dict[str, Any], mode: str) -> list[Any]:
+    import numpy as np
+
+    from strands_robots.ssc.gripper import events_for_channels
+
+    features = sorted({c.feature for c in channels.values()})
+    cols = ds.read_frames(episode, columns=[*features, "frame_index"])
+    events = events_for_channels(cols, channels, mode="command" if mode == "command" else "position")
+    frame_index = np.asarray(cols.get("frame_index", []))
+    if frame_index.size and not np.array_equal(frame_index, np.arange(frame_index.size)):
+        import msgspec
+
+        events = [msgspec.structs.replace(e, frame=int(frame_index[e.frame])) for e in events]
+    return events
+
+
+def _annotation_files(directory: Path) -> dict[int, Path]:
+    if not directory.is_dir():
+        raise LabelValidationError(f"--annotations {directory} is not a directory.")
+    out: dict[int, Path] = {}
+    for path in sorted(directory.rglob("*.json")):
+        m = re.search(r"(\d+)$", path.stem)
+        if m:
+            out.setdefault(int(m.group(1)), path)
+    return out
+
+
+def _subtask_sources(root: Path, annotations: Path | None, labels_dir: Path | None) -> dict[int, dict[str, Any]]:
+    """episode -> {"subtasks", "task_name", "object_list", "task_duration"}."""
+    from strands_robots.ssc.behavior import read_behavior_annotation
+
+    out: dict[int, dict[str, Any]] = {}
+    if annotations is not None:
+        for ep, path in _annotation_files(annotations).items():
+            parsed = read_behavior_annotation(path)
+            out[ep] = {
+                "subtasks": parsed.subtasks,
+                "task_name": parsed.task_name,
+                "object_list": parsed.object_list,
+                "task_duration": parsed.task_duration,
+                "source": str(path),
+            }
+        return out
+    try:
+        from strands_robots.segments import list_segmentations
+    except ImportError as exc:
+        raise LabelValidationError(
+            "no --annotations given and the segmentations module is unavailable; pass --annotations DIR "
+            "(BEHAVIOR-1K annotation files)."
+        ) from exc
+    from strands_robots.ssc.segmentation import subtasks_from_segments
+
+    for record in list_segmentations(root, labels_dir=labels_dir):
+        ep = int(record["episode_index"])
+        out[ep] = {
+            "subtasks": subtasks_from_segments(record.get("segments", []), cohort=record.get("cohort")),
+            "task_name": (record.get("tasks") or [""])[0],
+            "object_list": (),
+            "task_duration": None,
+            "source": "episode_segments.json",
+        }
+    return out
+
+
+def _build_all(
+    root: Path,
+    *,
+    annotations: Path | None,
+    labels_dir: Path | None,
+    episodes: str | None,
+    gripper: list[str] | None,
+    mode: str,
+    single_arm: str,
+    model: str | None,
+    tolerance: int,
+    vl_only: bool,
+) -> tuple[Any, dict[int, dict[str, Any]], Any]:
+    from strands_robots.dataset import open_dataset
+    from strands_robots.ssc.cascade import ANNOTATION_FIELDS
+    from strands_robots.ssc.chain import build_chain
+
+    ds = open_dataset(root)
+    channels = _channels(ds, gripper, mode, single_arm)
+    sources = _subtask_sources(root, resolve(annotations), labels_dir)
+    wanted = _episodes(episodes)
+    if not sources:
+        raise LabelValidationError(
+            "no subtasks found: save segmentations (`strands-labels segments ...`) or pass --annotations DIR."
+        )
+    resolver = None
+    if model is not None:
+        from strands_robots.ssc.vlm import VLMResolver
+
+        resolver = VLMResolver(model)
+    results: dict[int, dict[str, Any]] = {}
+    for ep in sorted(sources):
+        if wanted is not None and ep not in wanted:
+            continue
+        if ep not in ds.episodes:
+            results[ep] = {"error": f"episode {ep} has subtasks but is not in the dataset"}
+            continue
+        src = sources[ep]
+        events = _episode_events(ds, ep, channels, mode)
+        if resolver is not None:
+            from strands_robots.ssc.vlm import dataset_frames
+
+            resolver.frames = dataset_frames(ds, ep)
+        task_name = src["task_name"] or (ds.episodes[ep].tasks[0] if ds.episodes[ep].tasks else "")
+        chain = build_chain(
+            src["subtasks"],
+            events,
+            task_name=task_name,
+            object_list=src["object_list"],
+            resolver=resolver,
+            tolerance=tolerance,
+            annotation_fields=() if vl_only else ANNOTATION_FIELDS,
+            episode_index=ep,
+            task_duration=src["task_duration"],
+            arms=tuple(channels),
+        )
+        results[ep] = {"chain": chain, "events": events, "source": src["source"]}
+    return ds, results, resolver
+
+
+def _write_out(out: Path | None, doc: Any) -> None:
+    if out is None:
+        return
+    from strands_robots.storage import atomic_write_bytes, dump_canonical
+
+    atomic_write_bytes(_path(out), dump_canonical(doc))
+
+
+def events_cmd(
+    root: RootArg,
+    episodes: EpisodesOpt = None,
+    gripper: GripperOpt = None,
+    mode: ModeOpt = "position",
+    single_arm: SingleArmOpt = "right",
+    json_out: JsonOpt = False,
+) -> None:
+    """Per-arm gripper open/close events of each episode."""
+    from strands_robots.dataset import open_dataset
+    from strands_robots.ssc.records import to_dict
+
+    ds = open_dataset(_path(root))
+    channels = _channels(ds, gripper, mode, single_arm)
+    wanted = _episodes(episodes)
+    episodes_doc: dict[str, list[Any]] = {}
+    doc: dict[str, Any] = {
+        "channels": {arm: {"feature": c.feature, "index": c.index, "name": c.name} for arm, c in channels.items()},
+        "mode": mode,
+        "episodes": episodes_doc,
+    }
+    for ep in ds.episodes:
+        if wanted is not None and ep not in wanted:
+            continue
+        episodes_doc[str(ep)] = [to_dict(e) for e in _episode_events(ds, ep, channels, mode)]
+    if json_out:
+        print_json(doc)
+        return
+    for arm, c in channels.items():
+        console.print(f"{arm}: {c.feature}[{c.index}] ({c.name}), mode {mode}")
+    for ep, evs in episodes_doc.items():
+        text = " ".join(f"{e['arm'][0]}:{e['kind']}@{e['frame']}" for e in evs) or "(none)"
+        console.print(f"episode {ep} ({ds.episodes[int(ep)].length} frames): {text}", markup=False)
+
+
+def build_cmd(
+    root: RootArg,
+    annotations: AnnotationsOpt = None,
+    model: ModelOpt = None,
+    episodes: EpisodesOpt = None,
+    gripper: GripperOpt = None,
+    mode: ModeOpt = "position",
+    single_arm: SingleArmOpt = "right",
+    tolerance: ToleranceOpt = 0,
+    vl_only: VlOnlyOpt = False,
+    labels_dir: LabelsDirOpt = None,
+    json_out: JsonOpt = False,
+    out: OutOpt = None,
+) -> None:
+    """Build the subtask chain of each episode and render it."""
+    from strands_robots.ssc.records import to_dict
+    from strands_robots.ssc.render import render_chain
+
+    _, results, resolver = _build_all(
+        _path(root),
+        annotations=annotations,
+        labels_dir=resolve(labels_dir),
+        episodes=episodes,
+        gripper=gripper,
+        mode=mode,
+        single_arm=single_arm,
+        model=model,
+        tolerance=tolerance,
+        vl_only=vl_only,
+    )
+    doc: dict[str, Any] = {"episodes": {}, "model_failures": list(resolver.failures) if resolver else []}
+    for ep, res in results.items():
+        if "error" in res:
+            doc["episodes"][str(ep)] = {"error": res["error"]}
+            continue
+        chain = res["chain"]
+        doc["episodes"][str(ep)] = {
+            "chain": to_dict(chain),
+            "rendering": render_chain(chain),
+            "pending_queries": len(chain.pending()),
+        }
+    _write_out(out, doc)
+    if json_out:
+        print_json(doc)
+        return
+    for ep, item in doc["episodes"].items():
+        if "error" in item:
+            console.print(f"[red]episode {ep}:[/] {item['error']}")
+            continue
+        console.print(f"[bold]episode {ep}[/] ({item['pending_queries']} pending queries)")
+        for line in item["rendering"]:
+            console.print(f"  {line}", markup=False)
+    for line in doc["model_failures"]:
+        console.print(f"[yellow]model failure:[/] {line}")
+
+
+def check_cmd(
+    root: RootArg,
+    annotations: AnnotationsOpt = None,
+    model: ModelOpt = None,
+    episodes: EpisodesOpt = None,
+    gripper: GripperOpt = None,
+    mode: ModeOpt = "position",
+    single_arm: SingleArmOpt = "right",
+    tolerance: ToleranceOpt = 0,
+    vl_only: VlOnlyOpt = False,
+    reference: Annotated[
+        Path | None, typer.Option("--reference", help="JSON written by `ssc build --out`: reference chains.")
+    ] = None,
+    labels_dir: LabelsDirOpt = None,
+    json_out: JsonOpt = False,
+    out: OutOpt = None,
+) -> None:
+    """Build each chain and report I1-I4 anomalies (and accuracy against --reference)."""
+    from strands_robots.ssc.checker import action_accuracy, check_chain, summarize_anomalies
+    from strands_robots.ssc.records import to_dict
+
+    _, results, resolver = _build_all(
+        _path(root),
+        annotations=annotations,
+        labels_dir=resolve(labels_dir),
+        episodes=episodes,
+        gripper=gripper,
+        mode=mode,
+        single_arm=single_arm,
+        model=model,
+        tolerance=tolerance,
+        vl_only=vl_only,
+    )
+    refs = {}
+    if reference is not None:
+        ref_doc = load_json_file(_path(reference))
+        refs = {
+            k: v["chain"] for k, v in (ref_doc.get("episodes") or {}).items() if isinstance(v, dict) and "chain" in v
+        }
+    all_anoms = []
+    doc: dict[str, Any] = {"episodes": {}, "model_failures": list(resolver.failures) if resolver else []}
+    for ep, res in results.items():
+        if "error" in res:
+            doc["episodes"][str(ep)] = {"error": res["error"]}
+            continue
+        anomalies = check_chain(res["chain"], res["events"], tolerance=tolerance)
+        all_anoms += anomalies
+        item: dict[str, Any] = {
+            "anomalies": [to_dict(a) for a in anomalies],
+            "summary": summarize_anomalies(anomalies),
+            "pending_queries": [{"st_idx": st, "kind": q.kind, "reason": q.reason} for st, q in res["chain"].pending()],
+        }
+        if str(ep) in refs:
+            item["accuracy"] = action_accuracy(res["chain"], refs[str(ep)])
+        doc["episodes"][str(ep)] = item
+    doc["summary"] = summarize_anomalies(all_anoms)
+    _write_out(out, doc)
+    if json_out:
+        print_json(doc)
+        return
+    table = Table(title="SSC anomalies (I1-I4)")
+    for col in ("episode", "entry", "invariant", "kind", "arm", "frames", "explanation"):
+        table.add_column(col, overflow="fold")
+    for a in all_anoms:
+        table.add_row(
+            str(a.episode_index), str(a.entry), a.invariant, a.kind, a.arm, ",".join(map(str, a.frames)), a.explanation
+        )
+    console.print(table)
+    s = doc["summary"]
+    console.print(f"{s['total']} anomalies; by invariant {s['by_invariant']}; by arm {s['by_arm']}", markup=False)
+    for ep, item in doc["episodes"].items():
+        if "error" in item:
+            console.print(f"[red]episode {ep}:[/] {item['error']}")
+            continue
+        if item["pending_queries"]:
+            console.print(f"episode {ep}: {len(item['pending_queries'])} pending queries (no L3 answer)", markup=False)
+        if "accuracy" in item:
+            acc = item["accuracy"]
+            console.print(f"episode {ep}: per-action accuracy {acc['correct']}/{acc['cells']}", markup=False)
+    for line in doc["model_failures"]:
+        console.print(f"[yellow]model failure:[/] {line}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``ssc events|build|check`` to ``app``."""
+    ssc = typer.Typer(
+        help="Structured Subtask Chain: scene-graph chain, gripper events, I1-I4 checks.", no_args_is_help=True
+    )
+    ssc.command("events")(events_cmd)
+    ssc.command("build")(build_cmd)
+    ssc.command("check")(check_cmd)
+    app.add_typer(ssc, name="ssc")

@@ -1,0 +1,50 @@
+"""Structured Subtask Chain (SSC): a verifier for subtask labels (seed ``001``, issue 9).
+
+An episode's subtask labels plus its gripper trajectory become a chain of scene-graph
+transitions; the checker flags what does not add up (invariants I1-I4).
+
+Modules (one concept each): :mod:`.records` (Appendix A types), :mod:`.scene_graph`
+(Table 1, Appendix C), :mod:`.verbs` (Appendix E vocabulary, template table),
+:mod:`.gripper` (events), :mod:`.behavior` (BEHAVIOR-1K input), :mod:`.segmentation`
+(the project's segmentations as input), :mod:`.cascade` (L1/L2/L3), :mod:`.chain`
+(assembly), :mod:`.vlm` (the L3 model resolver), :mod:`.checker` (I1-I4, accuracy),
+:mod:`.render` (sentences).
+"""
+
+from strands_robots.ssc.behavior import load_behavior_annotation, read_behavior_annotation
+from strands_robots.ssc.chain import build_chain
+from strands_robots.ssc.checker import action_accuracy, check_chain, summarize_anomalies
+from strands_robots.ssc.gripper import detect_gripper_events, find_gripper_channels
+from strands_robots.ssc.records import (
+    ActionEntry,
+    Anomaly,
+    GripperEvent,
+    PendingQuery,
+    SceneGraph,
+    StructuredSubtaskChain,
+    Subtask,
+    SubtaskEntry,
+)
+from strands_robots.ssc.render import render_action, render_chain, render_entry
+
+__all__ = [
+    "ActionEntry",
+    "Anomaly",
+    "GripperEvent",
+    "PendingQuery",
+    "SceneGraph",
+    "StructuredSubtaskChain",
+    "Subtask",
+    "SubtaskEntry",
+    "action_accuracy",
+    "build_chain",
+    "check_chain",
+    "detect_gripper_events",
+    "find_gripper_channels",
+    "load_behavior_annotation",
+    "read_behavior_annotation",
+    "render_action",
+    "render_chain",
+    "render_entry",
+    "summarize_anomalies",
+]

@@ -1,0 +1,235 @@
+"""BEHAVIOR-1K ``skill_annotation`` JSON -> subtasks (paper ``001``, Appendices B and E).
+
+An annotation file (``annotations/task-XXXX/episode_XXXXXXXX.json``) holds::
+
+    {"task_name": "turning on radio",
+     "meta_data": {"task_duration": 1776, "valid_duration": [0, 1776]},
+     "skill_annotation": [
+        {"skill_idx": 1, "skill_description": ["pick up from"],
+         "object_id": [["radio_89", "coffee_table_koagbh_0"]],
+         "manipulating_object_id": ["radio_89"], "skill_type": ["uncoordinated"],
+         "memory_prefix": [], "spatial_prefix": [], "frame_duration": [265, 1162]}, ...]}
+
+Each ``skill_description`` is matched against the verb table (longest verb first); the
+paper's own examples also name the arm and object in the text (``"left pick bowl"``).
+``object_id`` is a list of lists (the object, then its source or destination), one list
+per description; a flat list is accepted too. Instance indices (``pillar_candle_89``)
+are kept. ``frame_duration`` is read as ``[start, end)``; consecutive BEHAVIOR windows
+share their end frame, which the checker accepts on either side.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from strands_robots.errors import LabelValidationError
+from strands_robots.ssc.records import ParsedAction, Subtask
+from strands_robots.ssc.verbs import VERBS, UnknownVerbError, match_verb_prefix, normalize_verb
+
+_ARM_WORDS = {"left": "left", "right": "right", "both": "coop", "coop": "coop", "bimanual": "coop"}
+
+
+@dataclass
+class BehaviorEpisode:
+    """One parsed annotation file.
+
+    Attributes:
+        task_name: ``task_name`` of the file ("" when absent).
+        task_duration: ``meta_data.valid_duration`` as ``(start, end)``, else the span of
+            the subtasks.
+        subtasks: Parsed subtasks in frame order.
+        object_list: Every object id mentioned, in first-seen order.
+    """
+
+    task_name: str
+    task_duration: tuple[int, int]
+    subtasks: list[Subtask]
+    object_list: list[str] = field(default_factory=list)
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _strings(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    return [str(v) for v in _as_list(value) if str(v).strip()]
+
+
+def _object_groups(raw: Any, where: str) -> list[list[str]]:
+    items = _as_list(raw)
+    if not items:
+        return []
+    if all(isinstance(x, str) for x in items):
+        return [[str(x) for x in items]]
+    groups: list[list[str]] = []
+    for g in items:
+        if isinstance(g, str):
+            groups.append([g])
+        elif isinstance(g, list | tuple) and all(isinstance(x, str) for x in g):
+            groups.append([str(x) for x in g])
+        else:
+            raise LabelValidationError(f"{where}: object_id must be a list of id lists, got {raw!r}.")
+    return groups
+
+
+def _frames(raw: Any, where: str) -> tuple[int, int]:
+    def bad() -> LabelValidationError:
+        return LabelValidationError(
+            f"{where}: frame_duration must be [start, end] with 0 <= start <= end (frames), got {raw!r}."
+        )
+
+    if not isinstance(raw, list | tuple) or not raw:
+        raise bad()
+    spans = raw if isinstance(raw[0], list | tuple) else [raw]  # an interrupted skill: list of intervals
+    try:
+        pairs = [(int(s), int(e)) for s, e in spans]
+    except (TypeError, ValueError):
+        raise bad() from None
+    if any(isinstance(v, bool) for span in spans for v in span) or any(s < 0 or e < s for s, e in pairs):
+        raise bad()
+    return min(s for s, _ in pairs), max(e for _, e in pairs)
+
+
+def parse_skill_text(text: str, objects: list[str] | None = None) -> ParsedAction:
+    """Parse one ``skill_description`` string into an action.
+
+    Args:
+        text: ``"pick up from"``, ``"open door"``, ``"left pick bowl"``.
+        objects: The matching ``object_id`` list (object first, then its source or
+            destination); when absent, words after the verb name the object.
+
+    Raises:
+        UnknownVerbError: no verb of the table starts the text.
+    """
+    words = normalize_verb(text).split("_")
+    arm = None
+    if words and words[0] in _ARM_WORDS:
+        arm = _ARM_WORDS[words[0]]
+        words = words[1:]
+        if words and words[0] in ("arm", "hand", "arms", "hands"):
+            words = words[1:]
+    found = match_verb_prefix(words)
+    if found is None:
+        raise UnknownVerbError(
+            f"skill description {text!r} starts with no verb of the SSC vocabulary; add a row to "
+            "strands_robots.ssc.verbs.VERBS (paper Appendix E: one new verb is one new row)."
+        )
+    row, used = found
+    rest = [w for w in words[used:] if w not in ("the", "a", "an")]
+    objs = list(objects or [])
+    if not objs and rest:
+        objs = ["_".join(rest)]
+    obj: str | None = None
+    targets: list[tuple[str, str]] = []
+    if row.motion or row.role == "idle":
+        targets = [(_prep(row.preps, i), o) for i, o in enumerate(objs)]
+    else:
+        if objs:
+            obj = objs[0]
+        targets = [(_prep(row.preps, i), o) for i, o in enumerate(objs[1:])]
+    label_arm = cast(Literal["left", "right", "coop"] | None, arm)
+    return ParsedAction(verb=row.name, arm=label_arm, obj=obj, targets=targets, text=text)
+
+
+def _prep(preps: tuple[str, ...], i: int) -> str:
+    if not preps:
+        return "with"
+    return preps[min(i, len(preps) - 1)]
+
+
+def read_behavior_annotation(path_or_dict: str | PathLike[str] | Mapping[str, Any]) -> BehaviorEpisode:
+    """Parse a BEHAVIOR-1K annotation file or its decoded dict.
+
+    Raises:
+        LabelValidationError: not a JSON object with a ``skill_annotation`` list, or an
+            entry with a bad ``frame_duration`` / ``object_id`` (message names the entry).
+        UnknownVerbError: a ``skill_description`` whose verb is not in the table.
+        FileNotFoundError: the path does not exist.
+    """
+    where = "annotation"
+    if isinstance(path_or_dict, Mapping):
+        doc = path_or_dict
+    else:
+        path = Path(path_or_dict)
+        where = str(path)
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise LabelValidationError(
+                f"{path} is not valid JSON ({exc}); pass a BEHAVIOR-1K annotation file."
+            ) from exc
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("skill_annotation"), list):
+        raise LabelValidationError(
+            f"{where}: expected a JSON object with a 'skill_annotation' list (BEHAVIOR-1K annotation format)."
+        )
+    subtasks: list[Subtask] = []
+    objects: list[str] = []
+    for order, skill in enumerate(doc["skill_annotation"]):
+        here = f"{where}: skill_annotation[{order}]"
+        if not isinstance(skill, Mapping):
+            raise LabelValidationError(f"{here} is not an object.")
+        start, end = _frames(skill.get("frame_duration"), here)
+        descriptions = _strings(skill.get("skill_description")) or []
+        if not descriptions:
+            raise LabelValidationError(f"{here}: skill_description is empty; every skill needs a label.")
+        groups = _object_groups(skill.get("object_id"), here)
+        manip = _strings(skill.get("manipulating_object_id")) or []
+        actions = []
+        for i, text in enumerate(descriptions):
+            group = groups[i] if i < len(groups) else (groups[0] if len(groups) == 1 else [])
+            try:
+                action = parse_skill_text(text, group)
+            except UnknownVerbError as exc:
+                raise UnknownVerbError(f"{here}: {exc}") from exc
+            row = VERBS[action.verb]
+            if action.obj is None and manip and not row.motion and row.role != "idle":
+                action.obj = manip[min(i, len(manip) - 1)]
+            actions.append(action)
+        for group in groups:
+            for o in group:
+                if o not in objects:
+                    objects.append(o)
+        idx = skill.get("skill_idx", order)
+        subtasks.append(
+            Subtask(
+                st_idx=int(idx) if isinstance(idx, int) and not isinstance(idx, bool) else order,
+                start=start,
+                end=end,
+                actions=actions,
+                label="; ".join(descriptions),
+                skill_type=_strings(skill.get("skill_type")),
+                memory_prefix=_strings(skill.get("memory_prefix")),
+                spatial_prefix=_strings(skill.get("spatial_prefix")),
+                object_ids=[o for g in groups for o in g],
+                source="behavior",
+            )
+        )
+    subtasks.sort(key=lambda s: (s.start, s.st_idx))
+    raw_meta = doc.get("meta_data")
+    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+    valid = meta.get("valid_duration")
+    if isinstance(valid, list | tuple) and len(valid) == 2 and all(isinstance(v, int) for v in valid):
+        duration = (int(valid[0]), int(valid[1]))
+    elif subtasks:
+        duration = (min(s.start for s in subtasks), max(s.end for s in subtasks))
+    else:
+        duration = (0, 0)
+    return BehaviorEpisode(str(doc.get("task_name") or ""), duration, subtasks, objects)
+
+
+def load_behavior_annotation(path_or_dict: str | PathLike[str] | Mapping[str, Any]) -> list[Subtask]:
+    """The subtasks of a BEHAVIOR-1K annotation (see :func:`read_behavior_annotation`).
+
+    Returns:
+        :class:`~strands_robots.ssc.records.Subtask` list in frame order.
+    """
+    return read_behavior_annotation(path_or_dict).subtasks

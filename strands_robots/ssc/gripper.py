@@ -1,0 +1,308 @@
+"""Per-arm gripper open/close events (paper ``001``, Sec. 4.2 and Appendix E).
+
+Two detectors:
+
+- ``mode="command"`` (the paper's): events are sign flips between non-zero values of a
+  gripper command stream; zero (or ``|value| <= threshold``) samples carry no sign and
+  are skipped, so ``+1, 0, 0, -1`` is one close at the ``-1``.
+- ``mode="position"`` (LeRobot datasets: ``gripper.pos`` never changes sign): a
+  threshold derived from the channel's range, with hysteresis (assumption A4's
+  relaxation path, Table 7). By default the threshold is relative: a move of more than
+  30% of the range away from the last turning point is an event, so a grasp that stops
+  on a wide object above mid-range, or a partial release, still counts, and noise
+  smaller than the band never does. With an explicit ``threshold`` the detector is a
+  fixed open/closed level with a hysteresis band around it.
+
+Channels are found by name (:func:`find_gripper_channels`): ``gripper.pos``,
+``left_gripper``, ``right_gripper.pos``... A name without a side is a single-arm robot.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+import numpy as np
+
+from strands_robots.errors import LabelValidationError
+from strands_robots.ssc.records import HANDS, GripperEvent, GripperKind, Hand
+
+#: Position mode, relative threshold: the swing (fraction of the range) that makes an event.
+DEFAULT_SWING = 0.3
+#: Position mode, relative threshold: an event is dated where the value is within this
+#: fraction of its swing from the closed end (arrival on / departure from the closed plateau).
+SETTLE = 0.1
+#: Position mode, fixed ``threshold``: half-width of the band around it (fraction of the range).
+DEFAULT_HYSTERESIS = 0.1
+#: A position channel whose range is below this fraction of its magnitude never moved.
+DEFAULT_MIN_RANGE_FRACTION = 0.05
+
+
+def detect_gripper_events(
+    values: Iterable[float] | np.ndarray,
+    *,
+    arm: str,
+    mode: Literal["command", "position"] = "command",
+    threshold: float | None = None,
+    hysteresis: float | None = None,
+    open_is_high: bool = True,
+    min_range: float | None = None,
+) -> list[GripperEvent]:
+    """Open/close events of one arm's gripper channel.
+
+    Args:
+        values: One value per frame (shape ``(frames,)``), frame ``i`` = ``frame_index`` i.
+            NaN samples are skipped (the state holds).
+        arm: ``"left"`` or ``"right"``.
+        mode: ``"command"`` (sign flips between non-zero commands) or ``"position"``
+            (threshold with hysteresis).
+        threshold: Command mode: dead band, values with ``|v| <= threshold`` count as zero
+            (default 0). Position mode: a fixed open/closed boundary in channel units;
+            None (default) uses the relative threshold (see ``hysteresis``).
+        hysteresis: Position mode, as a fraction of the channel's range. Relative
+            threshold (default): the swing away from the last turning point that makes an
+            event (default 0.3). Fixed ``threshold``: half-width of the band around it
+            (default 0.1); the state changes only when the value leaves the band.
+        open_is_high: Whether larger values mean more open (LeRobot ``gripper.pos``:
+            yes) or, in command mode, whether a positive command opens.
+        min_range: Position mode: a channel whose range (max - min) is below this never
+            moved and yields no events (default: 5% of its largest magnitude).
+
+    Returns:
+        Events in frame order; an event's ``frame`` is the first frame in the new state.
+        The initial state produces no event.
+
+    Raises:
+        LabelValidationError: bad ``arm``/``mode``, values not 1-D numbers, negative
+            threshold or hysteresis.
+    """
+    if arm not in HANDS:
+        raise LabelValidationError(f"arm must be 'left' or 'right', got {arm!r}.")
+    if mode not in ("command", "position"):
+        raise LabelValidationError(f"mode must be 'command' or 'position', got {mode!r}.")
+    try:
+        x = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise LabelValidationError(f"gripper values must be numbers ({exc}); pass one value per frame.") from exc
+    if x.ndim != 1:
+        raise LabelValidationError(
+            f"gripper values must be 1-D (one value per frame), got shape {x.shape}; select the gripper column."
+        )
+    if (hysteresis is not None and hysteresis < 0) or (threshold is not None and mode == "command" and threshold < 0):
+        raise LabelValidationError("threshold (command mode) and hysteresis must be >= 0.")
+    hand = cast(Hand, arm)
+    if mode == "command":
+        return _command_events(x, hand, threshold or 0.0, open_is_high)
+    return _position_events(x, hand, threshold, hysteresis, open_is_high, min_range)
+
+
+def _command_events(x: np.ndarray, arm: Hand, dead: float, open_is_high: bool) -> list[GripperEvent]:
+    events: list[GripperEvent] = []
+    sign = 0
+    for i, v in enumerate(x):
+        if math.isnan(v) or abs(v) <= dead:
+            continue
+        s = 1 if v > 0 else -1
+        if sign and s != sign:
+            opened = (s > 0) == open_is_high
+            events.append(GripperEvent(frame=i, arm=arm, kind="open" if opened else "close", value=float(v)))
+        sign = s
+    return events
+
+
+def _position_events(
+    x: np.ndarray,
+    arm: Hand,
+    threshold: float | None,
+    hysteresis: float | None,
+    open_is_high: bool,
+    min_range: float | None,
+) -> list[GripperEvent]:
+    finite = x[~np.isnan(x)]
+    if finite.size == 0:
+        return []
+    lo, hi = float(finite.min()), float(finite.max())
+    span = hi - lo
+    floor = min_range if min_range is not None else DEFAULT_MIN_RANGE_FRACTION * max(abs(lo), abs(hi))
+    if span <= 0 or span < floor:
+        return []
+    y = x if open_is_high else -x
+    if threshold is None:
+        return _swing_events(x, y, arm, (DEFAULT_SWING if hysteresis is None else hysteresis) * span)
+    mid = threshold if open_is_high else -threshold
+    band = (DEFAULT_HYSTERESIS if hysteresis is None else hysteresis) * span
+    open_above, close_below = mid + band, mid - band
+    events: list[GripperEvent] = []
+    state: str | None = None
+    for i, v in enumerate(y):
+        if math.isnan(v):
+            continue
+        if state is None:
+            state = "open" if v >= mid else "close"
+            continue
+        if state == "close" and v >= open_above:
+            state = "open"
+            events.append(GripperEvent(frame=i, arm=arm, kind="open", value=float(x[i])))
+        elif state == "open" and v <= close_below:
+            state = "close"
+            events.append(GripperEvent(frame=i, arm=arm, kind="close", value=float(x[i])))
+    return events
+
+
+def _swing_events(x: np.ndarray, y: np.ndarray, arm: Hand, band: float) -> list[GripperEvent]:
+    """Relative threshold: a move of ``band`` away from the last turning point is an event.
+
+    ``y`` grows with opening. While opening (or before the first move) the running
+    maximum is tracked, while closing the running minimum; a drop of ``band`` below the
+    maximum confirms a close, a rise of ``band`` above the minimum an open.
+
+    The event is placed where the hold changes: a close at the frame the fingers arrive
+    on the closed plateau (first frame within :data:`SETTLE` of the closing swing above
+    its minimum), an open at the frame they leave it (last such frame before the rise).
+    So a gradual, staged close is dated when the object is actually held.
+    """
+    turns: list[tuple[int, float]] = []  # turning points (frame, y), alternating
+    kinds: list[GripperKind] = []
+    direction = 0  # +1 opening, -1 closing, 0 before the first move
+    finite = np.flatnonzero(~np.isnan(y))
+    if finite.size == 0:
+        return []
+    top_i = bottom_i = int(finite[0])
+    top = bottom = float(y[top_i])
+    for i, v in enumerate(y):
+        if math.isnan(v):
+            continue
+        if direction >= 0 and v > top:
+            top, top_i = v, i
+        if direction <= 0 and v < bottom:
+            bottom, bottom_i = v, i
+        if direction >= 0 and v <= top - band:
+            turns.append((top_i, top))
+            kinds.append("close")
+            direction, bottom, bottom_i = -1, v, i
+        elif direction <= 0 and v >= bottom + band:
+            turns.append((bottom_i, bottom))
+            kinds.append("open")
+            direction, top, top_i = 1, v, i
+    if direction > 0:
+        turns.append((top_i, top))
+    elif direction < 0:
+        turns.append((bottom_i, bottom))
+    events: list[GripperEvent] = []
+    for k, kind in enumerate(kinds):
+        (f0, y0), (f1, y1) = turns[k], turns[k + 1]
+        low = min(y0, y1)
+        near = low + SETTLE * abs(y1 - y0)
+        seg = range(f0, f1 + 1)
+        if kind == "close":
+            frame = next(f for f in seg if not math.isnan(y[f]) and y[f] <= near)
+        else:
+            frame = max(f for f in seg if not math.isnan(y[f]) and y[f] <= near)
+        events.append(GripperEvent(frame=frame, arm=arm, kind=kind, value=float(x[frame])))
+    return events
+
+
+@dataclass(frozen=True)
+class GripperChannel:
+    """Where one arm's gripper lives: a feature and the index of its component."""
+
+    arm: str
+    feature: str
+    index: int
+    name: str
+
+
+def _flat_names(names: Any) -> list[str] | None:
+    if names is None:
+        return None
+    if isinstance(names, Mapping):  # {"motors": [...]} style
+        for value in names.values():
+            flat = _flat_names(value)
+            if flat:
+                return flat
+        return None
+    if isinstance(names, Sequence) and not isinstance(names, str):
+        if len(names) == 1 and isinstance(names[0], Sequence) and not isinstance(names[0], str):
+            return [str(n) for n in names[0]]  # nested [[...]]
+        return [str(n) for n in names]
+    return None
+
+
+def find_gripper_channels(
+    features: Mapping[str, Any],
+    *,
+    prefer: Sequence[str] = ("observation.state", "action"),
+    single_arm: str = "right",
+) -> dict[str, GripperChannel]:
+    """Find each arm's gripper component by name in a dataset's ``features``.
+
+    A component whose name contains ``gripper`` is a gripper; ``left``/``right`` in the
+    name picks the arm; a single gripper without a side is assigned to ``single_arm``.
+    Features are searched in ``prefer`` order (positions in ``observation.state`` first).
+
+    Args:
+        features: ``info.json`` ``features`` (feature key -> dict with ``names``).
+        prefer: Feature keys to search, in order.
+        single_arm: Arm of a sideless gripper.
+
+    Returns:
+        ``{"left": GripperChannel, "right": GripperChannel}`` with the arms found (empty
+        when the dataset has no gripper channel).
+    """
+    for key in prefer:
+        spec = features.get(key)
+        if not isinstance(spec, Mapping):
+            continue
+        names = _flat_names(spec.get("names"))
+        if not names:
+            continue
+        found: dict[str, GripperChannel] = {}
+        sideless: list[tuple[int, str]] = []
+        for i, name in enumerate(names):
+            low = name.lower()
+            if "gripper" not in low:
+                continue
+            if "left" in low:
+                found.setdefault("left", GripperChannel("left", key, i, name))
+            elif "right" in low:
+                found.setdefault("right", GripperChannel("right", key, i, name))
+            else:
+                sideless.append((i, name))
+        if not found and len(sideless) == 1:
+            i, name = sideless[0]
+            found[single_arm] = GripperChannel(single_arm, key, i, name)
+        if found:
+            return found
+    return {}
+
+
+def events_for_channels(
+    columns: Mapping[str, np.ndarray],
+    channels: Mapping[str, GripperChannel],
+    *,
+    mode: Literal["command", "position"] = "position",
+    threshold: float | None = None,
+    hysteresis: float | None = None,
+    open_is_high: bool = True,
+) -> list[GripperEvent]:
+    """Events of every arm, merged in frame order.
+
+    Args:
+        columns: Feature key -> array of shape ``(frames, dims)`` (``read_frames`` output).
+        channels: Output of :func:`find_gripper_channels`.
+
+    Raises:
+        LabelValidationError: a channel's feature is missing from ``columns``.
+    """
+    events: list[GripperEvent] = []
+    for arm, ch in channels.items():
+        if ch.feature not in columns:
+            raise LabelValidationError(f"feature {ch.feature!r} was not read; include it in the columns.")
+        data = np.asarray(columns[ch.feature])
+        series = data[:, ch.index] if data.ndim == 2 else data
+        events += detect_gripper_events(
+            series, arm=arm, mode=mode, threshold=threshold, hysteresis=hysteresis, open_is_high=open_is_high
+        )
+    return sorted(events, key=lambda e: (e.frame, e.arm))

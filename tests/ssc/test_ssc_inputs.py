@@ -1,0 +1,250 @@
+"""Inputs of the chain: BEHAVIOR-1K skill_annotation, the project's segmentations, the verb tables."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from strands_robots.errors import LabelValidationError
+from strands_robots.ssc import build_chain, check_chain, load_behavior_annotation, read_behavior_annotation
+from strands_robots.ssc.behavior import parse_skill_text
+from strands_robots.ssc.records import StructuredSubtaskChain, from_dict, to_dict
+from strands_robots.ssc.scene_graph import configuration
+from strands_robots.ssc.verbs import TEMPLATE_VERBS, VERBS, UnknownVerbError, check_tables, lookup_verb
+from tests.ssc.ssc_fakes import ev
+
+RADIO = {
+    "task_name": "turning on radio",
+    "data_folder": "",
+    "meta_data": {"task_duration": 1776, "valid_duration": [0, 1776]},
+    "skill_annotation": [
+        {
+            "skill_idx": 0,
+            "skill_id": [1],
+            "skill_description": ["move to"],
+            "object_id": [["radio_89"]],
+            "manipulating_object_id": [],
+            "memory_prefix": [],
+            "spatial_prefix": [],
+            "frame_duration": [0, 265],
+            "mp_ef": [],
+            "skill_type": ["navigation"],
+        },
+        {
+            "skill_idx": 1,
+            "skill_id": [2],
+            "skill_description": ["pick up from"],
+            "object_id": [["radio_89", "coffee_table_koagbh_0"]],
+            "manipulating_object_id": ["radio_89"],
+            "memory_prefix": [],
+            "spatial_prefix": [],
+            "frame_duration": [265, 1162],
+            "skill_type": ["uncoordinated"],
+        },
+        {
+            "skill_idx": 2,
+            "skill_id": [67],
+            "skill_description": ["press"],
+            "object_id": [["radio_89"]],
+            "manipulating_object_id": ["radio_89"],
+            "memory_prefix": [],
+            "spatial_prefix": [],
+            "frame_duration": [1162, 1400],
+            "skill_type": ["coordinated"],
+        },
+        {
+            "skill_idx": 3,
+            "skill_id": [3],
+            "skill_description": ["place on"],
+            "object_id": [["radio_89", "coffee_table_koagbh_0"]],
+            "manipulating_object_id": ["radio_89"],
+            "memory_prefix": ["back"],
+            "spatial_prefix": [],
+            "frame_duration": [1400, 1776],
+            "skill_type": ["uncoordinated"],
+        },
+    ],
+}
+
+
+def test_behavior_annotation_parses_the_released_format(tmp_path):
+    path = tmp_path / "episode_00000010.json"
+    path.write_text(json.dumps(RADIO))
+    episode = read_behavior_annotation(path)
+    assert episode.task_name == "turning on radio" and episode.task_duration == (0, 1776)
+    assert episode.object_list == ["radio_89", "coffee_table_koagbh_0"]
+    subs = load_behavior_annotation(RADIO)
+    assert [(s.st_idx, s.start, s.end) for s in subs] == [(0, 0, 265), (1, 265, 1162), (2, 1162, 1400), (3, 1400, 1776)]
+    pick = subs[1].actions[0]
+    assert (pick.verb, pick.arm, pick.obj, pick.targets) == (
+        "pick_up_from",
+        None,
+        "radio_89",
+        [("from", "coffee_table_koagbh_0")],
+    )
+    assert subs[0].actions[0].targets == [("to", "radio_89")] and subs[0].actions[0].obj is None
+    assert subs[3].memory_prefix == ["back"] and subs[2].skill_type == ["coordinated"]
+
+
+def test_behavior_radio_chain_end_to_end():
+    events = [ev(900, "right", "close"), ev(1600, "right", "open")]
+    chain = build_chain(load_behavior_annotation(RADIO), events, task_name="turning on radio")
+    assert chain.action_dscp_list == [
+        "robot moves to radio",
+        "right arm picks up radio from coffee table koagbh",
+        "both arms press radio",
+        "right arm places radio on coffee table koagbh",
+    ]
+    pick_q = chain.subtasks[1].pending_queries[0]
+    assert (pick_q.kind, pick_q.resolved_by) == ("arm_assignment", "L1")
+    press_q = chain.subtasks[2].pending_queries[0]
+    assert (press_q.resolved_by, press_q.answer) == ("L2", {"arm": "coop"})
+    assert check_chain(chain, events) == []
+    # the chain round-trips through JSON with validation
+    again = from_dict(json.loads(json.dumps(to_dict(chain))), StructuredSubtaskChain)
+    assert again == chain
+
+
+def test_paper_style_labels_name_arm_and_object():
+    a = parse_skill_text("left pick bowl")
+    assert (a.verb, a.arm, a.obj) == ("pick", "left", "bowl")
+    b = parse_skill_text("right arm place on", ["pillar_candle_89", "table_2"])
+    assert (b.verb, b.arm, b.obj, b.targets) == ("place_on", "right", "pillar_candle_89", [("on", "table_2")])
+    c = parse_skill_text("open door", ["door_12"])
+    assert (c.verb, c.obj) == ("open_door", "door_12")
+    d = parse_skill_text("both pick up box")
+    assert (d.arm, d.obj) == ("coop", "box")
+
+
+def test_behavior_errors_name_the_entry():
+    bad = {"skill_annotation": [{"skill_description": ["pick up"], "frame_duration": [50, 10]}]}
+    with pytest.raises(LabelValidationError, match=r"skill_annotation\[0\]: frame_duration"):
+        load_behavior_annotation(bad)
+    unknown = {"skill_annotation": [{"skill_description": ["juggle"], "frame_duration": [0, 10]}]}
+    with pytest.raises(UnknownVerbError, match="add a row"):
+        load_behavior_annotation(unknown)
+    with pytest.raises(LabelValidationError, match="skill_annotation"):
+        load_behavior_annotation({"annotations": []})
+    split = {"skill_annotation": [{"skill_description": ["press"], "frame_duration": [[10, 20], [30, 40]]}]}
+    assert [(s.start, s.end) for s in load_behavior_annotation(split)] == [(10, 40)]
+
+
+def test_verb_tables():
+    assert check_tables() == []
+    assert lookup_verb("Pick up  from").name == "pick_up_from"
+    assert {VERBS[v].role for v in ("insert", "hang", "attach")} == {"tool_release"}
+    assert {VERBS[v].action_type for v in ("push", "press", "turn_on", "tip_over")} == {"contact"}
+    with pytest.raises(UnknownVerbError, match="one row"):
+        lookup_verb("levitate")
+    seed_ids = [
+        "N1",
+        "O1",
+        "C1",
+        "S1",
+        "S2",
+        "P1",
+        "L1",
+        "L2",
+        "L3",
+        "L4",
+        "L5",
+        "R1",
+        "M1",
+        "H1",
+        "A1",
+        "A2",
+        "A3",
+        "D1",
+        "J1",
+        "J2",
+        "T1",
+        "B1",
+        "G1",
+        "Q1",
+        "X1",
+    ]
+    assert set(seed_ids) <= set(TEMPLATE_VERBS)
+
+
+# ---------------------------------------------------------------- the project's segmentations
+ROLE_OF = [
+    ("navigate to the fridge", "N1", "idle"),
+    ("open the left drawer", "O1", "transient"),
+    ("close the microwave door", "C1", "transient"),
+    ("slide the top oven rack out", "S1", "transient"),
+    ("pick up the bowl from the counter", "P1", "acquire"),
+    ("place the bowl in the dishwasher", "L1", "release"),
+    ("place the knife on the cutting board", "L2", "release"),
+    ("place the mug under the coffee machine dispenser", "L3", "release"),
+    ("place the jam next to the plate", "L4", "release"),
+    ("stack the can on top of the other cans", "L5", "release"),
+    ("dump the vegetables onto the plate", "R1", "tool_persistent"),
+    ("push the cutting board to the sink", "M1", "contact"),
+    ("hold the carrot under the sink faucet", "H1", "keep"),
+    ("turn on the sink faucet", "A1", "contact"),
+    ("press the start button on the coffee machine", "A2", "contact"),
+    ("push down the lever of the toaster", "A3", "contact"),
+    ("turn off the microwave", "D1", "contact"),
+    ("set the front-left burner to medium", "J1", "contact"),
+    ("turn the sink spout to the left", "J2", "contact"),
+    ("stir the vegetables in the pot", "T1", "tool_persistent"),
+    ("scrub the cutting board", "B1", "tool_persistent"),
+    ("wash the broccoli", "B1", "contact"),
+    ("shake the pan", "G1", "transient"),
+    ("press the lemon against the reamer", "Q1", "tool_persistent"),
+    ("wait for the toaster", "X1", "idle"),
+]
+
+
+@pytest.mark.parametrize("label, template_id, role", ROLE_OF)
+def test_segment_labels_map_through_the_template_table(label, template_id, role):
+    pytest.importorskip("strands_robots.segments", reason="the segmentation module (issue 8) is not present")
+    from strands_robots.ssc.segmentation import subtasks_from_segments
+
+    (st,) = subtasks_from_segments([{"start": 0, "end": 30, "label": label}])
+    assert st.source == f"segment:{template_id}"
+    assert VERBS[st.actions[0].verb].role == role
+
+
+def test_segmentation_chain_pick_place_with_a_single_arm_gripper():
+    pytest.importorskip("strands_robots.segments", reason="the segmentation module (issue 8) is not present")
+    from strands_robots.ssc.segmentation import subtasks_from_segments
+
+    segments = [
+        {"start": 0, "end": 100, "label": "navigate to the counter"},
+        {"start": 100, "end": 200, "label": "pick up the bowl from the counter"},
+        {"start": 200, "end": 300, "label": "place the bowl in the sink"},
+        {"start": 300, "end": 373, "label": "TASK_COMPLETE"},
+    ]
+    events = [ev(105, "right", "open"), ev(195, "right", "close"), ev(275, "right", "open"), ev(295, "right", "close")]
+    chain = build_chain(subtasks_from_segments(segments), events)
+    assert chain.action_dscp_list == [
+        "robot moves to counter",
+        "right arm picks up bowl from counter",
+        "right arm places bowl in sink",
+        "robot idles",
+    ]
+    assert [configuration(e.scene_graph) for e in chain.subtasks] == ["E", "R", "E", "E"]
+    assert check_chain(chain, events) == []
+
+
+def test_stored_segments_with_template_fields_need_no_parser():
+    from strands_robots.ssc.segmentation import subtasks_from_segments
+
+    stored = [
+        {
+            "start": 0,
+            "end": 40,
+            "label": "x",
+            "template_id": "L4",
+            "slots": {"theme": "jam", "destination": "plate"},
+            "modifiers": {"relation": "next to"},
+        }
+    ]
+    (st,) = subtasks_from_segments(stored)
+    assert (st.actions[0].verb, st.actions[0].obj, st.actions[0].targets) == ("place", "jam", [("next to", "plate")])
+    with pytest.raises(LabelValidationError, match="integer frames"):
+        subtasks_from_segments([{"start": "0", "end": 4, "label": "x", "template_id": "P1"}])
+    with pytest.raises(UnknownVerbError, match="TEMPLATE_VERBS"):
+        subtasks_from_segments([{"start": 0, "end": 4, "label": "x", "template_id": "Z9"}])
