@@ -1,0 +1,154 @@
+"""``strands-labels judge ROOT``: label every verdict-bearing episode with a judge agent.
+
+Without ``--model`` the offline judge (``heuristic-v1``) runs; with ``--model
+PROVIDER:MODEL_ID`` a real model does. Resumable (episodes already labelled are skipped
+unless ``--relabel``), parallel (``--workers``), and a failing episode is reported at
+the end instead of stopping the run (exit status 1 when any failed). Issue 4.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from strands_robots.cli.common import LabelsDirOpt, RootArg, console, resolve
+from strands_robots.errors import LabelValidationError
+
+err_console = Console(stderr=True)
+
+
+def parse_episode_list(text: str) -> list[int]:
+    """``"0,3,7"`` or ``"0-4,9"`` -> sorted unique episode indices.
+
+    Raises:
+        LabelValidationError: anything else (the message shows the accepted forms).
+    """
+    out: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        single = re.fullmatch(r"\d+", part)
+        span = re.fullmatch(r"(\d+)\s*-\s*(\d+)", part)
+        if single:
+            out.add(int(part))
+        elif span and int(span.group(1)) <= int(span.group(2)):
+            out.update(range(int(span.group(1)), int(span.group(2)) + 1))
+        else:
+            raise LabelValidationError(
+                f"--episodes {text!r}: {part!r} is not an episode index or range; use e.g. 0,3,7 or 0-9,12."
+            )
+    return sorted(out)
+
+
+def judge(
+    root: RootArg,
+    model: Annotated[
+        str | None,
+        typer.Option(help="PROVIDER:MODEL_ID (bedrock, anthropic, openai, ollama, llamacpp); default: offline judge."),
+    ] = None,
+    episodes: Annotated[str | None, typer.Option(help="Only these episodes, e.g. 0,3,7 or 0-9.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="At most this many episodes.")] = None,
+    frames: Annotated[int, typer.Option(min=1, max=64, help="Frames sampled per episode.")] = 4,
+    images: Annotated[
+        bool | None,
+        typer.Option("--images/--no-images", help="Send camera images (default: with --model yes, offline no)."),
+    ] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Episodes judged in parallel.")] = 1,
+    relabel: Annotated[
+        bool, typer.Option("--relabel", help="Redo labelled episodes (replaced labels kept in judge_history).")
+    ] = False,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """Grade each episode's execution on top of its verdict (never overturning it)."""
+    from strands_robots.episode_labels import flush
+    from strands_robots.judges.runner import run_judge
+
+    dataset_root, sidecar_dir = resolve(root), resolve(labels_dir)
+    assert dataset_root is not None
+    wanted = parse_episode_list(episodes) if episodes is not None else None
+    progress = Progress(
+        TextColumn("[bold]judge"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=err_console,
+        transient=False,
+    )
+    task = progress.add_task("judge", total=None, last="")
+
+    def on_start(total: int) -> None:
+        progress.update(task, total=total)
+        if total:
+            progress.start()
+
+    def on_result(result) -> None:  # noqa: ANN001 - EpisodeResult
+        last = f"ep {result.episode}: {result.quality if result.ok else 'FAILED'}"
+        progress.update(task, advance=1, last=last)
+
+    interrupted = False
+    report = None
+    try:
+        report = run_judge(
+            dataset_root,
+            model=model,
+            episodes=wanted,
+            limit=limit,
+            frames=frames,
+            images=images,
+            workers=workers,
+            relabel=relabel,
+            labels_dir=sidecar_dir,
+            on_start=on_start,
+            on_result=on_result,
+        )
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        progress.stop()
+        with contextlib.suppress(FileNotFoundError):
+            flush(dataset_root, labels_dir=sidecar_dir)
+    if interrupted or report is None:
+        err_console.print("[yellow]interrupted:[/] labels written so far are kept; run the same command to resume.")
+        raise typer.Exit(130)
+    _print_report(report)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
+    if not report.results:
+        console.print(
+            f"nothing to judge: {report.already_labelled} episode(s) already labelled (--relabel redoes them)."
+        )
+        return
+    summary = Table(title=f"judge {report.judge_model}", caption=str(report.root))
+    summary.add_column("")
+    summary.add_column("episodes", justify="right")
+    for quality, count in report.quality_counts().items():
+        summary.add_row(f"quality {quality}", str(count))
+    for mode, count in report.failure_mode_counts().items():
+        summary.add_row(f"failure_mode {mode or '—'}", str(count))
+    summary.add_row("disputes (opinion vs verdict)", str(report.disputes()))
+    summary.add_row("already labelled, skipped", str(report.already_labelled))
+    summary.add_row("failed", str(len(report.failed)))
+    console.print(summary)
+    console.print(f"{len(report.labelled)} labelled in {report.seconds:.1f} s", style="dim")
+    if report.failed:
+        failures = Table(title=f"{len(report.failed)} episode(s) failed (no label written)")
+        failures.add_column("episode", justify="right")
+        failures.add_column("error")
+        for result in report.failed:
+            failures.add_row(str(result.episode), result.error)
+        console.print(failures)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``judge`` to ``app``."""
+    app.command("judge")(judge)

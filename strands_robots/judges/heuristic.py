@@ -1,0 +1,191 @@
+"""``HeuristicJudgeModel``: the offline judge as a strands ``Model`` (issue 4, "Offline judge").
+
+It needs no model service. Like a real model it plans tool calls and reads their
+results, so an offline run goes through the same agent loop, tools, root checks and
+label writes as a VLM judge:
+
+1. ``read_predicate_verdict`` (no verdict -> the episode is skipped, nothing written);
+2. ``load_episode`` (its resolved root selects the dataset profile);
+3. ``sample_frames`` (state only; if images were asked for and fail, once more without);
+4. ``write_label`` with the grade of :func:`strands_robots.judges.rules.grade_episode`
+   and ``judge_model="heuristic-v1"``;
+5. a final text message listing what it wrote.
+
+The request is the user prompt :func:`judge_prompt` builds (``Label episode 3 of the
+dataset at "/data/x". Sample 4 frames each, without images.``); several episodes may be
+listed (``episodes 1, 2 and 5``). The dataset profile (every episode's signals) is its
+prior knowledge of the dataset: pass one, or it is computed once per root on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import AsyncGenerator, AsyncIterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from strands.models.model import Model
+from strands.types.content import Messages
+from strands.types.streaming import StreamEvent
+from strands.types.tools import ToolSpec
+
+from strands_robots.judges.profile import DatasetProfile
+from strands_robots.judges.rules import JUDGE_MODEL, grade_episode
+from strands_robots.judges.scripted import ToolExchange, exchanges, last_user_text, text_events, tool_call_events
+
+
+def judge_prompt(root: str | Path, episodes: list[int], n_frames: int = 4, images: bool = False) -> str:
+    """The user prompt that asks a judge (any model) to label ``episodes`` of ``root``."""
+    which = f"episode {episodes[0]}" if len(episodes) == 1 else "episodes " + ", ".join(str(e) for e in episodes)
+    return (
+        f"Label {which} of the dataset at {json.dumps(str(root))}. "
+        f"Sample {n_frames} frames each, {'with' if images else 'without'} images."
+    )
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """What a prompt asks for."""
+
+    root: str
+    episodes: tuple[int, ...]
+    n_frames: int = 4
+    images: bool = False
+
+
+_ROOT = re.compile(r'dataset at (?:"((?:[^"\\]|\\.)*)"|(\S+?))(?=[.,;]?(?:\s|$))')
+_EPISODES = re.compile(r"\bepisodes?\s+(\d+(?:\s*(?:,|and)\s*\d+)*)", re.IGNORECASE)
+_FRAMES = re.compile(r"\bsample\s+(\d+)\s+frames?", re.IGNORECASE)
+
+
+def parse_request(text: str) -> JudgeRequest | None:
+    """Read root, episodes, frame count and image wish from a :func:`judge_prompt` text."""
+    root_match = _ROOT.search(text)
+    episodes_match = _EPISODES.search(text)
+    if not root_match or not episodes_match:
+        return None
+    root = json.loads(f'"{root_match.group(1)}"') if root_match.group(1) is not None else root_match.group(2)
+    episodes = tuple(int(e) for e in re.findall(r"\d+", episodes_match.group(1)))
+    frames_match = _FRAMES.search(text)
+    images = bool(re.search(r"\bwith images\b", text, re.IGNORECASE))
+    return JudgeRequest(root, episodes, int(frames_match.group(1)) if frames_match else 4, images)
+
+
+class HeuristicJudgeModel(Model):
+    """A strands ``Model`` that grades execution from signals relative to the dataset.
+
+    Args:
+        profiles: ``{resolved root: DatasetProfile}`` known in advance (the runner
+            computes it once); other roots are profiled on first use.
+        profile_workers: Threads used when profiling a root on first use.
+    """
+
+    judge_model_name = JUDGE_MODEL
+
+    def __init__(self, profiles: dict[str | Path, DatasetProfile] | None = None, *, profile_workers: int = 1):
+        self._profiles = {str(Path(k)): v for k, v in (profiles or {}).items()}
+        self._profile_workers = profile_workers
+        self._lock = threading.Lock()
+        self.config: dict[str, Any] = {"model_id": JUDGE_MODEL}
+
+    def update_config(self, **model_config: Any) -> None:
+        """Update the (informational) config."""
+        self.config.update(model_config)
+
+    def get_config(self) -> dict[str, Any]:
+        """The config: ``{"model_id": "heuristic-v1"}``."""
+        return dict(self.config)
+
+    def profile(self, root: str | Path) -> DatasetProfile:
+        """The profile of a resolved dataset root (computed once, thread-safe)."""
+        key = str(Path(root))
+        with self._lock:
+            found = self._profiles.get(key)
+            if found is None:
+                found = DatasetProfile.from_dataset(key, workers=self._profile_workers)
+                self._profiles[key] = found
+            return found
+
+    async def structured_output(
+        self, output_model: Any, prompt: Any, system_prompt: str | None = None, **kwargs: Any
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """Not supported: the offline judge only plans tool calls."""
+        raise NotImplementedError("HeuristicJudgeModel plans tool calls; it has no structured output.")
+        yield {}  # pragma: no cover - makes this an async generator
+
+    async def stream(  # type: ignore[override]
+        self,
+        messages: Messages,
+        tool_specs: list[ToolSpec] | None = None,
+        system_prompt: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterable[StreamEvent]:
+        """Emit the next tool call of the plan (or the final text) as stream events."""
+        for event in self.next_events(list(messages)):  # type: ignore[arg-type]
+            yield event  # type: ignore[misc]
+
+    def next_events(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The events of the next assistant message given the conversation so far."""
+        request = parse_request(last_user_text(messages))
+        if request is None:
+            return list(
+                text_events(
+                    'I label episodes when asked as: Label episode N of the dataset at "ROOT". '
+                    "Sample K frames each, without images."
+                )
+            )
+        history = exchanges(messages)
+        outcomes: list[str] = []
+        for episode in request.episodes:
+            step = self._next_step(request, episode, [x for x in history if x.input.get("episode") == episode])
+            if isinstance(step, tuple):
+                name, tool_input = step
+                return list(tool_call_events(name, tool_input))
+            outcomes.append(step)
+        return list(text_events("\n".join(outcomes)))
+
+    def _next_step(
+        self, request: JudgeRequest, episode: int, calls: list[ToolExchange]
+    ) -> tuple[str, dict[str, Any]] | str:
+        by_name: dict[str, list[ToolExchange]] = {}
+        for call in calls:
+            by_name.setdefault(call.name, []).append(call)
+        base = {"root": request.root, "episode": episode}
+        verdict = by_name.get("read_predicate_verdict")
+        if not verdict:
+            return "read_predicate_verdict", base
+        if not verdict[-1].ok:
+            return f"episode {episode}: not labelled ({verdict[-1].text()})"
+        loaded = by_name.get("load_episode")
+        if not loaded:
+            return "load_episode", base
+        if not loaded[-1].ok:
+            return f"episode {episode}: not labelled ({loaded[-1].text()})"
+        sampled = by_name.get("sample_frames", [])
+        if not sampled:
+            return "sample_frames", {**base, "n_frames": request.n_frames, "include_images": request.images}
+        if not sampled[-1].ok:
+            if sampled[-1].input.get("include_images") and len(sampled) == 1:
+                return "sample_frames", {**base, "n_frames": request.n_frames, "include_images": False}
+            return f"episode {episode}: not labelled ({sampled[-1].text()})"
+        written = by_name.get("write_label")
+        if not written:
+            profile = self.profile(loaded[-1].json().get("root", request.root))
+            deterministic = verdict[-1].json().get("deterministic")
+            grade = grade_episode(sampled[-1].json().get("signals", {}), profile, deterministic)
+            return "write_label", {
+                **base,
+                "quality": grade.quality,
+                "failure_mode": grade.failure_mode,
+                "note": grade.note,
+                "success_opinion": None,
+                "judge_model": JUDGE_MODEL,
+            }
+        last = written[-1]
+        if last.ok:
+            judge = last.json().get("judge", {})
+            return f"episode {episode}: {judge.get('quality')} ({judge.get('failure_mode')})"
+        return f"episode {episode}: not labelled ({last.text()})"

@@ -1,0 +1,351 @@
+"""Label a whole dataset with a judge agent: selection, workers, retries, report.
+
+Used by ``strands-labels judge`` (issue 4). Every episode goes through
+:func:`strands_robots.tools.episode_judge.create_judge_agent`: the offline judge
+(:class:`~strands_robots.judges.heuristic.HeuristicJudgeModel`) and a real model run
+the same loop.
+
+- Selection: episodes with a verdict and no judge block (so a run interrupted half way
+  resumes where it stopped); ``relabel=True`` redoes labelled ones too and each
+  replaced judge block is kept in the record's ``judge_history``.
+- ``workers`` threads, one agent each (a fresh conversation per episode).
+- A model call failing transiently (throttling, timeouts, dropped connections) is
+  retried with exponential backoff (:class:`TransientRetryStrategy`).
+- A failing episode never stops the run: it is reported in :class:`JudgeReport`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands import ModelRetryStrategy
+from strands.types.exceptions import ModelThrottledException
+
+from strands_robots.episode_labels import labels_path, read_labels
+from strands_robots.errors import LabelsError, LabelValidationError
+from strands_robots.judges.heuristic import HeuristicJudgeModel, judge_prompt
+from strands_robots.judges.profile import DatasetProfile
+from strands_robots.judges.rules import JUDGE_MODEL
+from strands_robots.model_spec import build_model
+from strands_robots.tools.episode_judge import create_judge_agent, model_name
+
+#: ``--model`` values that select the offline judge.
+OFFLINE_ALIASES = ("heuristic", JUDGE_MODEL)
+
+_TRANSIENT_NAME_PARTS = (
+    "throttl",
+    "timeout",
+    "connection",
+    "serviceunavailable",
+    "overloaded",
+    "ratelimit",
+    "internalserver",
+    "toomanyrequests",
+)
+
+
+class NoVerdictsError(LabelsError, FileNotFoundError):
+    """The dataset has no ``episode_labels.json`` with verdicts to judge on top of."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether a model-call failure is worth retrying (throttling, timeouts, connections, 5xx)."""
+    if isinstance(exc, ModelThrottledException | ConnectionError | TimeoutError):
+        return True
+    names = "".join(cls.__name__.lower() for cls in type(exc).__mro__)
+    return any(part in names for part in _TRANSIENT_NAME_PARTS)
+
+
+class TransientRetryStrategy(ModelRetryStrategy):
+    """strands' model-call retry with backoff, widened to every transient failure.
+
+    Delays: ``initial_delay * 2**attempt`` seconds, capped at ``max_delay``.
+    """
+
+    def __init__(self, *, max_attempts: int = 5, initial_delay: float = 2.0, max_delay: float = 60.0):
+        super().__init__(max_attempts=max_attempts, initial_delay=initial_delay, max_delay=max_delay)  # type: ignore[arg-type]
+
+    def is_retryable(self, exception: Exception) -> bool:
+        """True for :func:`is_transient` failures."""
+        return is_transient(exception)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Backoff of transient model-call failures (see :class:`TransientRetryStrategy`)."""
+
+    max_attempts: int = 5
+    initial_delay: float = 2.0
+    max_delay: float = 60.0
+
+    def strategy(self) -> TransientRetryStrategy:
+        """A fresh strategy (one per agent: it keeps its attempt counter)."""
+        return TransientRetryStrategy(
+            max_attempts=self.max_attempts, initial_delay=self.initial_delay, max_delay=self.max_delay
+        )
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    """What happened to one episode."""
+
+    episode: int
+    ok: bool
+    quality: str | None = None
+    failure_mode: str | None = None
+    disputes_verdict: bool = False
+    error: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class JudgeReport:
+    """The outcome of :func:`run_judge`.
+
+    Attributes:
+        root: The dataset root.
+        judge_model: Name recorded in the judge blocks (for the offline judge ``heuristic-v1``).
+        results: One :class:`EpisodeResult` per attempted episode, in episode order.
+        already_labelled: Episodes skipped because they had a judge block (no ``relabel``).
+        seconds: Wall time of the run (profile included).
+        profile_seconds: Time spent profiling the dataset (offline judge).
+        tool_seconds: Tool name -> seconds spent inside it (summed over workers).
+    """
+
+    root: Path
+    judge_model: str
+    results: list[EpisodeResult] = field(default_factory=list)
+    already_labelled: int = 0
+    seconds: float = 0.0
+    profile_seconds: float = 0.0
+    tool_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[EpisodeResult]:
+        """Episodes that got no label."""
+        return [r for r in self.results if not r.ok]
+
+    @property
+    def labelled(self) -> list[EpisodeResult]:
+        """Episodes labelled in this run."""
+        return [r for r in self.results if r.ok]
+
+    def quality_counts(self) -> dict[str, int]:
+        """``low``/``medium``/``high`` -> count over this run's labels."""
+        counts = Counter(r.quality for r in self.labelled)
+        return {q: counts.get(q, 0) for q in ("low", "medium", "high")}
+
+    def failure_mode_counts(self) -> dict[str | None, int]:
+        """failure_mode (None included) -> count over this run's labels, most common first."""
+        return dict(Counter(r.failure_mode for r in self.labelled).most_common())
+
+    def disputes(self) -> int:
+        """Labels of this run whose success_opinion contradicts the verdict."""
+        return sum(1 for r in self.labelled if r.disputes_verdict)
+
+
+def select_episodes(
+    root: str | Path,
+    *,
+    episodes: Iterable[int] | None = None,
+    limit: int | None = None,
+    relabel: bool = False,
+    labels_dir: str | Path | None = None,
+) -> tuple[list[int], list[int], int]:
+    """Which episodes a run labels.
+
+    Args:
+        root: Dataset root.
+        episodes: Only these (default: every episode with a verdict).
+        limit: At most this many, lowest indices first.
+        relabel: Include episodes that already have a judge block.
+        labels_dir: Directory of the sidecar.
+
+    Returns:
+        ``(to_label, requested_without_verdict, already_labelled)``.
+
+    Raises:
+        NoVerdictsError: no sidecar yet.
+        LabelValidationError: ``limit`` below 1 or a negative episode.
+    """
+    if limit is not None and limit < 1:
+        raise LabelValidationError(f"limit must be >= 1, got {limit}.")
+    try:
+        document = read_labels(root, labels_dir=labels_dir)
+    except FileNotFoundError as exc:
+        raise NoVerdictsError(
+            f"no verdicts to judge on top of: {labels_path(root, labels_dir=labels_dir)} does not exist. Record them "
+            "first: strands-labels verdicts ROOT FILE (or record_deterministic_verdicts)."
+        ) from exc
+    records = document["episodes"]
+    with_verdict = sorted(int(k) for k, r in records.items() if "deterministic" in r)
+    missing: list[int] = []
+    if episodes is not None:
+        wanted = sorted(set(int(e) for e in episodes))
+        if any(e < 0 for e in wanted):
+            raise LabelValidationError(f"episode indices are non-negative, got {[e for e in wanted if e < 0]}.")
+        have = set(with_verdict)
+        missing = [e for e in wanted if e not in have]
+        with_verdict = [e for e in wanted if e in have]
+    todo = [e for e in with_verdict if relabel or "judge" not in records[str(e)]]
+    already = len(with_verdict) - len(todo)
+    if limit is not None:
+        todo = todo[:limit]
+    return todo, missing, already
+
+
+def _is_offline(model: Any) -> bool:
+    return model is None or (isinstance(model, str) and model.strip().lower() in OFFLINE_ALIASES)
+
+
+def run_judge(
+    root: str | Path,
+    *,
+    model: Any = None,
+    episodes: Iterable[int] | None = None,
+    limit: int | None = None,
+    frames: int = 4,
+    images: bool | None = None,
+    workers: int = 1,
+    relabel: bool = False,
+    labels_dir: str | Path | None = None,
+    retry: RetryPolicy | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_result: Callable[[EpisodeResult], None] | None = None,
+) -> JudgeReport:
+    """Label the selected episodes of ``root`` with a judge agent.
+
+    Args:
+        root: Dataset root (a path a person gave; resolved here).
+        model: None / ``"heuristic-v1"`` (the offline judge), a ``PROVIDER:MODEL_ID``
+            spec (one model instance per worker) or a strands ``Model`` (shared).
+        episodes: Only these episode indices.
+        limit: At most this many episodes.
+        frames: Frames ``sample_frames`` is asked for per episode.
+        images: Ask for camera images (default: yes with a model, no offline).
+        workers: Episodes judged in parallel (threads, one agent each).
+        relabel: Redo labelled episodes, keeping replaced blocks in ``judge_history``.
+        labels_dir: Directory of the label sidecars.
+        retry: Backoff of transient model-call failures.
+        on_start: Called with the number of episodes once selection is done.
+        on_result: Called with each :class:`EpisodeResult` as it completes (any thread).
+
+    Returns:
+        The :class:`JudgeReport`; requested episodes without a verdict are failures in it.
+
+    Raises:
+        NoVerdictsError: the dataset has no sidecar.
+        LabelValidationError: a bad ``frames``, ``workers`` or ``limit``.
+        ModelSpecError: a bad model spec.
+        DatasetError: the dataset cannot be opened (offline judge).
+    """
+    start = time.perf_counter()
+    root = Path(root).expanduser().resolve()
+    if frames < 1:
+        raise LabelValidationError(f"frames must be >= 1, got {frames}.")
+    if workers < 1:
+        raise LabelValidationError(f"workers must be >= 1, got {workers}.")
+    retry = retry or RetryPolicy()
+    offline = _is_offline(model)
+    if not offline and isinstance(model, str):
+        build_model(model)  # fail fast on a bad spec or a missing SDK, before anything else
+    todo, missing, already = select_episodes(
+        root, episodes=episodes, limit=limit, relabel=relabel, labels_dir=labels_dir
+    )
+    images = (not offline) if images is None else images
+    report = JudgeReport(root, JUDGE_MODEL if offline else model_name(model), already_labelled=already)
+    for e in missing:
+        report.results.append(EpisodeResult(e, False, error="no deterministic verdict recorded; nothing to judge"))
+    if on_start is not None:
+        on_start(len(todo) + len(missing))
+    if on_result is not None:
+        for r in report.results:
+            on_result(r)
+    if not todo:
+        report.seconds = time.perf_counter() - start
+        return report
+
+    shared_model: Any
+    if offline:
+        profile_start = time.perf_counter()
+        profile = DatasetProfile.from_dataset(root, workers=workers)
+        report.profile_seconds = time.perf_counter() - profile_start
+        shared_model = HeuristicJudgeModel({root: profile})
+    elif isinstance(model, str):
+        shared_model = None  # one model instance per worker, built by create_judge_agent
+    else:
+        shared_model = model
+
+    local = threading.local()
+    agents: list[Any] = []
+    agents_lock = threading.Lock()
+
+    def agent_for_thread() -> Any:
+        agent = getattr(local, "agent", None)
+        if agent is None:
+            agent = create_judge_agent(
+                shared_model if shared_model is not None else model,
+                roots=[root],
+                labels_dir=labels_dir,
+                callback_handler=None,
+                retry_strategy=retry.strategy(),
+            )
+            local.agent = agent
+            with agents_lock:
+                agents.append(agent)
+        return agent
+
+    def judge_one(episode: int) -> EpisodeResult:
+        t0 = time.perf_counter()
+        try:
+            agent = agent_for_thread()
+            agent.messages = []
+            agent(judge_prompt(root, [episode], frames, images))
+            judge = agent.judge_tools.config.written.pop((str(root), episode), None)
+            if judge is None:
+                reply = str(agent.messages[-1]["content"][0].get("text", "")) if agent.messages else ""
+                return EpisodeResult(
+                    episode,
+                    False,
+                    error=f"the judge wrote no label. Its last words: {reply[:300]}",
+                    seconds=time.perf_counter() - t0,
+                )
+            return EpisodeResult(
+                episode,
+                True,
+                quality=judge.get("quality"),
+                failure_mode=judge.get("failure_mode"),
+                disputes_verdict=bool(judge.get("disputes_verdict")),
+                seconds=time.perf_counter() - t0,
+            )
+        except Exception as exc:  # noqa: BLE001 - one episode's failure never stops the run
+            return EpisodeResult(episode, False, error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - t0)
+
+    done: list[EpisodeResult] = []
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge")
+    try:
+        futures = [pool.submit(judge_one, e) for e in todo]
+        for future in as_completed(futures):
+            result = future.result()
+            done.append(result)
+            if on_result is not None:
+                on_result(result)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # Ctrl-C: finish in-flight episodes, drop the rest
+        report.results.extend(done)
+        report.results.sort(key=lambda r: r.episode)
+        for agent in agents:
+            for name, seconds in agent.judge_tools.config.tool_seconds.items():
+                report.tool_seconds[name] = report.tool_seconds.get(name, 0.0) + seconds
+        report.seconds = time.perf_counter() - start
+    return report

@@ -1,0 +1,535 @@
+"""The judge agent's four strands tools and ``create_judge_agent`` (seed 003, "The judge agent").
+
+Two stages, one precedence: the deterministic verdict (the simulator's predicates) is
+authoritative; the judge grades the execution on top of it and can annotate the verdict
+(``success_opinion`` -> ``disputes_verdict``) but never overturn it.
+
+Tools (each returns a fresh ``{"status": "success"|"error", "content": [...]}`` dict
+and never raises; see :mod:`strands_robots.tools.envelope`):
+
+- ``load_episode(root, episode)``
+- ``sample_frames(root, episode, n_frames=4, include_images=False)``
+- ``read_predicate_verdict(root, episode)``
+- ``write_label(root, episode, quality, failure_mode=None, note="", success_opinion=None, judge_model="")``
+
+A model chooses every argument, so roots go through :mod:`strands_robots.tools.roots`.
+The module-level tools read the allow-list from ``STRANDS_LABELS_ROOTS`` at each call;
+:func:`make_judge_tools` / :func:`create_judge_agent` bind one (``roots=[...]``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, annotate_episode, deterministic_verdict
+from strands_robots.episode_labels.document import query_document
+from strands_robots.tools import envelope
+from strands_robots.tools.dataset_cache import cached_dataset
+from strands_robots.tools.envelope import MissingVideoError, ToolInputError, json_block, run_tool, text_block
+from strands_robots.tools.images import DEFAULT_MAX_SIDE, image_block
+from strands_robots.tools.roots import allowed_roots_from_env, normalise_allow_list, resolve_dataset_root
+from strands_robots.tools.signals import episode_signals, sample_indices
+
+STATE_KEY = "observation.state"
+MAX_SAMPLED_FRAMES = 64  # a model asking for more gets a clear refusal, not a 10 MB answer
+
+SYSTEM_PROMPT = """\
+You are the judge of a robot-learning dataset. Labelling has two stages with one precedence.
+
+1. The deterministic verdict (success, failure) was decided by the benchmark's own predicates \
+from simulator state. It is authoritative: you never overturn it, and nothing you write changes it.
+2. You grade the EXECUTION on top of it: smoothness, directness, control, hesitation, regrasps.
+
+For each episode you are asked about, in this order:
+- call read_predicate_verdict(root, episode) first;
+- look at the recording with load_episode(root, episode) and sample_frames(root, episode, ...) \
+(observation.state, timestamps and rms_state_jerk always; images per camera when asked);
+- then call write_label(root, episode, quality, ...) exactly once.
+
+Grade the execution, not the outcome: the verdict already carries success, so do not re-derive it in \
+the grade. A failed episode executed cleanly up to its failure can be medium or high; a successful \
+episode with jerky, hesitant or lucky motion can be low. quality is one of low, medium, high. \
+failure_mode is one of jerky_motion, near_miss, camera_occlusion, wrong_but_lucky, drift, collision, \
+incomplete, other, or null when nothing went wrong; near_miss and wrong_but_lucky are legal on a \
+successful episode (a success worth excluding from training).
+
+Each recorded frame is the state BEFORE its action, so an episode a predicate stopped ends one step \
+short of the state that satisfied it: a last frame just shy of the goal is not evidence against the \
+verdict. If your own read of success still differs from the verdict, pass success_opinion: it is \
+recorded as a dispute for a human to review and the verdict stands. Leave success_opinion null when \
+you have no independent evidence.
+
+If a tool answers with an error, follow its remedy; never invent data you did not receive.
+"""
+
+
+@dataclass
+class JudgeToolConfig:
+    """What a tool set is bound to (none of it chosen by the model).
+
+    Attributes:
+        roots: Resolved allow-list, or None; ignored when ``roots_from_env``.
+        roots_from_env: Read the allow-list from ``STRANDS_LABELS_ROOTS`` at each call.
+        labels_dir: Directory of the label sidecars (None = the dataset root).
+        judge_model: Recorded as the judge block's ``model`` when the model passes "".
+        max_side: Longest side of images sent to the model, in pixels.
+        written: ``(root, episode) -> judge block`` of every successful ``write_label``
+            (the runner checks it to tell a labelled episode from a model that gave up);
+            kept only when ``track_writes``.
+        track_writes: Fill ``written`` (off for the long-lived module-level tools).
+    """
+
+    roots: list[Path] | None = None
+    roots_from_env: bool = True
+    labels_dir: Path | None = None
+    judge_model: str = ""
+    max_side: int = DEFAULT_MAX_SIDE
+    written: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    track_writes: bool = True
+    tool_seconds: dict[str, float] = field(default_factory=dict)
+    tool_calls: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def run(self, tool: str, episode: object, body: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """:func:`run_tool` plus the time and call count spent in ``tool``."""
+        start = time.perf_counter()
+        try:
+            return run_tool(tool, episode, body)
+        finally:
+            elapsed = time.perf_counter() - start
+            with self._lock:
+                self.tool_seconds[tool] = self.tool_seconds.get(tool, 0.0) + elapsed
+                self.tool_calls[tool] = self.tool_calls.get(tool, 0) + 1
+
+    def root(self, value: object) -> Path:
+        """Resolve a model-chosen root under this configuration's allow-list."""
+        allowed = allowed_roots_from_env() if self.roots_from_env else self.roots
+        return resolve_dataset_root(value, allowed)
+
+    def record_write(self, root: Path, episode: int, judge: dict[str, Any]) -> None:
+        """Remember a successful write (thread-safe)."""
+        if not self.track_writes:
+            return
+        with self._lock:
+            self.written[(str(root), episode)] = judge
+
+
+@dataclass(frozen=True)
+class JudgeTools:
+    """The four tools bound to one :class:`JudgeToolConfig` (iterable: ``Agent(tools=list(t))``)."""
+
+    load_episode: Any
+    sample_frames: Any
+    read_predicate_verdict: Any
+    write_label: Any
+    config: JudgeToolConfig
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.load_episode, self.sample_frames, self.read_predicate_verdict, self.write_label))
+
+
+def episode_arg(value: object) -> int:
+    """Check a model-chosen episode index: a non-negative int (numpy ints accepted, bool refused)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise ToolInputError(f"episode must be a non-negative integer episode_index, got {value!r}.")
+    if int(value) < 0:
+        raise ToolInputError(f"episode must be >= 0, got {int(value)}.")
+    return int(value)
+
+
+def _optional_mode(value: object) -> str | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null")):
+        return None
+    if value not in FAILURE_MODES:
+        raise ToolInputError(
+            f"failure_mode {value!r} is not in the vocabulary; use one of {', '.join(FAILURE_MODES)}, or null "
+            "when nothing went wrong."
+        )
+    return str(value)
+
+
+def _record(root: Path, episode: int, labels_dir: Path | None) -> dict[str, Any] | None:
+    def get(document: dict[str, Any]) -> dict[str, Any] | None:
+        record = document["episodes"].get(str(episode))
+        return {k: record[k] for k in ("deterministic", "judge") if k in record} if record else None
+
+    try:
+        return query_document(root, get, labels_dir)
+    except FileNotFoundError:
+        return None
+
+
+def _episode_meta(dataset: Any, episode: int) -> Any:
+    return dataset.episodes[episode]  # EpisodeNotFoundError names the episode
+
+
+def _state_names(dataset: Any) -> list[str]:
+    return [str(n) for n in (getattr(dataset, "state_names", None) or ())]
+
+
+def _load_episode(cfg: JudgeToolConfig, root: object, episode: object) -> dict[str, Any]:
+    path = cfg.root(root)
+    index = episode_arg(episode)
+    dataset = cached_dataset(path)
+    meta = _episode_meta(dataset, index)
+    record = _record(path, index, cfg.labels_dir) or {}
+    fps = dataset.fps
+    features = {
+        name: {"dtype": spec.get("dtype"), "shape": list(spec.get("shape") or [])}
+        for name, spec in sorted(dataset.features.items())
+    }
+    cameras = sorted(dataset.camera_keys)
+    info = {
+        "root": str(path),
+        "episode_index": index,
+        "length": meta.length,
+        "fps": fps,
+        "duration_s": round(meta.length / fps, 6) if fps else None,
+        "features": features,
+        "camera_keys": cameras,
+        "state_names": _state_names(dataset),
+        "tasks": list(meta.tasks),
+        "has_verdict": "deterministic" in record,
+        "has_judge_label": "judge" in record,
+    }
+    summary = (
+        f"episode {index}: {meta.length} frames at {fps} fps, {len(cameras)} camera(s) "
+        f"({', '.join(cameras) or 'none'}), task {list(meta.tasks)!r}; verdict recorded: "
+        f"{'yes' if info['has_verdict'] else 'no'}; judge label: {'yes' if info['has_judge_label'] else 'no'}."
+    )
+    return envelope.success(text_block(summary), json_block(info))
+
+
+def _check_videos(meta: Any, cameras: Iterable[str], index: int) -> None:
+    videos = getattr(meta, "videos", {}) or {}
+    for camera in cameras:
+        ref = videos.get(camera)
+        if ref is not None and not Path(ref.path).is_file():
+            raise MissingVideoError(
+                f"the video of camera {camera!r} ({ref.path}) is missing, so episode {index} has no images from it."
+            )
+
+
+def _sample_frames(
+    cfg: JudgeToolConfig, root: object, episode: object, n_frames: object, include_images: object
+) -> dict[str, Any]:
+    path = cfg.root(root)
+    index = episode_arg(episode)
+    if isinstance(n_frames, bool) or not isinstance(n_frames, int | np.integer) or n_frames < 1:
+        raise ToolInputError(f"n_frames must be a positive integer (e.g. 4), got {n_frames!r}.")
+    if int(n_frames) > MAX_SAMPLED_FRAMES:
+        raise ToolInputError(f"n_frames {int(n_frames)} is more than {MAX_SAMPLED_FRAMES}; ask for fewer frames.")
+    if not isinstance(include_images, bool | np.bool_):
+        raise ToolInputError(f"include_images must be true or false, got {include_images!r}.")
+    dataset = cached_dataset(path)
+    meta = _episode_meta(dataset, index)
+    cameras = sorted(dataset.camera_keys) if include_images else []
+    _check_videos(meta, cameras, index)  # before any work: the answer would be incomplete
+    fps = dataset.fps
+    columns = [c for c in (STATE_KEY, "timestamp") if c in dataset.features]
+    rows = dataset.read_frames(index, columns) if columns else {}
+    state = rows.get(STATE_KEY)
+    timestamps = rows.get("timestamp")
+    if timestamps is None and fps:
+        timestamps = np.arange(meta.length, dtype=np.float64) / fps
+    picks = sample_indices(meta.length, int(n_frames))
+    names = _state_names(dataset)
+    signals = episode_signals(state, timestamps, fps, names)
+    frames = []
+    for f in picks:
+        row: dict[str, Any] = {"frame_index": f}
+        if timestamps is not None:
+            row["timestamp"] = round(float(timestamps[f]), 6)
+        if state is not None:
+            row[STATE_KEY] = [round(float(v), 6) for v in np.asarray(state[f]).reshape(-1)]
+        frames.append(row)
+    payload = {
+        "episode_index": index,
+        "length": meta.length,
+        "fps": fps,
+        "frame_indices": picks,
+        "state_names": names,
+        "frames": frames,
+        "rms_state_jerk": signals["rms_state_jerk"],
+        "rms_state_jerk_unit": "state units per second cubed (RMS of the third difference / dt^3)",
+        "signals": signals,
+        "cameras": cameras,
+    }
+    jerk = signals["rms_state_jerk"]
+    summary = (
+        f"episode {index}: {len(picks)} of {meta.length} frames {picks}; rms_state_jerk "
+        f"{'n/a (fewer than 4 frames or no state)' if jerk is None else f'{jerk:.6g}'}"
+        + (f"; {len(cameras)} camera image(s) per frame follow, each after its label." if cameras else ".")
+        + ("" if state is not None else " This dataset has no observation.state.")
+    )
+    blocks = [text_block(summary), json_block(payload)]
+    if cameras:
+        decoded = {cam: dataset.decode_frames(index, cam, picks, max_side=cfg.max_side) for cam in cameras}
+        for position, f in enumerate(picks):
+            for cam in cameras:
+                blocks.append(text_block(f"frame {f}, camera {cam}:"))
+                blocks.append(image_block(decoded[cam][position], cfg.max_side))
+    return envelope.success(*blocks)
+
+
+def _read_predicate_verdict(cfg: JudgeToolConfig, root: object, episode: object) -> dict[str, Any]:
+    path = cfg.root(root)
+    index = episode_arg(episode)
+    verdict = deterministic_verdict(path, index, labels_dir=cfg.labels_dir)
+    summary = (
+        f"deterministic verdict of episode {index} (authoritative; you annotate it, never overturn it): "
+        f"success={verdict.get('success')}, failure={verdict.get('failure', False)}. The last recorded frame is "
+        "the state before the final action."
+    )
+    return envelope.success(text_block(summary), json_block({"episode_index": index, "deterministic": verdict}))
+
+
+def _write_label(
+    cfg: JudgeToolConfig,
+    root: object,
+    episode: object,
+    quality: object,
+    failure_mode: object,
+    note: Any,
+    success_opinion: Any,
+    judge_model: object,
+) -> dict[str, Any]:
+    path = cfg.root(root)
+    index = episode_arg(episode)
+    if quality not in QUALITY_GRADES:
+        raise ToolInputError(
+            f"quality {quality!r} is not one of {', '.join(QUALITY_GRADES)} (it grades the execution, not the outcome)."
+        )
+    mode = _optional_mode(failure_mode)
+    recorded_model = judge_model if isinstance(judge_model, str) and judge_model.strip() else cfg.judge_model
+    record = annotate_episode(
+        path,
+        index,
+        quality=str(quality),
+        failure_mode=mode,
+        note=note if note is not None else "",
+        success_opinion=success_opinion,
+        model=recorded_model,
+        labels_dir=cfg.labels_dir,
+        keep_history=True,
+    )
+    judge = record["judge"]
+    cfg.record_write(path, index, judge)
+    text = f"label written for episode {index}: quality={judge['quality']}, failure_mode={judge['failure_mode']}."
+    if judge.get("disputes_verdict"):
+        text += (
+            f" Your success_opinion={judge['success_opinion']} contradicts the deterministic verdict "
+            f"(success={record['deterministic']['success']}): the verdict stands unchanged, and the dispute is "
+            "recorded (disputes_verdict: true) for a human to review."
+        )
+    return envelope.success(text_block(text), json_block({"episode_index": index, "judge": judge}))
+
+
+def make_judge_tools(
+    *,
+    roots: Iterable[str | os.PathLike[str]] | None = None,
+    roots_from_env: bool | None = None,
+    labels_dir: str | os.PathLike[str] | None = None,
+    judge_model: str = "",
+    max_side: int = DEFAULT_MAX_SIDE,
+) -> JudgeTools:
+    """Build the four tools bound to an allow-list and a labels directory.
+
+    Args:
+        roots: Directories outside which the tools read and write nothing. None reads
+            ``STRANDS_LABELS_ROOTS`` at each call (unset: any dataset root).
+        roots_from_env: Force (True) or forbid (False) reading the environment; default
+            ``roots is None``.
+        labels_dir: Where the label sidecars live (default: each dataset's root).
+        judge_model: Recorded as the judge block's ``model`` when the model passes none.
+        max_side: Longest side of images sent to the model, in pixels.
+
+    Returns:
+        :class:`JudgeTools` (four strands ``DecoratedFunctionTool`` objects).
+
+    Raises:
+        UnsafeRootError: ``roots`` is a bare string or has a NUL byte or ``..``.
+    """
+    from strands import tool
+
+    cfg = JudgeToolConfig(
+        roots=normalise_allow_list(roots),
+        roots_from_env=(roots is None) if roots_from_env is None else roots_from_env,
+        labels_dir=None if labels_dir is None else Path(labels_dir),
+        judge_model=judge_model,
+        max_side=max_side,
+    )
+
+    @tool(name="load_episode")
+    def load_episode(root: str, episode: int) -> dict[str, Any]:
+        """Describe one episode of a LeRobot dataset before judging it.
+
+        Returns the frame count, fps, duration, features, camera keys, state names and
+        task strings of the episode, and whether a deterministic verdict and a judge
+        label exist for it yet.
+
+        Args:
+            root: Directory of the LeRobot dataset (the one that holds meta/info.json).
+            episode: The episode_index to describe (a non-negative integer).
+        """
+        return cfg.run("load_episode", episode, lambda: _load_episode(cfg, root, episode))
+
+    @tool(name="sample_frames")
+    def sample_frames(root: str, episode: int, n_frames: int = 4, include_images: bool = False) -> dict[str, Any]:
+        """Sample evenly spaced frames of one episode to look at its execution.
+
+        Frames floor(i*(L-1)/(n-1) + 0.5) for i = 0..n-1 (first and last included; one
+        frame means the last one). Always returns observation.state and timestamps of the
+        sampled frames and, over the whole episode, rms_state_jerk (RMS of the third
+        difference of the state / dt^3: high values ground jerky_motion) plus signals
+        (idle_fraction, gripper_swings, nan_frames, duration_s). With include_images, one
+        image per camera per sampled frame follows, each preceded by a text label
+        "frame F, camera K:".
+
+        Args:
+            root: Directory of the LeRobot dataset (the one that holds meta/info.json).
+            episode: The episode_index to sample (a non-negative integer).
+            n_frames: How many frames to sample, 1 to 64 (clamped to the episode length).
+            include_images: Also return the decoded camera images of the sampled frames
+                (all cameras, sorted by key); false gives a state-only answer.
+        """
+        return cfg.run("sample_frames", episode, lambda: _sample_frames(cfg, root, episode, n_frames, include_images))
+
+    @tool(name="read_predicate_verdict")
+    def read_predicate_verdict(root: str, episode: int) -> dict[str, Any]:
+        """Read the authoritative deterministic verdict of one episode.
+
+        The verdict (success, failure, steps, cumulative_reward, seed) was decided by the
+        benchmark's predicates from simulator state. It is never overturned by the judge:
+        call this first, then grade the execution on top of it.
+
+        Args:
+            root: Directory of the LeRobot dataset (the one that holds meta/info.json).
+            episode: The episode_index whose verdict to read (a non-negative integer).
+        """
+        return cfg.run("read_predicate_verdict", episode, lambda: _read_predicate_verdict(cfg, root, episode))
+
+    @tool(name="write_label")
+    def write_label(
+        root: str,
+        episode: int,
+        quality: str,
+        failure_mode: str | None = None,
+        note: str = "",
+        success_opinion: bool | None = None,
+        judge_model: str = "",
+    ) -> dict[str, Any]:
+        """Write the judge label of one episode, once, after reading its verdict and frames.
+
+        The label sits on top of the deterministic verdict and never changes it. A
+        success_opinion that contradicts the verdict is recorded as a dispute for a
+        human to review; the verdict stands.
+
+        Args:
+            root: Directory of the LeRobot dataset (the one that holds meta/info.json).
+            episode: The episode_index to label (a non-negative integer).
+            quality: Grade of the EXECUTION, not the outcome: one of low, medium, high. A
+                failed episode executed cleanly can be medium or high; a jerky or lucky
+                success can be low.
+            failure_mode: What went wrong in the execution, or null when nothing did: one
+                of jerky_motion, near_miss, camera_occlusion, wrong_but_lucky, drift,
+                collision, incomplete, other. near_miss and wrong_but_lucky are legal on a
+                successful episode.
+            note: One or two sentences of evidence for the grade (what you saw, where).
+            success_opinion: Your own read of whether the task succeeded, or null when you
+                have no independent evidence. It never overturns the verdict.
+            judge_model: Your model id, recorded with the label.
+        """
+        return cfg.run(
+            "write_label",
+            episode,
+            lambda: _write_label(cfg, root, episode, quality, failure_mode, note, success_opinion, judge_model),
+        )
+
+    return JudgeTools(load_episode, sample_frames, read_predicate_verdict, write_label, cfg)
+
+
+_DEFAULT_TOOLS = make_judge_tools()
+_DEFAULT_TOOLS.config.track_writes = False  # a long-lived process must not accumulate writes
+
+#: Module-level tools: allow-list from ``STRANDS_LABELS_ROOTS`` at each call.
+load_episode = _DEFAULT_TOOLS.load_episode
+sample_frames = _DEFAULT_TOOLS.sample_frames
+read_predicate_verdict = _DEFAULT_TOOLS.read_predicate_verdict
+write_label = _DEFAULT_TOOLS.write_label
+
+
+def model_name(model: Any) -> str:
+    """The name a judge label records for ``model``: the spec string, or the model's ``model_id``."""
+    if isinstance(model, str):
+        return model
+    name = getattr(model, "judge_model_name", None)
+    if isinstance(name, str):
+        return name
+    try:
+        config = model.get_config() if model is not None else None
+    except Exception:  # noqa: BLE001 - a name is a courtesy, never a reason to fail
+        config = None
+    if isinstance(config, dict) and isinstance(config.get("model_id"), str):
+        return config["model_id"]
+    return ""
+
+
+def create_judge_agent(
+    model: Any = None,
+    system_prompt: str | None = None,
+    *,
+    roots: Iterable[str | os.PathLike[str]] | None = None,
+    labels_dir: str | os.PathLike[str] | None = None,
+    max_side: int = DEFAULT_MAX_SIDE,
+    **agent_kwargs: Any,
+) -> Any:
+    """A strands ``Agent`` that judges episodes with the four tools.
+
+    Tool calls run one after another (``SequentialToolExecutor``): the doctrine's order
+    (verdict, look, write once) is a sequence. Rule source: seed 003, "The judge agent";
+    issue 4.
+
+    Args:
+        model: A strands ``Model``, None (strands' default model) or a
+            ``PROVIDER:MODEL_ID`` string (bedrock, anthropic, openai, ollama, llamacpp;
+            see :func:`strands_robots.model_spec.build_model`).
+        system_prompt: Replaces :data:`SYSTEM_PROMPT` (keep its doctrine).
+        roots: Allow-list of directories the tools may read and write; None reads
+            ``STRANDS_LABELS_ROOTS`` at each call.
+        labels_dir: Where the label sidecars live (default: each dataset's root).
+        max_side: Longest side of images sent to the model, in pixels.
+        **agent_kwargs: Passed to ``strands.Agent`` (``callback_handler``,
+            ``retry_strategy``, ``tool_executor`` ...).
+
+    Returns:
+        The agent; ``agent.judge_tools`` holds the bound :class:`JudgeTools`.
+
+    Raises:
+        ModelSpecError: a bad spec or a provider whose SDK is missing (names the extra).
+        UnsafeRootError: a malformed allow-list.
+    """
+    from strands import Agent
+    from strands.tools.executors import SequentialToolExecutor
+
+    from strands_robots.model_spec import build_model
+
+    built = build_model(model)
+    tools = make_judge_tools(roots=roots, labels_dir=labels_dir, judge_model=model_name(model), max_side=max_side)
+    agent_kwargs.setdefault("tool_executor", SequentialToolExecutor())
+    agent = Agent(
+        model=built,
+        tools=list(tools),
+        system_prompt=system_prompt if system_prompt is not None else SYSTEM_PROMPT,
+        **agent_kwargs,
+    )
+    agent.judge_tools = tools  # type: ignore[attr-defined]
+    return agent
