@@ -9,6 +9,8 @@ Source: issue 2 ("Dataset reader").
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -127,9 +129,10 @@ def read_frames(ds: Dataset, episode: int | Episode, columns: list[str] | None =
             "directory (the episodes metadata points there)."
         )
     try:
-        available = pq.read_schema(path).names
+        layout = _file_layout(str(path), *_stamp(path))
     except (pa.ArrowException, OSError) as exc:
         raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read as parquet ({exc}).") from exc
+    available = layout.names
     if columns is None:
         skip = set(ds.camera_keys)
         wanted = [c for c in available if c not in skip]
@@ -141,9 +144,8 @@ def read_frames(ds: Dataset, episode: int | Episode, columns: list[str] | None =
                 f"{path} has no column(s) {unknown} (episode {ep.episode_index}); available: {available}."
             )
     helper = [c for c in ("episode_index", "frame_index") if c in available and c not in wanted]
-    filters = [("episode_index", "==", ep.episode_index)] if "episode_index" in available else None
     try:
-        table = pq.read_table(path, columns=wanted + helper, filters=filters)
+        table = _read_episode_rows(path, layout, ep.episode_index, wanted + helper)
     except (pa.ArrowException, OSError) as exc:
         raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read ({exc}).") from exc
     if table.num_rows != ep.length:
@@ -159,6 +161,58 @@ def read_frames(ds: Dataset, episode: int | Episode, columns: list[str] | None =
     frames.episode_index = ep.episode_index
     frames.nan_counts = count_nans(frames)
     return frames
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What the footer of one data file says: column names and per-row-group episode ranges."""
+
+    metadata: pq.FileMetaData
+    names: list[str]
+    group_min: np.ndarray | None  # episode_index min per row group (None: no statistics)
+    group_max: np.ndarray | None
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_mtime_ns, st.st_size
+
+
+@functools.lru_cache(maxsize=64)
+def _file_layout(path: str, mtime_ns: int, size: int) -> _Layout:
+    """Parse a data file's footer once per (path, mtime, size)."""
+    metadata = pq.read_metadata(path)
+    names = metadata.schema.to_arrow_schema().names
+    group_min = group_max = None
+    if "episode_index" in names and metadata.num_row_groups:
+        column = names.index("episode_index")
+        lows, highs = [], []
+        for g in range(metadata.num_row_groups):
+            stats = metadata.row_group(g).column(column).statistics
+            if stats is None or not stats.has_min_max:
+                lows = highs = []
+                break
+            lows.append(stats.min)
+            highs.append(stats.max)
+        if lows:
+            group_min, group_max = np.asarray(lows), np.asarray(highs)
+    return _Layout(metadata, names, group_min, group_max)
+
+
+def _read_episode_rows(path: Path, layout: _Layout, episode: int, columns: list[str]) -> pa.Table:
+    """Rows of ``episode``: only the row groups whose statistics admit it, then a row filter."""
+    handle = pq.ParquetFile(path, metadata=layout.metadata)
+    if layout.group_min is not None:
+        groups = np.flatnonzero((layout.group_min <= episode) & (layout.group_max >= episode)).tolist()
+        table = handle.read_row_groups(groups, columns=columns) if groups else handle.schema_arrow.empty_table()
+        table = table.select(columns)
+    else:
+        table = handle.read(columns=columns)
+    if "episode_index" in table.column_names:
+        values = table.column("episode_index")
+        if len(values) and not (pc.min(values).as_py() == episode == pc.max(values).as_py()):
+            table = table.filter(pc.equal(values, episode))
+    return table
 
 
 def data_file_path(ds: Dataset, episode: int | Episode) -> Path:

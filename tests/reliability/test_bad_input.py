@@ -337,3 +337,41 @@ def test_cli_refusals_exit_nonzero_with_the_reason_and_change_nothing(root, case
     text = result.output + (str(result.exception) if result.exception else "")
     assert fragment in text
     assert digest(root) == before
+
+
+# --- the judge tools: model-chosen arguments never raise, and change nothing ---------
+
+
+def _tool_cases(root: Path, outside: Path) -> list[tuple[str, str, dict, str]]:
+    r = str(root)
+    return [
+        ("root-dotdot", "load_episode", {"root": f"{r}/../{root.name}", "episode": 0}, ".."),
+        ("root-nul", "read_predicate_verdict", {"root": r + "\x00", "episode": 0}, "NUL"),
+        ("root-system", "load_episode", {"root": "/etc", "episode": 0}, "/etc"),
+        ("root-outside-allow-list", "read_predicate_verdict", {"root": str(outside), "episode": 0}, "allow"),
+        ("root-not-dataset", "load_episode", {"root": str(root / "meta"), "episode": 0}, "info.json"),
+        ("episode-bool", "read_predicate_verdict", {"root": r, "episode": True}, "episode"),
+        ("episode-negative", "sample_frames", {"root": r, "episode": -3}, "episode"),
+        ("episode-unknown", "sample_frames", {"root": r, "episode": 44}, "44"),
+        ("write-quality-oov", "write_label", {"root": r, "episode": 0, "quality": "awesome"}, "quality"),
+        ("write-mode-oov", "write_label", {"root": r, "episode": 0, "quality": "low", "failure_mode": "wobble"}, "failure_mode"),
+        ("write-opinion-str", "write_label", {"root": r, "episode": 0, "quality": "low", "success_opinion": "yes"}, "boolean"),
+        ("write-note-long", "write_label", {"root": r, "episode": 0, "quality": "low", "note": "x" * 10_001}, "10000"),
+        ("write-no-verdict", "write_label", {"root": r, "episode": 4, "quality": "low"}, "verdict"),
+    ]
+
+
+def test_judge_tools_refuse_bad_model_arguments_with_an_error_envelope(root, tmp_path):
+    from strands_robots.tools.episode_judge import make_judge_tools
+
+    outside = make_minimal_dataset(tmp_path / "outside", {0: 10})
+    tools = make_judge_tools(roots=[root])
+    before = digest(root)
+    cases = _tool_cases(root, outside)
+    for case_id, name, kwargs, fragment in cases:
+        result = getattr(tools, name)(**kwargs)
+        assert result["status"] == "error", (case_id, result)
+        text = "\n".join(block.get("text", "") for block in result["content"])
+        assert "Remedy" in text and fragment.lower() in text.lower(), (case_id, text)
+        assert digest(root) == before, case_id
+    assert len(API_CASES) + len(CLI_CASES) + len(cases) >= 60
