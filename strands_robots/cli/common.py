@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, overload
 
 import typer
 from rich.console import Console
@@ -18,6 +18,14 @@ LabelsDirOpt = Annotated[
     Path | None,
     typer.Option("--labels-dir", help="Keep the label sidecars in this directory instead of the dataset root."),
 ]
+
+
+@overload
+def resolve(path: Path) -> Path: ...
+@overload
+def resolve(path: None) -> None: ...
+@overload
+def resolve(path: Path | None) -> Path | None: ...
 
 
 def resolve(path: Path | None) -> Path | None:

@@ -65,6 +65,7 @@ def verdicts(
     root, labels_dir = resolve(root), resolve(labels_dir)
     if (file is None) == (from_column is None):
         raise LabelValidationError("pass exactly one of FILE or --from-column.")
+    entries: Any
     if file is not None:
         payload = load_json_or_jsonl(resolve(file))
         entries = payload.get("episodes") if isinstance(payload, dict) else payload
@@ -73,7 +74,7 @@ def verdicts(
         benchmark = benchmark or f"dataset:{from_column}"
     document = el.record_deterministic_verdicts(root, entries, benchmark=benchmark, labels_dir=labels_dir)
     el.flush(root, labels_dir=labels_dir)
-    successes = sum(1 for e in entries if e.get("success") is True)
+    successes = sum(e.get("success") is True for e in entries)
     console.print(
         f"recorded {len(entries)} verdicts ({successes} success) in {el.labels_path(root, labels_dir=labels_dir)}; "
         f"{len(document['episodes'])} episodes have records"

@@ -143,7 +143,7 @@ def read_frames(ds: Dataset, episode: int | Episode, columns: list[str] | None =
             raise DatasetError(
                 f"{path} has no column(s) {unknown} (episode {ep.episode_index}); available: {available}."
             )
-    helper = [c for c in ("episode_index", "frame_index") if c in available and c not in wanted]
+    helper: list[str] = [c for c in ("episode_index", "frame_index") if c in available and c not in wanted]
     try:
         table = _read_episode_rows(path, layout, ep.episode_index, wanted + helper)
     except (pa.ArrowException, OSError) as exc:
@@ -186,7 +186,8 @@ def _file_layout(path: str, mtime_ns: int, size: int) -> _Layout:
     group_min = group_max = None
     if "episode_index" in names and metadata.num_row_groups:
         column = names.index("episode_index")
-        lows, highs = [], []
+        lows: list[int] = []
+        highs: list[int] = []
         for g in range(metadata.num_row_groups):
             stats = metadata.row_group(g).column(column).statistics
             if stats is None or not stats.has_min_max:
@@ -202,7 +203,7 @@ def _file_layout(path: str, mtime_ns: int, size: int) -> _Layout:
 def _read_episode_rows(path: Path, layout: _Layout, episode: int, columns: list[str]) -> pa.Table:
     """Rows of ``episode``: only the row groups whose statistics admit it, then a row filter."""
     handle = pq.ParquetFile(path, metadata=layout.metadata)
-    if layout.group_min is not None:
+    if layout.group_min is not None and layout.group_max is not None:
         groups = np.flatnonzero((layout.group_min <= episode) & (layout.group_max >= episode)).tolist()
         table = handle.read_row_groups(groups, columns=columns) if groups else handle.schema_arrow.empty_table()
         table = table.select(columns)

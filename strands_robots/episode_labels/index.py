@@ -274,7 +274,7 @@ def label_index(store: RecordStore) -> LabelIndex:
                     except _InvalidForIndex:
                         store.read(copy_document=False)  # raises SidecarError with the reason
                         raise
-                index = LabelIndex(**columns, identity=identity)
+                index = LabelIndex(**columns, identity=identity)  # type: ignore[arg-type]
                 if identity is not None and identity[1] >= PERSIST_MIN_BYTES:
                     _save(index, _index_path(store.path))
         if journal_ino is None:

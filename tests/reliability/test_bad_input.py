@@ -354,8 +354,18 @@ def _tool_cases(root: Path, outside: Path) -> list[tuple[str, str, dict, str]]:
         ("episode-negative", "sample_frames", {"root": r, "episode": -3}, "episode"),
         ("episode-unknown", "sample_frames", {"root": r, "episode": 44}, "44"),
         ("write-quality-oov", "write_label", {"root": r, "episode": 0, "quality": "awesome"}, "quality"),
-        ("write-mode-oov", "write_label", {"root": r, "episode": 0, "quality": "low", "failure_mode": "wobble"}, "failure_mode"),
-        ("write-opinion-str", "write_label", {"root": r, "episode": 0, "quality": "low", "success_opinion": "yes"}, "boolean"),
+        (
+            "write-mode-oov",
+            "write_label",
+            {"root": r, "episode": 0, "quality": "low", "failure_mode": "wobble"},
+            "failure_mode",
+        ),
+        (
+            "write-opinion-str",
+            "write_label",
+            {"root": r, "episode": 0, "quality": "low", "success_opinion": "yes"},
+            "boolean",
+        ),
         ("write-note-long", "write_label", {"root": r, "episode": 0, "quality": "low", "note": "x" * 10_001}, "10000"),
         ("write-no-verdict", "write_label", {"root": r, "episode": 4, "quality": "low"}, "verdict"),
     ]
