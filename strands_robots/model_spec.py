@@ -110,8 +110,7 @@ def build_model(model: Any, **model_kwargs: Any) -> Any:
     except ImportError as exc:
         extra = f"pip install 'strands-agents[{info.extra}]'" if info.extra else "reinstall strands-agents"
         raise ModelSpecError(
-            f"provider {parsed.provider!r} needs an SDK that is not installed ({exc.name or exc}); "
-            f"run: {extra}"
+            f"provider {parsed.provider!r} needs an SDK that is not installed ({exc.name or exc}); run: {extra}"
         ) from exc
     cls = getattr(module, info.cls)
     kwargs = dict(model_kwargs)
