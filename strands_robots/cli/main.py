@@ -16,7 +16,7 @@ from rich.console import Console
 
 from strands_robots.errors import LabelsError
 
-COMMAND_MODULES = ["info", "labels", "outcomes", "segments", "ssc", "judge"]
+COMMAND_MODULES = ["info", "labels", "outcomes", "ssc", "judge", "segments", "web"]
 
 #: The other PyPI project that ships a ``strands_robots`` package of the same name.
 CONFLICTING_DISTRIBUTION = "strands-robots"

@@ -5,7 +5,8 @@ Small documents are rewritten whole on every write (write-through). Once the can
 file passes ``write_through_bytes``, a write appends the changed records to a fsynced
 journal beside it (``.<name>.journal``) instead; readers merge the journal over the
 canonical file, and the journal is folded back into the canonical file when it grows
-past half the canonical size, on :meth:`RecordStore.flush`, and at the end of each CLI
+past the canonical size (amortised O(1): a fold rewrites at most about twice the bytes
+journaled since the last one), on :meth:`RecordStore.flush`, and at the end of each CLI
 run. Every read and write holds the sidecar's inter-process lock.
 
 The journal's first line names the identity (inode, size, mtime) of the canonical file
@@ -274,7 +275,7 @@ class RecordStore:
             journal_identity = file_identity(self.journal)
             cached.journal_ino = journal_identity[0] if journal_identity else None
         cached.journal_offset = end
-        if end > max(canonical_size // 2, MIN_FOLD_BYTES):
+        if end > max(canonical_size, MIN_FOLD_BYTES):
             self._fold(cached)
 
     def _fold(self, cached: _Cached) -> None:

@@ -1,0 +1,106 @@
+"""Commands of the ``web`` extra: ``review`` (the local review page) and ``report`` (PNG plots).
+
+Both import starlette/uvicorn/matplotlib only when run, so the CLI starts without the extra.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_file, resolve
+from strands_robots.errors import LabelsError
+
+
+class MissingExtraError(LabelsError, ImportError):
+    """A command needs the ``web`` extra, which is not installed."""
+
+
+def _path(path: Path) -> Path:
+    """A path argument typer always fills, made absolute."""
+    resolved = resolve(path)
+    assert resolved is not None
+    return resolved
+
+
+def _require_extra(what: str) -> None:
+    import importlib.util
+
+    needed = ("starlette", "uvicorn", "jinja2") if what == "review" else ("matplotlib",)
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        raise MissingExtraError(
+            f"`strands-labels {what}` needs {', '.join(missing)}: pip install 'strands-robots-labels[web]'."
+        )
+
+
+def review(
+    root: RootArg,
+    host: Annotated[str, typer.Option(help="Address to listen on (loopback keeps the page on this machine).")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 8765,
+    reviewer: Annotated[
+        str | None, typer.Option(help="Default reviewer name written with each review (default: your user name).")
+    ] = None,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """Serve the review page: resolve disputed verdicts in the browser."""
+    _require_extra("review")
+    from strands_robots.web.server import serve
+
+    serve(
+        _path(root),
+        host=host,
+        port=port,
+        labels_dir=resolve(labels_dir),
+        reviewer=reviewer,
+        announce=lambda line: console.print(line, highlight=False, markup=False),
+    )
+
+
+def report(
+    root: RootArg,
+    out: Annotated[Path | None, typer.Option(help="Directory for the PNG files (default: LABELS_DIR/report).")] = None,
+    human: Annotated[
+        Path | None,
+        typer.Option(
+            help="Holdout JSON {episode: {quality, failure_mode}} for the confusion matrix (default: reviews)."
+        ),
+    ] = None,
+    episode: Annotated[
+        list[int] | None, typer.Option("--episode", help="Draw this episode's plot (repeatable; default: all).")
+    ] = None,
+    max_episodes: Annotated[
+        int, typer.Option(help="At most this many per-episode plots when --episode is not given (open disputes first).")
+    ] = 100,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """Write PNG plots: quality and failure modes by verdict, judge vs human, disputes, episodes."""
+    _require_extra("report")
+    from strands_robots.report import write_report
+
+    holdout = None if human is None else load_json_file(_path(human))
+    result = write_report(
+        _path(root),
+        resolve(out),
+        labels_dir=resolve(labels_dir),
+        human_labels=holdout,
+        episodes=episode or None,
+        max_episodes=max_episodes,
+    )
+    summary = sum(1 for p in result.files if p.parent == result.out)
+    console.print(
+        f"wrote {summary} summary plots and {len(result.files) - summary} episode plots to {result.out}",
+        highlight=False,
+    )
+    for note in result.notes:
+        console.print(f"note: {note}", style="dim", highlight=False, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``review`` and ``report`` commands to ``app``."""
+    app.command("review")(review)
+    app.command("report")(report)

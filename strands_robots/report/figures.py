@@ -1,0 +1,312 @@
+"""The report's matplotlib figures (issue 6, "Report").
+
+matplotlib is imported inside each function (the ``web`` extra), and only its
+object-oriented API is used: every figure is a ``matplotlib.figure.Figure`` drawn by
+the Agg canvas, never ``pyplot``, so no GUI backend is touched, no global figure
+state leaks between threads, and ``import strands_robots.report`` works without the
+extra. :func:`png_bytes` renders a figure to PNG.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from strands_robots.report.summary import FAILURE_MODE_CLASSES, VERDICTS
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+#: Bar colours per verdict (colour-blind safe blue / orange).
+VERDICT_COLORS = {"success": "#2b7bba", "failure": "#e8743b"}
+#: At most this many state channels share one panel of the episode plot.
+CHANNELS_PER_PANEL = 7
+DPI = 100
+
+# matplotlib's font cache and text layout are not documented as thread-safe; the web
+# server renders plots from a thread pool, so rendering is serialised.
+_render_lock = threading.Lock()
+
+
+class ReportDependencyError(ImportError):
+    """matplotlib is not installed (the ``web`` extra)."""
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:  # pragma: no cover - the extra is installed in tests
+        raise ReportDependencyError("plots need matplotlib: pip install 'strands-robots-labels[web]'") from exc
+    figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def png_bytes(figure: Figure) -> bytes:
+    """Render ``figure`` with the Agg canvas to PNG bytes."""
+    buffer = io.BytesIO()
+    with _render_lock:
+        figure.savefig(buffer, format="png", dpi=DPI, facecolor="white")
+    return buffer.getvalue()
+
+
+def _integer_locator() -> Any:
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
+
+
+def _empty(ax: Axes, message: str) -> None:
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, color="#666666", wrap=True)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+
+
+def _grouped_bars(ax: Axes, counts: Mapping[str, Mapping[str, int]], classes: Sequence[str], horizontal: bool) -> None:
+    positions = np.arange(len(classes), dtype=float)
+    width = 0.8 / len(VERDICTS)
+    for i, verdict in enumerate(VERDICTS):
+        values = [counts[verdict][c] for c in classes]
+        offset = positions + (i - (len(VERDICTS) - 1) / 2) * width
+        label = f"{verdict} ({sum(values)})"
+        if horizontal:
+            bars = ax.barh(offset, values, height=width, color=VERDICT_COLORS[verdict], label=label)
+        else:
+            bars = ax.bar(offset, values, width=width, color=VERDICT_COLORS[verdict], label=label)
+        ax.bar_label(bars, labels=[str(v) if v else "" for v in values], fontsize=8, padding=2)
+    if horizontal:
+        ax.set_yticks(positions, list(classes))
+        ax.invert_yaxis()
+        ax.xaxis.set_major_locator(_integer_locator())
+        ax.set_xlabel("episodes")
+    else:
+        ax.set_xticks(positions, list(classes))
+        ax.yaxis.set_major_locator(_integer_locator())
+        ax.set_ylabel("episodes")
+    ax.legend(title="verdict (overrules applied)", fontsize=8, title_fontsize=8, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+
+
+def quality_by_verdict(counts: Mapping[str, Mapping[str, int]]) -> Figure:
+    """Grouped bars: episodes per quality grade, one bar per verdict.
+
+    Args:
+        counts: ``counts[verdict][grade]`` from
+            :func:`strands_robots.report.summary.counts_by_verdict` (``quality``).
+    """
+    figure = _new_figure(6.4, 4.0)
+    ax = figure.add_subplot()
+    classes = list(next(iter(counts.values())).keys())
+    total = sum(sum(c.values()) for c in counts.values())
+    if not total:
+        _empty(ax, "no graded episodes yet: run a judge or grade episodes on the review page")
+    else:
+        _grouped_bars(ax, counts, classes, horizontal=False)
+        ax.set_xlabel("quality (a current human grade replaces the judge's)")
+    ax.set_title(f"Quality by verdict ({total} graded episodes)")
+    return figure
+
+
+def failure_modes_by_verdict(counts: Mapping[str, Mapping[str, int]]) -> Figure:
+    """Horizontal grouped bars: episodes per failure mode (``none`` last), per verdict.
+
+    Args:
+        counts: ``counts[verdict][mode]`` from
+            :func:`strands_robots.report.summary.counts_by_verdict` (``failure_mode``).
+    """
+    figure = _new_figure(6.4, 4.8)
+    ax = figure.add_subplot()
+    total = sum(sum(c.values()) for c in counts.values())
+    if not total:
+        _empty(ax, "no graded episodes yet")
+    else:
+        _grouped_bars(ax, counts, FAILURE_MODE_CLASSES, horizontal=True)
+    ax.set_title(f"Failure modes by verdict ({total} graded episodes)")
+    return figure
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def agreement_title(agreement: Mapping[str, Any], field: str) -> str:
+    """``quality: kappa 0.42, baseline 0.60, agreement 0.70 (n=10)`` for one field."""
+    n = sum(sum(row.values()) for row in (agreement.get(f"{field}_confusion") or {}).values())
+    return (
+        f"{field}: kappa {_fmt(agreement.get(f'{field}_kappa'))}, "
+        f"baseline {_fmt(agreement.get(f'{field}_baseline'))}, "
+        f"agreement {_fmt(agreement.get(f'{field}_agreement'))} (n={n})"
+    )
+
+
+def _confusion_panel(ax: Axes, matrix: Mapping[str, Mapping[str, int]] | None, title: str) -> None:
+    if not matrix:
+        _empty(ax, "no human grades for this field")
+        ax.set_title(title, fontsize=9)
+        return
+    classes = list(matrix.keys())
+    used = [c for c in classes if sum(matrix[c].values()) or sum(matrix[r][c] for r in classes)]
+    classes = used or classes
+    grid = np.array([[matrix[h][j] for j in classes] for h in classes], dtype=float)
+    ax.imshow(grid, cmap="Blues", vmin=0, vmax=max(1.0, float(grid.max())))
+    for (row, col), value in np.ndenumerate(grid):
+        color = "white" if value > grid.max() / 2 else "#222222"
+        ax.text(col, row, str(int(value)), ha="center", va="center", color=color, fontsize=9)
+    ax.set_xticks(range(len(classes)), classes, rotation=35, ha="right", fontsize=8)
+    ax.set_yticks(range(len(classes)), classes, fontsize=8)
+    ax.set_xlabel("judge")
+    ax.set_ylabel("human")
+    ax.set_title(title, fontsize=9)
+
+
+def judge_vs_human(agreement: Mapping[str, Any] | None, reason: str = "") -> Figure:
+    """Confusion matrices of the judge against human grades, kappa and baseline in the titles.
+
+    Args:
+        agreement: The result of :func:`strands_robots.episode_labels.measure_agreement`
+            (``[human][judge]`` matrices), or None when there is no human grade.
+        reason: Shown instead of the matrices when ``agreement`` is None.
+    """
+    figure = _new_figure(10.0, 4.6)
+    if agreement is None:
+        ax = figure.add_subplot()
+        _empty(ax, reason or "no human grades yet")
+        figure.suptitle("Judge vs human")
+        return figure
+    left, right = figure.subplots(1, 2, width_ratios=[1, 1.6])
+    _confusion_panel(left, agreement.get("quality_confusion"), agreement_title(agreement, "quality"))
+    _confusion_panel(right, agreement.get("failure_mode_confusion"), agreement_title(agreement, "failure_mode"))
+    figure.suptitle(
+        f"Judge vs human on {agreement.get('episodes_compared', 0)} episodes "
+        "(baseline: always answering the humans' most common value)"
+    )
+    return figure
+
+
+def disputes_over_time(timeline: Mapping[str, Sequence[float]]) -> Figure:
+    """Step lines of disputes raised, decided and still open over wall-clock time.
+
+    Args:
+        timeline: ``{"raised": [...], "resolved": [...]}`` epoch seconds from
+            :func:`strands_robots.report.summary.dispute_timeline`.
+    """
+    import datetime as dt
+
+    figure = _new_figure(6.4, 4.0)
+    ax = figure.add_subplot()
+    raised = sorted(timeline.get("raised", []))
+    resolved = sorted(timeline.get("resolved", []))
+    if not raised:
+        _empty(ax, "no disputes: no judge opinion contradicts a verdict")
+        ax.set_title("Disputes over time")
+        return figure
+    times = sorted({*raised, *resolved})
+    n_raised = np.searchsorted(raised, times, side="right")
+    n_resolved = np.searchsorted(resolved, times, side="right")
+    stamps = np.array([dt.datetime.fromtimestamp(t) for t in times], dtype=object)
+    still_open = n_raised - n_resolved
+    ax.fill_between(stamps, still_open, step="post", color="#f5b041", alpha=0.35, linewidth=0, label="open")
+    ax.step(stamps, n_raised, where="post", label=f"raised ({len(raised)})", color="#e8743b", linewidth=1.8)
+    ax.step(
+        stamps,
+        n_resolved,
+        where="post",
+        label=f"decided by a human ({len(resolved)})",
+        color="#2b7bba",
+        linewidth=1.8,
+        linestyle="--",
+    )
+    ax.yaxis.set_major_locator(_integer_locator())
+    ax.set_ylabel("disputes (cumulative)")
+    ax.set_xlabel("time (local)")
+    figure.autofmt_xdate()
+    ax.set_ylim(0, max(1, len(raised)) * 1.3)
+    ax.legend(frameon=False, fontsize=8, loc="upper left", ncols=3)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.set_title(f"Disputes over time ({len(raised) - len(resolved)} open)")
+    return figure
+
+
+def episode_state(
+    *,
+    episode: int,
+    state: np.ndarray | None,
+    names: Sequence[str],
+    fps: float,
+    sampled: Sequence[int],
+    thumbnails: Sequence[np.ndarray] | None = None,
+    title: str = "",
+    missing_video: str = "",
+) -> Figure:
+    """The state channels of one episode over its frames, the sampled frames marked.
+
+    Args:
+        episode: Real ``episode_index`` (for the title).
+        state: ``(length, channels)`` array of ``observation.state`` (None: no state).
+        names: Channel names (``state[i]`` used where missing).
+        fps: Frames per second, for the seconds axis on top.
+        sampled: ``frame_index`` values to mark (the frames a judge samples).
+        thumbnails: Camera images of the sampled frames, in the same order, or None.
+        title: Extra title text (verdict, judge opinion, quality).
+        missing_video: Shown in place of the thumbnails when there is no video.
+    """
+    channels = 0 if state is None else (1 if state.ndim == 1 else state.shape[1])
+    panels = max(1, math.ceil(channels / CHANNELS_PER_PANEL))
+    has_strip = bool(thumbnails) or bool(missing_video)
+    heights = ([1.8] if has_strip else []) + [1.6] * panels
+    figure = _new_figure(11.0, 1.0 + sum(heights))
+    grid = figure.add_gridspec(len(heights), 1, height_ratios=heights)
+    row = 0
+    if has_strip:
+        if thumbnails:
+            strip = grid[0].subgridspec(1, len(thumbnails), wspace=0.02)
+            for i, (image, f) in enumerate(zip(thumbnails, sampled, strict=True)):
+                ax = figure.add_subplot(strip[0, i])
+                ax.imshow(image)
+                ax.set_axis_off()
+                ax.set_title(f"frame {f}", fontsize=8)
+        else:
+            ax = figure.add_subplot(grid[0])
+            _empty(ax, missing_video)
+        row = 1
+    axes: list[Axes] = []
+    for p in range(panels):
+        ax = figure.add_subplot(grid[row + p], sharex=axes[0] if axes else None)
+        axes.append(ax)
+        if state is None:
+            _empty(ax, "this dataset has no observation.state")
+            continue
+        values = state.reshape(state.shape[0], -1)
+        frames = np.arange(values.shape[0])
+        for c in range(p * CHANNELS_PER_PANEL, min(channels, (p + 1) * CHANNELS_PER_PANEL)):
+            label = names[c] if c < len(names) and names[c] else f"state[{c}]"
+            ax.plot(frames, values[:, c], linewidth=1.1, label=label)
+        for f in sampled:
+            ax.axvline(f, color="#888888", linestyle="--", linewidth=0.8)
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7, frameon=False)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.margins(x=0.01)
+        ax.tick_params(labelsize=8, labelbottom=p == panels - 1)
+    if state is not None:
+        axes[-1].set_xlabel("frame_index (dashed: sampled frames " + ", ".join(str(f) for f in sampled) + ")")
+
+        def to_seconds(frames: Any) -> Any:
+            return np.asarray(frames, dtype=np.float64) / fps
+
+        def to_frames(seconds: Any) -> Any:
+            return np.asarray(seconds, dtype=np.float64) * fps
+
+        top = axes[0].secondary_xaxis("top", functions=(to_seconds, to_frames))
+        top.set_xlabel("seconds", fontsize=8)
+        top.tick_params(labelsize=8)
+    figure.suptitle(f"Episode {episode}" + (f" — {title}" if title else ""), fontsize=11)
+    return figure

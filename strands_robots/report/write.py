@@ -1,0 +1,300 @@
+"""``write_report``: the PNG plots of a labelled dataset (issue 6, "Report").
+
+Written into ``out`` (default ``<labels dir>/report``):
+
+- ``quality_by_verdict.png``, ``failure_modes_by_verdict.png``: counts split by the
+  (effective) verdict;
+- ``judge_vs_human.png``: confusion matrices with kappa and baseline in the titles
+  (:func:`strands_robots.episode_labels.measure_agreement`);
+- ``disputes_over_time.png``;
+- ``episodes/episode_<index:06d>.png``: per episode, the state channels over the frames
+  with the frames a judge samples marked (``sample_indices(length, 4)``, the default of
+  the ``sample_frames`` tool, issue 4) and their camera images above when the video exists.
+
+The review page serves the same figures (:func:`summary_figure`, :func:`episode_figure`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from strands_robots.episode_labels import measure_agreement
+from strands_robots.episode_labels.document import labels_path, query_document
+from strands_robots.errors import LabelsError, LabelValidationError
+from strands_robots.report import figures
+from strands_robots.report.summary import counts_by_verdict, dispute_timeline, summaries, summarize
+from strands_robots.storage import atomic_write_bytes
+from strands_robots.tools.signals import sample_indices
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from strands_robots.dataset import Dataset
+
+#: Summary plot name -> file name.
+SUMMARY_PLOTS: dict[str, str] = {
+    "quality_by_verdict": "quality_by_verdict.png",
+    "failure_modes_by_verdict": "failure_modes_by_verdict.png",
+    "judge_vs_human": "judge_vs_human.png",
+    "disputes_over_time": "disputes_over_time.png",
+}
+#: Frames marked per episode: the ``sample_frames`` tool's default ``n_frames`` (issue 4).
+SAMPLED_FRAMES = 4
+#: Longer side of the thumbnails in the episode plots, pixels.
+THUMBNAIL_SIDE = 240
+#: Default cap of per-episode plots (open disputes are drawn first).
+MAX_EPISODE_PLOTS = 100
+STATE_KEY = "observation.state"
+
+
+class NoLabelsError(LabelsError, FileNotFoundError):
+    """There is no ``episode_labels.json`` to report on."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass
+class ReportResult:
+    """What :func:`write_report` wrote.
+
+    Attributes:
+        out: The output directory.
+        files: Every PNG written, summary plots first.
+        skipped_episodes: Episodes left out by ``max_episodes``.
+        notes: Human-readable remarks (no human grades, missing videos, ...).
+    """
+
+    out: Path
+    files: list[Path] = field(default_factory=list)
+    skipped_episodes: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def load_document(root: str | Path, labels_dir: str | Path | None = None) -> dict[str, Any] | None:
+    """The merged sidecar document (a copy), or None when there is none yet."""
+    try:
+        return query_document(root, lambda document: _copy(document), labels_dir)
+    except FileNotFoundError:
+        return None
+
+
+def _copy(document: dict[str, Any]) -> dict[str, Any]:
+    import copy
+
+    return copy.deepcopy(document)
+
+
+def summary_figure(
+    name: str,
+    root: str | Path,
+    document: Mapping[str, Any],
+    *,
+    labels_dir: str | Path | None = None,
+    episodes: Iterable[int] | None = None,
+    human_labels: dict[Any, dict[str, Any]] | None = None,
+) -> tuple[Figure, str]:
+    """One summary plot and a note ("" when nothing to remark).
+
+    Args:
+        name: A key of :data:`SUMMARY_PLOTS`.
+        root: Dataset root.
+        document: The sidecar document.
+        labels_dir: Directory of the sidecar (default ``root``).
+        episodes: Count only these episodes (default every record).
+        human_labels: Holdout for ``judge_vs_human`` (default the review grades).
+
+    Raises:
+        KeyError: an unknown plot name.
+    """
+    if name not in SUMMARY_PLOTS:
+        raise KeyError(f"unknown plot {name!r}; plots: {', '.join(SUMMARY_PLOTS)}")
+    rows = summaries(document, episodes)
+    if name == "quality_by_verdict":
+        return figures.quality_by_verdict(counts_by_verdict(rows, "quality")), ""
+    if name == "failure_modes_by_verdict":
+        return figures.failure_modes_by_verdict(counts_by_verdict(rows, "failure_mode")), ""
+    if name == "disputes_over_time":
+        return figures.disputes_over_time(dispute_timeline(document)), ""
+    try:
+        agreement = measure_agreement(root, human_labels, labels_dir=labels_dir)
+    except (LabelValidationError, FileNotFoundError) as exc:
+        note = f"judge_vs_human: {exc}"
+        return figures.judge_vs_human(None, str(exc)), note
+    return figures.judge_vs_human(agreement), ""
+
+
+def episode_title(row: Mapping[str, Any]) -> str:
+    """``verdict failure · judge says success (dispute open) · quality medium``."""
+    parts = [f"verdict {row['verdict'] or 'not recorded'}"]
+    if row.get("overruled"):
+        parts[-1] += " (overruled by a human)"
+    if row.get("opinion"):
+        parts.append(f"judge says {row['opinion']}")
+    if row.get("dispute"):
+        parts[-1] += f" (dispute {row['dispute']})"
+    if row.get("quality"):
+        parts.append(f"quality {row['quality']}")
+    if row.get("failure_mode"):
+        parts.append(row["failure_mode"])
+    return " · ".join(parts)
+
+
+def video_problem(dataset: Dataset, episode: int, camera: str) -> str:
+    """Why ``camera`` has no images for ``episode`` (``""`` when it has)."""
+    if dataset.features[camera].get("dtype") != "video":
+        return ""
+    ref = dataset.episodes[episode].videos.get(camera)
+    if ref is None:
+        return f"no video reference for {camera} in the episodes metadata"
+    if not Path(ref.path).is_file():
+        try:
+            shown = str(Path(ref.path).relative_to(dataset.root))
+        except ValueError:
+            shown = Path(ref.path).name
+        return f"video missing: {shown}"
+    return ""
+
+
+def episode_figure(
+    dataset: Dataset,
+    episode: int,
+    record: Mapping[str, Any] | None,
+    *,
+    sampled_frames: int = SAMPLED_FRAMES,
+    thumbnail_side: int = THUMBNAIL_SIDE,
+) -> Figure:
+    """The per-episode plot: state channels, sampled frames marked, their images above.
+
+    Args:
+        dataset: The open dataset.
+        episode: Real ``episode_index`` of ``dataset``.
+        record: Its sidecar record (None: no labels yet).
+        sampled_frames: How many evenly spaced frames to mark (``sample_indices``).
+        thumbnail_side: Longer side of each thumbnail, pixels.
+
+    Raises:
+        EpisodeNotFoundError: ``episode`` is not in ``dataset``.
+        DatasetError: the data file cannot be read.
+    """
+    meta = dataset.episodes[episode]
+    sampled = sample_indices(meta.length, sampled_frames)
+    state = None
+    if STATE_KEY in dataset.features:
+        state = np.asarray(dataset.read_frames(episode, [STATE_KEY])[STATE_KEY], dtype=np.float64)
+    names = list(dataset.state_names)
+    thumbnails = None
+    missing = ""
+    if dataset.camera_keys:
+        camera = dataset.camera_keys[0]
+        missing = video_problem(dataset, episode, camera)
+        if not missing:
+            thumbnails = dataset.decode_frames(episode, camera, sampled, max_side=thumbnail_side)
+        else:
+            missing = f"{missing} — the state plot is still drawn"
+    return figures.episode_state(
+        episode=episode,
+        state=state,
+        names=names,
+        fps=float(dataset.fps),
+        sampled=sampled,
+        thumbnails=thumbnails,
+        title=episode_title(summarize(episode, record)),
+        missing_video=missing,
+    )
+
+
+def _episode_order(dataset: Dataset, document: Mapping[str, Any], wanted: Iterable[int] | None) -> list[int]:
+    if wanted is not None:
+        chosen = [int(e) for e in wanted]
+        unknown = [e for e in chosen if e not in dataset.episodes]
+        if unknown:
+            raise LabelValidationError(
+                f"episodes {unknown} are not in {dataset.root}; pass real episode_index values "
+                "(see `strands-labels info ROOT`)."
+            )
+        return chosen
+    rows = summaries(document, dataset.episodes)
+    open_first = [r["episode"] for r in rows if r["dispute"] == "open"]
+    return open_first + [r["episode"] for r in rows if r["dispute"] != "open"]
+
+
+def write_report(
+    root: str | Path,
+    out: str | Path | None = None,
+    *,
+    labels_dir: str | Path | None = None,
+    human_labels: dict[Any, dict[str, Any]] | None = None,
+    episodes: Iterable[int] | None = None,
+    max_episodes: int = MAX_EPISODE_PLOTS,
+) -> ReportResult:
+    """Write the report's PNG files.
+
+    Args:
+        root: Dataset root.
+        out: Output directory (created); default ``<labels dir>/report``.
+        labels_dir: Directory of the sidecar (default ``root``).
+        human_labels: Holdout for the confusion matrices (default: current review grades).
+        episodes: Episodes to draw per-episode plots for (default: every episode of the
+            dataset, open disputes first, up to ``max_episodes``).
+        max_episodes: Cap on per-episode plots when ``episodes`` is None (0: none).
+
+    Returns:
+        A :class:`ReportResult`.
+
+    Raises:
+        NoLabelsError: no ``episode_labels.json`` yet.
+        DatasetError: ``root`` is not a readable dataset.
+        LabelValidationError: an episode not in the dataset, a negative ``max_episodes``.
+    """
+    from strands_robots.dataset import open_dataset
+
+    if isinstance(max_episodes, bool) or not isinstance(max_episodes, int) or max_episodes < 0:
+        raise LabelValidationError(f"max_episodes must be a non-negative integer, got {max_episodes!r}.")
+    document = load_document(root, labels_dir)
+    if document is None:
+        raise NoLabelsError(
+            f"no episode_labels.json at {labels_path(root, labels_dir=labels_dir)}; record verdicts first "
+            "(`strands-labels verdicts ROOT FILE`) or pass --labels-dir where the labels live."
+        )
+    dataset = open_dataset(root)
+    base = Path(labels_dir if labels_dir is not None else root)
+    out_dir = Path(out) if out is not None else base / "report"
+    (out_dir / "episodes").mkdir(parents=True, exist_ok=True)
+    result = ReportResult(out=out_dir)
+    in_dataset = list(dataset.episodes)
+    for name, filename in SUMMARY_PLOTS.items():
+        figure, note = summary_figure(
+            name, root, document, labels_dir=labels_dir, episodes=in_dataset, human_labels=human_labels
+        )
+        path = out_dir / filename
+        atomic_write_bytes(path, figures.png_bytes(figure))
+        result.files.append(path)
+        if note:
+            result.notes.append(note)
+    order = _episode_order(dataset, document, episodes)
+    if episodes is None and len(order) > max_episodes:
+        result.skipped_episodes = order[max_episodes:]
+        order = order[:max_episodes]
+    missing_video = []
+    for episode in order:
+        figure = episode_figure(dataset, episode, document["episodes"].get(str(episode)))
+        path = out_dir / "episodes" / f"episode_{episode:06d}.png"
+        atomic_write_bytes(path, figures.png_bytes(figure))
+        result.files.append(path)
+        if dataset.camera_keys and video_problem(dataset, episode, dataset.camera_keys[0]):
+            missing_video.append(episode)
+    if missing_video:
+        result.notes.append(
+            f"{len(missing_video)} episode plot(s) have no camera images (video missing), e.g. episode {missing_video[0]}"
+        )
+    if result.skipped_episodes:
+        result.notes.append(
+            f"{len(result.skipped_episodes)} episodes not drawn (cap {max_episodes}); pass --max-episodes or --episode"
+        )
+    return result

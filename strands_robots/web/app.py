@@ -1,0 +1,126 @@
+"""``create_app``: the local label server, one Starlette app for several pages.
+
+Each module in :data:`ROUTE_MODULES` exposes ``routes(ctx) -> list[BaseRoute]`` and,
+when it is a page, ``NAV = (title, path)`` for the header. Adding a page (the segment
+annotation tool of issue 8) is one module and one entry here; it gets the guard, the
+dataset, the frame and state endpoints of :mod:`strands_robots.web.media` and the base
+template for free.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import importlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from strands_robots.dataset import open_dataset
+from strands_robots.errors import LabelsError
+from strands_robots.web.context import STATIC_DIR, NavItem, ServerContext, error_response
+from strands_robots.web.frames import FrameCache
+from strands_robots.web.security import Guard, GuardMiddleware
+
+log = logging.getLogger(__name__)
+
+#: Route modules, in navigation order.
+ROUTE_MODULES: tuple[str, ...] = (
+    "strands_robots.web.media",
+    "strands_robots.web.review",
+    "strands_robots.web.report_page",
+)
+
+
+def default_reviewer() -> str:
+    """The OS user name (``reviewer`` when it cannot be found)."""
+    try:
+        return getpass.getuser() or "reviewer"
+    except (KeyError, OSError):
+        return "reviewer"
+
+
+async def _labels_error(request: Request, exc: Exception) -> Response:
+    return error_response(exc)
+
+
+def create_app(
+    root: str | Path,
+    *,
+    labels_dir: str | Path | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    reviewer: str | None = None,
+    modules: Sequence[str] = ROUTE_MODULES,
+) -> Starlette:
+    """Build the server app for one dataset.
+
+    Args:
+        root: Dataset root; opened once here (the only root the server ever uses).
+        labels_dir: Directory of the sidecars (default ``root``).
+        host: The address the server is bound to (for the Host/Origin checks).
+        port: The bound port (the real one, not 0).
+        token: Per-run token (default: a fresh random one).
+        reviewer: Default reviewer name (default: the OS user).
+        modules: Route modules to mount.
+
+    Returns:
+        The Starlette app; ``app.state.ctx`` is its :class:`ServerContext`.
+
+    Raises:
+        DatasetError: ``root`` is not a readable LeRobot dataset.
+    """
+    root = Path(root).expanduser().resolve()
+    dataset = open_dataset(root)
+    ctx = ServerContext(
+        root=root,
+        labels_dir=None if labels_dir is None else Path(labels_dir).expanduser().resolve(),
+        dataset=dataset,
+        guard=Guard.for_address(host, port, token),
+        reviewer=reviewer or default_reviewer(),
+        frames=FrameCache(dataset),
+    )
+    routes: list[BaseRoute] = []
+    for name in modules:
+        module: Any = importlib.import_module(name)
+        routes.extend(module.routes(ctx))
+        if getattr(module, "NAV", None):
+            ctx.nav.append(NavItem(*module.NAV))
+    home = ctx.nav[0].path if ctx.nav else "/static/style.css"
+    routes.insert(0, Route("/", lambda request: RedirectResponse(home, status_code=307), methods=["GET"]))
+    routes.append(Mount("/static", app=StaticFiles(directory=str(STATIC_DIR)), name="static"))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        _flush(ctx)
+
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(GuardMiddleware, guard=ctx.guard)],
+        exception_handlers={LabelsError: _labels_error, FileNotFoundError: _labels_error},
+        lifespan=lifespan,
+    )
+    app.state.ctx = ctx
+    return app
+
+
+def _flush(ctx: ServerContext) -> None:
+    """Fold the labels journal into the canonical files on shutdown (as the CLI does)."""
+    if not ctx.has_labels():
+        return
+    from strands_robots import episode_labels
+
+    try:
+        episode_labels.flush(ctx.root, labels_dir=ctx.labels_dir)
+    except LabelsError as exc:  # pragma: no cover - reported, never fatal on shutdown
+        log.warning("could not fold the labels journal on shutdown: %s", exc)

@@ -1,0 +1,177 @@
+"""What every page of the label server shares: the dataset, the guard, templates, responses.
+
+One :class:`ServerContext` per server run. The dataset root and the labels directory
+are fixed when the server starts; requests only name an ``episode_index``, which
+:meth:`ServerContext.episode` checks against the server's own dataset.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.templating import Jinja2Templates
+
+from strands_robots.dataset import Dataset, FrameIndexError, MissingFileError
+from strands_robots.episode_labels.document import labels_path, query_document
+from strands_robots.errors import (
+    DatasetError,
+    EpisodeNotFoundError,
+    LabelsError,
+    LabelValidationError,
+    SidecarError,
+    StorageError,
+)
+from strands_robots.web.frames import FrameCache
+from strands_robots.web.security import Guard
+
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+STATIC_DIR = Path(__file__).parent / "static"
+#: Largest request body accepted, bytes (a review note is at most 10,000 characters).
+MAX_BODY_BYTES = 64 << 10
+
+
+class RequestError(LabelsError):
+    """A request the server refuses; ``status`` is the HTTP status to answer with."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class NavItem:
+    """A page in the header navigation."""
+
+    title: str
+    path: str
+
+
+@dataclass
+class ServerContext:
+    """State of one server run (shared by every route module).
+
+    Attributes:
+        root: Dataset root (absolute).
+        labels_dir: Directory of the sidecars (None: the root).
+        dataset: The open dataset.
+        guard: Host/origin/token checks of this run.
+        reviewer: Default reviewer name for reviews.
+        frames: JPEG frame cache.
+        templates: Jinja2 templates of ``web/templates``.
+        nav: Header navigation entries (one per page module).
+    """
+
+    root: Path
+    labels_dir: Path | None
+    dataset: Dataset
+    guard: Guard
+    reviewer: str
+    frames: FrameCache
+    templates: Jinja2Templates = field(default_factory=lambda: Jinja2Templates(directory=str(TEMPLATES_DIR)))
+    nav: list[NavItem] = field(default_factory=list)
+
+    @property
+    def labels_file(self) -> Path:
+        """``episode_labels.json`` of this dataset."""
+        return labels_path(self.root, labels_dir=self.labels_dir)
+
+    def query(self, fn: Callable[[dict[str, Any]], Any]) -> Any:
+        """``fn(document)`` under the sidecar lock; an empty document when there is no sidecar yet.
+
+        ``fn`` must not mutate the document (it is the store's cached copy).
+        """
+        try:
+            return query_document(self.root, fn, self.labels_dir)
+        except FileNotFoundError:
+            return fn({"schema_version": 1, "benchmark": "", "episodes": {}})
+
+    def has_labels(self) -> bool:
+        """True when the sidecar (or its journal) exists."""
+        path = self.labels_file
+        return path.exists() or path.with_name(f".{path.name}.journal").exists()
+
+    def episode(self, episode: int) -> int:
+        """``episode`` when it is one of the dataset's ``episode_index`` values.
+
+        Raises:
+            RequestError: 404 otherwise.
+        """
+        if episode not in self.dataset.episodes:
+            raise RequestError(f"episode {episode} is not in this dataset.", 404)
+        return episode
+
+    def camera(self, index: int) -> str:
+        """The camera key at position ``index`` of ``dataset.camera_keys`` (404 otherwise)."""
+        keys = self.dataset.camera_keys
+        if not 0 <= index < len(keys):
+            raise RequestError(f"camera {index} does not exist; this dataset has {len(keys)} camera(s).", 404)
+        return keys[index]
+
+    def render(self, request: Request, template: str, **context: Any) -> Response:
+        """A page of ``templates/`` with the token, navigation and dataset name filled in."""
+        response = self.templates.TemplateResponse(
+            request,
+            template,
+            {
+                "token": self.guard.token,
+                "nav": self.nav,
+                "dataset_name": self.root.name,
+                "dataset": self.dataset,
+                **context,
+            },
+        )
+        response.headers["cache-control"] = "no-store"
+        return response
+
+
+def json_response(data: Any, status: int = 200) -> Response:
+    """JSON (NaN refused) that is never cached."""
+    body = json.dumps(data, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return Response(body, status_code=status, media_type="application/json", headers={"cache-control": "no-store"})
+
+
+def error_status(exc: BaseException) -> int:
+    """HTTP status for an error raised while answering a request."""
+    if isinstance(exc, RequestError):
+        return exc.status
+    if isinstance(exc, EpisodeNotFoundError | FrameIndexError | MissingFileError):
+        return 404
+    if isinstance(exc, LabelValidationError):
+        return 422
+    if isinstance(exc, SidecarError | FileNotFoundError):
+        return 409
+    if isinstance(exc, StorageError):
+        return 503
+    if isinstance(exc, DatasetError):
+        return 422
+    return 500
+
+
+def error_response(exc: BaseException) -> Response:
+    """``{"error": message}`` with the status of :func:`error_status`."""
+    return json_response({"error": str(exc)}, error_status(exc))
+
+
+async def read_json_body(request: Request) -> Any:
+    """The request's JSON body (at most :data:`MAX_BODY_BYTES`).
+
+    Raises:
+        RequestError: 413 for a larger body, 400 for invalid JSON.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise RequestError(f"request body larger than {MAX_BODY_BYTES} bytes.", 413)
+        chunks.append(chunk)
+    try:
+        return json.loads(b"".join(chunks).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RequestError(f"the body is not UTF-8 JSON ({exc}).", 400) from exc

@@ -1,0 +1,103 @@
+"""Episode media endpoints shared by every page: camera frames and state channels.
+
+- ``GET /api/episodes/{episode}/frames/{camera}/{frame}.jpg``: one camera image as JPEG
+  (``camera`` is the position in ``dataset.camera_keys``; ``frame`` a ``frame_index``).
+  404 with ``{"error"}`` when the episode, camera or frame does not exist or the video
+  file is missing.
+- ``GET /api/episodes/{episode}/state``: ``observation.state`` per frame as JSON columns
+  (``channels[c][frame_index]``; NaN/inf as null), the timestamps in seconds, the
+  channel names and the frames a judge samples (``sample_indices(length, 4)``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from strands_robots.report.write import SAMPLED_FRAMES, STATE_KEY, video_problem
+from strands_robots.tools.signals import sample_indices
+from strands_robots.web.context import ServerContext, json_response
+
+#: Frames may be cached by the browser for this long (the dataset does not change under a run).
+FRAME_MAX_AGE = 3600
+
+
+def _column(values: np.ndarray) -> list[float | None]:
+    rounded = np.round(values.astype(np.float64), 6)
+    finite = np.isfinite(rounded)
+    out: list[Any] = rounded.tolist()
+    if not finite.all():
+        for i in np.flatnonzero(~finite).tolist():
+            out[i] = None
+    return out
+
+
+def camera_list(ctx: ServerContext, episode: int) -> list[dict[str, Any]]:
+    """Cameras of ``episode``: ``index``, ``key``, ``label``, ``available``, ``problem``."""
+    cameras = []
+    for index, key in enumerate(ctx.dataset.camera_keys):
+        problem = video_problem(ctx.dataset, episode, key)
+        cameras.append(
+            {
+                "index": index,
+                "key": key,
+                "label": key.removeprefix("observation.images."),
+                "available": not problem,
+                "problem": problem,
+            }
+        )
+    return cameras
+
+
+def state_payload(ctx: ServerContext, episode: int) -> dict[str, Any]:
+    """The body of the state endpoint (see the module docstring)."""
+    ds = ctx.dataset
+    meta = ds.episodes[episode]
+    columns = [c for c in (STATE_KEY, "timestamp") if c in ds.features]
+    frames = ds.read_frames(episode, columns) if columns else {}
+    timestamps = frames.get("timestamp")
+    if timestamps is None:
+        timestamps = np.arange(meta.length, dtype=np.float64) / float(ds.fps)
+    state = frames.get(STATE_KEY)
+    channels: list[list[float | None]] = []
+    names: list[str] = []
+    if state is not None:
+        values = np.asarray(state).reshape(meta.length, -1)
+        declared = list(ds.state_names)
+        for c in range(values.shape[1]):
+            channels.append(_column(values[:, c]))
+            names.append(declared[c] if c < len(declared) and declared[c] else f"state[{c}]")
+    return {
+        "episode": episode,
+        "length": meta.length,
+        "fps": ds.fps,
+        "timestamps": _column(np.asarray(timestamps)),
+        "names": names,
+        "channels": channels,
+        "sampled_frames": sample_indices(meta.length, SAMPLED_FRAMES),
+        "has_state": state is not None,
+    }
+
+
+def routes(ctx: ServerContext) -> list[BaseRoute]:
+    """The media routes of ``ctx``'s dataset."""
+
+    async def frame(request: Request) -> Response:
+        episode = ctx.episode(request.path_params["episode"])
+        camera = ctx.camera(request.path_params["camera"])
+        data = await run_in_threadpool(ctx.frames.jpeg, episode, camera, request.path_params["frame"])
+        return Response(data, media_type="image/jpeg", headers={"cache-control": f"private, max-age={FRAME_MAX_AGE}"})
+
+    async def state(request: Request) -> Response:
+        episode = ctx.episode(request.path_params["episode"])
+        return json_response(await run_in_threadpool(state_payload, ctx, episode))
+
+    return [
+        Route("/api/episodes/{episode:int}/frames/{camera:int}/{frame:int}.jpg", frame, methods=["GET"]),
+        Route("/api/episodes/{episode:int}/state", state, methods=["GET"]),
+    ]

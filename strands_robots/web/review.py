@@ -1,0 +1,143 @@
+"""The review page: humans uphold or overrule disputed verdicts (issue 6, "Review page").
+
+Routes:
+
+- ``GET /review``: the page (queue, frames scrubber, state plot, verdict, judge opinion,
+  decision buttons with keyboard shortcuts).
+- ``GET /api/queue?quality=&failure_mode=&verdict=&dispute=&offset=&limit=``: see
+  :func:`strands_robots.web.review_queue.build_queue`.
+- ``GET /api/episodes/{episode}``: one episode's labels, cameras and sampled frames.
+- ``POST /api/episodes/{episode}/review``: JSON ``{"decision", "note", "reviewer",
+  "quality", "failure_mode"}`` written with
+  :func:`strands_robots.episode_labels.review_episode` (the sidecar's lock and
+  journal, so a judge may run at the same time); answers the updated row and the
+  next open dispute. Guarded by :mod:`strands_robots.web.security`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, REVIEW_DECISIONS, review_episode
+from strands_robots.episode_labels.review import review_is_current
+from strands_robots.report.summary import summarize
+from strands_robots.report.write import SAMPLED_FRAMES
+from strands_robots.tools.signals import sample_indices
+from strands_robots.web.context import RequestError, ServerContext, json_response, read_json_body
+from strands_robots.web.media import camera_list
+from strands_robots.web.review_queue import FILTERS, build_queue, next_dispute
+
+NAV = ("Review", "/review")
+
+#: Keys a review request may carry.
+REVIEW_KEYS = frozenset({"decision", "note", "reviewer", "quality", "failure_mode"})
+
+
+def episode_payload(ctx: ServerContext, episode: int) -> dict[str, Any]:
+    """The episode endpoint's body: labels, row, cameras, length, fps, tasks."""
+    meta = ctx.dataset.episodes[episode]
+
+    def get(document: dict[str, Any]) -> dict[str, Any] | None:
+        record = document["episodes"].get(str(episode))
+        return copy.deepcopy(record) if record is not None else None
+
+    record = ctx.query(get) or {}
+    current = review_is_current(record)
+    return {
+        "episode": episode,
+        "length": meta.length,
+        "fps": ctx.dataset.fps,
+        "tasks": list(meta.tasks),
+        "cameras": camera_list(ctx, episode),
+        "sampled_frames": sample_indices(meta.length, SAMPLED_FRAMES),
+        "row": summarize(episode, record),
+        "deterministic": record.get("deterministic"),
+        "judge": record.get("judge"),
+        "review": record.get("review") if current else None,
+        "outdated_review": record.get("review") if not current else None,
+        "review_history": record.get("review_history", []),
+    }
+
+
+def _review_fields(body: Any, default_reviewer: str) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise RequestError("the body must be a JSON object with decision, note, reviewer, quality, failure_mode.")
+    unknown = sorted(set(body) - REVIEW_KEYS)
+    if unknown:
+        raise RequestError(f"unknown keys {unknown}; a review takes {sorted(REVIEW_KEYS)}.")
+    fields: dict[str, Any] = {}
+    for key in ("decision", "note", "reviewer"):
+        value = body.get(key, "")
+        if not isinstance(value, str):
+            raise RequestError(f"{key} must be a string.")
+        fields[key] = value
+    for key in ("quality", "failure_mode"):
+        value = body.get(key)
+        if value is not None and not isinstance(value, str):
+            raise RequestError(f"{key} must be a string or null.")
+        fields[key] = value or None
+    fields["reviewer"] = fields["reviewer"].strip() or default_reviewer
+    return fields
+
+
+def routes(ctx: ServerContext) -> list[BaseRoute]:
+    """The review page's routes."""
+
+    async def page(request: Request) -> Response:
+        config = {
+            "dataset": ctx.root.name,
+            "fps": ctx.dataset.fps,
+            "reviewer": ctx.reviewer,
+            "cameras": list(ctx.dataset.camera_keys),
+            "quality_grades": list(QUALITY_GRADES),
+            "failure_modes": list(FAILURE_MODES),
+            "decisions": list(REVIEW_DECISIONS),
+            "filters": {name: list(values) for name, (_f, values) in FILTERS.items()},
+            "has_labels": ctx.has_labels(),
+            "labels_file": ctx.labels_file.name,
+        }
+        return ctx.render(request, "review.html", config=config, page="review")
+
+    def _queue(params: dict[str, str]) -> dict[str, Any]:
+        episodes = list(ctx.dataset.episodes)
+        payload = ctx.query(
+            lambda document: build_queue(document, episodes, params, lambda e: ctx.dataset.episodes[e].length)
+        )
+        payload["has_labels"] = ctx.has_labels()
+        return payload
+
+    async def queue(request: Request) -> Response:
+        return json_response(await run_in_threadpool(_queue, dict(request.query_params)))
+
+    async def episode(request: Request) -> Response:
+        index = ctx.episode(request.path_params["episode"])
+        return json_response(await run_in_threadpool(episode_payload, ctx, index))
+
+    def _write(index: int, fields: dict[str, Any]) -> dict[str, Any]:
+        record = review_episode(ctx.root, index, labels_dir=ctx.labels_dir, **fields)
+        episodes = list(ctx.dataset.episodes)
+        following = ctx.query(lambda document: next_dispute(document, episodes, index))
+        return {
+            "episode": index,
+            "row": summarize(index, record),
+            "review": record["review"],
+            "next_dispute": following,
+        }
+
+    async def post_review(request: Request) -> Response:
+        index = ctx.episode(request.path_params["episode"])
+        fields = _review_fields(await read_json_body(request), ctx.reviewer)
+        return json_response(await run_in_threadpool(_write, index, fields))
+
+    return [
+        Route("/review", page, methods=["GET"]),
+        Route("/api/queue", queue, methods=["GET"]),
+        Route("/api/episodes/{episode:int}", episode, methods=["GET"]),
+        Route("/api/episodes/{episode:int}/review", post_review, methods=["POST"]),
+    ]

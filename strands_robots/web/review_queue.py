@@ -1,0 +1,119 @@
+"""The review queue: open disputes first, then every episode, filterable (issue 6).
+
+Rows are :func:`strands_robots.report.summary.summarize` rows of the dataset's own
+episodes (records of episodes the dataset does not have are ignored). Filters match the
+effective values (a current human review's grade, failure mode and overrule applied);
+``none`` selects episodes without a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES
+from strands_robots.report.summary import NONE, summarize
+from strands_robots.web.context import RequestError
+
+#: Filter name -> (row field, accepted values).
+FILTERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "quality": ("quality", (*QUALITY_GRADES, NONE)),
+    "failure_mode": ("failure_mode", (*FAILURE_MODES, NONE)),
+    "verdict": ("effective_verdict", ("success", "failure", NONE)),
+    "dispute": ("dispute", ("open", "resolved", NONE)),
+}
+DEFAULT_LIMIT = 200
+MAX_LIMIT = 2000
+
+
+def parse_filters(params: Mapping[str, str]) -> dict[str, str]:
+    """The non-empty filters of a query string.
+
+    Raises:
+        RequestError: 400 for an unknown value (the message lists the accepted ones).
+    """
+    chosen = {}
+    for name, (_field, accepted) in FILTERS.items():
+        value = params.get(name, "")
+        if not value:
+            continue
+        if value not in accepted:
+            raise RequestError(f"{name}={value!r} is not one of {', '.join(accepted)}.", 400)
+        chosen[name] = value
+    return chosen
+
+
+def _int_param(params: Mapping[str, str], name: str, default: int, upper: int) -> int:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return default
+    if not raw.isdigit():
+        raise RequestError(f"{name} must be a non-negative integer, got {raw!r}.", 400)
+    return min(int(raw), upper)
+
+
+def matches(row: Mapping[str, Any], filters: Mapping[str, str]) -> bool:
+    """True when ``row`` passes every filter."""
+    for name, value in filters.items():
+        field = FILTERS[name][0]
+        actual = row.get(field)
+        if (NONE if actual is None else actual) != value:
+            return False
+    return True
+
+
+def build_queue(
+    document: Mapping[str, Any],
+    episodes: list[int],
+    params: Mapping[str, str],
+    length_of: Callable[[int], int],
+) -> dict[str, Any]:
+    """The queue JSON.
+
+    Args:
+        document: The sidecar document.
+        episodes: The dataset's ``episode_index`` values, sorted.
+        params: Query parameters: the filters, ``offset`` and ``limit``.
+        length_of: ``episode_index`` -> length in frames (asked only for the listed rows).
+
+    Returns:
+        ``disputes`` (every open dispute, unfiltered), ``episodes`` (the filtered page),
+        ``matched`` (rows passing the filters), ``total`` (episodes in the dataset),
+        ``offset``, ``limit``, ``filters`` and ``counts`` (``open``, ``resolved``,
+        ``reviewed``, ``labelled``).
+    """
+    filters = parse_filters(params)
+    offset = _int_param(params, "offset", 0, 1 << 62)
+    limit = _int_param(params, "limit", DEFAULT_LIMIT, MAX_LIMIT)
+    records = document.get("episodes", {})
+    rows = [summarize(e, records.get(str(e))) for e in episodes]
+    disputes = [r for r in rows if r["dispute"] == "open"]
+    matched = [r for r in rows if matches(r, filters)] if filters else rows
+    page = matched[offset : offset + limit]
+    for row in (*disputes, *page):
+        row["length"] = length_of(row["episode"])
+    return {
+        "disputes": disputes,
+        "episodes": page,
+        "matched": len(matched),
+        "total": len(rows),
+        "offset": offset,
+        "limit": limit,
+        "filters": filters,
+        "counts": {
+            "open": len(disputes),
+            "resolved": sum(1 for r in rows if r["dispute"] == "resolved"),
+            "reviewed": sum(1 for r in rows if r["review"] is not None),
+            "labelled": sum(1 for r in rows if r["verdict"] is not None),
+        },
+    }
+
+
+def next_dispute(document: Mapping[str, Any], episodes: list[int], after: int) -> int | None:
+    """The first open dispute after episode ``after`` (wrapping around), or None."""
+    records = document.get("episodes", {})
+    open_ = [e for e in episodes if summarize(e, records.get(str(e)))["dispute"] == "open"]
+    later = [e for e in open_ if e > after]
+    if later:
+        return later[0]
+    return open_[0] if open_ and open_[0] != after else None

@@ -1,0 +1,186 @@
+"""Request guards of the local label server (issue 6, "Review page", Security).
+
+The server listens on a loopback address and trusts nothing in a request beyond an
+episode number it checks against its own dataset. :class:`GuardMiddleware` enforces:
+
+- **Host** (every request): the ``Host`` header must name the bound address and port
+  (``127.0.0.1:8765``; ``localhost:8765`` too when bound to a loopback address). A
+  page on ``evil.example`` whose DNS name was re-pointed at 127.0.0.1 (DNS rebinding)
+  sends ``Host: evil.example:8765`` and is refused, for reads as well as writes.
+- **State-changing requests** (any method but GET/HEAD): the per-run token (random,
+  made at start-up, embedded in the page) in the ``X-Labels-Token`` header, compared in
+  constant time; an ``Origin`` (or, failing that, ``Referer``) that is this server's own
+  origin; no ``Sec-Fetch-Site`` other than ``same-origin``; and a JSON body. A
+  cross-site form cannot set the header nor the content type, and a cross-origin
+  ``fetch`` with them needs a CORS preflight this server never grants.
+- Response headers: a strict Content-Security-Policy (own scripts and styles only, no
+  framing), ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: same-origin``.
+
+Refusals are ``403`` JSON ``{"error": ...}`` naming the rule; nothing is written.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+TOKEN_HEADER = "x-labels-token"
+SAFE_METHODS = frozenset({"GET", "HEAD"})
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+def new_token() -> str:
+    """A fresh per-run token: 32 random bytes, URL-safe base64 (43 characters)."""
+    return secrets.token_urlsafe(32)
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback IP literals (``127.0.0.0/8``, ``::1``)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_port(host: str, port: int) -> str:
+    host = host.strip("[]")
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def allowed_hosts(host: str, port: int) -> frozenset[str]:
+    """``Host`` header values that name this server (lower case).
+
+    Bound to a loopback address, ``localhost:<port>`` is accepted too; otherwise only
+    the bound ``host:port`` itself.
+    """
+    names = {_host_port(host, port).lower()}
+    if is_loopback(host):
+        names.add(f"localhost:{port}")
+    return frozenset(names)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The checks of one server run.
+
+    Attributes:
+        token: The per-run token state-changing requests must carry.
+        hosts: Accepted ``Host`` header values (lower case, with port).
+    """
+
+    token: str
+    hosts: frozenset[str]
+
+    @classmethod
+    def for_address(cls, host: str, port: int, token: str | None = None) -> Guard:
+        """The guard of a server bound to ``host:port``."""
+        return cls(token=token or new_token(), hosts=allowed_hosts(host, port))
+
+    @property
+    def origins(self) -> frozenset[str]:
+        """Accepted ``Origin`` values (``http://`` + an accepted host)."""
+        return frozenset(f"http://{h}" for h in self.hosts)
+
+    def host_problem(self, headers: dict[str, str]) -> str | None:
+        """Why the ``Host`` header is refused, or None."""
+        host = headers.get("host", "").lower()
+        if host not in self.hosts:
+            return (
+                f"Host {host or '(none)'!r} is not this server ({', '.join(sorted(self.hosts))}); "
+                "open the page at the address `strands-labels review` printed."
+            )
+        return None
+
+    def write_problem(self, headers: dict[str, str]) -> str | None:
+        """Why a state-changing request is refused, or None (Host checked separately)."""
+        origin = headers.get("origin")
+        if origin is None or origin == "null":
+            referer = headers.get("referer")
+            if referer:
+                parts = urlsplit(referer)
+                origin = f"{parts.scheme}://{parts.netloc}"
+        if not origin or origin.lower() not in self.origins:
+            return f"cross-origin write refused: Origin {origin or '(none)'!r} is not this server."
+        site = headers.get("sec-fetch-site")
+        if site is not None and site != "same-origin":
+            return f"cross-site write refused (Sec-Fetch-Site: {site})."
+        token = headers.get(TOKEN_HEADER, "")
+        if not token or not hmac.compare_digest(token.encode(), self.token.encode()):
+            return "missing or wrong per-run token: reload the page (the token changes each time the server starts)."
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            return f"writes take application/json, got {content_type or '(none)'!r}."
+        return None
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in scope.get("headers", []):
+        name = key.decode("latin-1").lower()
+        if name not in out:  # the first of repeated headers: never let a second Host win
+            out[name] = value.decode("latin-1")
+    return out
+
+
+def _security_headers(extra: Iterable[tuple[bytes, bytes]] = ()) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+        (b"x-content-type-options", b"nosniff"),
+        (b"x-frame-options", b"DENY"),
+        (b"referrer-policy", b"same-origin"),
+        (b"cross-origin-resource-policy", b"same-origin"),
+        *extra,
+    ]
+
+
+class GuardMiddleware:
+    """ASGI middleware applying a :class:`Guard` to every HTTP request."""
+
+    def __init__(self, app: ASGIApp, guard: Guard) -> None:
+        self.app = app
+        self.guard = guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = _headers(scope)
+        problem = self.guard.host_problem(headers)
+        if problem is None and scope["method"].upper() not in SAFE_METHODS:
+            problem = self.guard.write_problem(headers)
+        if problem is not None:
+            await _refuse(send, problem)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *_security_headers()]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+async def _refuse(send: Send, problem: str) -> None:
+    body = json.dumps({"error": problem}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 403,
+            "headers": _security_headers(
+                [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            ),
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

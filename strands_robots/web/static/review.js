@@ -1,0 +1,727 @@
+// Review page: queue, frame scrubber, state plot, decisions with keyboard shortcuts.
+// Hand-written, no build step, no dependencies. Every text from the server is set with
+// textContent (never innerHTML), so labels and notes cannot inject markup.
+"use strict";
+
+(() => {
+  const config = JSON.parse(document.getElementById("page-config").textContent);
+  const token = document.querySelector('meta[name="labels-token"]').content;
+  const $ = (id) => document.getElementById(id);
+
+  const PALETTE = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf", "#393b79", "#ad494a", "#637939", "#8c6d31", "#7b4173", "#3182bd",
+    "#e6550d", "#31a354", "#756bb1", "#636363",
+  ];
+  const DECISION_WORDS = {
+    uphold_verdict: "verdict upheld",
+    overrule_verdict: "verdict overruled",
+    grade_only: "graded",
+  };
+
+  const state = {
+    queue: null,
+    listed: [], // rows of "All episodes" shown so far
+    filters: {},
+    offset: 0,
+    episode: null,
+    detail: null,
+    series: null,
+    frame: 0,
+    playing: false,
+    hidden: new Set(),
+    busy: false,
+    prefetched: new Set(),
+    loadToken: 0,
+    loading: null, // episode being fetched
+  };
+
+  // ---------------------------------------------------------------- helpers
+  function h(tag, attrs = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs)) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "class") node.className = value;
+      else if (key === "dataset") Object.assign(node.dataset, value);
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? "" : value);
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  async function api(path, options = {}) {
+    const response = await fetch(path, { credentials: "same-origin", ...options });
+    let body = null;
+    try {
+      body = await response.json();
+    } catch (_) {
+      body = null;
+    }
+    if (!response.ok) {
+      throw new Error((body && body.error) || `${response.status} ${response.statusText}`);
+    }
+    return body;
+  }
+
+  function setStatus(text, kind = "") {
+    const status = $("status");
+    status.textContent = text;
+    status.className = `status ${kind}`;
+    if (kind === "ok" || kind === "error") {
+      void status.offsetWidth; // restart the flash animation
+      status.classList.add("flash");
+    }
+  }
+
+  function badge(text, kind = "") {
+    return h("span", { class: `badge ${kind}` }, text);
+  }
+
+  function fmtTime(epochSeconds) {
+    if (typeof epochSeconds !== "number") return "";
+    return new Date(epochSeconds * 1000).toLocaleString();
+  }
+
+  function reviewer() {
+    return $("reviewer").value.trim() || config.reviewer;
+  }
+
+  // ---------------------------------------------------------------- queue
+  function rowItem(row) {
+    const line = h("span", { class: "line" });
+    if (row.verdict) line.append(badge(row.verdict, row.verdict));
+    else line.append(badge("no verdict"));
+    if (row.opinion) line.append(badge(`judge: ${row.opinion}`, row.dispute ? "open" : ""));
+    if (row.dispute === "resolved") line.append(badge(row.overruled ? "overruled" : "upheld", "resolved"));
+    else if (row.review === "grade_only") line.append(badge("graded", "resolved"));
+    const detail = [row.quality, row.failure_mode].filter(Boolean).join(" · ") || "not graded";
+    const link = h(
+      "a",
+      { href: `#episode=${row.episode}`, dataset: { episode: row.episode }, class: row.episode === state.episode ? "active" : "" },
+      h("span", { class: "ep" }, `#${row.episode}`),
+      line,
+      h("span", { class: "detail" }, `${detail} · ${row.length} frames`),
+    );
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      openEpisode(row.episode);
+    });
+    return h("li", {}, link);
+  }
+
+  function queueParams(offset) {
+    const params = new URLSearchParams({ offset: String(offset) });
+    for (const [name, value] of Object.entries(state.filters)) if (value) params.set(name, value);
+    return params;
+  }
+
+  async function loadQueue({ append = false } = {}) {
+    const offset = append ? state.offset + (state.queue ? state.queue.limit : 0) : 0;
+    const queue = await api(`/api/queue?${queueParams(offset)}`);
+    state.queue = queue;
+    state.offset = offset;
+    state.listed = append ? state.listed.concat(queue.episodes) : queue.episodes;
+    renderQueue();
+    return queue;
+  }
+
+  function renderQueue() {
+    const queue = state.queue;
+    const disputes = $("dispute-list");
+    disputes.replaceChildren(...queue.disputes.map(rowItem));
+    $("dispute-empty").hidden = queue.disputes.length > 0;
+    const count = $("dispute-count");
+    count.textContent = String(queue.counts.open);
+    count.classList.toggle("has", queue.counts.open > 0);
+    $("episode-list").replaceChildren(...state.listed.map(rowItem));
+    const filtered = Object.values(state.filters).some(Boolean);
+    $("episode-count").textContent = filtered ? `${queue.matched} of ${queue.total}` : String(queue.total);
+    $("load-more").hidden = state.listed.length >= queue.matched;
+  }
+
+  function markActive() {
+    for (const link of document.querySelectorAll(".episode-list a")) {
+      link.classList.toggle("active", Number(link.dataset.episode) === state.episode);
+    }
+  }
+
+  function navigationOrder() {
+    const order = [];
+    const seen = new Set();
+    for (const row of [...(state.queue ? state.queue.disputes : []), ...state.listed]) {
+      if (!seen.has(row.episode)) {
+        seen.add(row.episode);
+        order.push(row.episode);
+      }
+    }
+    return order;
+  }
+
+  function step(delta) {
+    const order = navigationOrder();
+    if (!order.length) return;
+    const at = order.indexOf(state.episode);
+    const next = at < 0 ? 0 : Math.min(order.length - 1, Math.max(0, at + delta));
+    if (order[next] !== state.episode) openEpisode(order[next]);
+    else setStatus(delta > 0 ? "This is the last episode in the queue." : "This is the first episode in the queue.");
+  }
+
+  // ---------------------------------------------------------------- episode
+  async function openEpisode(episode, { reload = false } = {}) {
+    if (!reload && (episode === state.loading || (state.loading === null && episode === state.episode))) return;
+    const ticket = ++state.loadToken;
+    state.loading = episode;
+    stopPlaying();
+    try {
+      const [detail, series] = await Promise.all([
+        api(`/api/episodes/${episode}`),
+        api(`/api/episodes/${episode}/state`),
+      ]);
+      if (ticket !== state.loadToken) return;
+      state.loading = null;
+      state.episode = episode;
+      state.detail = detail;
+      state.series = series;
+      state.prefetched = new Set();
+      history.replaceState(null, "", `#episode=${episode}`);
+      renderEpisode();
+      setFrame(0);
+      markActive();
+    } catch (error) {
+      if (ticket === state.loadToken) state.loading = null;
+      setStatus(`Could not open episode ${episode}: ${error.message}`, "error");
+    }
+  }
+
+  function renderEpisode() {
+    const d = state.detail;
+    const row = d.row;
+    $("no-episode").hidden = true;
+    $("episode-view").hidden = false;
+    $("ep-index").textContent = String(d.episode);
+    const badges = [];
+    if (row.verdict) badges.push(badge(`verdict ${row.verdict}`, row.verdict));
+    if (row.opinion) badges.push(badge(`judge says ${row.opinion}`, row.dispute === "open" ? "open" : ""));
+    if (row.dispute === "open") badges.push(badge("dispute open", "open"));
+    if (row.dispute === "resolved") badges.push(badge(row.overruled ? "overruled by a human" : "upheld by a human", "resolved"));
+    if (row.review_outdated) badges.push(badge("review outdated", "open"));
+    $("ep-badges").replaceChildren(...badges);
+    $("ep-task").textContent = `${d.tasks.join(" · ") || "no task"} — ${d.length} frames, ${(d.length / d.fps).toFixed(2)} s at ${d.fps} fps`;
+
+    renderCameras();
+    const slider = $("frame-slider");
+    slider.max = String(d.length - 1);
+    renderCards();
+    renderLegend();
+    $("plot-empty").hidden = state.series.has_state;
+    $("state-plot").hidden = !state.series.has_state;
+    resetForm();
+  }
+
+  function renderCameras() {
+    const d = state.detail;
+    const tiles = d.cameras.map((camera) => {
+      const frame = h("div", { class: camera.available ? "frame" : "frame no-video" });
+      if (camera.available) {
+        frame.append(h("img", { alt: `${camera.label} frame`, dataset: { camera: camera.index }, decoding: "async" }));
+      } else {
+        const why = camera.problem.replace(/^video missing: /, "");
+        frame.append(h("div", { class: "missing" }, h("strong", {}, "Video missing"), why, h("br"), "The state plot below still works."));
+      }
+      return h("figure", { class: "camera" }, frame, h("figcaption", {}, camera.label));
+    });
+    if (!tiles.length) tiles.push(h("p", { class: "empty" }, "This dataset has no camera."));
+    $("cameras").replaceChildren(...tiles);
+  }
+
+  function outcome(parent, word, facts) {
+    const known = word === "success" || word === "failure";
+    parent.replaceChildren(
+      h("div", { class: `word ${known ? word : "none"}` }, word),
+      h("div", { class: "facts" }, facts),
+    );
+  }
+
+  function renderCards() {
+    const d = state.detail;
+    const det = d.deterministic;
+    if (det) {
+      const facts = [];
+      if (det.steps !== undefined) facts.push(`${det.steps} steps`);
+      if (det.cumulative_reward !== undefined) facts.push(`reward ${det.cumulative_reward}`);
+      if (d.row.overruled) facts.push(`filters use ${d.row.effective_verdict}`);
+      outcome($("verdict-body"), det.success ? "success" : "failure", facts.join(" · "));
+    } else {
+      outcome($("verdict-body"), "not recorded", "nothing to review yet");
+    }
+
+    const judge = d.judge;
+    const note = $("judge-note");
+    if (judge) {
+      const opinion = judge.success_opinion === null || judge.success_opinion === undefined
+        ? "no opinion"
+        : judge.success_opinion ? "success" : "failure";
+      outcome($("judge-body"), opinion, `quality ${judge.quality} · ${judge.failure_mode || "no failure mode"}`);
+      note.textContent = judge.note || "(no note)";
+      note.hidden = false;
+      $("judge-meta").textContent = [judge.model, fmtTime(judge.labeled_at)].filter(Boolean).join(" · ");
+    } else {
+      outcome($("judge-body"), "not judged", "no judge label yet");
+      note.hidden = true;
+      $("judge-meta").textContent = "";
+    }
+
+    const review = $("review-body");
+    const current = d.review || d.outdated_review;
+    if (current) {
+      const parts = [
+        h("span", { class: "decision-word" }, (DECISION_WORDS[current.decision] || current.decision) + (d.review ? "" : " (outdated: the verdict or judge label changed since)")),
+        ` by ${current.reviewer}, ${fmtTime(current.reviewed_at)}`,
+      ];
+      const grade = [];
+      if (current.quality) grade.push(`quality ${current.quality}`);
+      if (current.quality || current.failure_mode) grade.push(current.failure_mode || "no failure mode");
+      if (grade.length) parts.push(h("div", { class: "facts muted" }, grade.join(" · ")));
+      if (current.note) parts.push(h("div", { class: "note" }, current.note));
+      if (d.review_history.length) parts.push(h("div", { class: "meta-line" }, `${d.review_history.length} earlier review(s) kept as history`));
+      review.replaceChildren(...parts);
+    } else {
+      review.replaceChildren(h("span", { class: "muted" }, "No human review yet."));
+    }
+
+    const disputed = d.row.dispute !== null && d.row.dispute !== undefined;
+    $("btn-uphold").disabled = !disputed || !det;
+    $("btn-overrule").disabled = !disputed || !det;
+    $("btn-grade").disabled = !det;
+  }
+
+  function resetForm() {
+    const d = state.detail;
+    $("note").value = "";
+    $("quality").value = d.review && d.review.quality ? d.review.quality : "";
+    $("failure-mode").value = d.review && d.review.failure_mode ? d.review.failure_mode : "";
+  }
+
+  // ---------------------------------------------------------------- frames
+  function frameUrl(camera, frame) {
+    return `/api/episodes/${state.episode}/frames/${camera}/${frame}.jpg`;
+  }
+
+  function setFrame(frame) {
+    if (!state.detail) return;
+    const last = state.detail.length - 1;
+    state.frame = Math.max(0, Math.min(last, Math.round(frame)));
+    $("frame-slider").value = String(state.frame);
+    const seconds = timestampOf(state.frame);
+    $("frame-label").textContent = `frame ${state.frame} / ${last} · ${seconds.toFixed(2)} s`;
+    for (const img of document.querySelectorAll("#cameras img")) {
+      const url = frameUrl(img.dataset.camera, state.frame);
+      if (img.getAttribute("src") !== url) img.src = url;
+    }
+    drawPlot();
+    updateLegendValues();
+    schedulePrefetch();
+  }
+
+  function timestampOf(frame) {
+    const t = state.series && state.series.timestamps[frame];
+    return typeof t === "number" ? t : frame / state.detail.fps;
+  }
+
+  let prefetchTimer = 0;
+  function schedulePrefetch() {
+    clearTimeout(prefetchTimer);
+    prefetchTimer = setTimeout(() => {
+      if (!state.detail) return;
+      const end = Math.min(state.detail.length, state.frame + 24);
+      for (const camera of state.detail.cameras) {
+        if (!camera.available) continue;
+        for (let f = state.frame + 1; f < end; f += 1) {
+          const url = frameUrl(camera.index, f);
+          if (state.prefetched.has(url)) continue;
+          state.prefetched.add(url);
+          new Image().src = url;
+        }
+      }
+    }, 180);
+  }
+
+  let playTimer = 0;
+  function stopPlaying() {
+    state.playing = false;
+    clearTimeout(playTimer);
+    $("play").textContent = "\u25B6\uFE0E";
+    $("play").setAttribute("aria-label", "play");
+  }
+
+  function togglePlay() {
+    if (!state.detail) return;
+    if (state.playing) {
+      stopPlaying();
+      return;
+    }
+    if (state.frame >= state.detail.length - 1) setFrame(0);
+    state.playing = true;
+    $("play").textContent = "\u275A\u275A";
+    $("play").setAttribute("aria-label", "pause");
+    const tick = () => {
+      if (!state.playing) return;
+      const images = [...document.querySelectorAll("#cameras img")];
+      if (images.every((img) => img.complete)) {
+        if (state.frame >= state.detail.length - 1) {
+          stopPlaying();
+          return;
+        }
+        setFrame(state.frame + 1);
+      }
+      playTimer = setTimeout(tick, 1000 / state.detail.fps);
+    };
+    playTimer = setTimeout(tick, 1000 / state.detail.fps);
+  }
+
+  // ---------------------------------------------------------------- plot
+  const plot = { pad: { left: 10, right: 10, top: 20, bottom: 22 }, ranges: [], shared: [0, 1], perChannel: false };
+
+  function channelRange(values) {
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const v of values) {
+      if (v === null) continue;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    if (lo === Infinity) return [0, 1];
+    if (hi - lo < 1e-9) return [lo - 0.5, hi + 0.5];
+    return [lo, hi];
+  }
+
+  function renderLegend() {
+    const series = state.series;
+    plot.ranges = series.channels.map(channelRange);
+    plot.shared = channelRange(series.channels.flat());
+    const chips = series.names.map((name, c) => {
+      const chip = h(
+        "button",
+        { type: "button", class: state.hidden.has(name) ? "off" : "", title: `${name}: click to hide or show` },
+        h("span", { class: "swatch" }),
+        h("span", {}, name),
+        h("span", { class: "value", dataset: { channel: c } }, ""),
+      );
+      chip.querySelector(".swatch").style.background = PALETTE[c % PALETTE.length];
+      chip.addEventListener("click", () => {
+        if (state.hidden.has(name)) state.hidden.delete(name);
+        else state.hidden.add(name);
+        chip.classList.toggle("off");
+        drawPlot();
+      });
+      return chip;
+    });
+    $("legend").replaceChildren(...chips);
+  }
+
+  function updateLegendValues() {
+    if (!state.series) return;
+    for (const span of document.querySelectorAll("#legend .value")) {
+      const v = state.series.channels[Number(span.dataset.channel)][state.frame];
+      span.textContent = v === null || v === undefined ? "—" : Number(v).toPrecision(4);
+    }
+  }
+
+  function xOf(frame, width) {
+    const n = Math.max(1, state.detail.length - 1);
+    return plot.pad.left + (frame / n) * (width - plot.pad.left - plot.pad.right);
+  }
+
+  function frameAt(clientX) {
+    const canvas = $("state-plot");
+    const rect = canvas.getBoundingClientRect();
+    const inner = rect.width - plot.pad.left - plot.pad.right;
+    const share = (clientX - rect.left - plot.pad.left) / inner;
+    return share * (state.detail.length - 1);
+  }
+
+  function niceStep(length) {
+    const raw = length / 8;
+    const base = 10 ** Math.floor(Math.log10(Math.max(1, raw)));
+    for (const m of [1, 2, 5, 10]) if (base * m >= raw) return base * m;
+    return base * 10;
+  }
+
+  function drawPlot() {
+    const canvas = $("state-plot");
+    if (!state.series || !state.series.has_state || canvas.hidden) return;
+    const dpr = window.devicePixelRatio || 1;
+    const width = canvas.clientWidth;
+    const height = canvas.clientHeight;
+    if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(height * dpr)) {
+      canvas.width = Math.round(width * dpr);
+      canvas.height = Math.round(height * dpr);
+    }
+    const g = canvas.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, width, height);
+    plot.pad.left = plot.perChannel ? 10 : 48;
+    const { top, bottom } = plot.pad;
+    const plotH = height - top - bottom;
+    const length = state.detail.length;
+
+    // frame ticks
+    g.font = "11px system-ui, sans-serif";
+    g.fillStyle = "#6b7380";
+    g.strokeStyle = "#eef0f3";
+    g.lineWidth = 1;
+    g.textAlign = "center";
+    const tick = niceStep(length);
+    for (let f = 0; f < length; f += tick) {
+      const x = Math.round(xOf(f, width)) + 0.5;
+      g.beginPath();
+      g.moveTo(x, top);
+      g.lineTo(x, top + plotH);
+      g.stroke();
+      g.fillText(String(f), x, height - 6);
+    }
+
+    // value axis (shared scale only: per-channel lines have no common unit)
+    if (!plot.perChannel) {
+      const [lo, hi] = plot.shared;
+      g.textAlign = "right";
+      for (const share of [0, 0.5, 1]) {
+        const y = Math.round(top + plotH - share * plotH) + 0.5;
+        g.beginPath();
+        g.moveTo(plot.pad.left, y);
+        g.lineTo(width - plot.pad.right, y);
+        g.stroke();
+        g.fillText(Number(lo + share * (hi - lo)).toPrecision(3), plot.pad.left - 6, y + 4);
+      }
+      g.textAlign = "center";
+    }
+
+    // sampled frames
+    g.save();
+    g.setLineDash([4, 4]);
+    g.strokeStyle = "#9aa1ab";
+    for (const f of state.series.sampled_frames) {
+      const x = Math.round(xOf(f, width)) + 0.5;
+      g.beginPath();
+      g.moveTo(x, top);
+      g.lineTo(x, top + plotH);
+      g.stroke();
+    }
+    g.restore();
+
+    // channels
+    g.lineWidth = 1.4;
+    g.lineJoin = "round";
+    state.series.channels.forEach((values, c) => {
+      if (state.hidden.has(state.series.names[c])) return;
+      const [lo, hi] = plot.perChannel ? plot.ranges[c] : plot.shared;
+      g.strokeStyle = PALETTE[c % PALETTE.length];
+      g.beginPath();
+      let pen = false;
+      for (let f = 0; f < values.length; f += 1) {
+        const v = values[f];
+        if (v === null) {
+          pen = false;
+          continue;
+        }
+        const x = xOf(f, width);
+        const y = top + plotH - ((v - lo) / (hi - lo)) * plotH;
+        if (pen) g.lineTo(x, y);
+        else g.moveTo(x, y);
+        pen = true;
+      }
+      g.stroke();
+    });
+
+    // shown frame
+    const x = Math.round(xOf(state.frame, width)) + 0.5;
+    g.strokeStyle = "#1d2330";
+    g.lineWidth = 1.5;
+    g.beginPath();
+    g.moveTo(x, top - 4);
+    g.lineTo(x, top + plotH);
+    g.stroke();
+    const label = `frame ${state.frame}`;
+    g.font = "600 11px system-ui, sans-serif";
+    const w = g.measureText(label).width + 10;
+    const lx = Math.min(Math.max(x - w / 2, 0), width - w);
+    g.fillStyle = "#1d2330";
+    g.fillRect(lx, 0, w, 15);
+    g.fillStyle = "#ffffff";
+    g.textAlign = "left";
+    g.fillText(label, lx + 5, 11);
+  }
+
+  function bindPlot() {
+    const canvas = $("state-plot");
+    let dragging = false;
+    canvas.addEventListener("pointerdown", (event) => {
+      if (!state.detail) return;
+      dragging = true;
+      canvas.setPointerCapture(event.pointerId);
+      stopPlaying();
+      setFrame(frameAt(event.clientX));
+    });
+    canvas.addEventListener("pointermove", (event) => {
+      if (dragging) setFrame(frameAt(event.clientX));
+    });
+    canvas.addEventListener("pointerup", () => {
+      dragging = false;
+    });
+    window.addEventListener("resize", drawPlot);
+    const choose = (perChannel) => {
+      plot.perChannel = perChannel;
+      $("scale-each").classList.toggle("on", perChannel);
+      $("scale-shared").classList.toggle("on", !perChannel);
+      drawPlot();
+    };
+    $("scale-shared").addEventListener("click", () => choose(false));
+    $("scale-each").addEventListener("click", () => choose(true));
+  }
+
+  // ---------------------------------------------------------------- decisions
+  async function decide(decision) {
+    const d = state.detail;
+    if (!d || state.busy) return;
+    if (!d.deterministic) {
+      setStatus(`Episode ${d.episode} has no verdict recorded, so there is nothing to review.`, "error");
+      return;
+    }
+    if (decision !== "grade_only" && !d.row.dispute) {
+      setStatus(`Episode ${d.episode} has no disputed verdict: use Grade only (G) to record a grade.`, "error");
+      return;
+    }
+    const body = {
+      decision,
+      note: $("note").value,
+      reviewer: reviewer(),
+      quality: $("quality").value || null,
+      failure_mode: $("failure-mode").value || null,
+    };
+    state.busy = true;
+    setStatus(`Saving episode ${d.episode}…`, "busy");
+    try {
+      const result = await api(`/api/episodes/${d.episode}/review`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-Labels-Token": token },
+        body: JSON.stringify(body),
+      });
+      localStorage.setItem("labels.reviewer", body.reviewer);
+      await loadQueue();
+      const done = `Episode ${d.episode}: ${DECISION_WORDS[decision]} by ${body.reviewer}, saved to ${config.labels_file}.`;
+      if (result.next_dispute !== null && result.next_dispute !== undefined) {
+        await openEpisode(result.next_dispute);
+        setStatus(`${done} Next open dispute: episode ${result.next_dispute}.`, "ok");
+      } else {
+        await openEpisode(d.episode, { reload: true });
+        setStatus(`${done} No open disputes left.`, "ok");
+      }
+    } catch (error) {
+      setStatus(`Not saved: ${error.message}`, "error");
+    } finally {
+      state.busy = false;
+    }
+  }
+
+  // ---------------------------------------------------------------- keyboard
+  function onKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    const typing =
+      target instanceof HTMLElement &&
+      (target.matches("textarea, select, input:not([type=range]):not([type=button]):not([type=checkbox])") ||
+        target.isContentEditable);
+    if (typing) {
+      if (event.key === "Escape") target.blur();
+      return;
+    }
+    const key = event.key;
+    const handlers = {
+      u: () => decide("uphold_verdict"),
+      o: () => decide("overrule_verdict"),
+      g: () => decide("grade_only"),
+      n: () => step(1),
+      j: () => step(1),
+      k: () => step(-1),
+      "/": () => $("note").focus(),
+      1: () => ($("quality").value = "low"),
+      2: () => ($("quality").value = "medium"),
+      3: () => ($("quality").value = "high"),
+      0: () => ($("quality").value = ""),
+      " ": () => togglePlay(),
+      ArrowLeft: () => (stopPlaying(), setFrame(state.frame - (event.shiftKey ? 10 : 1))),
+      ArrowRight: () => (stopPlaying(), setFrame(state.frame + (event.shiftKey ? 10 : 1))),
+      Home: () => setFrame(0),
+      End: () => state.detail && setFrame(state.detail.length - 1),
+    };
+    const handler = handlers[key] || handlers[key.toLowerCase()];
+    if (!handler) return;
+    event.preventDefault();
+    handler();
+  }
+
+  // ---------------------------------------------------------------- start
+  function episodeFromHash() {
+    const match = /episode=(\d+)/.exec(location.hash);
+    return match ? Number(match[1]) : null;
+  }
+
+  async function start() {
+    $("reviewer").value = localStorage.getItem("labels.reviewer") || config.reviewer;
+    document.addEventListener("keydown", onKey);
+    bindPlot();
+    $("frame-slider").addEventListener("input", (event) => {
+      stopPlaying();
+      setFrame(Number(event.target.value));
+    });
+    $("prev-frame").addEventListener("click", () => (stopPlaying(), setFrame(state.frame - 1)));
+    $("next-frame").addEventListener("click", () => (stopPlaying(), setFrame(state.frame + 1)));
+    $("play").addEventListener("click", togglePlay);
+    for (const button of document.querySelectorAll(".buttons button")) {
+      button.addEventListener("click", () => {
+        button.blur();
+        decide(button.dataset.decision);
+      });
+    }
+    for (const select of document.querySelectorAll(".filters select")) {
+      select.addEventListener("change", async () => {
+        state.filters[select.dataset.filter] = select.value;
+        select.blur();
+        try {
+          await loadQueue();
+          markActive();
+        } catch (error) {
+          setStatus(`Could not filter: ${error.message}`, "error");
+        }
+      });
+    }
+    for (const select of document.querySelectorAll(".decide select")) {
+      select.addEventListener("change", () => select.blur());
+    }
+    $("load-more").addEventListener("click", () => loadQueue({ append: true }).then(markActive));
+    window.addEventListener("hashchange", () => {
+      const wanted = episodeFromHash();
+      if (wanted !== null && wanted !== state.episode) openEpisode(wanted);
+    });
+    // pick up labels written meanwhile (a judge running on the same dataset)
+    setInterval(() => {
+      if (document.hidden || state.busy || state.offset !== 0) return;
+      loadQueue().then(markActive).catch(() => {});
+    }, 15000);
+    try {
+      const queue = await loadQueue();
+      const wanted = episodeFromHash();
+      const first = wanted !== null ? wanted : queue.disputes.length ? queue.disputes[0].episode : state.listed.length ? state.listed[0].episode : null;
+      if (first !== null) await openEpisode(first);
+      if (!queue.disputes.length) setStatus("No open disputes. Pick any episode to grade it.");
+    } catch (error) {
+      setStatus(`Could not load the queue: ${error.message}`, "error");
+    }
+  }
+
+  start();
+})();

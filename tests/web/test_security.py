@@ -1,0 +1,87 @@
+"""Host, Origin and token rules of the label server (issue 6, Security)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from strands_robots.web.security import Guard, allowed_hosts, is_loopback, new_token
+from strands_robots.web.server import ServerAddressError, bind
+
+TOKEN = "t" * 43
+GOOD = {
+    "host": "127.0.0.1:8765",
+    "origin": "http://127.0.0.1:8765",
+    "x-labels-token": TOKEN,
+    "content-type": "application/json",
+    "sec-fetch-site": "same-origin",
+}
+
+
+def guard() -> Guard:
+    return Guard.for_address("127.0.0.1", 8765, TOKEN)
+
+
+def test_allowed_hosts():
+    assert allowed_hosts("127.0.0.1", 8765) == {"127.0.0.1:8765", "localhost:8765"}
+    assert allowed_hosts("::1", 9000) == {"[::1]:9000", "localhost:9000"}
+    assert allowed_hosts("192.168.1.5", 80) == {"192.168.1.5:80"}
+    assert is_loopback("127.0.0.2") and is_loopback("localhost") and not is_loopback("10.0.0.1")
+    assert guard().origins == {"http://127.0.0.1:8765", "http://localhost:8765"}
+
+
+def test_tokens_are_random_and_long():
+    tokens = {new_token() for _ in range(20)}
+    assert len(tokens) == 20 and all(len(t) == 43 for t in tokens)
+
+
+def test_host_check():
+    assert guard().host_problem({"host": "127.0.0.1:8765"}) is None
+    assert guard().host_problem({"host": "LOCALHOST:8765"}) is None
+    for bad in ("evil.example:8765", "127.0.0.1:8766", "127.0.0.1", ""):
+        assert "is not this server" in guard().host_problem({"host": bad})
+
+
+def test_write_accepted_only_with_everything():
+    assert guard().write_problem(GOOD) is None
+    referer_only = {k: v for k, v in GOOD.items() if k != "origin"} | {"referer": "http://localhost:8765/review#x"}
+    assert guard().write_problem(referer_only) is None
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"origin": "http://evil.example"}, "cross-origin"),
+        ({"origin": "http://127.0.0.1:8765.evil.example"}, "cross-origin"),
+        ({"origin": "null"}, "cross-origin"),
+        ({"origin": None}, "cross-origin"),
+        ({"sec-fetch-site": "cross-site"}, "cross-site"),
+        ({"sec-fetch-site": "same-site"}, "cross-site"),
+        ({"x-labels-token": None}, "token"),
+        ({"x-labels-token": TOKEN[:-1]}, "token"),
+        ({"x-labels-token": TOKEN + "x"}, "token"),
+        ({"content-type": "text/plain"}, "application/json"),
+        ({"content-type": None}, "application/json"),
+    ],
+)
+def test_write_refused(change, message):
+    headers = {k: v for k, v in (GOOD | change).items() if v is not None}
+    problem = guard().write_problem(headers)
+    assert problem is not None and message in problem
+
+
+def test_bind_refuses_wildcards_and_busy_ports():
+    for host in ("0.0.0.0", "::", ""):
+        with pytest.raises(ServerAddressError, match="every interface"):
+            bind(host, 0)
+    with pytest.raises(ServerAddressError, match="0..65535"):
+        bind("127.0.0.1", 70000)
+    first = bind("127.0.0.1", 0)
+    try:
+        port = first.getsockname()[1]
+        assert first.family == socket.AF_INET
+        with pytest.raises(ServerAddressError, match="another --port"):
+            bind("127.0.0.1", port)
+    finally:
+        first.close()
