@@ -8,7 +8,6 @@ verdict is recorded as ``disputes_verdict: true`` for a human to review.
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
 
 _ANNOTATION_KEYS = {"quality", "failure_mode", "note", "success_opinion", "model", "keep_history"}
@@ -157,7 +157,7 @@ def annotate_episodes(
         now = time.time()
         for index, fields, keep in items:
             _apply(records, index, fields, keep, now)
-        result = [copy.deepcopy(records[str(index)]) for index, _f, _k in items]
+        result = [json_copy(records[str(index)]) for index, _f, _k in items]
         return Change(records=[str(index) for index, _f, _k in items], fields=[]), result
 
     return store.update(mutate)

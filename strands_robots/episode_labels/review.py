@@ -16,7 +16,6 @@ open again. Re-reviewing moves the previous review to ``review_history``.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.vocab import REVIEW_DECISIONS, did_you_mean
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
-from strands_robots.storage.codec import dump_line
+from strands_robots.storage.codec import dump_line, json_copy
 from strands_robots.storage.record_store import Change
 
 
@@ -147,7 +146,7 @@ def review_episode(
             "judge_seen": block_digest(record.get("judge")),
         }
         document["episodes"][key] = record
-        return Change(records=[key], fields=[]), copy.deepcopy(record)
+        return Change(records=[key], fields=[]), json_copy(record)
 
     return open_store(root, labels_dir).update(mutate)
 
@@ -190,8 +189,8 @@ def list_disputes(
                     "note": judge.get("note", ""),
                     "model": judge.get("model", ""),
                     "resolved": resolved,
-                    "review": copy.deepcopy(record["review"]) if current else None,
-                    "outdated_review": copy.deepcopy(record.get("review")) if not current else None,
+                    "review": json_copy(record["review"]) if current else None,
+                    "outdated_review": json_copy(record.get("review")) if not current else None,
                 }
             )
         return sorted(rows, key=lambda r: r["episode"])

@@ -6,7 +6,6 @@ verdict, never overturn it.
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.fingerprint import episode_fingerprint, open_dataset_if_present
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
 
 
@@ -147,7 +147,7 @@ def deterministic_verdict(root: str | Path, episode: int, *, labels_dir: str | P
     def get(document: dict[str, Any]) -> dict[str, Any] | None:
         record = document["episodes"].get(str(index))
         block = record.get("deterministic") if record else None
-        return copy.deepcopy(block) if block is not None else None
+        return json_copy(block) if block is not None else None
 
     block = query_document(root, get, labels_dir)
     if block is None:

@@ -21,7 +21,6 @@ and the journal's read offset, so a writer re-reads only new journal lines.
 from __future__ import annotations
 
 import contextlib
-import copy
 import logging
 import os
 import threading
@@ -33,7 +32,7 @@ from typing import Any
 
 from strands_robots.errors import SidecarError
 from strands_robots.storage.atomic import atomic_write_bytes, check_target, fsync_dir
-from strands_robots.storage.codec import dump_canonical, load_json_bytes
+from strands_robots.storage.codec import dump_canonical, json_copy, load_json_bytes
 from strands_robots.storage.jsonl import append_jsonl, read_jsonl
 from strands_robots.storage.lock import sidecar_lock
 
@@ -214,7 +213,7 @@ class RecordStore:
             except BaseException:
                 self._cache = None
                 raise
-            return copy.deepcopy(document) if copy_document else document
+            return json_copy(document) if copy_document else document
 
     def query(self, fn: Callable[[dict[str, Any]], Any]) -> Any:
         """Run ``fn(document)`` on the merged document under the lock; returns its result.
