@@ -46,3 +46,7 @@ class StorageError(LabelsError, OSError):
 
 class UnsafeRootError(LabelsError, ValueError):
     """A dataset root chosen by a model is refused (not a dataset, outside the allow-list, ``..``)."""
+
+
+class LabelsNotFoundError(LabelsError, FileNotFoundError):
+    """No label sidecar exists yet where one was asked for."""

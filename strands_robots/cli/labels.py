@@ -137,12 +137,18 @@ def filter_cmd(
         evaluation_membership=membership or None,
         labels_dir=labels_dir,
     )
-    if out is not None:
-        out = resolve(out)
-        out.write_text(json.dumps(episodes) + "\n", encoding="utf-8")
-        console.print(f"wrote {len(episodes)} episodes to {out}", style="dim")
+    text = lerobot_argument(episodes) if fmt is FilterFormat.lerobot else json.dumps(episodes)
+    if out is None:
+        typer.echo(text)
         return
-    typer.echo(lerobot_argument(episodes) if fmt is FilterFormat.lerobot else json.dumps(episodes))
+    out = resolve(out)
+    try:
+        out.write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise LabelValidationError(
+            f"cannot write {out}: {exc.strerror or exc}; pass --out a writable file path."
+        ) from exc
+    console.print(f"wrote {len(episodes)} episodes to {out}", style="dim")
 
 
 def agreement(
@@ -224,16 +230,22 @@ def remap(
     mapping: Annotated[Path, typer.Argument(help="JSON object {old_episode_index: new_episode_index}.")],
     labels_dir: LabelsDirOpt = None,
 ) -> None:
-    """Carry every sidecar's labels across a dataset edit that renumbered episodes."""
+    """Carry every sidecar's labels across a dataset edit that renumbered episodes.
+
+    Every sidecar is checked readable before any is rewritten, so a refusal changes
+    nothing (run it once: applying a mapping twice renumbers twice).
+    """
+    from strands_robots.episode_labels.remap import check_mapping
+
     root, labels_dir = resolve(root), resolve(labels_dir)
     raw = load_json_file(resolve(mapping))
-    for name in REMAP_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
+    check_mapping(raw)
+    modules = [importlib.import_module(name) for name in REMAP_MODULES]
+    for module in modules:  # read every store first: a foreign or broken file stops the run here
+        module.check_readable(root, labels_dir=labels_dir)
+    for module in modules:
         moved = module.remap(root, raw, labels_dir=labels_dir)
-        console.print(f"{name.rsplit('.', 1)[-1]}: {moved} records kept")
+        console.print(f"{module.__name__.rsplit('.', 1)[-1]}: {moved} records kept")
 
 
 def flush(root: RootArg, labels_dir: LabelsDirOpt = None) -> None:

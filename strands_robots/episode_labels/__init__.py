@@ -38,6 +38,16 @@ def read_labels(root: str | Path, *, labels_dir: str | Path | None = None) -> di
     return read_document(root, labels_dir)
 
 
+def check_readable(root: str | Path, *, labels_dir: str | Path | None = None) -> None:
+    """Raise :class:`SidecarError` now if ``episode_labels.json`` exists but cannot be used.
+
+    Used before multi-sidecar edits (``strands-labels remap``) so a refusal changes nothing.
+    """
+    store = open_store(root, labels_dir)
+    if store.path.exists() or store.journal.exists():
+        store.query(lambda document: None)
+
+
 def flush(root: str | Path, *, labels_dir: str | Path | None = None) -> bool:
     """Fold pending journal entries into ``episode_labels.json`` so other tools see them.
 
@@ -55,6 +65,7 @@ __all__ = [
     "StaleLabelsWarning",
     "annotate_episode",
     "annotate_episodes",
+    "check_readable",
     "cohen_kappa",
     "deterministic_verdict",
     "filter_episodes",

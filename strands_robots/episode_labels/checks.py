@@ -18,6 +18,9 @@ from strands_robots.episode_labels.vocab import (
 )
 from strands_robots.errors import LabelValidationError
 
+#: episode_index is int64 in LeRobot's parquet files.
+MAX_EPISODE_INDEX = 2**63 - 1
+
 
 def episode_index(value: Any, what: str = "episode") -> int:
     """A non-negative integer episode index (numpy integers accepted, ``bool`` refused)."""
@@ -27,6 +30,10 @@ def episode_index(value: Any, what: str = "episode") -> int:
         index = int(value)
         if index < 0:
             raise LabelValidationError(f"{what} must be a non-negative integer episode_index, got {index}.")
+        if index > MAX_EPISODE_INDEX:
+            raise LabelValidationError(
+                f"{what} is {index}, beyond the largest episode_index a dataset can hold ({MAX_EPISODE_INDEX}, int64)."
+            )
         return index
     raise LabelValidationError(
         f"{what} must be a non-negative integer episode_index, got {type(value).__name__} {value!r}; "
@@ -50,14 +57,22 @@ def finite_number(value: Any, what: str) -> float | int:
     """A finite int or float (``bool`` refused)."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise LabelValidationError(f"{what} must be a finite number, got {type(value).__name__} {value!r}.")
-    if not math.isfinite(float(value)):
+    try:
+        as_float = float(value)
+    except OverflowError:
+        as_float = math.inf
+    if not math.isfinite(as_float):
         raise LabelValidationError(f"{what} must be a finite number, got {value!r}; NaN and infinity cannot be stored.")
     return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
 def non_negative_int(value: Any, what: str) -> int:
-    """A non-negative integer (``bool`` refused)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral) or int(value) < 0:
+    """A non-negative integer that fits int64 (``bool`` refused)."""
+    if (
+        isinstance(value, bool | np.bool_)
+        or not isinstance(value, numbers.Integral)
+        or not 0 <= int(value) <= MAX_EPISODE_INDEX
+    ):
         raise LabelValidationError(f"{what} must be a non-negative integer, got {type(value).__name__} {value!r}.")
     return int(value)
 

@@ -25,7 +25,7 @@ from strands_robots.episode_labels.vocab import (
     SCHEMA_VERSION,
     SIDECAR_FILENAME,
 )
-from strands_robots.errors import SidecarError
+from strands_robots.errors import LabelsNotFoundError, SidecarError
 from strands_robots.storage import RecordStore
 
 
@@ -85,15 +85,18 @@ def record_problem(key: str, record: Any) -> str | None:
     index = record.get("episode_index", int(key))
     if type(index) is not int or index != int(key):
         return f"episodes[{key!r}].episode_index is {index!r}"
+    for block in ("deterministic", "judge", "review"):
+        if block in record and not isinstance(record[block], dict):
+            return f"episodes[{key!r}].{block} is {type(record[block]).__name__}, not an object"
     det = record.get("deterministic")
     if det is not None:
-        if not isinstance(det, dict) or type(det.get("success")) is not bool:
+        if type(det.get("success")) is not bool:
             return f"episodes[{key!r}].deterministic has no boolean 'success'"
         if "failure" in det and type(det["failure"]) is not bool:
             return f"episodes[{key!r}].deterministic.failure is not a boolean"
     judge = record.get("judge")
     if judge is not None:
-        if not isinstance(judge, dict) or judge.get("quality") not in QUALITY_GRADES:
+        if judge.get("quality") not in QUALITY_GRADES:
             return f"episodes[{key!r}].judge.quality is not one of {QUALITY_GRADES}"
         mode = judge.get("failure_mode")
         if mode is not None and mode not in FAILURE_MODES:
@@ -111,8 +114,8 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None) -> Record
     return RecordStore.open(path, validate=validate_document, empty=empty_document)
 
 
-def _missing(store: RecordStore) -> FileNotFoundError:
-    return FileNotFoundError(
+def _missing(store: RecordStore) -> LabelsNotFoundError:
+    return LabelsNotFoundError(
         f"no {SIDECAR_FILENAME} at {store.path}; record verdicts first (record_deterministic_verdicts or "
         "`strands-labels verdicts ROOT FILE`)."
     )

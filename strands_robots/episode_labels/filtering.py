@@ -8,10 +8,11 @@ from typing import Any
 
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
-from strands_robots.episode_labels.fingerprint import open_dataset_if_present, stale_reason
+from strands_robots.episode_labels.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks
 from strands_robots.episode_labels.index import label_index
 from strands_robots.episode_labels.vocab import QUALITY_RANK
 from strands_robots.errors import LabelsError
+from strands_robots.storage.record_store import file_identity
 
 
 class StaleLabelsWarning(UserWarning):
@@ -27,24 +28,49 @@ def _as_set(value: Any, what: str) -> set[str] | None:
     return set(values)
 
 
+def _metadata_stamp(root: Path) -> tuple[Any, ...]:
+    meta = root / "meta"
+    return tuple(
+        (p.name, p.stat().st_mtime_ns, p.stat().st_size)
+        for p in sorted([*meta.glob("*.json*"), *meta.glob("episodes/*/*.parquet"), *meta.glob("*.parquet")])
+    )
+
+
+_stale_cache: dict[str, tuple[tuple[Any, ...], dict[int, str]]] = {}
+
+
 def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[int, str]:
     """Episodes whose stored fingerprint no longer matches the dataset: ``{episode: reason}``.
 
-    Empty when the dataset's metadata is absent (nothing to compare against).
+    Empty when the dataset's metadata is absent (nothing to compare against) or the
+    reader cannot open it (a warning says so). Cached per process until the sidecar or
+    the dataset's metadata files change.
     """
-    dataset = open_dataset_if_present(root)
+    root = Path(root)
+    if not has_dataset_metadata(root):
+        return {}
+    store = open_store(root, labels_dir)
+    labels_stamp = tuple(file_identity(p) for p in (store.path, store.journal))
+    key = (labels_stamp, _metadata_stamp(root))
+    cached = _stale_cache.get(str(store.path))
+    if cached is not None and cached[0] == key:
+        return dict(cached[1])
+    dataset = open_dataset_for_checks(root)
     if dataset is None:
         return {}
+    fingerprinter = Fingerprinter(dataset)
 
     def collect(document: dict[str, Any]) -> dict[int, str]:
         stale = {}
-        for key, record in document["episodes"].items():
-            reason = stale_reason(dataset, int(key), record.get("fingerprint"))
+        for record_key, record in document["episodes"].items():
+            reason = fingerprinter.stale_reason(int(record_key), record.get("fingerprint"))
             if reason:
-                stale[int(key)] = reason
+                stale[int(record_key)] = reason
         return stale
 
-    return query_document(root, collect, labels_dir)
+    stale = query_document(root, collect, labels_dir)
+    _stale_cache[str(store.path)] = (key, stale)
+    return dict(stale)
 
 
 def filter_episodes(

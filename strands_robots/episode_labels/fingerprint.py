@@ -1,17 +1,27 @@
 """Per-episode dataset fingerprints that detect renumbered episodes.
 
-LeRobot's ``delete_episodes`` renumbers the episodes after the deleted ones, so a label
-keyed by ``episode_index`` would silently describe another episode. When the dataset's
-metadata is present, :func:`record_deterministic_verdicts` stores a small fingerprint at
-the record level (``length``; for v3.0 also the global ``index_range`` and ``tasks``);
-readers compare it with the dataset and report mismatches as stale
-(issue "episode_labels.json", Validation).
+LeRobot's ``delete_episodes`` renumbers the episodes after the deleted ones (and makes
+the global index ranges contiguous again), so a label keyed by ``episode_index`` would
+silently describe another episode. When the dataset's metadata is present,
+:func:`record_deterministic_verdicts` stores a small fingerprint at the record level:
+``length`` (frames); for v3.0 the global ``index_range`` and ``tasks``; and ``content``,
+a digest of the episode's stored ``observation.state`` mean (v3.0 and v2.1 episodes
+statistics), which tells apart episodes of equal length. Readers compare it with the
+dataset and report mismatches as stale (issue "episode_labels.json", Validation).
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
+
+from strands_robots.dataset.stats import episode_content_digests
+from strands_robots.errors import LabelsError
+
+#: Fingerprint keys that must match for a remapped record to describe its new episode
+#: (``index_range`` legitimately moves when earlier episodes are deleted).
+IDENTITY_KEYS = ("length", "tasks", "content")
 
 
 def has_dataset_metadata(root: str | Path) -> bool:
@@ -28,35 +38,60 @@ def open_dataset_if_present(root: str | Path) -> Any | None:
     return open_dataset(root)
 
 
-def episode_fingerprint(dataset: Any, episode: int) -> dict[str, Any]:
-    """``{"length": int[, "index_range": [from, to], "tasks": [str]]}`` of one episode.
-
-    ``index_range`` and ``tasks`` are included for v3.0 datasets whose metadata has them.
-    """
-    info = dataset.episodes[episode]
-    fingerprint: dict[str, Any] = {"length": int(info.length)}
-    if str(getattr(dataset, "codebase_version", "") or "v3").startswith("v3"):
-        index_range = getattr(info, "index_range", None)
-        if index_range is not None:
-            fingerprint["index_range"] = [int(index_range[0]), int(index_range[1])]
-        tasks = getattr(info, "tasks", None)
-        if tasks:
-            fingerprint["tasks"] = [str(t) for t in tasks]
-    return fingerprint
-
-
-def stale_reason(dataset: Any, episode: int, stored: dict[str, Any] | None) -> str | None:
-    """Why the stored fingerprint no longer matches the dataset, or None when it does.
-
-    A record without a fingerprint (written by another tool, or without metadata) is
-    never stale: there is nothing to compare.
-    """
-    if not stored:
+def open_dataset_for_checks(root: str | Path) -> Any | None:
+    """Like :func:`open_dataset_if_present`, but a dataset the reader refuses (an unknown
+    version, broken metadata) gives None with a warning: labels stay readable."""
+    try:
+        return open_dataset_if_present(root)
+    except LabelsError as exc:
+        warnings.warn(
+            f"the dataset at {root} could not be opened ({exc}); labels were not checked for staleness",
+            stacklevel=3,
+        )
         return None
-    if episode not in dataset.episodes:
-        return f"episode {episode} is no longer in the dataset"
-    current = episode_fingerprint(dataset, episode)
-    for key, value in stored.items():
-        if key in current and current[key] != value:
-            return f"{key} was {value!r} when labelled, now {current[key]!r}"
-    return None
+
+
+class Fingerprinter:
+    """Fingerprints of one opened dataset (content digests read once)."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+        self.digests = episode_content_digests(dataset.root)
+
+    def __call__(self, episode: int) -> dict[str, Any]:
+        """``{"length", ["index_range", "tasks"], ["content"]}`` of one episode."""
+        info = self.dataset.episodes[episode]
+        fingerprint: dict[str, Any] = {"length": int(info.length)}
+        if str(getattr(self.dataset, "codebase_version", "") or "v3").startswith("v3"):
+            index_range = getattr(info, "index_range", None)
+            if index_range is not None:
+                fingerprint["index_range"] = [int(index_range[0]), int(index_range[1])]
+            tasks = getattr(info, "tasks", None)
+            if tasks:
+                fingerprint["tasks"] = [str(t) for t in tasks]
+        if episode in self.digests:
+            fingerprint["content"] = self.digests[episode]
+        return fingerprint
+
+    def stale_reason(
+        self, episode: int, stored: dict[str, Any] | None, keys: tuple[str, ...] | None = None
+    ) -> str | None:
+        """Why ``stored`` no longer matches the dataset's episode, or None when it does.
+
+        A record without a fingerprint (written by another tool, or without metadata) is
+        never stale: there is nothing to compare. Only keys present on both sides count.
+        """
+        if not stored:
+            return None
+        if episode not in self.dataset.episodes:
+            return f"episode {episode} is no longer in the dataset"
+        current = self(episode)
+        for key, value in stored.items():
+            if (keys is None or key in keys) and key in current and current[key] != value:
+                return f"{key} was {value!r} when labelled, now {current[key]!r}"
+        return None
+
+
+def episode_fingerprint(dataset: Any, episode: int) -> dict[str, Any]:
+    """The fingerprint of one episode (see :class:`Fingerprinter` for many)."""
+    return Fingerprinter(dataset)(episode)

@@ -7,8 +7,8 @@ are those of :mod:`.review`; records without a review (nearly all) are decoded w
 typed msgspec structs that skip every other field, so a 1,000,000-episode (~500 MB)
 sidecar is indexed in a few seconds within about 1 GB.
 
-The index is keyed by the identity (inode, size, mtime) of the canonical file and the
-journal offset it covers. It is kept in memory per process and, for canonical files of
+The index is keyed by the identity (inode, size, mtime) of the canonical file (with its
+sha256, which journal headers name) and the journal offset it covers. It is kept in memory per process and, for canonical files of
 8 MB or more, saved beside the sidecar as ``.episode_labels.json.index.npz`` so the next
 process starts warm. Journal entries written since are applied on top.
 """
@@ -19,7 +19,6 @@ import contextlib
 import io
 import json
 import os
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -32,7 +31,7 @@ from strands_robots.episode_labels.vocab import QUALITY_RANK, SCHEMA_VERSION
 from strands_robots.storage import RecordStore
 from strands_robots.storage.jsonl import read_jsonl
 from strands_robots.storage.lock import sidecar_lock
-from strands_robots.storage.record_store import JOURNAL_VERSION, file_identity
+from strands_robots.storage.record_store import content_digest, file_identity, journal_header_matches
 
 INDEX_VERSION = 1
 PERSIST_MIN_BYTES = 8 << 20
@@ -62,16 +61,21 @@ class _Judge(msgspec.Struct):
     disputes_verdict: bool = False
 
 
+_ABSENT_VERDICT = _Verdict(success=False)  # sentinels: a JSON null block is refused, absence is not
+_ABSENT_JUDGE = _Judge(quality="low")
+
+
 class _Record(msgspec.Struct):
     episode_index: int = -1
-    deterministic: _Verdict | None = None
-    judge: _Judge | None = None
+    deterministic: _Verdict = msgspec.field(default_factory=lambda: _ABSENT_VERDICT)
+    judge: _Judge = msgspec.field(default_factory=lambda: _ABSENT_JUDGE)
     review: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
 
 
 class _Document(msgspec.Struct):
     schema_version: int
     episodes: dict[str, _Record]
+    benchmark: str = ""
 
 
 class _FullRecord(msgspec.Struct):
@@ -95,6 +99,7 @@ class LabelIndex:
     quality: np.ndarray  # int8: effective quality rank, -1 none
     open_dispute: np.ndarray  # bool
     identity: tuple[int, int, int] | None = None
+    digest: str | None = None
     journal_ino: int | None = None
     journal_offset: int = 0
 
@@ -142,15 +147,17 @@ def _build(data: bytes) -> dict[str, np.ndarray]:
     stated = np.fromiter((r.episode_index for r in values), dtype=np.int64, count=n)
     if np.any((stated != episode) & (stated != -1)):
         raise _InvalidForIndex("episode_index")
-    has_verdict = np.fromiter((r.deterministic is not None for r in values), dtype=bool, count=n)
+    has_verdict = np.fromiter((r.deterministic is not _ABSENT_VERDICT for r in values), dtype=bool, count=n)
     success = np.fromiter(
-        (r.deterministic is not None and r.deterministic.success for r in values), dtype=bool, count=n
+        (r.deterministic is not _ABSENT_VERDICT and r.deterministic.success for r in values), dtype=bool, count=n
     )
-    has_judge = np.fromiter((r.judge is not None for r in values), dtype=bool, count=n)
+    has_judge = np.fromiter((r.judge is not _ABSENT_JUDGE for r in values), dtype=bool, count=n)
     quality = np.fromiter(
-        (QUALITY_RANK[r.judge.quality] if r.judge is not None else -1 for r in values), dtype=np.int8, count=n
+        (QUALITY_RANK[r.judge.quality] if r.judge is not _ABSENT_JUDGE else -1 for r in values), dtype=np.int8, count=n
     )
-    open_dispute = np.fromiter((r.judge is not None and r.judge.disputes_verdict for r in values), dtype=bool, count=n)
+    open_dispute = np.fromiter(
+        (r.judge is not _ABSENT_JUDGE and r.judge.disputes_verdict for r in values), dtype=bool, count=n
+    )
     reviewed = [i for i, r in enumerate(values) if len(r.review) and bytes(r.review) != b"null"]
     del values, records, document
     if reviewed:  # rare: decode those records whole and apply the review rules
@@ -221,7 +228,9 @@ def _index_path(sidecar: Path) -> Path:
 
 
 def _save(index: LabelIndex, path: Path) -> None:
-    meta = json.dumps({"version": INDEX_VERSION, "identity": list(index.identity or ())}).encode()
+    meta = json.dumps(
+        {"version": INDEX_VERSION, "identity": list(index.identity or ()), "digest": index.digest}
+    ).encode()
     buffer = io.BytesIO()
     np.savez(buffer, meta=np.frombuffer(meta, dtype=np.uint8), **{name: getattr(index, name) for name in COLUMNS})
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -239,22 +248,24 @@ def _load(path: Path, identity: tuple[int, int, int]) -> LabelIndex | None:
             meta = json.loads(bytes(data["meta"]).decode())
             if meta.get("version") != INDEX_VERSION or tuple(meta.get("identity", ())) != identity:
                 return None
-            return LabelIndex(**{name: data[name] for name in COLUMNS}, identity=identity)
+            return LabelIndex(**{name: data[name] for name in COLUMNS}, identity=identity, digest=meta.get("digest"))
     except (OSError, ValueError, KeyError):
         return None
 
 
 _memory: dict[str, LabelIndex] = {}
-_memory_lock = threading.RLock()
 
 
 def label_index(store: RecordStore) -> LabelIndex:
     """The up-to-date index of ``store``'s sidecar (canonical file + journal).
 
+    Takes the store's own locks in the store's order (thread lock, then file lock), so it
+    can run beside writers in other threads.
+
     Raises:
         SidecarError: the file is not a sidecar this version reads (raised by the full reader).
     """
-    with _memory_lock, sidecar_lock(store.path):
+    with store._thread_lock, sidecar_lock(store.path):
         identity = file_identity(store.path)
         journal_identity = file_identity(store.journal)
         journal_ino = journal_identity[0] if journal_identity else None
@@ -265,16 +276,19 @@ def label_index(store: RecordStore) -> LabelIndex:
             if identity is not None and identity[1] >= PERSIST_MIN_BYTES:
                 index = _load(_index_path(store.path), identity)
             if index is None:
+                digest = None
                 if identity is None:
                     columns = {name: np.zeros(0, dtype=np.int64 if name == "episode" else bool) for name in COLUMNS}
                     columns["quality"] = np.zeros(0, dtype=np.int8)
                 else:
+                    data = store.path.read_bytes()
+                    digest = content_digest(data)
                     try:
-                        columns = _build(store.path.read_bytes())
+                        columns = _build(data)
                     except _InvalidForIndex:
                         store.read(copy_document=False)  # raises SidecarError with the reason
                         raise
-                index = LabelIndex(**columns, identity=identity)  # type: ignore[arg-type]
+                index = LabelIndex(**columns, identity=identity, digest=digest)  # type: ignore[arg-type]
                 if identity is not None and identity[1] >= PERSIST_MIN_BYTES:
                     _save(index, _index_path(store.path))
         if journal_ino is None:
@@ -283,22 +297,12 @@ def label_index(store: RecordStore) -> LabelIndex:
             offset = index.journal_offset if index.journal_ino == journal_ino else 0
             entries, end = read_jsonl(store.journal, offset=offset)
             if offset == 0 and entries:
-                header = entries[0]
-                if not (
-                    isinstance(header, dict)
-                    and header.get("journal") == JOURNAL_VERSION
-                    and header.get("base") == (list(identity) if identity else None)
-                ):
+                if not journal_header_matches(entries[0], index.digest):
                     store.read(copy_document=False)  # moves the stale journal aside
                     _memory.pop(key, None)
-                    return _rebuild_after_stale(store)
+                    return label_index(store)  # both locks are re-entrant; the journal is gone now
                 entries = entries[1:]
             _apply_journal(index, entries)
             index.journal_ino, index.journal_offset = journal_ino, end
         _memory[key] = index
         return index
-
-
-def _rebuild_after_stale(store: RecordStore) -> LabelIndex:
-    # the lock is re-entrant; the stale journal is gone now
-    return label_index(store)

@@ -15,7 +15,7 @@ from typing import Any
 
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.errors import EpisodeNotFoundError, LabelsNotFoundError, LabelValidationError
 from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
 
@@ -144,7 +144,7 @@ def annotate_episodes(
         return []
     store = open_store(root, labels_dir)
     if not store.path.exists() and not store.journal.exists():
-        raise FileNotFoundError(
+        raise LabelsNotFoundError(
             f"no episode_labels.json at {store.path}; record verdicts first (record_deterministic_verdicts)."
         )
 

@@ -12,11 +12,7 @@ from typing import Any
 
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store
-from strands_robots.episode_labels.fingerprint import (
-    episode_fingerprint,
-    open_dataset_if_present,
-    stale_reason,
-)
+from strands_robots.episode_labels.fingerprint import IDENTITY_KEYS, Fingerprinter, open_dataset_if_present
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
 
 
@@ -39,7 +35,12 @@ def check_mapping(mapping: Any) -> dict[int, int]:
 
 
 def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path | None = None) -> int:
-    """Renumber the records of ``episode_labels.json``.
+    """Renumber the records of ``episode_labels.json`` (one locked rewrite).
+
+    When the dataset's metadata is present, each moved record's fingerprint must still
+    describe its new episode (same ``length``, ``tasks`` and ``content`` digest: the
+    ``index_range`` may move); its fingerprint is then refreshed, so the moved labels
+    stop being reported as stale.
 
     Args:
         root: Dataset root (after the edit).
@@ -50,11 +51,13 @@ def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path |
         Number of records kept under their new index.
 
     Raises:
-        LabelValidationError: bad mapping.
+        LabelValidationError: bad mapping, or a mapping that contradicts the stored
+            fingerprints (all such episodes listed; nothing changed).
         EpisodeNotFoundError: a new index the (edited) dataset does not have.
     """
     table = check_mapping(mapping)
     dataset = open_dataset_if_present(root)
+    fingerprint = Fingerprinter(dataset) if dataset is not None else None
     if dataset is not None:
         unknown = sorted(n for n in table.values() if n not in dataset.episodes)
         if unknown:
@@ -62,21 +65,32 @@ def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path |
     store = open_store(root, labels_dir)
     if not store.path.exists() and not store.journal.exists():
         return 0
-    document = store.read()
-    moved: dict[str, Any] = {}
-    for key, record in document["episodes"].items():
-        new = table.get(int(key))
-        if new is None:
-            continue
-        record = dict(record)
-        record["episode_index"] = new
-        if dataset is not None and "fingerprint" in record:
-            # refresh only when the record was consistent with its old episode's shape
-            record["fingerprint"] = episode_fingerprint(dataset, new)
-        moved[str(new)] = record
-    document["episodes"] = moved
-    store.replace(document)
-    return len(moved)
+
+    def move(document: dict[str, Any]) -> dict[str, Any]:
+        moved: dict[str, Any] = {}
+        contradictions = []
+        for key, record in document["episodes"].items():
+            new = table.get(int(key))
+            if new is None:
+                continue
+            record = dict(record, episode_index=new)
+            if fingerprint is not None and record.get("fingerprint"):
+                reason = fingerprint.stale_reason(new, record["fingerprint"], IDENTITY_KEYS)
+                if reason:
+                    contradictions.append(f"{key} -> {new} ({reason})")
+                    continue
+                record["fingerprint"] = fingerprint(new)
+            moved[str(new)] = record
+        if contradictions:
+            raise LabelValidationError(
+                "the mapping contradicts the labels' fingerprints, so it does not describe this dataset edit: "
+                + "; ".join(contradictions[:10])
+                + ". Nothing was changed; check the mapping (old index -> new index)."
+            )
+        document["episodes"] = moved
+        return document
+
+    return len(store.transform(move)["episodes"])
 
 
-__all__ = ["check_mapping", "remap", "stale_reason"]
+__all__ = ["check_mapping", "remap"]

@@ -9,9 +9,9 @@ and ``judge`` (readers of the older format ignore it). Decisions:
 - ``grade_only``: no dispute decided; a human grade of any episode (so a human holdout
   is not only the disputed, biased sample).
 
-A review records fingerprints of the verdict and the judge label it saw. When either
-changes afterwards the review is *outdated*: it no longer counts and the dispute is
-open again. Re-reviewing moves the previous review to ``review_history``.
+A review records digests of the verdict and the judge label it saw. When either changes
+afterwards a decision is *outdated*: it no longer counts and the dispute is open again.
+A ``grade_only`` grade is outdated only by a new verdict. Re-reviewing moves the previous review to ``review_history``.
 """
 
 from __future__ import annotations
@@ -37,13 +37,20 @@ def block_digest(block: dict[str, Any] | None) -> str | None:
 
 
 def review_is_current(record: dict[str, Any]) -> bool:
-    """True when the record has a review that saw the verdict and judge label in force now."""
+    """True when the record's review still applies.
+
+    An ``uphold_verdict`` / ``overrule_verdict`` decision is about a dispute between the
+    verdict and a judge label: it applies while both are the ones the reviewer saw. A
+    ``grade_only`` review is a human grade of the episode itself: it applies while the
+    verdict is unchanged, whatever the judge writes later (so a blind holdout graded
+    before the judge ran stays usable).
+    """
     review = record.get("review")
     if not isinstance(review, dict):
         return False
-    return review.get("verdict_seen") == block_digest(record.get("deterministic")) and review.get(
-        "judge_seen"
-    ) == block_digest(record.get("judge"))
+    if review.get("verdict_seen") != block_digest(record.get("deterministic")):
+        return False
+    return review.get("decision") == "grade_only" or review.get("judge_seen") == block_digest(record.get("judge"))
 
 
 def effective_success(record: dict[str, Any]) -> bool | None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
-from strands_robots.episode_labels.fingerprint import episode_fingerprint, open_dataset_if_present
+from strands_robots.episode_labels.fingerprint import Fingerprinter, open_dataset_if_present
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
 from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
@@ -42,8 +42,12 @@ def _normalise_verdict(position: int, entry: Any) -> tuple[int, dict[str, Any]]:
     if "seed" in entry:
         seed = entry["seed"]
         if seed is not None:
-            if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
-                raise LabelValidationError(f"{where}.seed must be an integer or null, got {seed!r}.")
+            if (
+                isinstance(seed, bool | np.bool_)
+                or not isinstance(seed, int | np.integer)
+                or not -(2**63) <= int(seed) < 2**64
+            ):
+                raise LabelValidationError(f"{where}.seed must be an integer (64-bit) or null, got {seed!r}.")
             seed = int(seed)
         block["seed"] = seed
     return index, block
@@ -105,7 +109,8 @@ def record_deterministic_verdicts(
                 f"the dataset at {root} has no episodes {unknown}; record verdicts only for its episodes "
                 "(see `strands-labels info ROOT`), or remap labels after editing the dataset."
             )
-        fingerprints = {i: episode_fingerprint(dataset, i) for i in blocks}
+        fingerprint = Fingerprinter(dataset)
+        fingerprints = {i: fingerprint(i) for i in blocks}
 
     def mutate(document: dict[str, Any]) -> tuple[Change, Any]:
         records = document["episodes"]

@@ -7,6 +7,7 @@ Implements the sequence-outcome schema of seed 002 (issue 7). Modules:
 ``verdicts`` (deterministic verdicts from outcomes), ``remap`` (renumbered episodes).
 """
 
+from strands_robots.outcomes.checks import check_readable
 from strands_robots.outcomes.export import export_outcomes, import_outcomes
 from strands_robots.outcomes.labels import (
     OutcomeNotFoundError,
@@ -29,6 +30,7 @@ __all__ = [
     "OutcomeValidationError",
     "SplitImpossibleError",
     "Violation",
+    "check_readable",
     "current_outcomes",
     "export_outcomes",
     "get_outcome",

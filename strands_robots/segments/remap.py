@@ -57,9 +57,17 @@ def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path |
         unknown = sorted(n for n in table.values() if n not in dataset.episodes)
         if unknown:
             raise EpisodeNotFoundError(f"mapping targets episodes {unknown} that the dataset at {root} does not have.")
-    document = store.read()
+
+    def move(document: dict[str, Any]) -> dict[str, Any]:
+        document["episodes"] = _moved(document["episodes"], table, dataset)
+        return document
+
+    return len(store.transform(move)["episodes"])
+
+
+def _moved(records: dict[str, Any], table: dict[int, int], dataset: Any) -> dict[str, Any]:
     moved: dict[str, Any] = {}
-    for key, record in document["episodes"].items():
+    for key, record in records.items():
         new = table.get(int(key))
         if new is None:
             continue
@@ -71,6 +79,4 @@ def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path |
         record = dict(record, episode_index=new)
         record["history"] = [dict(h, episode_index=new) for h in record.get("history", [])]
         moved[str(new)] = record
-    document["episodes"] = moved
-    store.replace(document)
-    return len(moved)
+    return moved

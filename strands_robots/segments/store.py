@@ -154,6 +154,13 @@ def _exists(store: RecordStore) -> bool:
     return store.path.exists() or store.journal.exists()
 
 
+def check_readable(root: str | Path, *, labels_dir: str | Path | None = None) -> None:
+    """Raise :class:`SidecarError` now if ``episode_segments.json`` exists but cannot be used."""
+    store = open_store(root, labels_dir)
+    if _exists(store):
+        store.query(lambda document: None)
+
+
 def read_records(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:
     """A deep copy of the ``episodes`` mapping (empty when there is no sidecar)."""
     store = open_store(root, labels_dir)

@@ -21,6 +21,7 @@ def lock_path(sidecar: Path) -> Path:
 
 
 _locks: dict[str, filelock.FileLock] = {}
+os.register_at_fork(after_in_child=_locks.clear)  # a child takes its own locks
 
 
 def _file_lock(sidecar: Path) -> filelock.FileLock:

@@ -9,18 +9,23 @@ past the canonical size (amortised O(1): a fold rewrites at most about twice the
 journaled since the last one), on :meth:`RecordStore.flush`, and at the end of each CLI
 run. Every read and write holds the sidecar's inter-process lock.
 
-The journal's first line names the identity (inode, size, mtime) of the canonical file
-its entries apply to. If another tool has replaced the canonical file since, the
-journal is stale: it is never replayed over the newer file but moved aside to
-``.<name>.journal.stale-<ns>`` for inspection.
+The journal's first line names the sha256 of the canonical file its entries apply to
+(a content digest, so a copied dataset — ``cp -r``, rsync, tar — keeps its pending
+labels). If another tool has replaced the canonical file since, the journal is stale: it
+is never replayed over the newer file but moved aside to ``.<name>.journal.stale-<ns>``
+for inspection.
 
 Within one process the parsed document is cached under the canonical file's identity
-and the journal's read offset, so a writer re-reads only new journal lines.
+(inode, size, mtime) and the journal's read offset, so a writer re-reads only new
+journal lines. A process that journaled writes folds them at exit (``atexit``), and
+caches are dropped in a forked child.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import hashlib
 import logging
 import os
 import threading
@@ -38,7 +43,7 @@ from strands_robots.storage.lock import sidecar_lock
 
 log = logging.getLogger(__name__)
 
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2
 WRITE_THROUGH_BYTES = 256 << 10
 MIN_FOLD_BYTES = 1 << 20
 
@@ -57,9 +62,20 @@ def file_identity(path: Path) -> Identity | None:
 @dataclass
 class _Cached:
     identity: Identity | None
+    digest: str | None  # sha256 of the canonical file's bytes (None: no file)
     journal_ino: int | None
     journal_offset: int
     document: dict[str, Any]
+
+
+def content_digest(data: bytes) -> str:
+    """sha256 hex digest of a canonical file's bytes (what a journal header names)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def journal_header_matches(header: Any, digest: str | None) -> bool:
+    """True when a journal's first line says it applies to the canonical file of ``digest``."""
+    return isinstance(header, dict) and header.get("journal") == JOURNAL_VERSION and header.get("base_sha256") == digest
 
 
 @dataclass
@@ -72,6 +88,25 @@ class Change:
 
 _registry_lock = threading.Lock()
 _stores: dict[str, RecordStore] = {}
+_pending: set[RecordStore] = set()  # stores this process journaled into since their last fold
+
+
+def _flush_pending_at_exit() -> None:
+    for store in list(_pending):
+        try:
+            store.flush()
+        except Exception as exc:  # exit must not fail; the journal stays and is merged by readers
+            log.warning("could not fold %s at exit: %s", store.journal, exc)
+
+
+def _forget_after_fork() -> None:
+    # a forked child must not reuse the parent's caches or thread locks
+    _stores.clear()
+    _pending.clear()
+
+
+atexit.register(_flush_pending_at_exit)
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 class RecordStore:
@@ -119,16 +154,16 @@ class RecordStore:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def _load_canonical(self) -> tuple[Identity | None, dict[str, Any]]:
+    def _load_canonical(self) -> tuple[Identity | None, str | None, dict[str, Any]]:
         check_target(self.path)
         identity = file_identity(self.path)
         if identity is None:
-            return None, self.empty()
+            return None, None, self.empty()
         data = self.path.read_bytes()
         identity = file_identity(self.path)  # the bytes we read (lock held: no writer of ours)
         document = load_json_bytes(data, self.path)
         self.validate(document, self.path)
-        return identity, document
+        return identity, content_digest(data), document
 
     def _apply(self, document: dict[str, Any], entries: list[Any]) -> None:
         records = document.setdefault(self.records_key, {})
@@ -176,7 +211,7 @@ class RecordStore:
                 cached.journal_offset = end
             return cached
         self._cache = None
-        identity, document = self._load_canonical()
+        identity, digest, document = self._load_canonical()
         offset = 0
         if journal_identity is not None:
             check_target(self.journal)
@@ -184,17 +219,13 @@ class RecordStore:
             header = entries[0] if entries else None
             if header is None:
                 offset = end  # empty or only a torn first line: appends restart the file
-            elif (
-                isinstance(header, dict)
-                and header.get("journal") == JOURNAL_VERSION
-                and header.get("base") == (list(identity) if identity else None)
-            ):
+            elif journal_header_matches(header, digest):
                 self._apply(document, entries[1:])
                 offset = end
             else:
                 self._discard_stale_journal()
                 journal_ino = None
-        self._cache = _Cached(identity, journal_ino, offset, document)
+        self._cache = _Cached(identity, digest, journal_ino, offset, document)
         return self._cache
 
     def read(self, *, copy_document: bool = True) -> dict[str, Any]:
@@ -266,7 +297,7 @@ class RecordStore:
         records = cached.document.get(self.records_key, {})
         entries: list[Any] = []
         if cached.journal_offset == 0:
-            entries.append({"journal": JOURNAL_VERSION, "base": list(cached.identity) if cached.identity else None})
+            entries.append({"journal": JOURNAL_VERSION, "base_sha256": cached.digest})
         entries.extend({"op": "set", "field": f, "value": cached.document.get(f)} for f in change.fields)
         entries.extend({"op": "put", "key": k, "record": records.get(k)} for k in change.records)
         end = append_jsonl(self.journal, entries, valid_end=cached.journal_offset)
@@ -274,26 +305,37 @@ class RecordStore:
             journal_identity = file_identity(self.journal)
             cached.journal_ino = journal_identity[0] if journal_identity else None
         cached.journal_offset = end
+        _pending.add(self)
         if end > max(canonical_size, MIN_FOLD_BYTES):
             self._fold(cached)
 
     def _fold(self, cached: _Cached) -> None:
-        atomic_write_bytes(self.path, dump_canonical(cached.document))
+        data = dump_canonical(cached.document)
+        atomic_write_bytes(self.path, data)
         cached.identity = file_identity(self.path)
+        cached.digest = content_digest(data)
         if cached.journal_ino is not None or self.journal.exists():
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.journal)
             fsync_dir(self.journal.parent)
         cached.journal_ino = None
         cached.journal_offset = 0
+        _pending.discard(self)
 
-    def replace(self, document: dict[str, Any]) -> None:
-        """Write ``document`` as the whole canonical file (folding the journal away)."""
+    def transform(self, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+        """Replace the whole document with ``fn(copy_of_document)`` in one lock hold.
+
+        For edits that touch many records at once (remap). ``fn`` raises to abort; then
+        nothing changes. Returns the new document (not a copy).
+        """
         with self._thread_lock, sidecar_lock(self.path):
             try:
                 cached = self._refresh()
+                document = fn(json_copy(cached.document))
+                self.validate(document, self.path)
                 cached.document = document
                 self._fold(cached)
+                return document
             except BaseException:
                 self._cache = None
                 raise
