@@ -111,9 +111,10 @@ class Dataset:
         camera: str,
         frame_indices: Sequence[int],
         max_side: int | None = None,
+        timestamps: np.ndarray | None = None,
     ) -> list[np.ndarray]:
         """Camera images of chosen frames; see :func:`strands_robots.dataset.video.decode_frames`."""
-        return decode_frames(self, episode, camera, frame_indices, max_side)
+        return decode_frames(self, episode, camera, frame_indices, max_side, timestamps)
 
     def __repr__(self) -> str:
         return (

@@ -133,7 +133,8 @@ class VideoCursor:
             # The keyframe at or before t (+ a slack for float32 timestamps) precedes every frame
             # that can be nearest to t, except one closer than SEEK_SLACK to t itself.
             self._seek(t + self.SEEK_SLACK)
-        while (not self._buf or self._buf[-1][0] < t) and not self._ended:
+        # a frame within SEEK_SLACK below t (float32 timestamps) is t's own frame: stop there
+        while (not self._buf or self._buf[-1][0] < t - self.SEEK_SLACK) and not self._ended:
             self._decode_next()
         if not self._buf:
             raise FrameDecodeError(
@@ -166,9 +167,15 @@ def downscale(image: Image.Image, max_side: int | None) -> Image.Image:
 
 
 def _to_array(frame: av.VideoFrame, max_side: int | None) -> np.ndarray:
-    if max_side is None:
+    """RGB pixels, shrunk by libswscale (bilinear) when ``max_side`` asks for it."""
+    if max_side is not None and max_side < 1:
+        raise ValueError(f"max_side must be >= 1, got {max_side}")
+    scale = 1.0 if max_side is None else max_side / max(frame.width, frame.height)
+    if scale >= 1:
         return frame.to_ndarray(format="rgb24")
-    return np.asarray(downscale(frame.to_image(), max_side).convert("RGB"))
+    width = max(1, round(frame.width * scale))
+    height = max(1, round(frame.height * scale))
+    return frame.to_ndarray(width=width, height=height, format="rgb24", interpolation="BILINEAR")
 
 
 def _check_indices(ep: Episode, frame_indices: Sequence[int]) -> list[int]:
@@ -206,6 +213,7 @@ def decode_frames(
     camera: str,
     frame_indices: Sequence[int],
     max_side: int | None = None,
+    timestamps: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """Decode camera images of chosen frames of one episode.
 
@@ -215,8 +223,10 @@ def decode_frames(
         camera: A full camera feature key from ``ds.camera_keys``.
         frame_indices: ``frame_index`` values within the episode (``[0, length)``), any
             order, repeats allowed.
-        max_side: When given, images are shrunk (Pillow, aspect kept) so their longer side
-            is at most this many pixels.
+        max_side: When given, images are shrunk (bilinear, aspect kept) so their longer
+            side is at most this many pixels.
+        timestamps: The episode's ``timestamp`` column (seconds, index = ``frame_index``)
+            when the caller has already read it; otherwise it is read from the data file.
 
     Returns:
         One ``HxWx3`` uint8 RGB array per requested frame, in the requested order.
@@ -248,7 +258,10 @@ def decode_frames(
             f"video file {ref.path} of episode {ep.episode_index} (camera {camera}) is missing; restore the "
             "dataset's videos/ directory, or read state only (read_frames)."
         )
-    times = frame_times(ds, ep)
+    if timestamps is not None and len(timestamps) == ep.length:
+        times = np.asarray(timestamps, dtype=np.float64)
+    else:
+        times = frame_times(ds, ep)
     tol = 0.5 / float(ds.fps)
     wanted = sorted(set(indices), key=lambda f: times[f])
     decoded: dict[int, np.ndarray] = {}

@@ -272,7 +272,10 @@ def _sample_frames(
     )
     blocks = [text_block(summary), json_block(payload)]
     if cameras:
-        decoded = {cam: dataset.decode_frames(index, cam, picks, max_side=cfg.max_side) for cam in cameras}
+        decoded = {
+            cam: dataset.decode_frames(index, cam, picks, max_side=cfg.max_side, timestamps=rows.get("timestamp"))
+            for cam in cameras
+        }
         for position, f in enumerate(picks):
             for cam in cameras:
                 blocks.append(text_block(f"frame {f}, camera {cam}:"))

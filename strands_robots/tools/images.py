@@ -45,5 +45,5 @@ def downscale(frame: np.ndarray, max_side: int = DEFAULT_MAX_SIDE) -> Image.Imag
 def image_block(frame: np.ndarray, max_side: int = DEFAULT_MAX_SIDE) -> dict[str, Any]:
     """A strands image content block holding ``frame`` as downscaled JPEG bytes."""
     buffer = io.BytesIO()
-    downscale(frame, max_side).save(buffer, format="JPEG", quality=JPEG_QUALITY, optimize=True)
+    downscale(frame, max_side).save(buffer, format="JPEG", quality=JPEG_QUALITY)
     return {"image": {"format": "jpeg", "source": {"bytes": buffer.getvalue()}}}
