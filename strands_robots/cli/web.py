@@ -1,6 +1,7 @@
-"""Commands of the ``web`` extra: ``review`` (the local review page) and ``report`` (PNG plots).
+"""Commands of the ``web`` extra: ``review`` (the local review page), ``segment`` (the segment
+annotation page, served by the same server) and ``report`` (PNG plots).
 
-Both import starlette/uvicorn/matplotlib only when run, so the CLI starts without the extra.
+They import starlette/uvicorn/matplotlib only when run, so the CLI starts without the extra.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _path(path: Path) -> Path:
 def _require_extra(what: str) -> None:
     import importlib.util
 
-    needed = ("starlette", "uvicorn", "jinja2") if what == "review" else ("matplotlib",)
+    needed = ("starlette", "uvicorn", "jinja2") if what in ("review", "segment") else ("matplotlib",)
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         raise MissingExtraError(
@@ -58,6 +59,35 @@ def review(
         labels_dir=resolve(labels_dir),
         reviewer=reviewer,
         announce=lambda line: console.print(line, highlight=False, markup=False),
+    )
+
+
+def segment(
+    root: RootArg,
+    host: Annotated[str, typer.Option(help="Address to listen on (loopback keeps the page on this machine).")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 8765,
+    annotator: Annotated[
+        str | None, typer.Option(help="Default annotator name saved with each segmentation (default: your user name).")
+    ] = None,
+    labels_dir: LabelsDirOpt = None,
+) -> None:
+    """Serve the segment page: split episodes into subtasks (B splits, S saves) in the browser."""
+    _require_extra("segment")
+    from strands_robots.web.server import serve
+
+    dataset_root = _path(root)
+    sidecar_dir = resolve(labels_dir)
+    serve(
+        dataset_root,
+        host=host,
+        port=port,
+        labels_dir=sidecar_dir,
+        reviewer=annotator,
+        announce=lambda line: console.print(line, highlight=False, markup=False),
+        page="/segment",
+        title="segment page",
     )
 
 
@@ -101,6 +131,7 @@ def report(
 
 
 def register(app: typer.Typer) -> None:
-    """Add the ``review`` and ``report`` commands to ``app``."""
+    """Add the ``review``, ``segment`` and ``report`` commands to ``app``."""
     app.command("review")(review)
+    app.command("segment")(segment)
     app.command("report")(report)

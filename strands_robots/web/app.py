@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 ROUTE_MODULES: tuple[str, ...] = (
     "strands_robots.web.media",
     "strands_robots.web.review",
+    "strands_robots.web.segment",
     "strands_robots.web.report_page",
 )
 
@@ -115,12 +116,17 @@ def create_app(
 
 
 def _flush(ctx: ServerContext) -> None:
-    """Fold the labels journal into the canonical files on shutdown (as the CLI does)."""
-    if not ctx.has_labels():
-        return
+    """Fold the labels and segments journals into their canonical files on shutdown (as the CLI does)."""
     from strands_robots import episode_labels
+    from strands_robots.segments.store import open_store as open_segments
 
-    try:
-        episode_labels.flush(ctx.root, labels_dir=ctx.labels_dir)
-    except LabelsError as exc:  # pragma: no cover - reported, never fatal on shutdown
-        log.warning("could not fold the labels journal on shutdown: %s", exc)
+    stores = [open_segments(ctx.root, ctx.labels_dir)]
+    if ctx.has_labels():
+        stores.append(episode_labels.open_store(ctx.root, ctx.labels_dir))
+    for store in stores:
+        if not (store.path.exists() or store.journal.exists()):
+            continue
+        try:
+            store.flush()
+        except LabelsError as exc:  # pragma: no cover - reported, never fatal on shutdown
+            log.warning("could not fold %s on shutdown: %s", store.journal, exc)

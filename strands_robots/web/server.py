@@ -71,6 +71,8 @@ def serve(
     labels_dir: str | Path | None = None,
     reviewer: str | None = None,
     announce: Any = print,
+    page: str = "/review",
+    title: str = "review page",
 ) -> None:
     """Serve the pages of ``root`` until interrupted (Ctrl-C).
 
@@ -81,6 +83,8 @@ def serve(
         labels_dir: Directory of the sidecars (default ``root``).
         reviewer: Default reviewer name (default: the OS user).
         announce: Called with each line to show the user.
+        page: Path of the page to point the user at (``/review``, ``/segment``).
+        title: How that page is named in the announcements.
 
     Raises:
         ServerAddressError: see :func:`bind`.
@@ -92,7 +96,7 @@ def serve(
     bound_port = sock.getsockname()[1]
     app = create_app(root, labels_dir=labels_dir, host=host, port=bound_port, reviewer=reviewer)
     shown = f"[{host}]" if ":" in host else host
-    announce(f"review page: http://{shown}:{bound_port}/review  (Ctrl-C to stop)")
+    announce(f"{title}: http://{shown}:{bound_port}{page}  (Ctrl-C to stop)")
     if not is_loopback(host):
         announce(
             f"warning: {host} is not a loopback address; anyone who can reach it can read this dataset's labels "
@@ -105,7 +109,7 @@ def serve(
         pass
     finally:
         sock.close()
-    announce("review page stopped; labels are saved.")
+    announce(f"{title} stopped; labels are saved.")
 
 
 class BackgroundServer:

@@ -1,0 +1,423 @@
+"""The segment annotation page: split an episode into subtasks, one template each (issue 8, "Annotation tool").
+
+Seed ``000_0d474dc75f5d9f55.txt`` section 6: "Press B to insert a boundary at the
+playhead, choose the template of each segment from the task's label pool, S saves and
+advances"; segments must cover every frame ("the save button checks this"); NAVIGATE
+segments are prefilled from the base motion; reference examples of the same task are
+shown, never the episode being annotated.
+
+Routes (every write through :mod:`strands_robots.segments`, guarded like the review page):
+
+- ``GET /segment``: the page.
+- ``GET /api/segment/episodes?offset=&limit=``: the dataset's episodes with their saved
+  segmentation's version, annotator, segment count and reference flag.
+- ``GET /api/segment/episodes/{episode}?cohort=``: length, fps, task, cameras, the saved
+  segmentation (slots editable: a non-default article is put back in front of its slot),
+  the template dropdown (:func:`template_choices`: the task's label pool first), slot
+  suggestions from the pool, reference examples, the saved segmentation's findings, the
+  base-velocity feature (None: no prefill) and the previous/next episodes.
+- ``GET /api/segment/episodes/{episode}/prefill``: :func:`prefill_navigate` (422 without a
+  base-velocity feature).
+- ``POST /api/segment/episodes/{episode}/check``: JSON ``{"segments", "cohort"}``; the label
+  each segment renders to (or why it cannot) and :func:`validate_episode`'s findings.
+- ``POST /api/segment/episodes/{episode}``: JSON ``{"segments", "annotator", "note",
+  "reference", "cohort"}`` saved with :func:`save_segmentation`; 422 with
+  ``{"error", "findings"}`` (each with its frame range) when refused, nothing written.
+
+A segment in a request is ``{"start", "end", "template_id", "slots", "modifiers",
+"note"}`` in frames, half-open. The dataset root and labels directory are the server's;
+a request names only an ``episode_index``, checked against the dataset.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.segments import (
+    COHORTS,
+    SIDECAR_FILENAME,
+    SegmentationRefused,
+    find_base_velocity_feature,
+    get_segmentation,
+    label_pool,
+    make_instance,
+    parse_label,
+    prefill_navigate,
+    reference_examples,
+    save_segmentation,
+    template_choices,
+    validate_episode,
+)
+from strands_robots.segments.store import query_records
+from strands_robots.web.context import RequestError, ServerContext, json_response, read_json_body
+from strands_robots.web.media import camera_list
+
+NAV = ("Segment", "/segment")
+
+DEFAULT_COHORT = "robocasa365"
+SEGMENT_KEYS = frozenset({"start", "end", "template_id", "slots", "modifiers", "note", "label"})
+CHECK_KEYS = frozenset({"segments", "cohort"})
+SAVE_KEYS = frozenset({"segments", "cohort", "annotator", "note", "reference"})
+#: Most segments one request may carry (the body is also capped at 64 KiB).
+MAX_SEGMENTS = 2000
+LIST_LIMIT = 500
+MAX_LIST_LIMIT = 5000
+#: Slot values suggested per template slot from the task's label pool.
+MAX_SUGGESTIONS = 20
+_ARTICLE = "_article"
+
+
+# -- request bodies -------------------------------------------------------------------------------
+
+
+def _strings(value: Any, what: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise RequestError(f"{what} must be an object of text values.")
+    return dict(value)
+
+
+def parse_segments(raw: Any) -> list[dict[str, Any]]:
+    """The segments of a request as the library takes them.
+
+    Start and end are passed on as given (the library reports bad intervals as findings
+    with their position); a segment without ``template_id`` has no label yet.
+
+    Raises:
+        RequestError: 400 for a body that is not a list of segment objects, unknown keys
+            or non-text slots, modifiers and notes; 413 beyond :data:`MAX_SEGMENTS`.
+    """
+    if not isinstance(raw, list):
+        raise RequestError("segments must be a list of {start, end, template_id, slots, modifiers, note} objects.")
+    if len(raw) > MAX_SEGMENTS:
+        raise RequestError(f"{len(raw)} segments; at most {MAX_SEGMENTS} per episode.", 413)
+    out = []
+    for i, seg in enumerate(raw):
+        if not isinstance(seg, dict):
+            raise RequestError(f"segments[{i}] must be an object with start, end, template_id, slots.")
+        unknown = sorted(set(seg) - SEGMENT_KEYS)
+        if unknown:
+            raise RequestError(f"segments[{i}] has unknown keys {unknown}; a segment takes {sorted(SEGMENT_KEYS)}.")
+        template_id = seg.get("template_id")
+        label = seg.get("label")
+        note = seg.get("note")
+        for key, value in (("template_id", template_id), ("label", label), ("note", note)):
+            if value is not None and not isinstance(value, str):
+                raise RequestError(f"segments[{i}].{key} must be text or null.")
+        item: dict[str, Any] = {"start": seg.get("start"), "end": seg.get("end"), "note": note or None}
+        if template_id:
+            item["template_id"] = template_id
+            item["slots"] = _strings(seg.get("slots"), f"segments[{i}].slots")
+            item["modifiers"] = _strings(seg.get("modifiers"), f"segments[{i}].modifiers")
+        elif label:
+            item["label"] = label
+        out.append(item)
+    return out
+
+
+def _object(body: Any, keys: frozenset[str]) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise RequestError(f"the body must be a JSON object with {', '.join(sorted(keys))}.")
+    unknown = sorted(set(body) - keys)
+    if unknown:
+        raise RequestError(f"unknown keys {unknown}; this request takes {sorted(keys)}.")
+    return body
+
+
+def parse_cohort(value: Any, default: str | None = DEFAULT_COHORT) -> str | None:
+    """A known cohort name, ``default`` for an empty value.
+
+    Raises:
+        RequestError: 400 for another value.
+    """
+    if value is None or value == "":
+        return default
+    if value not in COHORTS:
+        raise RequestError(f"cohort {value!r} is not one of {', '.join(COHORTS)}.")
+    return str(value)
+
+
+# -- labels ---------------------------------------------------------------------------------------
+
+
+def label_of(segment: dict[str, Any]) -> dict[str, Any]:
+    """``{"label", "error", "template_id"}``: the text ``segment`` renders to, or why it cannot."""
+    template_id = segment.get("template_id")
+    try:
+        if template_id:
+            instance = make_instance(template_id, segment.get("slots"), segment.get("modifiers"))
+        elif segment.get("label"):
+            instance = parse_label(segment["label"])
+        else:
+            return {"label": None, "error": "no template chosen yet", "template_id": None}
+    except LabelValidationError as exc:
+        return {"label": None, "error": str(exc), "template_id": template_id}
+    return {"label": instance.render(), "error": None, "template_id": instance.template_id}
+
+
+def editable(segment: dict[str, Any]) -> dict[str, Any]:
+    """A stored segment as the page edits it: a non-default article back in front of its slot."""
+    slots = dict(segment.get("slots") or {})
+    modifiers = {}
+    for key, value in (segment.get("modifiers") or {}).items():
+        slot = key[: -len(_ARTICLE)] if key.endswith(_ARTICLE) else None
+        if slot is not None and slot in slots:
+            slots[slot] = f"{value} {slots[slot]}"
+        else:
+            modifiers[key] = value
+    return {
+        "start": segment["start"],
+        "end": segment["end"],
+        "template_id": segment.get("template_id"),
+        "slots": slots,
+        "modifiers": modifiers,
+        "note": segment.get("note"),
+        "label": segment.get("label"),
+    }
+
+
+def slot_suggestions(pool: list[dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
+    """Slot values the task's saved labels used: ``{template_id: {slot: [values, most used first]}}``."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for entry in pool:
+        slots: dict[str, list[str]] = {}
+        for item in entry["labels"]:
+            try:
+                instance = parse_label(item["label"])
+            except LabelValidationError:
+                continue
+            for name, value in editable(
+                {"start": 0, "end": 0, "slots": instance.slots, "modifiers": instance.modifiers}
+            )["slots"].items():
+                values = slots.setdefault(name, [])
+                if value not in values and len(values) < MAX_SUGGESTIONS:
+                    values.append(value)
+        if slots:
+            out[entry["template_id"]] = slots
+    return out
+
+
+# -- payloads -------------------------------------------------------------------------------------
+
+
+def task_of(ctx: ServerContext, episode: int) -> str:
+    """The episode's first task text (the label pool is per task), or ``""``."""
+    tasks = ctx.dataset.episodes[episode].tasks
+    return str(tasks[0]) if tasks else ""
+
+
+def saved_summaries(ctx: ServerContext) -> dict[int, dict[str, Any]]:
+    """``episode_index`` -> version, annotator, time, segment count and reference flag of each saved segmentation."""
+
+    def summarize(records: dict[str, dict[str, Any]]) -> dict[int, dict[str, Any]]:
+        return {
+            int(key): {
+                "version": record.get("version"),
+                "annotator": record.get("annotator"),
+                "annotated_at": record.get("annotated_at"),
+                "segments": len(record.get("segments", [])),
+                "reference": bool(record.get("reference")),
+                "cohort": record.get("cohort"),
+            }
+            for key, record in records.items()
+        }
+
+    return query_records(ctx.root, summarize, labels_dir=ctx.labels_dir)
+
+
+def next_unsegmented(episodes: list[int], saved: dict[int, Any], after: int) -> int | None:
+    """The first episode after ``after`` (wrapping around) without a saved segmentation, or None."""
+    later = [e for e in episodes if e > after and e not in saved]
+    if later:
+        return later[0]
+    earlier = [e for e in episodes if e < after and e not in saved]
+    return earlier[0] if earlier else None
+
+
+def _int_param(params: dict[str, str], name: str, default: int, upper: int) -> int:
+    raw = params.get(name, "")
+    if raw == "":
+        return default
+    if not raw.isdigit():
+        raise RequestError(f"{name} must be a non-negative integer, got {raw!r}.")
+    return min(int(raw), upper)
+
+
+def episode_list(ctx: ServerContext, params: dict[str, str]) -> dict[str, Any]:
+    """The episode list: ``episodes`` (one page of rows), ``total``, ``segmented``, ``offset``, ``limit``."""
+    offset = _int_param(params, "offset", 0, 1 << 62)
+    limit = _int_param(params, "limit", LIST_LIMIT, MAX_LIST_LIMIT)
+    saved = saved_summaries(ctx)
+    episodes = ctx.dataset.episodes
+    rows = []
+    for episode in itertools.islice(episodes, offset, offset + limit):
+        rows.append({"episode": episode, "length": episodes[episode].length, "saved": saved.get(episode)})
+    order = list(episodes)
+    return {
+        "episodes": rows,
+        "total": len(order),
+        "segmented": sum(1 for e in order if e in saved),
+        "first_unsegmented": next(iter(e for e in order if e not in saved), None),
+        "offset": offset,
+        "limit": limit,
+    }
+
+
+def _neighbours(order: list[int], episode: int) -> tuple[int | None, int | None]:
+    at = order.index(episode)
+    return (order[at - 1] if at > 0 else None, order[at + 1] if at + 1 < len(order) else None)
+
+
+def episode_payload(ctx: ServerContext, episode: int, cohort: str | None) -> dict[str, Any]:
+    """The episode endpoint's body (see the module docstring)."""
+    meta = ctx.dataset.episodes[episode]
+    task = task_of(ctx, episode)
+    try:
+        record: dict[str, Any] | None = get_segmentation(ctx.root, episode, labels_dir=ctx.labels_dir)
+    except EpisodeNotFoundError:
+        record = None
+    chosen = cohort or (record or {}).get("cohort") or DEFAULT_COHORT
+    findings = []
+    if record is not None:
+        findings = validate_episode(
+            ctx.root, episode, record["segments"], cohort=chosen, labels_dir=ctx.labels_dir, dataset=ctx.dataset
+        )
+    base = find_base_velocity_feature(dict(ctx.dataset.features))
+    order = list(ctx.dataset.episodes)
+    previous, following = _neighbours(order, episode)
+    return {
+        "episode": episode,
+        "length": meta.length,
+        "fps": ctx.dataset.fps,
+        "task": task,
+        "tasks": list(meta.tasks),
+        "cameras": camera_list(ctx, episode),
+        "cohort": chosen,
+        "record": None if record is None else dict(record, segments=[editable(s) for s in record["segments"]]),
+        "findings": [f.to_dict() for f in findings],
+        "choices": template_choices(ctx.root, task, chosen, labels_dir=ctx.labels_dir),
+        "suggestions": slot_suggestions(label_pool(ctx.root, task, labels_dir=ctx.labels_dir)),
+        "references": [
+            dict(r, segments=[editable(s) for s in r["segments"]])
+            for r in reference_examples(ctx.root, task, exclude=episode, labels_dir=ctx.labels_dir)
+        ],
+        "base_velocity_feature": None if base is None else base[0],
+        "previous": previous,
+        "next": following,
+    }
+
+
+def check_payload(ctx: ServerContext, episode: int, segments: list[dict[str, Any]], cohort: str) -> dict[str, Any]:
+    """The check endpoint's body: per-segment labels and every finding."""
+    findings = validate_episode(
+        ctx.root, episode, segments, cohort=cohort, labels_dir=ctx.labels_dir, dataset=ctx.dataset
+    )
+    return {
+        "episode": episode,
+        "segments": [label_of(s) for s in segments],
+        "findings": [f.to_dict() for f in findings],
+        "blocking": any(f.blocking for f in findings),
+    }
+
+
+def save(ctx: ServerContext, episode: int, body: dict[str, Any]) -> Response:
+    """Save through :func:`save_segmentation`; 422 with the findings when it refuses."""
+    segments = parse_segments(body.get("segments"))
+    cohort = parse_cohort(body.get("cohort"), None)
+    annotator = body.get("annotator") or ""
+    note = body.get("note")
+    reference = body.get("reference", False)
+    if not isinstance(annotator, str) or (note is not None and not isinstance(note, str)):
+        raise RequestError("annotator and note must be text.")
+    if type(reference) is not bool:
+        raise RequestError("reference must be true or false.")
+    try:
+        result = save_segmentation(
+            ctx.root,
+            episode,
+            segments,
+            annotator=annotator.strip() or ctx.reviewer,
+            note=note or None,
+            reference=reference,
+            labels_dir=ctx.labels_dir,
+            cohort=cohort,
+        )
+    except SegmentationRefused as exc:
+        return json_response(exc.to_dict(), 422)
+    order = list(ctx.dataset.episodes)
+    saved = saved_summaries(ctx)
+    return json_response(
+        {
+            "episode": episode,
+            "record": result.record,
+            "findings": [f.to_dict() for f in result.findings],
+            "next_episode": next_unsegmented(order, saved, episode),
+            "following": _neighbours(order, episode)[1],
+            "saved_to": SIDECAR_FILENAME,
+        }
+    )
+
+
+# -- routes ---------------------------------------------------------------------------------------
+
+
+def routes(ctx: ServerContext) -> list[BaseRoute]:
+    """The segment page's routes."""
+
+    async def page(request: Request) -> Response:
+        base = find_base_velocity_feature(dict(ctx.dataset.features))
+        config = {
+            "page": "segment",
+            "dataset": ctx.root.name,
+            "fps": ctx.dataset.fps,
+            "annotator": ctx.reviewer,
+            "cohorts": list(COHORTS),
+            "default_cohort": DEFAULT_COHORT,
+            "base_velocity_feature": None if base is None else base[0],
+            "segments_file": SIDECAR_FILENAME,
+        }
+        return ctx.render(request, "segment.html", config=config, page="segment")
+
+    async def episodes(request: Request) -> Response:
+        return json_response(await run_in_threadpool(episode_list, ctx, dict(request.query_params)))
+
+    async def episode(request: Request) -> Response:
+        index = ctx.episode(request.path_params["episode"])
+        cohort = parse_cohort(request.query_params.get("cohort"), None)
+        return json_response(await run_in_threadpool(episode_payload, ctx, index, cohort))
+
+    async def prefill(request: Request) -> Response:
+        index = ctx.episode(request.path_params["episode"])
+        segments = await run_in_threadpool(prefill_navigate, ctx.root, index, dataset=ctx.dataset)
+        feature = find_base_velocity_feature(dict(ctx.dataset.features))
+        return json_response({"episode": index, "segments": segments, "feature": feature[0] if feature else None})
+
+    async def check(request: Request) -> Response:
+        index = ctx.episode(request.path_params["episode"])
+        body = _object(await read_json_body(request), CHECK_KEYS)
+        segments = parse_segments(body.get("segments"))
+        cohort = parse_cohort(body.get("cohort"))
+        assert cohort is not None
+        return json_response(await run_in_threadpool(check_payload, ctx, index, segments, cohort))
+
+    async def post_save(request: Request) -> Response:
+        index = ctx.episode(request.path_params["episode"])
+        body = _object(await read_json_body(request), SAVE_KEYS)
+        return await run_in_threadpool(save, ctx, index, body)
+
+    return [
+        Route("/segment", page, methods=["GET"]),
+        Route("/api/segment/episodes", episodes, methods=["GET"]),
+        Route("/api/segment/episodes/{episode:int}", episode, methods=["GET"]),
+        Route("/api/segment/episodes/{episode:int}", post_save, methods=["POST"]),
+        Route("/api/segment/episodes/{episode:int}/prefill", prefill, methods=["GET"]),
+        Route("/api/segment/episodes/{episode:int}/check", check, methods=["POST"]),
+    ]
