@@ -11,7 +11,7 @@ from rich.console import Console
 
 from strands_robots.errors import LabelValidationError
 
-console = Console()
+console = Console(soft_wrap=True)  # never break a path across lines (logs, CI captures)
 
 RootArg = Annotated[Path, typer.Argument(help="Dataset root (the folder holding meta/).")]
 LabelsDirOpt = Annotated[

@@ -128,7 +128,7 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
             f"nothing to judge: {report.already_labelled} episode(s) already labelled (--relabel redoes them)."
         )
         return
-    summary = Table(title=f"judge {report.judge_model}", caption=str(report.root))
+    summary = Table(title=f"judge {report.judge_model}")
     summary.add_column("")
     summary.add_column("episodes", justify="right")
     for quality, count in report.quality_counts().items():
@@ -139,6 +139,7 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
     summary.add_row("already labelled, skipped", str(report.already_labelled))
     summary.add_row("failed", str(len(report.failed)))
     console.print(summary)
+    console.print(f"labels: {report.root}", soft_wrap=True, highlight=False)
     console.print(f"{len(report.labelled)} labelled in {report.seconds:.1f} s", style="dim")
     if report.failed:
         failures = Table(title=f"{len(report.failed)} episode(s) failed (no label written)")

@@ -21,7 +21,7 @@ COMMAND_MODULES = ["info", "labels", "outcomes", "ssc", "judge", "segments", "we
 #: The other PyPI project that ships a ``strands_robots`` package of the same name.
 CONFLICTING_DISTRIBUTION = "strands-robots"
 
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 app = typer.Typer(
     name="strands-labels",

@@ -128,8 +128,10 @@ def measure_agreement(
             holdout = holdout_from_reviews(document)
             if not holdout:
                 raise LabelValidationError(
-                    "no human_labels given and no current review carries a grade; pass a holdout or grade "
-                    "episodes with review_episode(..., decision='grade_only', quality=...)."
+                    "no human_labels given and no current review carries a grade; pass a holdout (CLI: "
+                    "strands-labels agreement ROOT HUMAN.json) or grade episodes with review_episode(..., "
+                    "decision='grade_only', quality=...) (CLI: strands-labels resolve ROOT EP --decision "
+                    "grade_only --quality medium --reviewer NAME)."
                 )
         else:
             holdout = _check_holdout(human_labels)

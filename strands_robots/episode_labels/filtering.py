@@ -10,8 +10,8 @@ from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks
 from strands_robots.episode_labels.index import label_index
-from strands_robots.episode_labels.vocab import QUALITY_RANK
-from strands_robots.errors import LabelsError
+from strands_robots.episode_labels.vocab import QUALITY_RANK, did_you_mean
+from strands_robots.errors import LabelsError, LabelValidationError
 from strands_robots.storage.record_store import file_identity
 
 
@@ -19,12 +19,16 @@ class StaleLabelsWarning(UserWarning):
     """Some labels describe an episode that has since changed (renumbered dataset)."""
 
 
-def _as_set(value: Any, what: str) -> set[str] | None:
+def _as_set(value: Any, what: str, allowed: tuple[str, ...]) -> set[str] | None:
+    """One value or a list, each from ``allowed`` (a typo must not empty a training set)."""
     if value is None:
         return None
     values = [value] if isinstance(value, str) else list(value)
     for v in values:
-        checks.name(v, what)
+        if v not in allowed:
+            raise LabelValidationError(
+                f"{what} value {v!r} is not one of {', '.join(allowed)}.{did_you_mean(v, allowed)}"
+            )
     return set(values)
 
 
@@ -119,8 +123,10 @@ def filter_episodes(
     require_success = checks.boolean(require_success, "require_success")
     exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
     minimum = QUALITY_RANK[checks.quality(min_quality, "min_quality")]
-    wanted_outcomes = _as_set(outcomes, "outcomes")
-    wanted_membership = _as_set(evaluation_membership, "evaluation_membership")
+    from strands_robots.outcomes.model import EVALUATION_MEMBERSHIPS, OUTCOMES
+
+    wanted_outcomes = _as_set(outcomes, "outcomes", OUTCOMES)
+    wanted_membership = _as_set(evaluation_membership, "evaluation_membership", EVALUATION_MEMBERSHIPS)
 
     store = open_store(root, labels_dir)
     if not store.path.exists() and not store.journal.exists():

@@ -265,7 +265,7 @@ def label_index(store: RecordStore) -> LabelIndex:
     Raises:
         SidecarError: the file is not a sidecar this version reads (raised by the full reader).
     """
-    with store._thread_lock, sidecar_lock(store.path):
+    with store._thread_lock, sidecar_lock(store.path, reading=True):
         identity = file_identity(store.path)
         journal_identity = file_identity(store.journal)
         journal_ino = journal_identity[0] if journal_identity else None

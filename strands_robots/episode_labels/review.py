@@ -141,7 +141,7 @@ def review_episode(
         if decision != "grade_only" and not (record.get("judge") or {}).get("disputes_verdict"):
             raise LabelValidationError(
                 f"episode {index} has no disputed verdict, so there is nothing to {decision.split('_')[0]}; "
-                "use decision='grade_only' to grade it."
+                "use decision='grade_only' to grade it (CLI: --decision grade_only --quality ...)."
             )
         record = dict(record)
         if "review" in record:

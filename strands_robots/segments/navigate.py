@@ -180,7 +180,7 @@ def prefill_navigate(
         features = dict(getattr(dataset, "features", {}) or {})
         raise DatasetError(
             "no base-velocity feature found (a key or component name with 'base' and 'vel'/'motion'); pass "
-            f"feature=... (numeric features: {sorted(k for k, v in features.items() if _numeric(v))})."
+            f"feature=... (CLI: --feature NAME; numeric features: {sorted(k for k, v in features.items() if _numeric(v))})."
         )
     fps = facts.fps or 30.0
     speed = smooth(base_speed(values, facts.length), max(1, round(smooth_s * fps)))

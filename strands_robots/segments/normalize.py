@@ -117,8 +117,9 @@ def _drop_back(text: str) -> str:
 
 
 def _drop_adverbs(text: str) -> str:
-    pattern = r"\s+(?:" + "|".join(MANNER_ADVERBS) + r")\b"
-    return re.sub(pattern, "", text)
+    words = "|".join(MANNER_ADVERBS)
+    text = re.sub(r"^(?:" + words + r")\s+", "", text)  # before the verb: 'fully open the fridge'
+    return re.sub(r"\s+(?:" + words + r")\b", "", text)
 
 
 def _drop_robot_relative(text: str) -> str:

@@ -20,6 +20,7 @@ Channels are found by name (:func:`find_gripper_channels`): ``gripper.pos``,
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -94,7 +95,15 @@ def detect_gripper_events(
         raise LabelValidationError("threshold (command mode) and hysteresis must be >= 0.")
     hand = cast(Hand, arm)
     if mode == "command":
-        return _command_events(x, hand, threshold or 0.0, open_is_high)
+        dead = threshold or 0.0
+        finite = x[np.isfinite(x)]
+        if finite.size and not (np.any(finite > dead) and np.any(finite < -dead)):
+            warnings.warn(
+                "the channel never changes sign, so command mode finds no events; it looks like a gripper "
+                "position channel (LeRobot's gripper.pos): use mode='position' (CLI: --mode position).",
+                stacklevel=2,
+            )
+        return _command_events(x, hand, dead, open_is_high)
     return _position_events(x, hand, threshold, hysteresis, open_is_high, min_range)
 
 

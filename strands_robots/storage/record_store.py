@@ -190,8 +190,11 @@ class RecordStore:
             self.path,
             aside,
         )
-        os.replace(self.journal, aside)
-        fsync_dir(self.journal.parent)
+        try:
+            os.replace(self.journal, aside)
+            fsync_dir(self.journal.parent)
+        except OSError as exc:  # a read-only directory: still never replayed, just left in place
+            log.warning("could not move %s aside: %s", self.journal, exc)
 
     def _refresh(self) -> _Cached:
         """Bring the cache up to date with disk. Caller holds both locks."""
@@ -238,7 +241,7 @@ class RecordStore:
         Raises:
             SidecarError: the file is foreign, truncated, a future version, or not a file.
         """
-        with self._thread_lock, sidecar_lock(self.path):
+        with self._thread_lock, sidecar_lock(self.path, reading=True):
             try:
                 document = self._refresh().document
             except BaseException:
@@ -253,7 +256,7 @@ class RecordStore:
         it past the call. No copy is made, so this is the cheap way to compute over a
         large document.
         """
-        with self._thread_lock, sidecar_lock(self.path):
+        with self._thread_lock, sidecar_lock(self.path, reading=True):
             try:
                 document = self._refresh().document
             except BaseException:

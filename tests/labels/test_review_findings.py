@@ -189,3 +189,40 @@ def test_cli_remap_refuses_before_writing_when_any_sidecar_is_unusable(toy_datas
     result = runner.invoke(app, ["remap", str(toy_dataset), str(toy_dataset / "mapping.json")])
     assert isinstance(result.exception, SidecarError)
     assert (toy_dataset / "episode_labels.json").read_bytes() == before
+
+
+def test_reads_work_in_a_read_only_directory_and_writes_say_why_not(tmp_path, monkeypatch):
+    import errno
+
+    from strands_robots.errors import StorageError
+    from strands_robots.storage import lock as lock_module
+
+    el.record_deterministic_verdicts(tmp_path, [{"episode": 0, "success": True}])
+    el.annotate_episode(tmp_path, 0, quality="high")
+
+    class ReadOnlyLock:
+        timeout = 1.0
+
+        def acquire(self, timeout=None):
+            raise OSError(errno.EROFS, "Read-only file system")
+
+        def release(self):
+            raise AssertionError("never acquired")
+
+    monkeypatch.setattr(lock_module, "_file_lock", lambda sidecar: ReadOnlyLock())
+    assert el.filter_episodes(tmp_path) == [0]
+    assert el.read_labels(tmp_path)["episodes"]["0"]["judge"]["quality"] == "high"
+    assert el.list_disputes(tmp_path) == []
+    with pytest.raises(StorageError, match="--labels-dir"):
+        el.annotate_episode(tmp_path, 0, quality="low")
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [({"outcomes": "bogus"}, "expert_success"), ({"evaluation_membership": "tran"}, "Did you mean 'train'")],
+)
+def test_a_typo_in_an_outcome_filter_is_refused_not_an_empty_list(tmp_path, kwargs, match):
+    el.record_deterministic_verdicts(tmp_path, [{"episode": 0, "success": True}])
+    el.annotate_episode(tmp_path, 0, quality="high")
+    with pytest.raises(LabelValidationError, match=match):
+        el.filter_episodes(tmp_path, **kwargs)

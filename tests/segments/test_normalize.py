@@ -123,3 +123,17 @@ def test_a_label_no_template_fits_is_kept_raw_with_the_nearest():
     # a rewrite that would remove the task-relevant direction leaves nothing parseable: kept raw
     spout = normalize_official_label("turn the sink spout to the left of the robot")
     assert spout.text == "turn the sink spout to the left of the robot" and spout.exception
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("fully open the fridge", "open the fridge"),
+        ("lightly press the lemon against the reamer", "press the lemon against the reamer"),
+        ("securely place the mug in the sink", "place the mug in the sink"),
+        ("briefly turn on the sink faucet", "turn on the sink faucet"),
+    ],
+)
+def test_manner_adverb_before_the_verb_is_dropped(raw, expected):
+    result = normalize_official_label(raw)
+    assert (result.text, result.changed, result.exception) == (expected, True, None)
