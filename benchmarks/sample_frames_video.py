@@ -323,14 +323,14 @@ def check(label: str, images: list[np.ndarray], expected: list[int]) -> str:
 
 
 def bench(name: str, root: Path, episode: int, repeats: int, start_repeats: int) -> dict[str, Any]:
+    from strands_robots.dataset import cache as dataset_cache
     from strands_robots.dataset.video import frame_times
-    from strands_robots.tools import dataset_cache
     from strands_robots.tools.episode_judge import sample_frames
     from strands_robots.tools.images import DEFAULT_MAX_SIDE, image_block
     from strands_robots.tools.signals import sample_indices
 
     os.environ["STRANDS_LABELS_ROOTS"] = str(WORK)
-    dataset_cache.clear()
+    dataset_cache.clear_cache()
     cached = json.loads((root / "bench_params.json").read_text())
     mp4 = root / "videos" / CAMERA / "chunk-000" / "file-000.mp4"
     spacing = keyframe_spacing(mp4)
@@ -348,7 +348,7 @@ def bench(name: str, root: Path, episode: int, repeats: int, start_repeats: int)
     )
     print(f"  episode {episode}: frames {picks} = file positions {expected} (t = {times[0]:.2f} .. {times[-1]:.2f} s)")
 
-    dataset_cache.clear()
+    dataset_cache.clear_cache()
     start = time.perf_counter()
     result = sample_frames(str(root), episode, n_frames=4, include_images=True)
     first_call = time.perf_counter() - start

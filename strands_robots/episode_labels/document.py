@@ -121,6 +121,18 @@ def _missing(store: RecordStore) -> LabelsNotFoundError:
     )
 
 
+def existing_store(root: str | Path, labels_dir: str | Path | None = None) -> RecordStore:
+    """The store of a sidecar that exists.
+
+    Raises:
+        LabelsNotFoundError: no sidecar yet (record verdicts first).
+    """
+    store = open_store(root, labels_dir)
+    if not store.path.exists() and not store.journal.exists():
+        raise _missing(store)
+    return store
+
+
 def query_document(root: str | Path, fn: Callable[[dict[str, Any]], Any], labels_dir: str | Path | None = None) -> Any:
     """Run ``fn(document)`` on the merged document under the lock (no copy; do not mutate).
 
@@ -128,10 +140,7 @@ def query_document(root: str | Path, fn: Callable[[dict[str, Any]], Any], labels
         FileNotFoundError: no sidecar yet.
         SidecarError: see :func:`validate_document`.
     """
-    store = open_store(root, labels_dir)
-    if not store.path.exists() and not store.journal.exists():
-        raise _missing(store)
-    return store.query(fn)
+    return existing_store(root, labels_dir).query(fn)
 
 
 def read_document(root: str | Path, labels_dir: str | Path | None = None) -> dict[str, Any]:
@@ -141,7 +150,4 @@ def read_document(root: str | Path, labels_dir: str | Path | None = None) -> dic
         FileNotFoundError: no sidecar yet.
         SidecarError: see :func:`validate_document`.
     """
-    store = open_store(root, labels_dir)
-    if not store.path.exists() and not store.journal.exists():
-        raise _missing(store)
-    return store.read()
+    return existing_store(root, labels_dir).read()

@@ -6,8 +6,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.cache import metadata_signature
 from strands_robots.episode_labels import checks
-from strands_robots.episode_labels.document import open_store, query_document
+from strands_robots.episode_labels.document import existing_store, open_store, query_document
 from strands_robots.episode_labels.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks
 from strands_robots.episode_labels.index import label_index
 from strands_robots.episode_labels.vocab import QUALITY_RANK, did_you_mean
@@ -32,14 +33,6 @@ def _as_set(value: Any, what: str, allowed: tuple[str, ...]) -> set[str] | None:
     return set(values)
 
 
-def _metadata_stamp(root: Path) -> tuple[Any, ...]:
-    meta = root / "meta"
-    return tuple(
-        (p.name, p.stat().st_mtime_ns, p.stat().st_size)
-        for p in sorted([*meta.glob("*.json*"), *meta.glob("episodes/*/*.parquet"), *meta.glob("*.parquet")])
-    )
-
-
 _stale_cache: dict[str, tuple[tuple[Any, ...], dict[int, str]]] = {}
 
 
@@ -55,7 +48,7 @@ def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) ->
         return {}
     store = open_store(root, labels_dir)
     labels_stamp = tuple(file_identity(p) for p in (store.path, store.journal))
-    key = (labels_stamp, _metadata_stamp(root))
+    key = (labels_stamp, metadata_signature(root))
     cached = _stale_cache.get(str(store.path))
     if cached is not None and cached[0] == key:
         return dict(cached[1])
@@ -128,10 +121,7 @@ def filter_episodes(
     wanted_outcomes = _as_set(outcomes, "outcomes", OUTCOMES)
     wanted_membership = _as_set(evaluation_membership, "evaluation_membership", EVALUATION_MEMBERSHIPS)
 
-    store = open_store(root, labels_dir)
-    if not store.path.exists() and not store.journal.exists():
-        query_document(root, lambda document: None, labels_dir)  # raises the FileNotFoundError
-    index = label_index(store)
+    index = label_index(existing_store(root, labels_dir))
     chosen = index.select(require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed).tolist()
     if wanted_outcomes is not None or wanted_membership is not None:
         chosen = _filter_by_outcomes(root, chosen, wanted_outcomes, wanted_membership, labels_dir)

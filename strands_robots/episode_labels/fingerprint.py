@@ -33,9 +33,9 @@ def open_dataset_if_present(root: str | Path) -> Any | None:
     """The opened dataset, or None when ``root`` has no LeRobot metadata."""
     if not has_dataset_metadata(root):
         return None
-    from strands_robots.dataset import open_dataset
+    from strands_robots.dataset.cache import cached_dataset
 
-    return open_dataset(root)
+    return cached_dataset(root)
 
 
 def open_dataset_for_checks(root: str | Path) -> Any | None:

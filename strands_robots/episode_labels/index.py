@@ -27,7 +27,7 @@ import msgspec
 import numpy as np
 
 from strands_robots.episode_labels.review import dispute_open, effective_quality, effective_success
-from strands_robots.episode_labels.vocab import QUALITY_RANK, SCHEMA_VERSION
+from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES, QUALITY_RANK, SCHEMA_VERSION
 from strands_robots.storage import RecordStore
 from strands_robots.storage.jsonl import read_jsonl
 from strands_robots.storage.lock import sidecar_lock
@@ -44,20 +44,8 @@ class _Verdict(msgspec.Struct):
 
 
 class _Judge(msgspec.Struct):
-    quality: Literal["low", "medium", "high"]
-    failure_mode: (
-        Literal[
-            "jerky_motion",
-            "near_miss",
-            "camera_occlusion",
-            "wrong_but_lucky",
-            "drift",
-            "collision",
-            "incomplete",
-            "other",
-        ]
-        | None
-    ) = None
+    quality: Literal[QUALITY_GRADES]  # type: ignore[valid-type]  # the vocabulary tuples of .vocab
+    failure_mode: Literal[FAILURE_MODES] | None = None  # type: ignore[valid-type]
     disputes_verdict: bool = False
 
 

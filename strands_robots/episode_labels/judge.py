@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.episode_labels import checks
-from strands_robots.episode_labels.document import open_store
-from strands_robots.errors import EpisodeNotFoundError, LabelsNotFoundError, LabelValidationError
+from strands_robots.episode_labels.document import existing_store
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
 from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
 
@@ -142,11 +142,7 @@ def annotate_episodes(
         items.append((index, fields, bool(item.get("keep_history", False))))
     if not items:
         return []
-    store = open_store(root, labels_dir)
-    if not store.path.exists() and not store.journal.exists():
-        raise LabelsNotFoundError(
-            f"no episode_labels.json at {store.path}; record verdicts first (record_deterministic_verdicts)."
-        )
+    store = existing_store(root, labels_dir)
 
     def mutate(document: dict[str, Any]) -> tuple[Change, list[dict[str, Any]]]:
         records = document["episodes"]

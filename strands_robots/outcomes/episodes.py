@@ -9,60 +9,22 @@ episode is ``length / fps`` seconds (issue 7, "Duration"), used for the
 from __future__ import annotations
 
 import numbers
-import os
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.cache import cached_dataset
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
-
-_CACHE_SIZE = 4
-_cache: OrderedDict[str, tuple[tuple[Any, ...], Any]] = OrderedDict()
-_cache_lock = threading.Lock()
-
-
-def _metadata_signature(root: Path) -> tuple[Any, ...]:
-    """(name, inode, size, mtime_ns) of every metadata file the episodes table is read from."""
-    meta = root / "meta"
-    files = [meta / "info.json", meta / "episodes.jsonl", *sorted(meta.glob("episodes/*/*.parquet"))]
-    signature = []
-    for path in files:
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            continue
-        signature.append((path.name, st.st_ino, st.st_size, st.st_mtime_ns))
-    return tuple(signature)
 
 
 def open_episodes(root: str | Path) -> Any:
-    """The dataset at ``root`` (``strands_robots.dataset.open_dataset``).
-
-    The opened dataset is reused while its metadata files are unchanged (same inode, size
-    and mtime), so labelling many episodes of a very large dataset one call at a time does
-    not re-read its episodes table each time.
+    """The dataset at ``root``, reused while its metadata is unchanged
+    (:func:`strands_robots.dataset.cache.cached_dataset`).
 
     Raises:
         DatasetError: ``root`` is not a LeRobot dataset this reader knows.
     """
-    from strands_robots.dataset import open_dataset
-
-    key = os.path.abspath(root)
-    signature = _metadata_signature(Path(key))
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] == signature:
-            _cache.move_to_end(key)
-            return hit[1]
-    dataset = open_dataset(root)
-    with _cache_lock:
-        _cache[key] = (signature, dataset)
-        _cache.move_to_end(key)
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return dataset
+    return cached_dataset(root)
 
 
 def episode_index(value: Any, what: str = "episode") -> int:

@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from strands_robots.dataset.cache import cached_dataset
 from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, annotate_episode, deterministic_verdict
 from strands_robots.episode_labels.document import query_document
 from strands_robots.tools import envelope
-from strands_robots.tools.dataset_cache import cached_dataset
 from strands_robots.tools.envelope import MissingVideoError, ToolInputError, json_block, run_tool, text_block
 from strands_robots.tools.images import DEFAULT_MAX_SIDE, image_block
 from strands_robots.tools.roots import allowed_roots_from_env, normalise_allow_list, resolve_dataset_root

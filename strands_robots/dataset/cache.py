@@ -1,0 +1,73 @@
+"""Open each dataset once per process while its metadata is unchanged.
+
+A judge calls three tools per episode on the same root, and label writers check every
+episode against the dataset; re-reading the episodes metadata each time would make a
+10,000-episode run quadratic. The cache is keyed by the resolved root and invalidated
+when any metadata file the episodes table is read from changes (inode, size or mtime),
+so a dataset edited between calls (LeRobot's ``delete_episodes``) is re-read.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from strands_robots.dataset.reader import Dataset, open_dataset
+
+_MAX_ROOTS = 8
+_lock = threading.Lock()
+_cache: OrderedDict[str, tuple[tuple[Any, ...], Dataset]] = OrderedDict()
+
+
+def metadata_signature(root: str | Path) -> tuple[Any, ...]:
+    """``(name, inode, size, mtime_ns)`` of every metadata file of ``root`` (a change stamp).
+
+    Covers ``meta/info.json``, ``meta/*.jsonl``, ``meta/*.parquet`` and
+    ``meta/episodes/*/*.parquet``; missing files are left out.
+    """
+    meta = Path(root) / "meta"
+    files = [
+        meta / "info.json",
+        *sorted(meta.glob("*.jsonl")),
+        *sorted(meta.glob("*.parquet")),
+        *sorted(meta.glob("episodes/*/*.parquet")),
+    ]
+    signature = []
+    for path in files:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        signature.append((path.name, st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(signature)
+
+
+def cached_dataset(root: str | Path) -> Dataset:
+    """``open_dataset(root)``, reused while the dataset's metadata is unchanged.
+
+    Raises:
+        Whatever :func:`open_dataset` raises (``DatasetError`` and subclasses).
+    """
+    key = os.path.abspath(root)
+    signature = metadata_signature(key)
+    with _lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] == signature:
+            _cache.move_to_end(key)
+            return hit[1]
+    dataset = open_dataset(key)
+    with _lock:
+        _cache[key] = (signature, dataset)
+        _cache.move_to_end(key)
+        while len(_cache) > _MAX_ROOTS:
+            _cache.popitem(last=False)
+    return dataset
+
+
+def clear_cache() -> None:
+    """Forget every cached dataset."""
+    with _lock:
+        _cache.clear()
