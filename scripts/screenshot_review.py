@@ -4,30 +4,18 @@ Not a test. Copies ``examples/toy_dataset`` to a temporary directory, records it
 verdicts (``examples/toy_dataset_verdicts.json``), writes two judge labels that dispute
 them, starts the review server on a free loopback port and photographs the page with
 Debian's Chromium (``apt-get install chromium``) driven by Playwright's Python package
-(never its own browser download)::
+(never its own browser download; see ``scripts/_browser.py``)::
 
     .venv/bin/python scripts/screenshot_review.py [--out docs/review-page.png]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-TOY = REPO / "examples" / "toy_dataset"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
+from _browser import IMAGES_LOADED, REPO, screenshot
 
 
 def prepare(root: Path) -> None:
@@ -58,44 +46,19 @@ def prepare(root: Path) -> None:
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=REPO / "docs" / "review-page.png")
-    parser.add_argument("--width", type=int, default=1440)
-    parser.add_argument("--height", type=int, default=900)
-    args = parser.parse_args()
-    if not CHROMIUM.exists():
-        print(f"{CHROMIUM} not found: apt-get install -y chromium chromium-driver", file=sys.stderr)
-        return 1
-    from playwright.sync_api import sync_playwright
-
-    from strands_robots.web.server import BackgroundServer
-
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "toy_dataset"
-        shutil.copytree(TOY, root)
-        prepare(root)
-        with BackgroundServer(root, reviewer="alice") as server, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-            page = browser.new_page(viewport={"width": args.width, "height": args.height}, device_scale_factor=1)
-            page.goto(server.url("/review#episode=2"))
-            page.wait_for_selector("#cameras img")
-            page.fill("#frame-slider", "72")
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('#cameras img')].every(i => i.complete && i.naturalWidth > 0)"
-            )
-            page.keyboard.press("/")
-            page.keyboard.type("Bottle lifted ~5 cm at frame 72; the predicate missed it.")
-            page.keyboard.press("Escape")
-            page.select_option("#quality", "medium")
-            page.locator("#quality").blur()
-            page.wait_for_timeout(300)
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(args.out))
-            browser.close()
-    print(f"wrote {args.out}")
-    return 0
+def drive(page, server) -> None:
+    """Episode 2 at frame 72 with a note typed and a quality chosen, not yet decided."""
+    page.goto(server.url("/review#episode=2"))
+    page.wait_for_selector("#cameras img")
+    page.fill("#frame-slider", "72")
+    page.wait_for_function(IMAGES_LOADED)
+    page.keyboard.press("/")
+    page.keyboard.type("Bottle lifted ~5 cm at frame 72; the predicate missed it.")
+    page.keyboard.press("Escape")
+    page.select_option("#quality", "medium")
+    page.locator("#quality").blur()
+    page.wait_for_timeout(300)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(screenshot(__doc__, "review-page.png", prepare=prepare, reviewer="alice", drive=drive))

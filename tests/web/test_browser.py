@@ -1,7 +1,8 @@
 """The review page in a real headless Chromium (Debian's ``/usr/bin/chromium``; issue 6, Tests).
 
 The server runs in a thread on a free loopback port; Playwright's Python package drives
-the system browser (never its own download). Skipped when ``/usr/bin/chromium`` is absent
+the system browser (never its own download; the ``browser`` and ``page`` fixtures of
+``conftest.py``). Skipped when ``/usr/bin/chromium`` is absent
 (``apt-get install -y chromium chromium-driver``).
 """
 
@@ -14,40 +15,9 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
+from scripts._browser import IMAGES_LOADED
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium not installed (apt-get install -y chromium)"),
-]
-
-IMAGES_LOADED = "() => { const i = [...document.querySelectorAll('#cameras img')]; \
-return i.length > 0 && i.every(x => x.complete && x.naturalWidth > 0); }"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the dev extra's playwright package is missing")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    context.close()
+pytestmark = pytest.mark.browser  # the browser and page fixtures of conftest.py skip without chromium
 
 
 @pytest.fixture

@@ -3,8 +3,8 @@
 Server tests go through Starlette's TestClient against a copy of ``examples/toy_dataset``
 (3 episodes x 90 frames, one camera, task "Pick up the yellow bottle on the table.") and
 the base-velocity dataset of ``tests/segments/conftest.py``. The browser test drives
-Debian's ``/usr/bin/chromium`` headless with Playwright (the launch code and fixtures of
-``test_browser.py``): boundaries by keyboard, templates from the dropdowns, ``S``, then the
+Debian's ``/usr/bin/chromium`` headless with Playwright (the ``page`` fixture of
+``conftest.py``): boundaries by keyboard, templates from the dropdowns, ``S``, then the
 sidecar on disk.
 """
 
@@ -12,22 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
-import httpx
 import pytest
-from starlette.testclient import TestClient
 
+from scripts._browser import IMAGES_LOADED
 from strands_robots.segments import get_segmentation, save_segmentation
-from strands_robots.web.app import create_app
-from tests.web.test_browser import CHROMIUM, IMAGES_LOADED, browser, page  # noqa: F401 - shared fixtures
+from tests.web.conftest import BASE, TOKEN, WRITE, cli_server, client_for
 
-BASE = "http://127.0.0.1:8765"
-TOKEN = "segment-token-0123456789"
-WRITE = {"origin": BASE, "x-labels-token": TOKEN}
 TASK = "Pick up the yellow bottle on the table."
 PICK = "pick up the yellow bottle from the table"
 PLACE = "place the yellow bottle on the table"
@@ -38,11 +30,6 @@ SEGMENTS = [
     {"start": 30, "end": 60, "template_id": "L2", "slots": {"theme": "yellow bottle", "destination": "table"}},
     {"start": 60, "end": 90, "template_id": "TASK_COMPLETE", "slots": {}, "modifiers": {}, "note": None},
 ]
-
-
-def client_for(root: Path, **options) -> TestClient:
-    app = create_app(root, host="127.0.0.1", port=8765, token=TOKEN, reviewer="tester", **options)
-    return TestClient(app, base_url=BASE)
 
 
 @pytest.fixture
@@ -320,42 +307,12 @@ def test_prefill_navigate_from_base_motion(tmp_path, toy_dataset):
 
 
 def test_segment_command_serves_the_page(toy_dataset):
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "strands_robots.cli.main",
-            "segment",
-            str(toy_dataset),
-            "--port",
-            "0",
-            "--annotator",
-            "cli",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = process.stdout.readline()
-        match = re.search(r"^segment page: http://127\.0\.0\.1:(\d+)/segment ", line)
-        assert match, line + process.stderr.read()
-        base = f"http://127.0.0.1:{match.group(1)}"
-        html = httpx.get(f"{base}/segment", timeout=30)
-        assert html.status_code == 200
-        token = re.search(r'name="labels-token" content="([^"]+)"', html.text).group(1)
-        assert '"annotator":"cli"' in html.text.replace(" ", "")
-        response = httpx.post(
-            f"{base}/api/segment/episodes/2",
-            json={"segments": SEGMENTS},
-            headers={"origin": base, "x-labels-token": token},
-            timeout=30,
-        )
+    args = ["segment", str(toy_dataset), "--port", "0", "--annotator", "cli"]
+    with cli_server(args, r"^segment page: http://127\.0\.0\.1:(\d+)/segment ", "/segment") as served:
+        assert '"annotator":"cli"' in served.html.replace(" ", "")
+        response = served.post("/api/segment/episodes/2", {"segments": SEGMENTS})
         assert response.status_code == 200, response.text
-    finally:
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=30) == 0
-    assert "segment page stopped" in process.stdout.read()
+    assert "segment page stopped" in served.process.stdout.read()
     stored = sidecar(toy_dataset)["2"]
     assert stored["annotator"] == "cli" and spans(stored["segments"])[0] == (0, 30, PICK)
 
@@ -364,8 +321,7 @@ def test_segment_command_serves_the_page(toy_dataset):
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium not installed (apt-get install -y chromium)")
-def test_segment_by_keyboard_in_chromium(page, toy_dataset):  # noqa: F811 - the shared page fixture
+def test_segment_by_keyboard_in_chromium(page, toy_dataset):
     from strands_robots.web.server import BackgroundServer
 
     with BackgroundServer(toy_dataset, reviewer="ana") as server:

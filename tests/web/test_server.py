@@ -9,21 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from starlette.testclient import TestClient
 
 from strands_robots import episode_labels as el
 from strands_robots.dataset import open_dataset
-from strands_robots.web.app import create_app
+from tests.web.conftest import BASE, TOKEN, WRITE, client_for
 
-BASE = "http://127.0.0.1:8765"
-TOKEN = "test-token-0123456789"
-WRITE_HEADERS = {"origin": BASE, "x-labels-token": TOKEN}
 CAMERA = "observation.images.cam_high"
-
-
-def client_for(root: Path, **options) -> TestClient:
-    app = create_app(root, host="127.0.0.1", port=8765, token=TOKEN, reviewer="tester", **options)
-    return TestClient(app, base_url=BASE)
 
 
 @pytest.fixture
@@ -186,7 +177,7 @@ def test_review_is_written_through_the_library(client, labelled_toy):
     response = client.post(
         "/api/episodes/1/review",
         json={"decision": "uphold_verdict", "note": "fingers close in time", "reviewer": "", "quality": "high"},
-        headers=WRITE_HEADERS,
+        headers=WRITE,
     )
     assert response.status_code == 200, response.text
     body = response.json()
@@ -197,7 +188,7 @@ def test_review_is_written_through_the_library(client, labelled_toy):
     assert on_disk["review"]["reviewer"] == "tester"  # the server's default reviewer
     assert on_disk["review"]["note"] == "fingers close in time"
     assert on_disk["deterministic"] == before
-    response = client.post("/api/episodes/2/review", json={"decision": "overrule_verdict"}, headers=WRITE_HEADERS)
+    response = client.post("/api/episodes/2/review", json={"decision": "overrule_verdict"}, headers=WRITE)
     assert response.json()["next_dispute"] is None
     assert client.get("/api/queue").json()["counts"] == {"open": 0, "resolved": 2, "reviewed": 2, "labelled": 3}
     assert el.filter_episodes(labelled_toy, min_quality="low") == [0, 1, 2]  # 2 is overruled to success
@@ -238,7 +229,7 @@ def test_refused_writes_change_nothing(client, labelled_toy, headers, message):
 )
 def test_invalid_reviews_are_refused(client, labelled_toy, body, status, message):
     before = sidecar(labelled_toy)
-    response = client.post("/api/episodes/0/review", json=body, headers=WRITE_HEADERS)
+    response = client.post("/api/episodes/0/review", json=body, headers=WRITE)
     assert response.status_code == status
     assert message in response.json()["error"]
     assert sidecar(labelled_toy) == before
@@ -246,13 +237,11 @@ def test_invalid_reviews_are_refused(client, labelled_toy, body, status, message
 
 def test_malformed_and_oversized_bodies(client, labelled_toy):
     before = sidecar(labelled_toy)
-    headers = WRITE_HEADERS | {"content-type": "application/json"}
+    headers = WRITE | {"content-type": "application/json"}
     assert client.post("/api/episodes/0/review", content=b"{not json", headers=headers).status_code == 400
     big = json.dumps({"decision": "grade_only", "note": "x" * 70_000})
     assert client.post("/api/episodes/0/review", content=big, headers=headers).status_code == 413
-    assert (
-        client.post("/api/episodes/7/review", json={"decision": "grade_only"}, headers=WRITE_HEADERS).status_code == 404
-    )
+    assert client.post("/api/episodes/7/review", json={"decision": "grade_only"}, headers=WRITE).status_code == 404
     assert sidecar(labelled_toy) == before
 
 
@@ -260,7 +249,7 @@ def test_grade_only_on_any_episode(client, labelled_toy):
     response = client.post(
         "/api/episodes/0/review",
         json={"decision": "grade_only", "quality": "low", "failure_mode": "jerky_motion", "reviewer": "ann"},
-        headers=WRITE_HEADERS,
+        headers=WRITE,
     )
     assert response.status_code == 200
     assert response.json()["next_dispute"] == 1
@@ -288,7 +277,7 @@ def test_dataset_without_labels(toy_dataset):
     assert queue["has_labels"] is False and queue["disputes"] == []
     assert [r["verdict"] for r in queue["episodes"]] == [None, None, None]
     assert "No <code>episode_labels.json</code> yet" in client.get("/review").text
-    response = client.post("/api/episodes/0/review", json={"decision": "grade_only"}, headers=WRITE_HEADERS)
+    response = client.post("/api/episodes/0/review", json={"decision": "grade_only"}, headers=WRITE)
     assert response.status_code == 404 and "record verdicts first" in response.json()["error"]
     assert not (toy_dataset / "episode_labels.json").exists()
     assert client.get("/plots/judge_vs_human.png").status_code == 200
@@ -301,7 +290,7 @@ def test_labels_kept_in_another_directory(toy_dataset, tmp_path):
     el.annotate_episode(toy_dataset, 0, quality="medium", success_opinion=False, model="j", labels_dir=labels)
     client = client_for(toy_dataset, labels_dir=labels)
     assert [r["episode"] for r in client.get("/api/queue").json()["disputes"]] == [0]
-    response = client.post("/api/episodes/0/review", json={"decision": "uphold_verdict"}, headers=WRITE_HEADERS)
+    response = client.post("/api/episodes/0/review", json={"decision": "uphold_verdict"}, headers=WRITE)
     assert response.status_code == 200
     assert json.loads((labels / "episode_labels.json").read_text())["episodes"]["0"]["review"]["reviewer"] == "tester"
     assert not (toy_dataset / "episode_labels.json").exists()

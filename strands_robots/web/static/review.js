@@ -1,12 +1,15 @@
 // Review page: queue, frame scrubber, state plot, decisions with keyboard shortcuts.
-// Hand-written, no build step, no dependencies. Every text from the server is set with
-// textContent (never innerHTML), so labels and notes cannot inject markup.
+// Hand-written, no build step, no dependencies; the helpers and the frame player shared with
+// the segment page are in common.js. Every text from the server is set with textContent
+// (never innerHTML), so labels and notes cannot inject markup.
 "use strict";
 
 (() => {
-  const config = JSON.parse(document.getElementById("page-config").textContent);
-  const token = document.querySelector('meta[name="labels-token"]').content;
-  const $ = (id) => document.getElementById(id);
+  const {
+    config, $, h, api, post, setStatus, badge,
+    episodeFromHash, onEpisodeHash, episodeItem, highlightEpisode, bindKeys,
+    fitCanvas, extent, niceStep, player,
+  } = window.StrandsLabels;
 
   const PALETTE = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
@@ -37,50 +40,6 @@
   };
 
   // ---------------------------------------------------------------- helpers
-  function h(tag, attrs = {}, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs)) {
-      if (value === null || value === undefined || value === false) continue;
-      if (key === "class") node.className = value;
-      else if (key === "dataset") Object.assign(node.dataset, value);
-      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-      else node.setAttribute(key, value === true ? "" : value);
-    }
-    for (const child of children.flat()) {
-      if (child === null || child === undefined || child === false) continue;
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
-
-  async function api(path, options = {}) {
-    const response = await fetch(path, { credentials: "same-origin", ...options });
-    let body = null;
-    try {
-      body = await response.json();
-    } catch (_) {
-      body = null;
-    }
-    if (!response.ok) {
-      throw new Error((body && body.error) || `${response.status} ${response.statusText}`);
-    }
-    return body;
-  }
-
-  function setStatus(text, kind = "") {
-    const status = $("status");
-    status.textContent = text;
-    status.className = `status ${kind}`;
-    if (kind === "ok" || kind === "error") {
-      void status.offsetWidth; // restart the flash animation
-      status.classList.add("flash");
-    }
-  }
-
-  function badge(text, kind = "") {
-    return h("span", { class: `badge ${kind}` }, text);
-  }
-
   function fmtTime(epochSeconds) {
     if (typeof epochSeconds !== "number") return "";
     return new Date(epochSeconds * 1000).toLocaleString();
@@ -99,18 +58,7 @@
     if (row.dispute === "resolved") line.append(badge(row.overruled ? "overruled" : "upheld", "resolved"));
     else if (row.review === "grade_only") line.append(badge("graded", "resolved"));
     const detail = [row.quality, row.failure_mode].filter(Boolean).join(" · ") || "not graded";
-    const link = h(
-      "a",
-      { href: `#episode=${row.episode}`, dataset: { episode: row.episode }, class: row.episode === state.episode ? "active" : "" },
-      h("span", { class: "ep" }, `#${row.episode}`),
-      line,
-      h("span", { class: "detail" }, `${detail} · ${row.length} frames`),
-    );
-    link.addEventListener("click", (event) => {
-      event.preventDefault();
-      openEpisode(row.episode);
-    });
-    return h("li", {}, link);
+    return episodeItem(row.episode, state.episode, line, `${detail} · ${row.length} frames`, openEpisode);
   }
 
   function queueParams(offset) {
@@ -144,9 +92,7 @@
   }
 
   function markActive() {
-    for (const link of document.querySelectorAll(".episode-list a")) {
-      link.classList.toggle("active", Number(link.dataset.episode) === state.episode);
-    }
+    highlightEpisode(".episode-list a", state.episode);
   }
 
   function navigationOrder() {
@@ -200,42 +146,18 @@
   function renderEpisode() {
     const d = state.detail;
     const row = d.row;
-    $("no-episode").hidden = true;
-    $("episode-view").hidden = false;
-    $("ep-index").textContent = String(d.episode);
     const badges = [];
     if (row.verdict) badges.push(badge(`verdict ${row.verdict}`, row.verdict));
     if (row.opinion) badges.push(badge(`judge says ${row.opinion}`, row.dispute === "open" ? "open" : ""));
     if (row.dispute === "open") badges.push(badge("dispute open", "open"));
     if (row.dispute === "resolved") badges.push(badge(row.overruled ? "overruled by a human" : "upheld by a human", "resolved"));
     if (row.review_outdated) badges.push(badge("review outdated", "open"));
-    $("ep-badges").replaceChildren(...badges);
-    $("ep-task").textContent = `${d.tasks.join(" · ") || "no task"} — ${d.length} frames, ${(d.length / d.fps).toFixed(2)} s at ${d.fps} fps`;
-
-    renderCameras();
-    const slider = $("frame-slider");
-    slider.max = String(d.length - 1);
+    renderPlayer(badges, "The state plot below still works.");
     renderCards();
     renderLegend();
     $("plot-empty").hidden = state.series.has_state;
     $("state-plot").hidden = !state.series.has_state;
     resetForm();
-  }
-
-  function renderCameras() {
-    const d = state.detail;
-    const tiles = d.cameras.map((camera) => {
-      const frame = h("div", { class: camera.available ? "frame" : "frame no-video" });
-      if (camera.available) {
-        frame.append(h("img", { alt: `${camera.label} frame`, dataset: { camera: camera.index }, decoding: "async" }));
-      } else {
-        const why = camera.problem.replace(/^video missing: /, "");
-        frame.append(h("div", { class: "missing" }, h("strong", {}, "Video missing"), why, h("br"), "The state plot below still works."));
-      }
-      return h("figure", { class: "camera" }, frame, h("figcaption", {}, camera.label));
-    });
-    if (!tiles.length) tiles.push(h("p", { class: "empty" }, "This dataset has no camera."));
-    $("cameras").replaceChildren(...tiles);
   }
 
   function outcome(parent, word, facts) {
@@ -307,93 +229,24 @@
   }
 
   // ---------------------------------------------------------------- frames
-  function frameUrl(camera, frame) {
-    return `/api/episodes/${state.episode}/frames/${camera}/${frame}.jpg`;
-  }
-
-  function setFrame(frame) {
-    if (!state.detail) return;
-    const last = state.detail.length - 1;
-    state.frame = Math.max(0, Math.min(last, Math.round(frame)));
-    $("frame-slider").value = String(state.frame);
-    const seconds = timestampOf(state.frame);
-    $("frame-label").textContent = `frame ${state.frame} / ${last} · ${seconds.toFixed(2)} s`;
-    for (const img of document.querySelectorAll("#cameras img")) {
-      const url = frameUrl(img.dataset.camera, state.frame);
-      if (img.getAttribute("src") !== url) img.src = url;
-    }
-    drawPlot();
-    updateLegendValues();
-    schedulePrefetch();
-  }
+  const { setFrame, stopPlaying, togglePlay, frameKeys, bindPlayer, renderPlayer } = player(state, {
+    label: (frame, last) => `frame ${frame} / ${last} · ${timestampOf(frame).toFixed(2)} s`,
+    onFrame: () => {
+      drawPlot();
+      updateLegendValues();
+    },
+  });
 
   function timestampOf(frame) {
     const t = state.series && state.series.timestamps[frame];
     return typeof t === "number" ? t : frame / state.detail.fps;
   }
 
-  let prefetchTimer = 0;
-  function schedulePrefetch() {
-    clearTimeout(prefetchTimer);
-    prefetchTimer = setTimeout(() => {
-      if (!state.detail) return;
-      const end = Math.min(state.detail.length, state.frame + 24);
-      for (const camera of state.detail.cameras) {
-        if (!camera.available) continue;
-        for (let f = state.frame + 1; f < end; f += 1) {
-          const url = frameUrl(camera.index, f);
-          if (state.prefetched.has(url)) continue;
-          state.prefetched.add(url);
-          new Image().src = url;
-        }
-      }
-    }, 180);
-  }
-
-  let playTimer = 0;
-  function stopPlaying() {
-    state.playing = false;
-    clearTimeout(playTimer);
-    $("play").textContent = "\u25B6\uFE0E";
-    $("play").setAttribute("aria-label", "play");
-  }
-
-  function togglePlay() {
-    if (!state.detail) return;
-    if (state.playing) {
-      stopPlaying();
-      return;
-    }
-    if (state.frame >= state.detail.length - 1) setFrame(0);
-    state.playing = true;
-    $("play").textContent = "\u275A\u275A";
-    $("play").setAttribute("aria-label", "pause");
-    const tick = () => {
-      if (!state.playing) return;
-      const images = [...document.querySelectorAll("#cameras img")];
-      if (images.every((img) => img.complete)) {
-        if (state.frame >= state.detail.length - 1) {
-          stopPlaying();
-          return;
-        }
-        setFrame(state.frame + 1);
-      }
-      playTimer = setTimeout(tick, 1000 / state.detail.fps);
-    };
-    playTimer = setTimeout(tick, 1000 / state.detail.fps);
-  }
-
   // ---------------------------------------------------------------- plot
   const plot = { pad: { left: 10, right: 10, top: 20, bottom: 22 }, ranges: [], shared: [0, 1], perChannel: false };
 
   function channelRange(values) {
-    let lo = Infinity;
-    let hi = -Infinity;
-    for (const v of values) {
-      if (v === null) continue;
-      if (v < lo) lo = v;
-      if (v > hi) hi = v;
-    }
+    const [lo, hi] = extent(values);
     if (lo === Infinity) return [0, 1];
     if (hi - lo < 1e-9) return [lo - 0.5, hi + 0.5];
     return [lo, hi];
@@ -444,26 +297,10 @@
     return share * (state.detail.length - 1);
   }
 
-  function niceStep(length) {
-    const raw = length / 8;
-    const base = 10 ** Math.floor(Math.log10(Math.max(1, raw)));
-    for (const m of [1, 2, 5, 10]) if (base * m >= raw) return base * m;
-    return base * 10;
-  }
-
   function drawPlot() {
     const canvas = $("state-plot");
     if (!state.series || !state.series.has_state || canvas.hidden) return;
-    const dpr = window.devicePixelRatio || 1;
-    const width = canvas.clientWidth;
-    const height = canvas.clientHeight;
-    if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(height * dpr)) {
-      canvas.width = Math.round(width * dpr);
-      canvas.height = Math.round(height * dpr);
-    }
-    const g = canvas.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, width, height);
+    const { g, width, height } = fitCanvas(canvas);
     plot.pad.left = plot.perChannel ? 10 : 48;
     const { top, bottom } = plot.pad;
     const plotH = height - top - bottom;
@@ -475,7 +312,7 @@
     g.strokeStyle = "#eef0f3";
     g.lineWidth = 1;
     g.textAlign = "center";
-    const tick = niceStep(length);
+    const tick = niceStep(length, 8);
     for (let f = 0; f < length; f += tick) {
       const x = Math.round(xOf(f, width)) + 0.5;
       g.beginPath();
@@ -605,11 +442,7 @@
     state.busy = true;
     setStatus(`Saving episode ${d.episode}…`, "busy");
     try {
-      const result = await api(`/api/episodes/${d.episode}/review`, {
-        method: "POST",
-        headers: { "Content-Type": "application/json", "X-Labels-Token": token },
-        body: JSON.stringify(body),
-      });
+      const result = await post(`/api/episodes/${d.episode}/review`, body);
       localStorage.setItem("labels.reviewer", body.reviewer);
       await loadQueue();
       const done = `Episode ${d.episode}: ${DECISION_WORDS[decision]} by ${body.reviewer}, saved to ${config.labels_file}.`;
@@ -628,19 +461,8 @@
   }
 
   // ---------------------------------------------------------------- keyboard
-  function onKey(event) {
-    if (event.ctrlKey || event.metaKey || event.altKey) return;
-    const target = event.target;
-    const typing =
-      target instanceof HTMLElement &&
-      (target.matches("textarea, select, input:not([type=range]):not([type=button]):not([type=checkbox])") ||
-        target.isContentEditable);
-    if (typing) {
-      if (event.key === "Escape") target.blur();
-      return;
-    }
-    const key = event.key;
-    const handlers = {
+  function keyMap(event) {
+    return {
       u: () => decide("uphold_verdict"),
       o: () => decide("overrule_verdict"),
       g: () => decide("grade_only"),
@@ -652,35 +474,16 @@
       2: () => ($("quality").value = "medium"),
       3: () => ($("quality").value = "high"),
       0: () => ($("quality").value = ""),
-      " ": () => togglePlay(),
-      ArrowLeft: () => (stopPlaying(), setFrame(state.frame - (event.shiftKey ? 10 : 1))),
-      ArrowRight: () => (stopPlaying(), setFrame(state.frame + (event.shiftKey ? 10 : 1))),
-      Home: () => setFrame(0),
-      End: () => state.detail && setFrame(state.detail.length - 1),
+      ...frameKeys(event),
     };
-    const handler = handlers[key] || handlers[key.toLowerCase()];
-    if (!handler) return;
-    event.preventDefault();
-    handler();
   }
 
   // ---------------------------------------------------------------- start
-  function episodeFromHash() {
-    const match = /episode=(\d+)/.exec(location.hash);
-    return match ? Number(match[1]) : null;
-  }
-
   async function start() {
     $("reviewer").value = localStorage.getItem("labels.reviewer") || config.reviewer;
-    document.addEventListener("keydown", onKey);
+    bindKeys(keyMap);
     bindPlot();
-    $("frame-slider").addEventListener("input", (event) => {
-      stopPlaying();
-      setFrame(Number(event.target.value));
-    });
-    $("prev-frame").addEventListener("click", () => (stopPlaying(), setFrame(state.frame - 1)));
-    $("next-frame").addEventListener("click", () => (stopPlaying(), setFrame(state.frame + 1)));
-    $("play").addEventListener("click", togglePlay);
+    bindPlayer();
     for (const button of document.querySelectorAll(".buttons button")) {
       button.addEventListener("click", () => {
         button.blur();
@@ -703,10 +506,7 @@
       select.addEventListener("change", () => select.blur());
     }
     $("load-more").addEventListener("click", () => loadQueue({ append: true }).then(markActive));
-    window.addEventListener("hashchange", () => {
-      const wanted = episodeFromHash();
-      if (wanted !== null && wanted !== state.episode) openEpisode(wanted);
-    });
+    onEpisodeHash(state, openEpisode);
     // pick up labels written meanwhile (a judge running on the same dataset)
     setInterval(() => {
       if (document.hidden || state.busy || state.offset !== 0) return;

@@ -1,13 +1,16 @@
 // Segment page: split an episode into subtasks on a timeline, one template per segment.
-// Hand-written, no build step, no dependencies. Every text from the server is set with
-// textContent (never innerHTML), so labels and notes cannot inject markup. The server
-// renders labels and checks findings (POST .../check); this file only edits the list.
+// Hand-written, no build step, no dependencies; the helpers and the frame player shared with
+// the review page are in common.js. Every text from the server is set with textContent
+// (never innerHTML), so labels and notes cannot inject markup. The server renders labels
+// and checks findings (POST .../check); this file only edits the list.
 "use strict";
 
 (() => {
-  const config = JSON.parse(document.getElementById("page-config").textContent);
-  const token = document.querySelector('meta[name="labels-token"]').content;
-  const $ = (id) => document.getElementById(id);
+  const {
+    config, $, h, api, post, setStatus, badge,
+    episodeFromHash, onEpisodeHash, episodeItem, highlightEpisode, isTyping, bindKeys,
+    fitCanvas, extent, niceStep, player,
+  } = window.StrandsLabels;
 
   const OP_COLORS = {
     navigate: "#3b82f6", open: "#8b5cf6", close: "#a78bfa", slide: "#6366f1", pick: "#16a34a",
@@ -45,61 +48,6 @@
   };
 
   // ---------------------------------------------------------------- helpers
-  function h(tag, attrs = {}, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs)) {
-      if (value === null || value === undefined || value === false) continue;
-      if (key === "class") node.className = value;
-      else if (key === "dataset") Object.assign(node.dataset, value);
-      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-      else node.setAttribute(key, value === true ? "" : value);
-    }
-    for (const child of children.flat()) {
-      if (child === null || child === undefined || child === false) continue;
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
-
-  async function api(path, options = {}) {
-    const response = await fetch(path, { credentials: "same-origin", ...options });
-    let body = null;
-    try {
-      body = await response.json();
-    } catch (_) {
-      body = null;
-    }
-    if (!response.ok) {
-      const error = new Error((body && body.error) || `${response.status} ${response.statusText}`);
-      error.body = body;
-      error.status = response.status;
-      throw error;
-    }
-    return body;
-  }
-
-  function post(path, body) {
-    return api(path, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-Labels-Token": token },
-      body: JSON.stringify(body),
-    });
-  }
-
-  function setStatus(text, kind = "") {
-    const status = $("status");
-    status.textContent = text;
-    status.className = `status ${kind}`;
-    if (kind === "ok" || kind === "error") {
-      void status.offsetWidth; // restart the flash animation
-      status.classList.add("flash");
-    }
-  }
-
-  function badge(text, kind = "") {
-    return h("span", { class: `badge ${kind}` }, text);
-  }
-
   function seconds(frame) {
     return (frame / state.detail.fps).toFixed(2);
   }
@@ -293,18 +241,7 @@
       if (row.saved.reference) line.append(badge("reference", "resolved"));
     } else line.append(badge("not segmented"));
     const detail = row.saved ? `${row.length} frames · ${plural(row.saved.segments, "segment")}` : `${row.length} frames`;
-    const link = h(
-      "a",
-      { href: `#episode=${row.episode}`, dataset: { episode: row.episode }, class: row.episode === state.episode ? "active" : "" },
-      h("span", { class: "ep" }, `#${row.episode}`),
-      line,
-      h("span", { class: "detail" }, detail),
-    );
-    link.addEventListener("click", (event) => {
-      event.preventDefault();
-      leaveTo(row.episode);
-    });
-    return h("li", {}, link);
+    return episodeItem(row.episode, state.episode, line, detail, leaveTo);
   }
 
   async function loadList({ append = false } = {}) {
@@ -319,9 +256,7 @@
   }
 
   function markActive() {
-    for (const link of document.querySelectorAll("#seg-episode-list a")) {
-      link.classList.toggle("active", Number(link.dataset.episode) === state.episode);
-    }
+    highlightEpisode("#seg-episode-list a", state.episode);
   }
 
   // ---------------------------------------------------------------- episode
@@ -393,17 +328,13 @@
 
   function renderEpisode() {
     const d = state.detail;
-    $("no-episode").hidden = true;
-    $("episode-view").hidden = false;
-    $("ep-index").textContent = String(d.episode);
     const badges = [];
     if (d.record) {
       badges.push(badge(`saved v${d.record.version} by ${d.record.annotator}`, "success"));
       if (d.record.reference) badges.push(badge("reference example", "resolved"));
     } else badges.push(badge("not segmented yet"));
     badges.push(badge(d.cohort));
-    $("ep-badges").replaceChildren(...badges);
-    $("ep-task").textContent = `${d.tasks.join(" · ") || "no task"} — ${d.length} frames, ${(d.length / d.fps).toFixed(2)} s at ${d.fps} fps`;
+    renderPlayer(badges);
     $("cohort").value = d.cohort;
     $("reference").checked = Boolean(d.record && d.record.reference);
     $("seg-note").value = d.record && d.record.note ? d.record.note : "";
@@ -411,22 +342,7 @@
     $("btn-prefill").title = d.base_velocity_feature
       ? `replace the segments with NAVIGATE segments where ${d.base_velocity_feature} moves`
       : "";
-    const slider = $("frame-slider");
-    slider.max = String(d.length - 1);
     setChoices(d);
-
-    const tiles = d.cameras.map((camera) => {
-      const frame = h("div", { class: camera.available ? "frame" : "frame no-video" });
-      if (camera.available) {
-        frame.append(h("img", { alt: `${camera.label} frame`, dataset: { camera: camera.index }, decoding: "async" }));
-      } else {
-        const why = camera.problem.replace(/^video missing: /, "");
-        frame.append(h("div", { class: "missing" }, h("strong", {}, "Video missing"), why));
-      }
-      return h("figure", { class: "camera" }, frame, h("figcaption", {}, camera.label));
-    });
-    if (!tiles.length) tiles.push(h("p", { class: "empty" }, "This dataset has no camera."));
-    $("cameras").replaceChildren(...tiles);
     renderTicks();
     renderReferences();
   }
@@ -698,16 +614,9 @@
     return `${(100 * frame) / state.detail.length}%`;
   }
 
-  function niceStep(length) {
-    const raw = length / 10;
-    const base = 10 ** Math.floor(Math.log10(Math.max(1, raw)));
-    for (const m of [1, 2, 5, 10]) if (base * m >= raw) return base * m;
-    return base * 10;
-  }
-
   function renderTicks() {
     const length = state.detail.length;
-    const tick = niceStep(length);
+    const tick = niceStep(length, 10);
     const ticks = [];
     for (let f = 0; f < length; f += tick) {
       const t = h("span", { class: "tl-tick" }, String(f));
@@ -836,28 +745,13 @@
       return;
     }
     canvas.hidden = false;
-    const dpr = window.devicePixelRatio || 1;
-    const width = canvas.clientWidth;
-    const height = canvas.clientHeight;
-    if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(height * dpr)) {
-      canvas.width = Math.round(width * dpr);
-      canvas.height = Math.round(height * dpr);
-    }
-    const g = canvas.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, width, height);
+    const { g, width, height } = fitCanvas(canvas);
     const length = state.detail.length;
     const x = (f) => ((f + 0.5) / length) * width;
     g.lineWidth = 1;
     g.globalAlpha = 0.45;
     series.channels.forEach((values, c) => {
-      let lo = Infinity;
-      let hi = -Infinity;
-      for (const v of values) {
-        if (v === null) continue;
-        if (v < lo) lo = v;
-        if (v > hi) hi = v;
-      }
+      const [lo, hi] = extent(values);
       if (!(hi - lo > 1e-9)) return;
       g.strokeStyle = PALETTE[c % PALETTE.length];
       g.beginPath();
@@ -888,76 +782,16 @@
   }
 
   // ---------------------------------------------------------------- frames
-  function frameUrl(camera, frame) {
-    return `/api/episodes/${state.episode}/frames/${camera}/${frame}.jpg`;
-  }
-
-  function setFrame(frame) {
-    if (!state.detail) return;
-    const last = state.detail.length - 1;
-    state.frame = Math.max(0, Math.min(last, Math.round(frame)));
-    $("frame-slider").value = String(state.frame);
-    const at = segmentAt(state.frame);
-    $("frame-label").textContent = `frame ${state.frame} / ${last} · ${seconds(state.frame)} s${at >= 0 ? ` · segment ${at}` : " · no segment"}`;
-    for (const img of document.querySelectorAll("#cameras img")) {
-      const url = frameUrl(img.dataset.camera, state.frame);
-      if (img.getAttribute("src") !== url) img.src = url;
-    }
-    placePlayhead();
-    markCurrent();
-    schedulePrefetch();
-  }
-
-  let prefetchTimer = 0;
-  function schedulePrefetch() {
-    clearTimeout(prefetchTimer);
-    prefetchTimer = setTimeout(() => {
-      if (!state.detail) return;
-      const end = Math.min(state.detail.length, state.frame + 24);
-      for (const camera of state.detail.cameras) {
-        if (!camera.available) continue;
-        for (let f = state.frame + 1; f < end; f += 1) {
-          const url = frameUrl(camera.index, f);
-          if (state.prefetched.has(url)) continue;
-          state.prefetched.add(url);
-          new Image().src = url;
-        }
-      }
-    }, 180);
-  }
-
-  let playTimer = 0;
-  function stopPlaying() {
-    state.playing = false;
-    clearTimeout(playTimer);
-    $("play").textContent = "\u25B6\uFE0E";
-    $("play").setAttribute("aria-label", "play");
-  }
-
-  function togglePlay() {
-    if (!state.detail) return;
-    if (state.playing) {
-      stopPlaying();
-      return;
-    }
-    if (state.frame >= state.detail.length - 1) setFrame(0);
-    state.playing = true;
-    $("play").textContent = "\u275A\u275A";
-    $("play").setAttribute("aria-label", "pause");
-    const tick = () => {
-      if (!state.playing) return;
-      const images = [...document.querySelectorAll("#cameras img")];
-      if (images.every((img) => img.complete)) {
-        if (state.frame >= state.detail.length - 1) {
-          stopPlaying();
-          return;
-        }
-        setFrame(state.frame + 1);
-      }
-      playTimer = setTimeout(tick, 1000 / state.detail.fps);
-    };
-    playTimer = setTimeout(tick, 1000 / state.detail.fps);
-  }
+  const { setFrame, stopPlaying, togglePlay, frameKeys, bindPlayer, renderPlayer } = player(state, {
+    label: (frame, last) => {
+      const at = segmentAt(frame);
+      return `frame ${frame} / ${last} · ${seconds(frame)} s${at >= 0 ? ` · segment ${at}` : " · no segment"}`;
+    },
+    onFrame: () => {
+      placePlayhead();
+      markCurrent();
+    },
+  });
 
   // ---------------------------------------------------------------- checks and findings
   let checkTimer = 0;
@@ -1106,20 +940,8 @@
   }
 
   // ---------------------------------------------------------------- keyboard
-  function onKey(event) {
-    if (event.ctrlKey || event.metaKey || event.altKey) {
-      if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "z" && !isTyping(event.target)) {
-        event.preventDefault();
-        undo();
-      }
-      return;
-    }
-    if (isTyping(event.target)) {
-      if (event.key === "Escape") event.target.blur();
-      return;
-    }
-    const key = event.key;
-    const handlers = {
+  function keyMap(event) {
+    return {
       b: split,
       s: save,
       z: undo,
@@ -1137,42 +959,24 @@
         state.selected = null;
         renderTimeline();
       },
-      " ": togglePlay,
-      ArrowLeft: () => (stopPlaying(), setFrame(state.frame - (event.shiftKey ? 10 : 1))),
-      ArrowRight: () => (stopPlaying(), setFrame(state.frame + (event.shiftKey ? 10 : 1))),
-      Home: () => setFrame(0),
-      End: () => state.detail && setFrame(state.detail.length - 1),
+      ...frameKeys(event),
     };
-    const handler = handlers[key] || handlers[key.toLowerCase()];
-    if (!handler) return;
-    event.preventDefault();
-    handler();
   }
 
-  function isTyping(target) {
-    return (
-      target instanceof HTMLElement &&
-      (target.matches("textarea, select, input:not([type=range]):not([type=button]):not([type=checkbox])") || target.isContentEditable)
-    );
+  // Ctrl+Z / Cmd+Z undoes too, outside a field (inside one it is the field's own undo)
+  function modifiedKey(event) {
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "z" && !isTyping(event.target)) {
+      event.preventDefault();
+      undo();
+    }
   }
 
   // ---------------------------------------------------------------- start
-  function episodeFromHash() {
-    const match = /episode=(\d+)/.exec(location.hash);
-    return match ? Number(match[1]) : null;
-  }
-
   async function start() {
     $("annotator").value = localStorage.getItem("labels.annotator") || config.annotator;
-    document.addEventListener("keydown", onKey);
+    bindKeys(keyMap, { modified: modifiedKey });
     bindTimeline();
-    $("frame-slider").addEventListener("input", (event) => {
-      stopPlaying();
-      setFrame(Number(event.target.value));
-    });
-    $("prev-frame").addEventListener("click", () => (stopPlaying(), setFrame(state.frame - 1)));
-    $("next-frame").addEventListener("click", () => (stopPlaying(), setFrame(state.frame + 1)));
-    $("play").addEventListener("click", togglePlay);
+    bindPlayer();
     const button = (id, action) =>
       $(id).addEventListener("click", () => {
         $(id).blur();
@@ -1189,10 +993,7 @@
     });
     $("reference").addEventListener("change", () => $("reference").blur());
     $("seg-load-more").addEventListener("click", () => loadList({ append: true }).then(markActive));
-    window.addEventListener("hashchange", () => {
-      const wanted = episodeFromHash();
-      if (wanted !== null && wanted !== state.episode) leaveTo(wanted);
-    });
+    onEpisodeHash(state, leaveTo);
     try {
       const list = await loadList();
       const wanted = episodeFromHash();
