@@ -118,7 +118,7 @@ def filter_cmd(
     exclude_disputed: Annotated[bool, typer.Option("--exclude-disputed", help="Drop open disputes.")] = False,
     outcome: Annotated[list[str] | None, typer.Option(help="Keep episodes with this outcome (repeatable).")] = None,
     membership: Annotated[
-        list[str] | None, typer.Option(help="Keep this evaluation_membership (train, held_out_eval, none).")
+        list[str] | None, typer.Option(help="Keep this evaluation_membership (train, held_out_eval, none; '' for unset).")
     ] = None,
     fmt: Annotated[FilterFormat, typer.Option("--format", help="json list or a lerobot-train argument.")] = (
         FilterFormat.json
@@ -241,8 +241,9 @@ def remap(
     raw = load_json_file(resolve(mapping))
     check_mapping(raw)
     modules = [importlib.import_module(name) for name in REMAP_MODULES]
-    for module in modules:  # read every store first: a foreign or broken file stops the run here
+    for module in modules:  # check every store first: a broken file or a bad mapping stops the run here
         module.check_readable(root, labels_dir=labels_dir)
+        module.remap(root, raw, labels_dir=labels_dir, dry_run=True)
     for module in modules:
         moved = module.remap(root, raw, labels_dir=labels_dir)
         console.print(f"{module.__name__.rsplit('.', 1)[-1]}: {moved} records kept")

@@ -213,11 +213,19 @@ def split_cmd(
     ] = None,
     seed: Annotated[int, typer.Option(help="Shuffles the groups; same seed, same split.")] = 0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report without writing.")] = False,
+    tolerance: Annotated[
+        float, typer.Option(help="How far the achieved share may miss a requested fraction (absolute).")
+    ] = 0.05,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
 ) -> None:
     """Assign train / held_out_eval so that no leakage-group value is on both sides."""
-    kwargs: dict[str, Any] = {"held_out": _held_out(held_out), "seed": seed, "dry_run": dry_run}
+    kwargs: dict[str, Any] = {
+        "held_out": _held_out(held_out),
+        "seed": seed,
+        "dry_run": dry_run,
+        "tolerance": tolerance,
+    }
     if group_key:
         kwargs["group_keys"] = tuple(group_key)
     report = oc.split_by_groups(_abs(root), labels_dir=resolve(labels_dir), **kwargs)

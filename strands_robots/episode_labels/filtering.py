@@ -103,7 +103,8 @@ def filter_episodes(
         min_quality: Lowest acceptable grade.
         exclude_disputed: Drop episodes with an open dispute.
         outcomes: Outcome value(s) to keep, e.g. ``["expert_success", "slow_success"]``.
-        evaluation_membership: ``train``, ``held_out_eval`` or ``none`` (or a list).
+        evaluation_membership: ``train``, ``held_out_eval``, ``none``, or ``""`` for labels
+            whose membership is unset (or a list of these).
         labels_dir: Directory of the sidecars (default ``root``).
 
     Returns:
@@ -119,7 +120,7 @@ def filter_episodes(
     from strands_robots.outcomes.model import EVALUATION_MEMBERSHIPS, OUTCOMES
 
     wanted_outcomes = _as_set(outcomes, "outcomes", OUTCOMES)
-    wanted_membership = _as_set(evaluation_membership, "evaluation_membership", EVALUATION_MEMBERSHIPS)
+    wanted_membership = _as_set(evaluation_membership, "evaluation_membership", (*EVALUATION_MEMBERSHIPS, ""))
 
     index = label_index(existing_store(root, labels_dir))
     chosen = index.select(require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed).tolist()
@@ -159,7 +160,7 @@ def _filter_by_outcomes(
             continue
         if wanted_outcomes is not None and label.get("outcome") not in wanted_outcomes:
             continue
-        membership = label.get("evaluation_membership") or "none"
+        membership = label.get("evaluation_membership") or ""  # unset is not "none" (seed 002)
         if wanted_membership is not None and membership not in wanted_membership:
             continue
         kept.append(index)

@@ -14,6 +14,7 @@ from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store
 from strands_robots.episode_labels.fingerprint import IDENTITY_KEYS, Fingerprinter, open_dataset_if_present
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.storage.codec import json_copy
 
 
 def check_mapping(mapping: Any) -> dict[int, int]:
@@ -34,7 +35,9 @@ def check_mapping(mapping: Any) -> dict[int, int]:
     return result
 
 
-def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path | None = None) -> int:
+def remap(
+    root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path | None = None, dry_run: bool = False
+) -> int:
     """Renumber the records of ``episode_labels.json`` (one locked rewrite).
 
     When the dataset's metadata is present, each moved record's fingerprint must still
@@ -46,6 +49,7 @@ def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path |
         root: Dataset root (after the edit).
         mapping: ``{old_index: new_index}``; unmapped old episodes are dropped.
         labels_dir: Directory of the sidecar (default ``root``).
+        dry_run: Run every check and count, write nothing.
 
     Returns:
         Number of records kept under their new index.
@@ -90,6 +94,8 @@ def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path |
         document["episodes"] = moved
         return document
 
+    if dry_run:
+        return store.query(lambda document: len(move(json_copy(document))["episodes"]))
     return len(store.transform(move)["episodes"])
 
 

@@ -326,9 +326,9 @@ def _hand_actions(c: _Checker, value: Any, duration: float | None) -> dict[str, 
         return out
     c.keys("hand_actions", value, HANDS)
     for hand in HANDS:
-        items = value.get(hand)
-        if items is None:
+        if hand not in value:  # a hand may be left out (stored as []), not set to null
             continue
+        items = value[hand]
         path = f"hand_actions.{hand}"
         if not isinstance(items, list | tuple):
             c.fail(path, f"must be a list of hand actions, got {_describe(items)}")

@@ -49,7 +49,9 @@ def normalise_mapping(mapping: dict[Any, Any]) -> dict[int, int]:
     return out
 
 
-def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path | None = None) -> int:
+def remap(
+    root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path | None = None, dry_run: bool = False
+) -> int:
     """Move outcome labels to new episode indices after a renumbering dataset edit.
 
     Args:
@@ -58,6 +60,8 @@ def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path |
         mapping: ``{old_episode_index: new_episode_index}``; a labelled episode missing
             from it was deleted and its labels are dropped.
         labels_dir: Where ``episode_outcomes.jsonl`` lives (default ``root``).
+        dry_run: Run every check and count, write nothing (``strands-labels remap`` checks
+            every store this way before it writes any).
 
     Returns:
         The number of labelled episodes kept under their new index (as
@@ -83,4 +87,6 @@ def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path |
         record = {"kind": "remap", "mapping": {str(o): n for o, n in sorted(carried.items())}, "at": utc_now()}
         return [record], len(carried)
 
+    if dry_run:
+        return build(store.refresh())[1]
     return store.write(build)

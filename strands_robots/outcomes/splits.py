@@ -114,9 +114,12 @@ def _nearest(bits: int, target: int, n: int) -> tuple[int | None, int | None]:
 
 
 def plan_split(
-    groups: dict[int, dict[str, str]], held_out: Any, keys: tuple[str, ...], seed: int
+    groups: dict[int, dict[str, str]], held_out: Any, keys: tuple[str, ...], seed: int, tolerance: float = 0.05
 ) -> tuple[list[int], dict[str, Any]]:
     """Choose the held-out episodes; returns ``(held_out_episodes, facts)``.
+
+    A fraction is met by the nearest achievable count; when that misses the fraction by
+    more than ``tolerance`` (absolute), the request is impossible.
 
     Raises:
         SplitImpossibleError: the constraint makes the request impossible.
@@ -172,6 +175,13 @@ def plan_split(
                 f"not {target}; try another seed or a fraction."
             )
     held = sorted(e for i in chosen for e in comps[i])
+    if fraction is not None and abs(len(held) / n - fraction) > tolerance + 1e-12:
+        raise SplitImpossibleError(
+            f"whole leakage groups ({', '.join(keys)}) can hold out {len(held)} of {n} episodes "
+            f"({len(held) / n:.0%}) at best near the requested {fraction:.0%}, which misses it by more than the "
+            f"tolerance of {tolerance:.0%} (component sizes: {sorted(sizes, reverse=True)[:20]}). Ask for that "
+            "count, widen tolerance=, or choose fewer group_keys."
+        )
     facts.update(requested=target, requested_fraction=fraction, achieved=len(held))
     return held, facts
 
@@ -185,6 +195,7 @@ def split_by_groups(
     labels_dir: PathLike | None = None,
     labeled_by: str | None = None,
     dry_run: bool = False,
+    tolerance: float = 0.05,
 ) -> dict[str, Any]:
     """Assign ``evaluation_membership`` (``train`` / ``held_out_eval``) without group leakage.
 
@@ -195,12 +206,14 @@ def split_by_groups(
     Args:
         root: The dataset root.
         held_out: An exact episode count (``int``) or a fraction in (0, 1) (``float``; the
-            nearest achievable count is used and reported).
+            nearest achievable count is used and reported, if within ``tolerance``).
         group_keys: The leakage-group keys that must not leak (default all five).
         seed: Shuffles the groups before the subset choice (same seed, same split).
         labels_dir: Where ``episode_outcomes.jsonl`` lives (default ``root``).
         labeled_by: Recorded on the new versions (default the login name).
         dry_run: Compute and report, write nothing.
+        tolerance: How far (absolute fraction) the achieved held-out share may miss a
+            requested fraction before the split is refused (default 0.05).
 
     Returns:
         ``{"counts": {"train": n, "held_out_eval": m}, "requested": count,
@@ -219,7 +232,7 @@ def split_by_groups(
         current = {e: v[-1] for e, v in store.versions.items()}
         excluded = sorted(e for e, r in current.items() if r.get("evaluation_membership") == "none")
         groups = {e: r.get("leakage_groups") or {} for e, r in current.items() if e not in excluded}
-        held, facts = plan_split(groups, held_out, keys, seed)
+        held, facts = plan_split(groups, held_out, keys, seed, tolerance)
         held_set = set(held)
         train = sorted(e for e in groups if e not in held_set)
         records = []

@@ -32,13 +32,16 @@ def check_mapping(mapping: Any) -> dict[int, int]:
     return table
 
 
-def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path | None = None) -> int:
+def remap(
+    root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path | None = None, dry_run: bool = False
+) -> int:
     """Renumber the records of ``episode_segments.json``.
 
     Args:
         root: Dataset root (after the edit).
         mapping: ``{old_index: new_index}``; unmapped old episodes are dropped.
         labels_dir: Directory of the sidecar (default ``root``).
+        dry_run: Run every check and count, write nothing.
 
     Returns:
         Number of records kept under their new index.
@@ -62,6 +65,8 @@ def remap(root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path |
         document["episodes"] = _moved(document["episodes"], table, dataset)
         return document
 
+    if dry_run:
+        return store.query(lambda document: len(_moved(document["episodes"], table, dataset)))
     return len(store.transform(move)["episodes"])
 
 

@@ -112,7 +112,9 @@ def test_impossible_exact_count_fails_loudly(dataset):
         split_by_groups(dataset, held_out=3)
     assert "exactly 3 of 10" in str(info.value) and "nearest possible counts are 5 (" in str(info.value)
     assert all(len(outcome_history(dataset, e)) == 1 for e in range(3, 13))
-    assert split_by_groups(dataset, held_out=0.3)["achieved"] == 5  # the nearest possible count
+    with pytest.raises(SplitImpossibleError, match="can hold out 5 of 10"):
+        split_by_groups(dataset, held_out=0.1)  # 50 % is the nearest: never silently
+    assert split_by_groups(dataset, held_out=0.3, tolerance=0.25)["achieved"] == 5  # the nearest possible count
 
 
 def test_one_group_joining_everything_fails(grouped):
