@@ -59,9 +59,16 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _strings(value: Any) -> list[str] | None:
+    """Non-blank strings of a field; nested lists (``[["left"]]``) are flattened."""
     if value is None:
         return None
-    return [str(v) for v in _as_list(value) if str(v).strip()]
+    out: list[str] = []
+    for v in _as_list(value):
+        if isinstance(v, list | tuple):
+            out += _strings(list(v)) or []
+        elif str(v).strip():
+            out.append(str(v))
+    return out
 
 
 def _object_groups(raw: Any, where: str) -> list[list[str]]:

@@ -7,8 +7,8 @@ For one subtask and the running before-state ``g_{k-1}`` the :class:`EntryBuilde
    ``same_object``, ``empty_hand``);
 2. resolves the queries level by level: L1 trajectory inference (gripper events of the
    window + the running state, including the cooperative release of a co-grasped
-   object), L2 annotation lookup (per field: ``skill_type``, ``memory_prefix``,
-   ``instance_ids``), L3 a vision-language resolver. ``same_object`` queries go before
+   object), L2 annotation lookup (per field: ``spatial_prefix``, ``skill_type``,
+   ``memory_prefix``, ``instance_ids``), L3 a vision-language resolver. ``same_object`` queries go before
    ``arm_assignment`` (App. F, "Resolution ordering"); after any resolution the cascade
    starts again at L1, so a same-object answer settles the arm deterministically;
 3. re-advances the before-state snapshot with the resolved actions (App. E, "Online
@@ -48,12 +48,47 @@ from strands_robots.ssc.scene_graph import advance, has_instance_index, matches,
 from strands_robots.ssc.verbs import NEEDS_HELD, Verb, lookup_verb
 
 #: L2 metadata fields consulted by default (pass a subset to skip unreliable ones, or
-#: ``()`` for the paper's VL-only mode L1 -> L3).
-ANNOTATION_FIELDS = ("skill_type", "memory_prefix", "instance_ids")
+#: ``()`` for the paper's VL-only mode L1 -> L3). The paper's App. B: L2 reads
+#: ``skill_type``, ``memory_prefix`` and ``spatial_prefix``; ``instance_ids`` are the
+#: ``object_id`` instance indices (Sec. 4.3, "instance-level object identifiers").
+ANNOTATION_FIELDS = ("spatial_prefix", "skill_type", "memory_prefix", "instance_ids")
 #: Query kinds in resolution order (App. F).
 QUERY_ORDER = {"same_object": 0, "arm_assignment": 1, "empty_hand": 2}
 _DIFFERENT_WORDS = ("other", "another", "second", "different")
 _ARM_ANSWERS = {"left", "right", "coop"}
+_ARM_NOUNS = ("arm", "hand", "gripper")
+_ARM_LEADS = ("with the ", "with ", "using the ", "using ", "by the ", "by ")
+
+
+def spatial_prefix_arm(token: str) -> str | None:
+    """The arm a BEHAVIOR-1K ``spatial_prefix`` token names, else None (paper ``001``, App. B).
+
+    A token names an arm when, lower-cased with ``_``/``-`` read as spaces, it is
+    ``left``/``right`` alone, or ``left``/``right`` followed by ``arm``, ``hand`` or
+    ``gripper`` (singular or plural, optionally led by ``with``/``using``/``by`` and
+    ``the``); ``both``, ``both arms``/``hands``/``grippers`` and ``bimanual`` name
+    ``coop``. Everything else is a spatial modifier about objects, not an arm:
+    ``left_door``, ``right side``, ``left of``, ``near``, ``on top of``.
+
+    Args:
+        token: One ``spatial_prefix`` string.
+
+    Returns:
+        ``"left"``, ``"right"``, ``"coop"`` or None.
+    """
+    text = " ".join(token.lower().replace("_", " ").replace("-", " ").split())
+    for lead in _ARM_LEADS:
+        if text.startswith(lead):
+            text = text[len(lead) :]
+            break
+    if text in ("both", "bimanual") or text in {f"both {n}s" for n in ("arm", "hand", "gripper")}:
+        return "coop"
+    side, _, rest = text.partition(" ")
+    if side not in ("left", "right"):
+        return None
+    if rest == "" or rest in _ARM_NOUNS or rest in {f"{n}s" for n in _ARM_NOUNS}:
+        return side
+    return None
 
 
 @dataclass(frozen=True)
@@ -462,6 +497,10 @@ class _Ctx:
             if "skill_type" in self.b.fields and q.branch == "a" and self._coordinated():
                 return self._same(p, True, "L2", "skill_type 'coordinated': both arms on one object")
             return self._note(q, "L2", "no annotation field settles object identity")
+        if q.kind == "arm_assignment" and "spatial_prefix" in self.b.fields and st.spatial_prefix:
+            found = self._l2_spatial(q, p)
+            if found is not None:
+                return found
         if q.kind == "arm_assignment" and "skill_type" in self.b.fields and self._coordinated():
             if p.role == "acquire" and any(
                 self.before.hand(h) is not None and not matches(self.before.hand(h), p.parsed.obj) for h in HANDS
@@ -472,6 +511,34 @@ class _Ctx:
                 p.same = True
             return {"arm": "coop"}, "medium", "skill_type 'coordinated'"
         return self._note(q, "L2", "no annotation field settles it" if self.b.fields else "annotation lookup disabled")
+
+    def _l2_spatial(self, q: PendingQuery, p: _Plan):
+        """``spatial_prefix`` naming the acting arm (``["right"]``, ``["left hand"]``).
+
+        One prefix for the subtask applies to its only non-idle action; when the entry
+        lists one prefix per action (as many tokens as actions), token ``i`` is action
+        ``i``'s. Prefixes naming different arms for the same action settle nothing.
+        """
+        tokens = list(self.st.spatial_prefix or [])
+        acting = [x for x in self.plans if x.role != "idle"]
+        if len(self.plans) > 1 and len(tokens) == len(self.plans):
+            tokens = [tokens[p.idx]]
+        elif len(acting) != 1:
+            return self._note(q, "L2", f"spatial_prefix {self.st.spatial_prefix!r} does not say which action it is")
+        named = {a for a in (spatial_prefix_arm(t) for t in tokens) if a is not None}
+        if not named:
+            return None
+        if len(named) > 1:
+            return self._note(q, "L2", f"spatial_prefix {self.st.spatial_prefix!r} names {sorted(named)}")
+        (arm,) = named
+        if arm in HANDS and arm not in self.b.arms:
+            return self._note(q, "L2", f"spatial_prefix names the {arm} arm, which this robot does not have")
+        if arm == "coop" and p.role == "acquire":
+            if any(self.before.hand(h) is not None and not matches(self.before.hand(h), p.parsed.obj) for h in HANDS):
+                return self._note(q, "L2", "spatial_prefix names both arms but a hand holds another object")
+            p.same = True
+        self._set_arms(p, [arm], "L2", "medium")
+        return {"arm": arm}, "medium", f"spatial_prefix {self.st.spatial_prefix!r} names the {arm} arm"
 
     def _coordinated(self) -> bool:
         return any(t.strip().lower() == "coordinated" for t in self.st.skill_type or [])

@@ -167,10 +167,15 @@ def _swing_events(x: np.ndarray, y: np.ndarray, arm: Hand, band: float) -> list[
     maximum is tracked, while closing the running minimum; a drop of ``band`` below the
     maximum confirms a close, a rise of ``band`` above the minimum an open.
 
-    The event is placed where the hold changes: a close at the frame the fingers arrive
-    on the closed plateau (first frame within :data:`SETTLE` of the closing swing above
-    its minimum), an open at the frame they leave it (last such frame before the rise).
-    So a gradual, staged close is dated when the object is actually held.
+    The event is dated at the first frame in the new state (the contract of
+    :class:`~strands_robots.ssc.records.GripperEvent`), where "closed" means on the
+    closed plateau: within :data:`SETTLE` of the swing above its minimum. A close is
+    the first closed frame of the closing swing (arrival on the plateau); an open is the
+    first non-NaN frame after the last closed frame before the rise (departure from the
+    plateau), i.e. the first frame that is no longer closed. Both are dated with the
+    same closed/not-closed boundary, as the fixed-threshold mode dates both at its band
+    edges. So a gradual, staged close is dated when the object is actually held, and a
+    release at the first frame the fingers have let go.
     """
     turns: list[tuple[int, float]] = []  # turning points (frame, y), alternating
     kinds: list[GripperKind] = []
@@ -207,8 +212,9 @@ def _swing_events(x: np.ndarray, y: np.ndarray, arm: Hand, band: float) -> list[
         seg = range(f0, f1 + 1)
         if kind == "close":
             frame = next(f for f in seg if not math.isnan(y[f]) and y[f] <= near)
-        else:
-            frame = max(f for f in seg if not math.isnan(y[f]) and y[f] <= near)
+        else:  # the first sample after the last closed one (the rise's top is never closed)
+            last_closed = max(f for f in seg if not math.isnan(y[f]) and y[f] <= near)
+            frame = next(f for f in seg if f > last_closed and not math.isnan(y[f]))
         events.append(GripperEvent(frame=frame, arm=arm, kind=kind, value=float(x[frame])))
     return events
 

@@ -56,14 +56,14 @@ def test_events_command(shared_dataset):
     doc = json.loads(result.output)
     assert doc["channels"] == {"right": {"feature": "observation.state", "index": 5, "name": "gripper.pos"}}
     assert [(e["frame"], e["kind"]) for e in doc["episodes"]["0"]] == [
-        (93, "open"),
+        (94, "open"),
         (198, "close"),
-        (258, "open"),
+        (259, "open"),
         (298, "close"),
     ]
     assert list(doc["episodes"]) == ["0", "3"]
     text = invoke("events", root, "--episodes", "2")
-    assert "episode 2 (372 frames): r:open@159 r:close@208 r:open@247 r:close@265" in text.output
+    assert "episode 2 (372 frames): r:open@160 r:close@208 r:open@248 r:close@265" in text.output
 
 
 def test_build_and_check(shared_dataset, tmp_path):

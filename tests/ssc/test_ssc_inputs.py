@@ -9,10 +9,11 @@ import pytest
 from strands_robots.errors import LabelValidationError
 from strands_robots.ssc import build_chain, check_chain, load_behavior_annotation, read_behavior_annotation
 from strands_robots.ssc.behavior import parse_skill_text
+from strands_robots.ssc.cascade import spatial_prefix_arm
 from strands_robots.ssc.records import StructuredSubtaskChain, from_dict, to_dict
 from strands_robots.ssc.scene_graph import configuration
 from strands_robots.ssc.verbs import TEMPLATE_VERBS, VERBS, UnknownVerbError, check_tables, lookup_verb
-from tests.ssc.ssc_fakes import ev
+from tests.ssc.ssc_fakes import act, build_entry, ev, state, sub
 
 RADIO = {
     "task_name": "turning on radio",
@@ -248,3 +249,67 @@ def test_stored_segments_with_template_fields_need_no_parser():
         subtasks_from_segments([{"start": "0", "end": 4, "label": "x", "template_id": "P1"}])
     with pytest.raises(UnknownVerbError, match="TEMPLATE_VERBS"):
         subtasks_from_segments([{"start": 0, "end": 4, "label": "x", "template_id": "Z9"}])
+
+
+# ------------------------------------------------------------- L2: spatial_prefix names the arm
+@pytest.mark.parametrize(
+    "token, arm",
+    [
+        ("right", "right"),
+        ("Left", "left"),
+        ("left_hand", "left"),
+        ("with the right arm", "right"),
+        ("right-gripper", "right"),
+        ("both hands", "coop"),
+        ("left_door", None),  # a part of the object (BEHAVIOR door names), not an arm
+        ("right side", None),
+        ("left of", None),
+        ("near", None),
+        ("on top of", None),
+    ],
+)
+def test_spatial_prefix_arm_names(token, arm):
+    assert spatial_prefix_arm(token) == arm
+
+
+def test_audit_repro_press_with_spatial_prefix_right_is_settled_at_l2():
+    """Left hand holds a pan, "press stove" with spatial_prefix ["right"]: L2, not the free-arm heuristic."""
+    press = sub(0, 0, 100, act("press", "stove_1"), spatial_prefix=["right"])
+    entry = build_entry(press, state("pan_2"), [])
+    (a,) = entry.actions
+    assert (a.arm, a.arm_source, a.arm_confidence) == ("right", "L2", "medium")
+    (q,) = entry.pending_queries
+    assert (q.kind, q.status, q.resolved_by, q.answer) == ("arm_assignment", "resolved", "L2", {"arm": "right"})
+    # without the field (the paper's VL-only mode) the same entry falls back to the low-confidence heuristic
+    entry = build_entry(press, state("pan_2"), [], fields=("skill_type", "memory_prefix", "instance_ids"))
+    (a,) = entry.actions
+    assert (a.arm, a.arm_source, a.arm_confidence) == ("right", "heuristic", "low")
+    assert entry.pending_queries[0].status == "pending"
+
+
+def test_spatial_prefix_overrides_nothing_it_does_not_name():
+    # both hands free: no heuristic, the arm comes from the prefix alone
+    entry = build_entry(sub(0, 0, 100, act("press", "button_1"), spatial_prefix=["left"]), state(), [])
+    assert [(a.arm, a.arm_source) for a in entry.actions] == [("left", "L2")]
+    # a spatial modifier that is not an arm, or two arms at once, settles nothing
+    for prefix in (["left_door"], ["on top of"], ["left", "right"]):
+        entry = build_entry(sub(0, 0, 100, act("press", "button_1"), spatial_prefix=prefix), state(), [])
+        assert [(a.arm, a.arm_source) for a in entry.actions] == [("unsure", "unresolved")], prefix
+        assert entry.pending_queries[0].status == "pending"
+
+
+def test_behavior_press_with_spatial_prefix_end_to_end():
+    """The radio episode with the press done one-handed and annotated spatial_prefix [["right"]] (nested)."""
+    doc = json.loads(json.dumps(RADIO))
+    doc["skill_annotation"][2].update(skill_type=["uncoordinated"], spatial_prefix=[["right"]])
+    subs = load_behavior_annotation(doc)
+    assert subs[2].spatial_prefix == ["right"]
+    events = [ev(900, "right", "close"), ev(1600, "right", "open")]
+    chain = build_chain(subs, events, task_name="turning on radio")
+    (press,) = chain.subtasks[2].actions
+    assert (press.arm, press.arm_source, press.action_dscp) == ("right", "L2", "right arm presses radio")
+    assert chain.pending() == [] and check_chain(chain, events) == []
+    # without it the heuristic picks the only free hand, the left one, with low confidence
+    chain = build_chain(subs, events, annotation_fields=("skill_type", "memory_prefix", "instance_ids"))
+    (press,) = chain.subtasks[2].actions
+    assert (press.arm, press.arm_source, press.arm_confidence) == ("left", "heuristic", "low")
