@@ -181,7 +181,9 @@ def show_cmd(
 def import_cmd(
     root: RootArg,
     source: Annotated[Path, typer.Argument(help="JSON or JSONL file of segmentations.")],
-    annotator: Annotated[str, typer.Option(help="Recorded as the annotator.")],
+    annotator: Annotated[
+        str, typer.Option(help="Recorded as the annotator where the input names none (an export keeps its own).")
+    ],
     episode: Annotated[int | None, typer.Option(help="Episode of a file holding one episode's spans.")] = None,
     fps: Annotated[float | None, typer.Option(help="fps for seconds when the dataset has no metadata.")] = None,
     cohort: Annotated[str | None, typer.Option(help="robocasa365, agibot or allex (default: inferred).")] = None,

@@ -2,7 +2,8 @@
 
 ``format="segments"``: one line per segmented episode with its record (no history) and
 each segment's ``start_ts``/``end_ts``; :func:`import_segmentations` reads it back
-unchanged. ``format="subtasks"``: ``{"episode_index", "subtasks"}`` lines in the outcome
+unchanged: segments with their notes, and the record's annotator, note, ``reference``,
+``source`` and ``annotated_at`` (only ``version`` and ``history`` belong to the target). ``format="subtasks"``: ``{"episode_index", "subtasks"}`` lines in the outcome
 labels' format (:func:`segments_to_subtasks`), ready for ``set_outcome(..., subtasks=...)``.
 """
 

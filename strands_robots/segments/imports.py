@@ -10,7 +10,8 @@ Accepted input (JSON, JSON Lines, or already-loaded Python objects):
   ``frame_duration: [start, end]``) or seconds (``start_ts``/``end_ts``,
   ``start_time``/``end_time``, ``startTs``/``endTs``); labels under ``label``, ``subtask``,
   ``skill_description`` (a one-item list), ``text``, ``name`` or ``description``; the export
-  of ``strands-labels segments export`` reads back unchanged.
+  of ``strands-labels segments export`` reads back unchanged (segments, their notes, and
+  the record's annotator, note, reference, source and ``annotated_at``).
 
 What is normalised, each step reported per episode: seconds -> frames at the dataset's
 fps; spans that share endpoints (end of one == start of the next, as lerobot-annotate
@@ -36,7 +37,14 @@ from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episod
 from strands_robots.segments.findings import Finding
 from strands_robots.segments.normalize import normalize_official_label
 from strands_robots.segments.parse import clean_text
-from strands_robots.segments.store import SegmentationRefused, open_store, prepare_record, put_record
+from strands_robots.segments.store import (
+    SOURCES,
+    SegmentationRefused,
+    check_time,
+    open_store,
+    prepare_record,
+    put_record,
+)
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
 from strands_robots.storage.codec import load_json_bytes
 from strands_robots.storage.record_store import Change
@@ -426,8 +434,15 @@ def prepare_episode(
     fps: float | None,
     reference: bool,
     report: EpisodeReport,
+    note: Any = None,
+    source: str = "import",
+    annotated_at: str | None = None,
 ) -> dict[str, Any]:
-    """Normalise one episode's spans and build its record (raises on what cannot be fixed)."""
+    """Normalise one episode's spans and build its record (raises on what cannot be fixed).
+
+    ``annotator``, ``note``, ``reference``, ``source`` and ``annotated_at`` are the record's
+    fields (see :func:`carried_fields` for an export read back).
+    """
     raw = read_spans(spans, f"episode {facts.episode_index} spans", time_unit)
     if not raw:
         raise LabelValidationError("no spans for this episode.")
@@ -438,11 +453,70 @@ def prepare_episode(
     _fill(items, facts.length, chosen, head, tail, fill_gaps, report)
     segments = [{"start": s, "end": e, "label": label, "note": note} for s, e, label, note, _ in items]
     record, findings = prepare_record(
-        facts, segments, annotator=annotator, reference=reference, cohort=chosen, source="import"
+        facts,
+        segments,
+        annotator=annotator,
+        note=note,
+        reference=reference,
+        cohort=chosen,
+        source=source,
+        annotated_at=annotated_at,
     )
     report.findings = findings
     report.segments = len(segments)
     return record
+
+
+#: Record fields an episode object may carry (an export of ``strands-labels segments export``).
+CARRIED_FIELDS = ("annotator", "note", "reference", "source", "annotated_at")
+
+
+def carried_fields(obj: dict[str, Any], *, annotator: str, reference: bool, report: EpisodeReport) -> dict[str, Any]:
+    """The record fields of an episode object, defaults from the import's options.
+
+    An export line keeps its ``annotator``, ``note``, ``reference``, ``source`` and
+    ``annotated_at``, so it imports back unchanged; ``annotator`` is used where the input
+    names none, and ``reference=True`` marks every episode. Kept values are listed in
+    ``report.notes``; a field of another tool's shape (``source`` not ``annotation`` or
+    ``import``, a time that is not ISO-8601, ...) is ignored with a note.
+    """
+    fields: dict[str, Any] = {
+        "annotator": annotator,
+        "note": None,
+        "reference": reference,
+        "source": "import",
+        "annotated_at": None,
+    }
+    accept = {
+        "annotator": lambda v: isinstance(v, str) and bool(v.strip()),
+        "note": lambda v: isinstance(v, str),
+        "reference": lambda v: type(v) is bool,
+        "source": lambda v: v in SOURCES,
+        "annotated_at": _is_iso_time,
+    }
+    kept, ignored = [], []
+    for key in CARRIED_FIELDS:
+        if obj.get(key) is None:
+            continue
+        value = obj[key]
+        if not accept[key](value):
+            ignored.append(key)
+            continue
+        fields[key] = (value or reference) if key == "reference" else value
+        kept.append(f"{key}={value!r}")
+    if kept:
+        report.notes.append("kept the input's " + ", ".join(kept))
+    if ignored:
+        report.notes.append(f"ignored the input's {', '.join(ignored)} (not this tool's record fields)")
+    return fields
+
+
+def _is_iso_time(value: Any) -> bool:
+    try:
+        check_time(value)
+    except LabelValidationError:
+        return False
+    return True
 
 
 def import_segmentations(
@@ -469,7 +543,9 @@ def import_segmentations(
     Args:
         root: Dataset root.
         source: A JSON/JSONL path, or the loaded data.
-        annotator: Recorded as the annotator of every imported segmentation.
+        annotator: Recorded as the annotator of every imported segmentation whose input
+            names none (an export line keeps its own annotator, note, reference, source
+            and time; see :func:`carried_fields`).
         episode: The episode of an input that holds only one episode's spans.
         fps: Frames per second for seconds-based spans when the dataset has no metadata.
         cohort: ``robocasa365``, ``agibot`` or ``allex``; default inferred per episode.
@@ -527,7 +603,7 @@ def import_segmentations(
             prepared[str(ep)] = prepare_episode(
                 facts,
                 spans,
-                annotator=annotator,
+                **carried_fields(obj, annotator=annotator, reference=reference, report=ep_report),
                 cohort=cohort,
                 normalize=normalize,
                 head=head,
@@ -536,7 +612,6 @@ def import_segmentations(
                 end_inclusive=end_inclusive,
                 time_unit=time_unit,
                 fps=fps,
-                reference=reference,
                 report=ep_report,
             )
             ep_report.status = "would_import" if dry_run else "imported"

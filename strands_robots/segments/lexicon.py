@@ -162,21 +162,46 @@ _NUMBER_WORDS = {
     "pair of": 2,
     "a pair of": 2,
 }
-_COUNT = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _NUMBER_WORDS), key=len, reverse=True)) + r"|\d+)\b")
+_COUNT_ALTERNATION = "|".join(sorted(map(re.escape, _NUMBER_WORDS), key=len, reverse=True)) + r"|\d+"
+_COUNT = re.compile(rf"\b({_COUNT_ALTERNATION})\b")
 _PER_RECEPTACLE = re.compile(r"\b(?:each|every|per)\b")
+#: ``each of the three glasses``, ``every one of 4 plates``: the number of receptacles.
+_RECEPTACLE_COUNT = re.compile(r"\s+(?:one\s+)?of\s+(?:the\s+|these\s+|those\s+)?(" + _COUNT_ALTERNATION + r")\b")
+
+
+def _value(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBER_WORDS[word]
 
 
 def count_requirement(task: str) -> tuple[int, bool] | None:
     """``(minimum instances, per_receptacle)`` when ``task`` is count-based, else None.
 
-    ``place two ice cubes in each glass`` -> ``(2, True)``; ``put the bowl away`` -> None.
-    A per-receptacle distribution with no number (``a lemon on each plate``) counts 2
-    (at least two receptacles).
+    Section 1 of seed ``000_0d474dc75f5d9f55.txt``: each instance is its own pick + place
+    pair, so a per-receptacle distribution multiplies: ``place two ice cubes in each of the
+    three glasses`` -> ``(6, True)``. When the number of receptacles is not stated
+    (``place two ice cubes in each glass``) the minimum is the per-receptacle count, and at
+    least 2 (``a lemon on each plate``: ``each`` implies two plates or more) -> ``(2, True)``.
+    A total stated elsewhere (``six cookies, two per plate``) raises the minimum to it.
+    Without ``each``/``every``/``per`` the largest count is the minimum:
+    ``place three apples in the bowl`` -> ``(3, False)``; ``put the bowl away`` -> None.
     """
     text = task.lower()
-    counts = [int(m.group(1)) if m.group(1).isdigit() else _NUMBER_WORDS[m.group(1)] for m in _COUNT.finditer(text)]
-    counts = [c for c in counts if c >= 2]
-    per = bool(_PER_RECEPTACLE.search(text))
-    if not counts and not per:
-        return None
-    return (max(counts) if counts else 2), per
+    counts = [(m.start(), m.end(), _value(m.group(1))) for m in _COUNT.finditer(text)]
+    per = _PER_RECEPTACLE.search(text)
+    if per is None:
+        plural = [c for _, _, c in counts if c >= 2]
+        return (max(plural), False) if plural else None
+    receptacles = None
+    used: set[int] = set()
+    rm = _RECEPTACLE_COUNT.match(text, per.end())
+    if rm is not None:
+        receptacles = _value(rm.group(1))
+        used.add(rm.start(1))
+    before = [c for c in counts if c[1] <= per.start()]
+    per_item = 1
+    if before:
+        start, _end, per_item = before[-1]  # the count nearest before 'each': 'two ice cubes in each'
+        used.add(start)
+    minimum = per_item * receptacles if receptacles is not None else max(per_item, 2)
+    others = [c for s, _, c in counts if s not in used and c >= 2]
+    return max([minimum, *others]), True

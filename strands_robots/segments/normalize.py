@@ -224,9 +224,16 @@ def normalize_official_label(text: str) -> Normalized:
     if cleaned == "task complete" or cleaned == TASK_COMPLETE.lower():
         instance = parse_candidates(TASK_COMPLETE)[0]
         return Normalized(TASK_COMPLETE, original != TASK_COMPLETE, None, ("terminal",), instance, original, "terminal")
+    raw_parse = parse_candidates(cleaned)
+    if raw_parse and "robocasa365" not in raw_parse[0].template.cohorts:
+        # A cohort label (AgiBot ``Pick``, Allex ``Rotate Box``, seed sections 7 and 8) is
+        # already its template: the RoboCasa365 rewrites and verb lexicon do not apply to it
+        # ('rotate' is G1's agitate verb there, but ``Rotate Box`` is its own operation).
+        instance = raw_parse[0]
+        final = instance.render()
+        return Normalized(final, final != original, None, (), instance, original, instance.operation)
     raw_operation = operation_of(cleaned)
     second = bundled_action(cleaned)
-    raw_parse = parse_candidates(cleaned)
     if second:
         return _raw(
             original,

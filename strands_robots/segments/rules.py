@@ -302,7 +302,11 @@ def hold_running_water(segs: list[Seg], ctx: Context) -> list[Finding]:
 
 
 def count_task(segs: list[Seg], ctx: Context) -> list[Finding]:
-    """Count-based tasks: each instance its own pick + place pair; group nouns forbidden."""
+    """Count-based tasks: each instance its own pick + place pair; group nouns forbidden.
+
+    The number of instances comes from :func:`count_requirement`: a per-receptacle
+    distribution multiplies (``two ice cubes in each of the three glasses`` needs 6 pairs).
+    """
     if ctx.task is None:
         return [
             _skipped("count_task_pairs", ctx, "the task text (task=...)"),
@@ -311,7 +315,7 @@ def count_task(segs: list[Seg], ctx: Context) -> list[Finding]:
     requirement = count_requirement(ctx.task)
     if requirement is None:
         return []
-    count, _per = requirement
+    count, per_receptacle = requirement
     out = []
     for s in segs:
         if s.op in ("pick", "place") and is_group_noun(s.slot("theme")):
@@ -348,7 +352,8 @@ def count_task(segs: list[Seg], ctx: Context) -> list[Finding]:
                 "count_task_pairs",
                 0,
                 ctx.length,
-                f"the task {ctx.task!r} needs at least {count} pick + place pairs (one per instance); found {pairs}",
+                f"the task {ctx.task!r} needs at least {count} pick + place pairs (one per instance"
+                f"{', every receptacle counted' if per_receptacle else ''}); found {pairs}",
                 "error",
                 tuple(s.index for s in segs if s.op in ("pick", "place")),
             )

@@ -26,8 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError
-from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index
+from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
 from strands_robots.segments.findings import Finding
+from strands_robots.segments.motion import DEFAULT_THRESHOLD
+from strands_robots.segments.navigate import episode_base_velocity
 from strands_robots.segments.parse import coerce_instance
 from strands_robots.segments.templates import COHORTS, TASK_COMPLETE, check_cohort
 from strands_robots.segments.validate import raw_segments, sorted_segments, validate_segmentation
@@ -39,6 +41,8 @@ SCHEMA_VERSION = 1
 DOCUMENT_KIND = "episode_segments"
 MAX_NAME_CHARS = 128
 MAX_NOTE_CHARS = 2000
+#: Where a saved segmentation came from (the record's ``source``).
+SOURCES = ("annotation", "import")
 
 
 class SegmentationRefused(LabelValidationError):
@@ -222,6 +226,17 @@ def infer_cohort(segments: Any) -> str:
     return possible.pop() if len(possible) == 1 else "robocasa365"
 
 
+def check_time(value: Any) -> str:
+    """Return ``value`` when it is an ISO-8601 time, else raise :class:`LabelValidationError`."""
+    if isinstance(value, str):
+        try:
+            _dt.datetime.fromisoformat(value)
+            return value
+        except ValueError:
+            pass
+    raise LabelValidationError(f"annotated_at={value!r} is not an ISO-8601 time (e.g. 2025-01-31T12:00:00.000Z).")
+
+
 def now_iso() -> str:
     """Current UTC time as ISO 8601 with milliseconds and a ``Z`` suffix."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -270,8 +285,15 @@ def prepare_record(
     cohort: str | None = None,
     strict: bool = False,
     source: str = "annotation",
+    base_velocity: Any = None,
+    base_speed_threshold: float = DEFAULT_THRESHOLD,
+    annotated_at: str | None = None,
 ) -> tuple[dict[str, Any], list[Finding]]:
     """Check a segmentation and build its record (without version/history).
+
+    ``base_velocity`` (shape ``(length,)`` or ``(length, dims)``) lets the navigate rule
+    run; without it that rule is reported as skipped. ``annotated_at`` (ISO-8601, kept by
+    an import of an export) defaults to now.
 
     Raises:
         SegmentationRefused: a blocking finding (gap, overlap, out of range, bad label,
@@ -282,7 +304,18 @@ def prepare_record(
     note = _text(note, "note", MAX_NOTE_CHARS, required=False)
     reference = _bool(reference, "reference")
     cohort = check_cohort(cohort) if cohort is not None else infer_cohort(segments)
-    findings = validate_segmentation(facts.length, segments, cohort=cohort, task=task_text(facts.tasks))
+    if annotated_at is not None:
+        check_time(annotated_at)
+    if source not in SOURCES:
+        raise LabelValidationError(f"source={source!r}; use one of {', '.join(SOURCES)}.")
+    findings = validate_segmentation(
+        facts.length,
+        segments,
+        cohort=cohort,
+        task=task_text(facts.tasks),
+        base_velocity=base_velocity,
+        base_speed_threshold=base_speed_threshold,
+    )
     refusing = [f for f in findings if f.blocking or (strict and f.severity == "error")]
     if refusing:
         raise _refusal(facts.episode_index, refusing)
@@ -293,7 +326,7 @@ def prepare_record(
         "tasks": list(facts.tasks),
         "segments": stored_segments(segments),
         "annotator": annotator,
-        "annotated_at": now_iso(),
+        "annotated_at": annotated_at or now_iso(),
         "note": note,
         "reference": reference,
         "source": source,
@@ -342,6 +375,9 @@ def save_segmentation(
     cohort: str | None = None,
     strict: bool = False,
     length: int | None = None,
+    base_velocity_feature: str | None = None,
+    use_base_velocity: bool = True,
+    base_speed_threshold: float = DEFAULT_THRESHOLD,
 ) -> SaveResult:
     """Save the segmentation of one episode as its new current version.
 
@@ -357,21 +393,39 @@ def save_segmentation(
         cohort: ``robocasa365``, ``agibot`` or ``allex``; default inferred from the labels.
         strict: Refuse any error finding, not only the structural ones.
         length: Episode length, only for a root without LeRobot metadata.
+        base_velocity_feature: Column of the base velocity for the navigate rule; default
+            auto-detected (the same inputs as :func:`validate_episode`).
+        use_base_velocity: False reports the navigate rule as skipped.
+        base_speed_threshold: Speed below which the base counts as still.
 
     Returns:
-        :class:`SaveResult` with the stored record (without history) and every finding
-        (non-blocking ones are saved with the segmentation and shown to the annotator).
+        :class:`SaveResult` with the stored record (without history) and every finding.
+        Findings are not stored: non-blocking ones are returned for the annotator to see,
+        and :func:`validate_episode` recomputes them from the saved record at any time.
 
     Raises:
         SegmentationRefused: gaps, overlaps, segments out of range, labels that fit no
             template or another cohort, TASK_COMPLETE not trailing (each finding with its
             frame range); nothing stored changes.
         EpisodeNotFoundError: the dataset has no such episode.
+        DatasetError: ``base_velocity_feature`` is not a feature of the dataset.
         LabelValidationError, SidecarError, StorageError: bad input / refused file / write failure.
     """
-    facts = episode_facts(root, episode, length=length)
+    dataset = open_dataset_if_present(root)
+    facts = episode_facts(root, episode, length=length, dataset=dataset)
+    velocity = None
+    if dataset is not None and use_base_velocity:
+        velocity = episode_base_velocity(root, facts.episode_index, base_velocity_feature, dataset=dataset)
     record, findings = prepare_record(
-        facts, segments, annotator=annotator, note=note, reference=reference, cohort=cohort, strict=strict
+        facts,
+        segments,
+        annotator=annotator,
+        note=note,
+        reference=reference,
+        cohort=cohort,
+        strict=strict,
+        base_velocity=velocity,
+        base_speed_threshold=base_speed_threshold,
     )
     store = open_store(root, labels_dir)
 

@@ -96,6 +96,21 @@ def test_agibot_head_and_tail_become_idle(dataset):
     assert spans(record) == [(0, 6, "Idle"), (6, 18, "Pick"), (18, 30, "Place"), (30, 40, "Idle")]
 
 
+def test_allex_labels_import_without_exceptions(dataset):
+    # seed section 8: the cohort's own labels are kept as they are, no false 'would change the operation'
+    data = {"1": [
+        {"start": 0, "end": 10, "label": "Bring Object"},
+        {"start": 10, "end": 20, "label": "Rotate Box"},
+        {"start": 20, "end": 30, "label": "Rotate PolyBag"},
+        {"start": 30, "end": 40, "label": "Pass Object"},
+    ]}  # fmt: skip
+    report = import_segmentations(dataset, data, annotator="allex")
+    assert report.ok and report.to_dict()["exceptions"] == 0 and report.episodes[0].relabels == []
+    record = get_segmentation(dataset, 1)
+    assert record["cohort"] == "allex"
+    assert [s["label"] for s in record["segments"]] == ["Bring Object", "Rotate Box", "Rotate PolyBag", "Pass Object"]
+
+
 def test_inclusive_ends_are_detected(dataset):
     data = [{"episode_index": 1, "segments": [
         {"start": 0, "end": 19, "label": "pick up the mug from the counter"},
@@ -174,7 +189,8 @@ def test_unreadable_inputs(dataset, tmp_path):
 
 
 def test_export_and_reimport_round_trip(dataset, valid_ep0, tmp_path):
-    save_segmentation(dataset, 0, valid_ep0, annotator="ana", note="n")
+    valid_ep0[1]["note"] = "base drives"
+    save_segmentation(dataset, 0, valid_ep0, annotator="ana", note="n", reference=True)
     out = tmp_path / "segments.jsonl"
     lines = export_segmentations(dataset, out)
     assert len(out.read_text().splitlines()) == 1
@@ -184,9 +200,15 @@ def test_export_and_reimport_round_trip(dataset, valid_ep0, tmp_path):
     from tests.segments.conftest import build_dataset
 
     build_dataset(other)
-    report = import_segmentations(other, out, annotator="ana")
+    report = import_segmentations(other, out, annotator="someone else")
     assert report.ok and report.episodes[0].changes == []
-    assert spans(get_segmentation(other, 0)) == spans(get_segmentation(dataset, 0))
+    original, back = get_segmentation(dataset, 0), get_segmentation(other, 0)
+    # everything but the target's version comes back: segments (with their notes), annotator,
+    # episode note, reference, source and time
+    assert {k: v for k, v in back.items() if k != "version"} == {k: v for k, v in original.items() if k != "version"}
+    assert (back["annotator"], back["note"], back["reference"], back["source"]) == ("ana", "n", True, "annotation")
+    assert back["segments"][1]["note"] == "base drives"
+    assert report.episodes[0].notes[0].startswith("kept the input's annotator='ana', note='n', reference=True")
     subtasks = export_segmentations(dataset, format="subtasks")
     assert subtasks == [{"episode_index": 0, "subtasks": [
         {"label": s["label"], "start_ts": s["start"] / 10, "end_ts": s["end"] / 10, "outcome": None}
@@ -194,3 +216,21 @@ def test_export_and_reimport_round_trip(dataset, valid_ep0, tmp_path):
     ]}]  # fmt: skip
     with pytest.raises(LabelValidationError, match="format"):
         export_segmentations(dataset, format="csv")
+
+
+def test_foreign_record_fields_are_ignored_and_defaults_apply(dataset):
+    data = [{"episode_index": 1, "annotator": {"id": 7}, "source": "behavior-1k", "annotated_at": "yesterday",
+             "segments": [{"start": 0, "end": 20, "label": "pick up the mug from the counter"},
+                          {"start": 20, "end": 40, "label": "place the mug in the sink"}]}]  # fmt: skip
+    report = import_segmentations(dataset, data, annotator="importer", reference=True)
+    assert report.ok
+    ignored = "ignored the input's annotator, source, annotated_at (not this tool's record fields)"
+    assert report.episodes[0].notes[0] == ignored
+    record = get_segmentation(dataset, 1)
+    assert (record["annotator"], record["note"], record["reference"], record["source"]) == (
+        "importer",
+        None,
+        True,
+        "import",
+    )
+    assert record["annotated_at"] != "yesterday" and record["annotated_at"].endswith("Z")

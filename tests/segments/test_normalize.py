@@ -137,3 +137,22 @@ def test_a_label_no_template_fits_is_kept_raw_with_the_nearest():
 def test_manner_adverb_before_the_verb_is_dropped(raw, expected):
     result = normalize_official_label(raw)
     assert (result.text, result.changed, result.exception) == (expected, True, None)
+
+
+# Seed sections 7 and 8: the cohorts' own labels are already their templates.
+COHORT_LABELS = ["Rotate Box", "Rotate PolyBag", "Bring Object", "Pass Object", "Pick", "Place", "Idle"]
+
+
+@pytest.mark.parametrize("label", COHORT_LABELS)
+def test_cohort_labels_normalise_to_themselves(label):
+    result = normalize_official_label(label)
+    assert (result.text, result.changed, result.exception, result.rewrites) == (label, False, None, ())
+    assert result.instance is not None and result.instance.render() == label
+
+
+def test_rotate_is_still_agitate_for_robocasa_labels():
+    # the Allex short-cut must not reach RoboCasa365's G1 ('rotate the pan' is agitate)
+    result = normalize_official_label("rotate the pan")
+    assert (result.text, result.exception, result.operation) == ("rotate the pan", None, "agitate")
+    assert result.instance.template_id == "G1"
+    assert normalize_official_label("rotate polybag").text == "Rotate PolyBag"  # case only

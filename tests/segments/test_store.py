@@ -23,6 +23,7 @@ from strands_robots.segments import (
     segments_path,
     segments_to_subtasks,
     template_choices,
+    validate_episode,
 )
 
 TASK = "pick the mug from the counter and place it in the sink"
@@ -43,9 +44,27 @@ def test_save_and_read_back(dataset, valid_ep0):
     on_disk = json.loads((dataset / SIDECAR_FILENAME).read_text())
     assert on_disk["schema_version"] == 1 and on_disk["kind"] == "episode_segments"
     assert list(on_disk["episodes"]) == ["0"] and on_disk["episodes"]["0"]["history"] == []
-    # non-blocking findings come back with the save (no task-dependent errors here)
-    assert [f.kind for f in result.findings if f.severity == "skipped"] == ["navigate_base_motion"]
-    assert result.to_dict()["findings"][0]["kind"] == "navigate_base_motion"
+    # findings come back with the save, from the same inputs as validate_episode: the dataset
+    # has observation.base_velocity, so the navigate rule ran (not skipped) and passed
+    assert [f.kind for f in result.findings if f.severity == "skipped"] == []
+    assert result.findings == validate_episode(dataset, 0) == []
+    assert "findings" not in record  # not stored: validate_episode recomputes them
+
+
+def test_save_runs_the_navigate_rule_on_the_base_velocity(dataset, valid_ep0):
+    # episode 0's base moves during [10, 30) only: a navigate over [0, 10) is an error
+    moved = [dict(s) for s in valid_ep0]
+    moved[0]["label"] = "navigate to the cabinet"
+    result = save_segmentation(dataset, 0, moved, annotator="ana")
+    assert [(f.kind, f.severity, f.start, f.end) for f in result.findings] == [("navigate_base_motion", "error", 0, 10)]
+    assert result.findings == validate_episode(dataset, 0)
+    with pytest.raises(SegmentationRefused, match="navigate_base_motion at frames \\[0, 10\\)"):
+        save_segmentation(dataset, 0, moved, annotator="ana", strict=True)
+    off = save_segmentation(dataset, 0, moved, annotator="ana", use_base_velocity=False)
+    assert [(f.kind, f.severity) for f in off.findings] == [("navigate_base_motion", "skipped")]
+    with pytest.raises(DatasetError, match="no feature 'base_vel'"):
+        save_segmentation(dataset, 0, moved, annotator="ana", base_velocity_feature="base_vel")
+    assert segmentation_history(dataset, 0)[0]["version"] == 2  # the refused saves stored nothing
 
 
 def test_history_newest_first(dataset, valid_ep0):

@@ -8,6 +8,7 @@ import pytest
 from strands_robots.errors import LabelValidationError
 from strands_robots.segments import FINDING_KINDS, parse_label, validate_segmentation
 from strands_robots.segments.findings import BLOCKING_KINDS
+from strands_robots.segments.lexicon import count_requirement
 
 
 def segs(length: int, *labels: str, cuts: list[int] | None = None) -> list[dict]:
@@ -261,6 +262,36 @@ def test_count_based_task_needs_one_pick_place_pair_per_instance():
     # not a count-based task: group nouns are fine
     plain = check(40, "pick up the bowls from the counter", "place the bowls in the sink", task="put the bowls away")
     assert [k for k in kinds(plain) if k.startswith("count_task")] == []
+
+
+def pairs(n: int) -> list[str]:
+    return ["pick up the ice cube from the tray", "place the ice cube in the glass"] * n
+
+
+@pytest.mark.parametrize(
+    ("task", "needed"),
+    [
+        ("place two ice cubes in each of the three glasses", 6),  # one pair per instance: 2 x 3
+        ("place three apples in the bowl", 3),
+        ("put 2 yogurt containers on each of 4 plates", 8),
+        ("place six cookies, two per plate", 6),  # the stated total
+    ],
+)
+def test_count_task_needs_one_pair_per_instance_per_receptacle(task, needed):
+    assert count_requirement(task)[0] == needed
+    short = [f for f in check(200, *pairs(needed - 1), task=task) if f.kind == "count_task_pairs"]
+    assert [(f.severity, f.start, f.end) for f in short] == [("error", 0, 200)]
+    assert f"at least {needed} pick + place pairs" in short[0].message and f"found {needed - 1}" in short[0].message
+    assert [f for f in check(200, *pairs(needed), task=task) if f.kind.startswith("count_task")] == []
+
+
+def test_count_requirement_reads_the_task_text():
+    assert count_requirement("place two ice cubes in each of the three glasses") == (6, True)
+    assert count_requirement("place three apples in the bowl") == (3, False)
+    assert count_requirement("place two ice cubes in each glass") == (2, True)  # receptacles not stated
+    assert count_requirement("a lemon on each plate") == (2, True)  # 'each' implies two plates or more
+    assert count_requirement("put one apple in every one of the four bowls") == (4, True)
+    assert count_requirement("put the bowls away") is None
 
 
 def test_no_label_bundles_two_actions():
