@@ -118,7 +118,8 @@ def filter_cmd(
     exclude_disputed: Annotated[bool, typer.Option("--exclude-disputed", help="Drop open disputes.")] = False,
     outcome: Annotated[list[str] | None, typer.Option(help="Keep episodes with this outcome (repeatable).")] = None,
     membership: Annotated[
-        list[str] | None, typer.Option(help="Keep this evaluation_membership (train, held_out_eval, none; '' for unset).")
+        list[str] | None,
+        typer.Option(help="Keep this evaluation_membership (train, held_out_eval, none; '' for unset)."),
     ] = None,
     fmt: Annotated[FilterFormat, typer.Option("--format", help="json list or a lerobot-train argument.")] = (
         FilterFormat.json
