@@ -126,7 +126,8 @@ def filter_episodes(
     chosen = index.select(require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed).tolist()
     if wanted_outcomes is not None or wanted_membership is not None:
         chosen = _filter_by_outcomes(root, chosen, wanted_outcomes, wanted_membership, labels_dir)
-    stale = stale_episodes(root, labels_dir=labels_dir) if chosen else {}
+    # only records that carry a fingerprint can be stale (files written by other tools have none)
+    stale = stale_episodes(root, labels_dir=labels_dir) if index.with_fingerprint(chosen) else {}
     if stale:
         dropped = sorted(set(chosen) & set(stale))
         if dropped:

@@ -33,9 +33,9 @@ from strands_robots.storage.jsonl import read_jsonl
 from strands_robots.storage.lock import sidecar_lock
 from strands_robots.storage.record_store import content_digest, file_identity, journal_header_matches
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 PERSIST_MIN_BYTES = 8 << 20
-COLUMNS = ("episode", "has_verdict", "success", "has_judge", "quality", "open_dispute")
+COLUMNS = ("episode", "has_verdict", "success", "has_judge", "quality", "open_dispute", "has_fingerprint")
 
 
 class _Verdict(msgspec.Struct):
@@ -58,6 +58,7 @@ class _Record(msgspec.Struct):
     deterministic: _Verdict = msgspec.field(default_factory=lambda: _ABSENT_VERDICT)
     judge: _Judge = msgspec.field(default_factory=lambda: _ABSENT_JUDGE)
     review: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
+    fingerprint: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
 
 
 class _Document(msgspec.Struct):
@@ -86,6 +87,7 @@ class LabelIndex:
     has_judge: np.ndarray  # bool
     quality: np.ndarray  # int8: effective quality rank, -1 none
     open_dispute: np.ndarray  # bool
+    has_fingerprint: np.ndarray  # bool: the record carries a dataset fingerprint (stale checks)
     identity: tuple[int, int, int] | None = None
     digest: str | None = None
     journal_ino: int | None = None
@@ -100,8 +102,13 @@ class LabelIndex:
             mask &= ~self.open_dispute
         return self.episode[mask]
 
+    def with_fingerprint(self, episodes: np.ndarray | list[int]) -> list[int]:
+        """Those of ``episodes`` whose record carries a fingerprint (the only ones that can be stale)."""
+        positions = np.searchsorted(self.episode, np.asarray(episodes, dtype=np.int64))
+        return np.asarray(episodes, dtype=np.int64)[self.has_fingerprint[positions]].tolist() if len(episodes) else []
 
-def row_of(record: dict[str, Any]) -> tuple[bool, bool, bool, int, bool]:
+
+def row_of(record: dict[str, Any]) -> tuple[bool, bool, bool, int, bool, bool]:
     """Index row of one record (a plain dict), by the rules of :mod:`.review`."""
     has_verdict = isinstance(record.get("deterministic"), dict)
     judge = record.get("judge")
@@ -112,6 +119,7 @@ def row_of(record: dict[str, Any]) -> tuple[bool, bool, bool, int, bool]:
         bool(judge),
         QUALITY_RANK.get(quality, -1) if quality else -1,
         dispute_open(record),
+        bool(record.get("fingerprint")),
     )
 
 
@@ -146,6 +154,9 @@ def _build(data: bytes) -> dict[str, np.ndarray]:
     open_dispute = np.fromiter(
         (r.judge is not _ABSENT_JUDGE and r.judge.disputes_verdict for r in values), dtype=bool, count=n
     )
+    has_fingerprint = np.fromiter(
+        (len(r.fingerprint) > 0 and bytes(r.fingerprint) not in (b"null", b"{}") for r in values), dtype=bool, count=n
+    )
     reviewed = [i for i, r in enumerate(values) if len(r.review) and bytes(r.review) != b"null"]
     del values, records, document
     if reviewed:  # rare: decode those records whole and apply the review rules
@@ -158,7 +169,7 @@ def _build(data: bytes) -> dict[str, np.ndarray]:
                 for name in ("deterministic", "judge", "review")
                 if len(getattr(raw, name))
             }
-            has_verdict[i], success[i], has_judge[i], quality[i], open_dispute[i] = row_of(record)
+            has_verdict[i], success[i], has_judge[i], quality[i], open_dispute[i], _ = row_of(record)
     order = np.argsort(episode, kind="stable")
     columns = {
         "episode": episode,
@@ -167,6 +178,7 @@ def _build(data: bytes) -> dict[str, np.ndarray]:
         "has_judge": has_judge,
         "quality": quality,
         "open_dispute": open_dispute,
+        "has_fingerprint": has_fingerprint,
     }
     return {name: column[order] for name, column in columns.items()}
 
@@ -190,7 +202,7 @@ def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
     new_rows = []
     for key, pos, found in zip(keys.tolist(), positions.tolist(), present.tolist(), strict=True):
         record = latest[key]
-        row = row_of(record) if record is not None else (False, False, False, -1, False)
+        row = row_of(record) if record is not None else (False, False, False, -1, False, False)
         if found:
             (
                 index.has_verdict[pos],
@@ -198,6 +210,7 @@ def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
                 index.has_judge[pos],
                 index.quality[pos],
                 index.open_dispute[pos],
+                index.has_fingerprint[pos],
             ) = row
         else:
             new_rows.append((key, *row))

@@ -226,3 +226,23 @@ def test_a_typo_in_an_outcome_filter_is_refused_not_an_empty_list(tmp_path, kwar
     el.annotate_episode(tmp_path, 0, quality="high")
     with pytest.raises(LabelValidationError, match=match):
         el.filter_episodes(tmp_path, **kwargs)
+
+
+def test_a_sidecar_without_fingerprints_skips_the_stale_walk(toy_dataset, monkeypatch):
+    """A file written by another tool (no fingerprints) beside meta/: filter never walks the
+    whole document for staleness (that walk would load a 500 MB file into Python objects)."""
+    from strands_robots.episode_labels import filtering
+
+    el.record_deterministic_verdicts(toy_dataset, TOY_VERDICTS)
+    for episode in range(3):
+        el.annotate_episode(toy_dataset, episode, quality="high")
+    calls = []
+    monkeypatch.setattr(filtering, "stale_episodes", lambda *a, **k: calls.append(1) or {})
+    assert el.filter_episodes(toy_dataset) == [0, 1]
+    assert calls == [1]  # our own records carry fingerprints: checked
+    document = el.read_labels(toy_dataset)
+    for record in document["episodes"].values():
+        del record["fingerprint"]
+    el.open_store(toy_dataset).transform(lambda _old: document)
+    assert el.filter_episodes(toy_dataset) == [0, 1]
+    assert calls == [1]  # no fingerprints: not walked
