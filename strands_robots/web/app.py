@@ -20,13 +20,13 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from strands_robots.dataset import open_dataset
 from strands_robots.errors import LabelsError
-from strands_robots.web.context import STATIC_DIR, NavItem, ServerContext, error_response
+from strands_robots.web.context import STATIC_DIR, NavItem, ServerContext, error_response, json_response
 from strands_robots.web.frames import FrameCache
 from strands_robots.web.security import Guard, GuardMiddleware
 
@@ -51,6 +51,13 @@ def default_reviewer() -> str:
 
 async def _labels_error(request: Request, exc: Exception) -> Response:
     return error_response(exc)
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    """404s of the JSON API are JSON like its other errors (e.g. ``/api/episodes/abc``)."""
+    if request.url.path.startswith("/api/"):
+        return json_response({"error": f"no such resource: {request.url.path}"}, 404)
+    return PlainTextResponse("Not Found", status_code=404)
 
 
 def create_app(
@@ -108,7 +115,7 @@ def create_app(
     app = Starlette(
         routes=routes,
         middleware=[Middleware(GuardMiddleware, guard=ctx.guard)],
-        exception_handlers={LabelsError: _labels_error, FileNotFoundError: _labels_error},
+        exception_handlers={LabelsError: _labels_error, FileNotFoundError: _labels_error, 404: _not_found},
         lifespan=lifespan,
     )
     app.state.ctx = ctx

@@ -294,3 +294,11 @@ def test_labels_kept_in_another_directory(toy_dataset, tmp_path):
     assert response.status_code == 200
     assert json.loads((labels / "episode_labels.json").read_text())["episodes"]["0"]["review"]["reviewer"] == "tester"
     assert not (toy_dataset / "episode_labels.json").exists()
+
+
+@pytest.mark.parametrize("path", ["/api/episodes/abc", "/api/episodes/-1", "/api/nothing"])
+def test_api_404s_are_json(client, path):
+    response = client.get(path)
+    assert response.status_code == 404
+    assert response.headers["content-type"].startswith("application/json")
+    assert path in response.json()["error"]
