@@ -55,7 +55,10 @@ class LabelsMachine(RuleBasedStateMachine):
             "opinion": opinion,
             "disputes": opinion is not None and opinion != success,
         }
-        entry["current"] = False
+        # a decision saw the old judge label and is outdated; a grade_only grade is about the
+        # episode itself and stays current until the verdict changes (issue 6)
+        if entry["review"] is None or entry["review"]["decision"] != "grade_only":
+            entry["current"] = False
 
     @precondition(lambda self: self.model)
     @rule(
