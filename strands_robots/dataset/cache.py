@@ -67,6 +67,14 @@ def cached_dataset(root: str | Path) -> Dataset:
     return dataset
 
 
+def cached_dataset_if_present(root: str | Path) -> Dataset | None:
+    """:func:`cached_dataset`, or None when ``root`` has no ``meta/info.json`` (a labels-only
+    directory: label stores then skip their dataset checks)."""
+    if not (Path(root) / "meta" / "info.json").is_file():
+        return None
+    return cached_dataset(root)
+
+
 def clear_cache() -> None:
     """Forget every cached dataset."""
     with _lock:

@@ -31,11 +31,9 @@ def has_dataset_metadata(root: str | Path) -> bool:
 
 def open_dataset_if_present(root: str | Path) -> Any | None:
     """The opened dataset, or None when ``root`` has no LeRobot metadata."""
-    if not has_dataset_metadata(root):
-        return None
-    from strands_robots.dataset.cache import cached_dataset
+    from strands_robots.dataset.cache import cached_dataset_if_present
 
-    return cached_dataset(root)
+    return cached_dataset_if_present(root)
 
 
 def open_dataset_for_checks(root: str | Path) -> Any | None:

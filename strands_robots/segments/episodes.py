@@ -45,12 +45,11 @@ def has_metadata(root: str | Path) -> bool:
 
 
 def open_dataset_if_present(root: str | Path) -> Any | None:
-    """The opened dataset, or None when ``root`` has no LeRobot metadata."""
-    if not has_metadata(root):
-        return None
-    from strands_robots.dataset import open_dataset
+    """The opened dataset (cached while its metadata is unchanged), or None when ``root``
+    has no LeRobot metadata."""
+    from strands_robots.dataset.cache import cached_dataset_if_present
 
-    return open_dataset(root)
+    return cached_dataset_if_present(root)
 
 
 def dataset_fps(root: str | Path) -> float | None:
