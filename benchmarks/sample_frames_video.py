@@ -325,9 +325,9 @@ def check(label: str, images: list[np.ndarray], expected: list[int]) -> str:
 def bench(name: str, root: Path, episode: int, repeats: int, start_repeats: int) -> dict[str, Any]:
     from strands_robots.dataset import cache as dataset_cache
     from strands_robots.dataset.video import frame_times
+    from strands_robots.signals import sample_indices
     from strands_robots.tools.episode_judge import sample_frames
     from strands_robots.tools.images import DEFAULT_MAX_SIDE, image_block
-    from strands_robots.tools.signals import sample_indices
 
     os.environ["STRANDS_LABELS_ROOTS"] = str(WORK)
     dataset_cache.clear_cache()

@@ -1,6 +1,6 @@
 """The dataset profile the offline judge compares each episode against.
 
-One pass over the dataset computes :func:`strands_robots.tools.signals.episode_signals`
+One pass over the dataset computes :func:`strands_robots.signals.episode_signals`
 for every episode (the same function ``sample_frames`` reports from), then robust
 statistics per signal: the median and a MAD-based scale, on a log scale for the
 positive, right-skewed ones (jerk, duration). An episode is then described by robust
@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from strands_robots.dataset import open_dataset
 from strands_robots.dataset.frames import column_to_numpy
-from strands_robots.tools.signals import episode_signals
+from strands_robots.signals import episode_signals
 
 STATE_KEY = "observation.state"
 #: Below this many profiled episodes no dataset-relative claim is made.

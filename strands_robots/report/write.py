@@ -28,8 +28,8 @@ from strands_robots.episode_labels.document import labels_path, query_document
 from strands_robots.errors import LabelsError, LabelValidationError
 from strands_robots.report import figures
 from strands_robots.report.summary import counts_by_verdict, dispute_timeline, summaries, summarize
+from strands_robots.signals import sample_indices
 from strands_robots.storage import atomic_write_bytes
-from strands_robots.tools.signals import sample_indices
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -32,11 +32,11 @@ import numpy as np
 from strands_robots.dataset.cache import cached_dataset
 from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, annotate_episode, deterministic_verdict
 from strands_robots.episode_labels.document import query_document
+from strands_robots.signals import episode_signals, sample_indices
 from strands_robots.tools import envelope
 from strands_robots.tools.envelope import MissingVideoError, ToolInputError, json_block, run_tool, text_block
 from strands_robots.tools.images import DEFAULT_MAX_SIDE, image_block
 from strands_robots.tools.roots import allowed_roots_from_env, normalise_allow_list, resolve_dataset_root
-from strands_robots.tools.signals import episode_signals, sample_indices
 
 STATE_KEY = "observation.state"
 MAX_SAMPLED_FRAMES = 64  # a model asking for more gets a clear refusal, not a 10 MB answer

@@ -20,7 +20,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from strands_robots.report.write import SAMPLED_FRAMES, STATE_KEY, video_problem
-from strands_robots.tools.signals import sample_indices
+from strands_robots.signals import sample_indices
 from strands_robots.web.context import ServerContext, json_response
 
 #: Frames may be cached by the browser for this long (the dataset does not change under a run).

@@ -28,7 +28,7 @@ from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, REVIEW_
 from strands_robots.episode_labels.review import review_is_current
 from strands_robots.report.summary import summarize
 from strands_robots.report.write import SAMPLED_FRAMES
-from strands_robots.tools.signals import sample_indices
+from strands_robots.signals import sample_indices
 from strands_robots.web.context import RequestError, ServerContext, json_response, read_json_body
 from strands_robots.web.media import camera_list
 from strands_robots.web.review_queue import FILTERS, build_queue, next_dispute

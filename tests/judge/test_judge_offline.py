@@ -10,8 +10,8 @@ import pytest
 from strands_robots.dataset import open_dataset
 from strands_robots.episode_labels import read_labels, record_deterministic_verdicts
 from strands_robots.judges import DatasetProfile, HeuristicJudgeModel, run_judge
+from strands_robots.signals import episode_signals
 from strands_robots.tools.episode_judge import create_judge_agent
-from strands_robots.tools.signals import episode_signals
 from tests.synth import make_v3_dataset
 
 N = 12

@@ -12,6 +12,7 @@ from PIL import Image
 
 from strands_robots.dataset import open_dataset
 from strands_robots.episode_labels import flush, labels_path, read_labels
+from strands_robots.signals import rms_state_jerk
 from strands_robots.tools import episode_judge
 from strands_robots.tools.episode_judge import (
     load_episode,
@@ -20,7 +21,6 @@ from strands_robots.tools.episode_judge import (
     sample_frames,
     write_label,
 )
-from strands_robots.tools.signals import rms_state_jerk
 
 CAMERA = "observation.images.cam_high"
 TOOLS = (load_episode, sample_frames, read_predicate_verdict, write_label)

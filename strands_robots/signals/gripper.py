@@ -1,0 +1,59 @@
+"""Gripper closure channels of a state vector and their open/close events.
+
+One gripper-event detector serves the whole project: the subtask-chain checker's
+:func:`strands_robots.ssc.gripper.detect_gripper_events` (position mode, its default
+relative threshold). The offline judge's regrasp signal counts the events that
+detector finds, so the judge and the chain checker can never disagree on how many
+times a gripper opened and closed in one episode.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def gripper_groups(state_names: Sequence[str]) -> dict[str, list[int]]:
+    """State channels that open and close a gripper, grouped per effector.
+
+    Every channel whose name contains ``gripper`` is a group of its own; without one,
+    channels whose name contains ``hand`` are grouped by the name up to and including
+    ``hand`` (``kLeftHandPinky`` and ``kLeftHandRing`` -> ``kLeftHand``), a group
+    standing for a dexterous hand's closure. Case-insensitive.
+
+    Returns:
+        ``{group name: [channel indices]}``, empty when the robot has no such channel.
+    """
+    groups: dict[str, list[int]] = {}
+    for i, name in enumerate(state_names):
+        if "gripper" in str(name).lower():
+            groups[str(name)] = [i]
+    if groups:
+        return groups
+    for i, name in enumerate(state_names):
+        match = re.search("hand", str(name), flags=re.IGNORECASE)
+        if match:
+            groups.setdefault(str(name)[: match.end()], []).append(i)
+    return groups
+
+
+def count_gripper_events(closure: np.ndarray, name: str = "") -> int:
+    """Open and close events of one closure signal (a close then an open are two).
+
+    Args:
+        closure: ``(frames,)`` closure (or opening) of one gripper; NaN samples are
+            skipped.
+        name: The group's name; ``left`` in it dates the events on the left arm (the
+            count does not depend on it).
+
+    Returns:
+        The number of events :func:`strands_robots.ssc.gripper.detect_gripper_events`
+        finds in position mode with its default threshold (0 for a channel that never
+        moved).
+    """
+    from strands_robots.ssc.gripper import detect_gripper_events  # the one detector
+
+    arm = "left" if "left" in name.lower() else "right"
+    return len(detect_gripper_events(np.asarray(closure, dtype=np.float64), arm=arm, mode="position"))
