@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from typing import Any
-
-import numpy as np
 
 from strands_robots.episode_labels.vocab import (
     FAILURE_MODES,
@@ -22,9 +21,26 @@ from strands_robots.errors import LabelValidationError
 MAX_EPISODE_INDEX = 2**63 - 1
 
 
+def is_bool(value: Any) -> bool:
+    """True for ``bool`` and ``numpy.bool_`` (numpy is not imported for this: a process
+    that has not imported it cannot hold a numpy value)."""
+    if isinstance(value, bool):
+        return True
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, np.bool_)
+
+
+def is_integer(value: Any) -> bool:
+    """True for ``int`` and numpy integers (``bool`` included; check :func:`is_bool` first)."""
+    if isinstance(value, int):
+        return True
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, np.integer)
+
+
 def episode_index(value: Any, what: str = "episode") -> int:
     """A non-negative integer episode index (numpy integers accepted, ``bool`` refused)."""
-    if isinstance(value, bool | np.bool_):
+    if is_bool(value):
         raise LabelValidationError(f"{what} must be a non-negative integer episode_index, got the boolean {value!r}.")
     if isinstance(value, numbers.Integral):
         index = int(value)
@@ -43,7 +59,7 @@ def episode_index(value: Any, what: str = "episode") -> int:
 
 def boolean(value: Any, what: str) -> bool:
     """A real boolean (``numpy.bool_`` accepted); ``"true"``, ``1`` and ``None`` refused."""
-    if isinstance(value, bool | np.bool_):
+    if is_bool(value):
         return bool(value)
     raise LabelValidationError(f"{what} must be true or false (a real boolean), got {type(value).__name__} {value!r}.")
 
@@ -55,7 +71,7 @@ def optional_boolean(value: Any, what: str) -> bool | None:
 
 def finite_number(value: Any, what: str) -> float | int:
     """A finite int or float (``bool`` refused)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+    if is_bool(value) or not isinstance(value, numbers.Real):
         raise LabelValidationError(f"{what} must be a finite number, got {type(value).__name__} {value!r}.")
     try:
         as_float = float(value)
@@ -68,11 +84,7 @@ def finite_number(value: Any, what: str) -> float | int:
 
 def non_negative_int(value: Any, what: str) -> int:
     """A non-negative integer that fits int64 (``bool`` refused)."""
-    if (
-        isinstance(value, bool | np.bool_)
-        or not isinstance(value, numbers.Integral)
-        or not 0 <= int(value) <= MAX_EPISODE_INDEX
-    ):
+    if is_bool(value) or not isinstance(value, numbers.Integral) or not 0 <= int(value) <= MAX_EPISODE_INDEX:
         raise LabelValidationError(f"{what} must be a non-negative integer, got {type(value).__name__} {value!r}.")
     return int(value)
 

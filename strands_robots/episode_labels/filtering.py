@@ -6,11 +6,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.cache import metadata_signature
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store, open_store, query_document
 from strands_robots.episode_labels.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks
-from strands_robots.episode_labels.index import label_index
 from strands_robots.episode_labels.vocab import QUALITY_RANK, did_you_mean
 from strands_robots.errors import LabelsError, LabelValidationError
 from strands_robots.storage.record_store import file_identity
@@ -46,6 +44,8 @@ def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) ->
     root = Path(root)
     if not has_dataset_metadata(root):
         return {}
+    from strands_robots.dataset.cache import metadata_signature  # the dataset reader: only with meta/
+
     store = open_store(root, labels_dir)
     labels_stamp = tuple(file_identity(p) for p in (store.path, store.journal))
     key = (labels_stamp, metadata_signature(root))
@@ -117,10 +117,14 @@ def filter_episodes(
     require_success = checks.boolean(require_success, "require_success")
     exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
     minimum = QUALITY_RANK[checks.quality(min_quality, "min_quality")]
-    from strands_robots.outcomes.model import EVALUATION_MEMBERSHIPS, OUTCOMES
+    wanted_outcomes = wanted_membership = None
+    if outcomes is not None or evaluation_membership is not None:  # the outcomes store: only when asked
+        from strands_robots.outcomes.model import EVALUATION_MEMBERSHIPS, OUTCOMES
 
-    wanted_outcomes = _as_set(outcomes, "outcomes", OUTCOMES)
-    wanted_membership = _as_set(evaluation_membership, "evaluation_membership", (*EVALUATION_MEMBERSHIPS, ""))
+        wanted_outcomes = _as_set(outcomes, "outcomes", OUTCOMES)
+        wanted_membership = _as_set(evaluation_membership, "evaluation_membership", (*EVALUATION_MEMBERSHIPS, ""))
+
+    from strands_robots.episode_labels.index import label_index  # numpy: only when filtering
 
     index = label_index(existing_store(root, labels_dir))
     chosen = index.select(require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed).tolist()

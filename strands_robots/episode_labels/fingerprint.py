@@ -16,7 +16,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.stats import episode_content_digests
 from strands_robots.errors import LabelsError
 
 #: Fingerprint keys that must match for a remapped record to describe its new episode
@@ -31,6 +30,8 @@ def has_dataset_metadata(root: str | Path) -> bool:
 
 def open_dataset_if_present(root: str | Path) -> Any | None:
     """The opened dataset, or None when ``root`` has no LeRobot metadata."""
+    if not has_dataset_metadata(root):
+        return None  # a labels-only directory: the dataset reader (pyarrow, PyAV) is not even imported
     from strands_robots.dataset.cache import cached_dataset_if_present
 
     return cached_dataset_if_present(root)
@@ -53,6 +54,8 @@ class Fingerprinter:
     """Fingerprints of one opened dataset (content digests read once)."""
 
     def __init__(self, dataset: Any) -> None:
+        from strands_robots.dataset.stats import episode_content_digests  # pyarrow: only when checking
+
         self.dataset = dataset
         self.digests = episode_content_digests(dataset.root)
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.fingerprint import Fingerprinter, open_dataset_if_present
@@ -42,11 +40,7 @@ def _normalise_verdict(position: int, entry: Any) -> tuple[int, dict[str, Any]]:
     if "seed" in entry:
         seed = entry["seed"]
         if seed is not None:
-            if (
-                isinstance(seed, bool | np.bool_)
-                or not isinstance(seed, int | np.integer)
-                or not -(2**63) <= int(seed) < 2**64
-            ):
+            if checks.is_bool(seed) or not checks.is_integer(seed) or not -(2**63) <= int(seed) < 2**64:
                 raise LabelValidationError(f"{where}.seed must be an integer (64-bit) or null, got {seed!r}.")
             seed = int(seed)
         block["seed"] = seed
@@ -184,6 +178,8 @@ def verdicts_from_dataset(root: str | Path, column: str | None = None) -> list[d
     Raises:
         DatasetError: the dataset has no such column.
     """
+    import numpy as np
+
     from strands_robots.dataset import open_dataset
     from strands_robots.errors import DatasetError
 

@@ -1,0 +1,292 @@
+"""This package against strands-robots 0.5.3, side by side in one run, on the same sidecars.
+
+Each measurement runs in a fresh process of the implementation's own interpreter (the two
+ship a ``strands_robots`` package, so each lives in its own venv) and prints the wall time
+of the operation and the process's peak RSS (``VmHWM``). Both implementations run on
+identical copies of the same generated files, alternately, ``--repeat`` times; the table
+gives medians. Operations:
+
+- ``import``: ``import strands_robots.episode_labels`` (time includes interpreter start-up
+  is excluded: measured inside the child around the import).
+- ``filter``: a cold ``filter_episodes`` (first call in the process, no index file) on a
+  sidecar another tool wrote (``json.dump(indent=2, sort_keys=True)``).
+- ``filter_meta``: the same with LeRobot ``meta/`` beside the sidecar, on a sidecar this
+  package recorded (so its records carry dataset fingerprints and are checked for staleness).
+- ``msgspec``: the floor for ``filter``: a typed msgspec decode of the same bytes into
+  structs holding only what the filter needs, and the filter loop.
+- ``read``: ``read_labels``.
+- ``annotate1``: one ``annotate_episode`` in a process (start to exit, so a fold at exit counts).
+- ``verdicts`` / ``verdicts_meta``: ``record_deterministic_verdicts`` of every episode in one
+  call, on a new sidecar, without and with ``meta/``.
+- ``annotate_loop``: ``--loop`` ``annotate_episode`` calls in one process on a 1,000-episode
+  sidecar, per call; ``fsync`` is the floor: one fsynced small append per call.
+
+Usage::
+
+    .venv/bin/python benchmarks/compare_upstream.py --upstream /work/venv-upstream/bin/python \\
+        [--sizes 1000,100000,1000000] [--repeat 3] [--ops filter,read,...]
+
+The upstream interpreter needs ``pip install strands-robots==0.5.3`` in its own venv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+CHILD = r"""
+import json, os, sys, time
+op, root, extra = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+t0 = time.perf_counter()
+if op == "msgspec":
+    import msgspec
+    from typing import Literal
+    class J(msgspec.Struct):
+        quality: Literal["low", "medium", "high"]
+        disputes_verdict: bool = False
+    class D(msgspec.Struct):
+        success: bool
+    class R(msgspec.Struct):
+        deterministic: D | None = None
+        judge: J | None = None
+    class Doc(msgspec.Struct):
+        episodes: dict[str, R]
+    rank = {"low": 0, "medium": 1, "high": 2}
+    with open(os.path.join(root, "episode_labels.json"), "rb") as f:
+        doc = msgspec.json.decode(f.read(), type=Doc)
+    result = sorted(int(k) for k, r in doc.episodes.items()
+                    if r.judge is not None and r.deterministic is not None and r.deterministic.success
+                    and rank[r.judge.quality] >= 1)
+elif op == "fsync":
+    path = os.path.join(root, "fsync.bin")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    t0 = time.perf_counter()
+    for i in range(extra["loop"]):
+        os.write(fd, b'{"op":"put","key":"%d","record":{"judge":{"quality":"high"}}}\n' % i)
+        os.fdatasync(fd)
+    os.close(fd)
+    result = extra["loop"]
+else:
+    import strands_robots.episode_labels as el
+    t_import = time.perf_counter()
+    if op == "import":
+        result = 0
+    elif op in ("filter", "filter_meta"):
+        result = len(el.filter_episodes(root))
+    elif op == "read":
+        result = len(el.read_labels(root)["episodes"])
+    elif op == "annotate1":
+        result = el.annotate_episode(root, extra["episode"], quality="high", note="one", model="bench")["episode_index"]
+    elif op in ("verdicts", "verdicts_meta"):
+        n = extra["n"]
+        verdicts = [{"episode": i, "success": i % 3 != 0, "failure": i % 3 == 0, "steps": 300,
+                     "cumulative_reward": 1.0, "seed": i} for i in range(n)]
+        t_import = time.perf_counter()
+        result = len(el.record_deterministic_verdicts(root, verdicts, benchmark="bench")["episodes"])
+    elif op == "annotate_loop":
+        t_import = time.perf_counter()
+        for i in range(extra["loop"]):
+            el.annotate_episode(root, i % extra["n"], quality="high", note="loop", model="bench")
+        result = extra["loop"]
+    else:
+        raise SystemExit(f"unknown op {op}")
+    if op != "import":
+        t0 = t_import
+elapsed = time.perf_counter() - t0
+hwm_kb = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(json.dumps({"seconds": elapsed, "rss_mb": hwm_kb / 1024, "result": result}))
+"""
+
+QUALITIES = ("low", "medium", "high")
+MODES = (None, "jerky_motion", "near_miss", "drift")
+
+
+def foreign_sidecar(path: Path, n: int) -> None:
+    """A sidecar as strands-robots 0.5.3 writes it: every episode judged, no fingerprints."""
+    rnd = random.Random(0)
+    episodes = {}
+    for i in range(n):
+        success = rnd.random() < 0.7
+        opinion = None if rnd.random() < 0.8 else (not success)
+        episodes[str(i)] = {
+            "episode_index": i,
+            "deterministic": {
+                "success": success,
+                "failure": not success,
+                "steps": 300,
+                "cumulative_reward": float(success),
+                "seed": i,
+            },
+            "judge": {
+                "quality": rnd.choice(QUALITIES),
+                "failure_mode": rnd.choice(MODES),
+                "note": "sampled four frames; the grasp is clean and the approach is steady",
+                "success_opinion": opinion,
+                "disputes_verdict": opinion is not None and opinion != success,
+                "model": "judge-vlm",
+                "labeled_at": 1796033549.0 + i,
+            },
+        }
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump({"schema_version": 1, "benchmark": "bench", "episodes": episodes}, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+
+
+def fingerprinted_sidecar(root: Path, source: Path, ours: str) -> None:
+    """Add the fingerprints this package records (with ``meta/``) to the records of ``source``."""
+    script = r"""
+import json, sys
+from pathlib import Path
+from strands_robots.dataset import open_dataset
+from strands_robots.episode_labels.fingerprint import Fingerprinter
+root, source = Path(sys.argv[1]), Path(sys.argv[2])
+document = json.loads(source.read_text())
+fp = Fingerprinter(open_dataset(root))
+for key, record in document["episodes"].items():
+    record["fingerprint"] = fp(int(key))
+with open(root / "episode_labels.json", "w", encoding="utf-8") as handle:
+    json.dump(document, handle, indent=2, sort_keys=True)
+    handle.write("\n")
+"""
+    subprocess.run([ours, "-c", script, str(root), str(source)], check=True)
+
+
+def prepare(work: Path, n: int, ours: str) -> dict[str, Path]:
+    """Generated inputs for size ``n`` (cached across runs in ``work``)."""
+    from open_million import write_dataset
+
+    base = work / f"n{n}"
+    plain = base / "plain"
+    meta = base / "meta"
+    if not (plain / "episode_labels.json").exists():
+        plain.mkdir(parents=True, exist_ok=True)
+        foreign_sidecar(plain / "episode_labels.json", n)
+    if not (meta / "episode_labels.json").exists():
+        write_dataset(meta, n, files=max(1, min(10, n // 100_000)))
+        fingerprinted_sidecar(meta, plain / "episode_labels.json", ours)
+    return {"plain": plain, "meta": meta}
+
+
+def scratch_copy(source: Path, dest: Path, *, sidecar: bool = True) -> Path:
+    """A fresh copy of ``source`` (``meta/`` hard-linked: read-only) with or without its sidecar."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    if (source / "meta").exists():
+        shutil.copytree(source / "meta", dest / "meta", copy_function=os.link)
+    if sidecar:
+        shutil.copyfile(source / "episode_labels.json", dest / "episode_labels.json")
+    return dest
+
+
+def run(python: str, op: str, root: Path, extra: dict) -> dict:
+    env = {**os.environ, "AWS_EC2_METADATA_DISABLED": "true"}
+    start = time.perf_counter()
+    out = subprocess.run(
+        [python, "-c", CHILD, op, str(root), json.dumps(extra)], capture_output=True, text=True, env=env, cwd=root
+    )
+    wall = time.perf_counter() - start
+    if out.returncode != 0:
+        raise RuntimeError(f"{python} {op} failed:\n{out.stderr[-3000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result["process_s"] = wall
+    return result
+
+
+def measure(op: str, n: int, inputs: dict[str, Path], scratch: Path, pythons: dict[str, str], loop: int) -> dict:
+    """One measurement of ``op`` per implementation, each on its own fresh copy."""
+    results = {}
+    for name, python in pythons.items():
+        where = scratch / name
+        if op in ("filter", "read", "annotate1", "msgspec", "import"):
+            root = scratch_copy(inputs["plain"], where)
+        elif op == "filter_meta":
+            root = scratch_copy(inputs["meta"], where)
+        elif op == "verdicts":
+            root = scratch_copy(inputs["plain"], where, sidecar=False)
+        elif op == "verdicts_meta":
+            root = scratch_copy(inputs["meta"], where, sidecar=False)
+        elif op in ("annotate_loop", "fsync"):
+            root = scratch_copy(inputs["plain"], where)
+        else:
+            raise SystemExit(f"unknown op {op}")
+        extra = {"n": n, "episode": n // 2, "loop": loop}
+        results[name] = run(python, op, root, extra)
+        if op == "annotate1":
+            # what the process left for other tools: the canonical file must hold the annotation
+            document = json.loads((root / "episode_labels.json").read_text())
+            assert document["episodes"][str(n // 2)]["judge"]["note"] == "one", (name, "annotation not in the file")
+        if op in ("fsync", "msgspec"):
+            break  # a floor, measured with our interpreter
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--upstream", default="/work/venv-upstream/bin/python", help="python of the 0.5.3 venv")
+    parser.add_argument("--ours", default=sys.executable)
+    parser.add_argument("--sizes", default="1000,100000,1000000")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--ops", default="import,filter,msgspec,filter_meta,read,annotate1,verdicts,verdicts_meta,annotate_loop,fsync"
+    )
+    parser.add_argument("--loop", type=int, default=2000, help="calls of annotate_loop / fsync")
+    parser.add_argument("--work", type=Path, default=HERE / "_work" / "compare")
+    args = parser.parse_args()
+    pythons = {"ours": args.ours, "0.5.3": args.upstream}
+    ops = args.ops.split(",")
+    print(f"load average at start: {os.getloadavg()[0]:.1f}; cpus: {os.cpu_count()}; repeat {args.repeat}, medians")
+    print(
+        f"{'op':<14}{'episodes':>10} | {'ours s':>8} {'ours MB':>8} | {'0.5.3 s':>8} {'0.5.3 MB':>8} | ratio t  ratio mem"
+    )
+    for n in (int(s) for s in args.sizes.split(",")):
+        inputs = prepare(args.work, n, args.ours)
+        for op in ops:
+            if op in ("import", "annotate_loop", "fsync") and n != int(args.sizes.split(",")[0]):
+                continue  # independent of the sidecar size: measured once, at the first size
+            samples: dict[str, list[dict]] = {}
+            for _ in range(args.repeat):
+                for name, result in measure(op, n, inputs, args.work / "scratch", pythons, args.loop).items():
+                    samples.setdefault(name, []).append(result)
+            med = {
+                name: (
+                    statistics.median(r["seconds"] for r in rs),
+                    statistics.median(r["rss_mb"] for r in rs),
+                    rs[0]["result"],
+                )
+                for name, rs in samples.items()
+            }
+            per = args.loop if op in ("annotate_loop", "fsync") else 1
+            unit = 1e3 / per if per > 1 else 1.0
+            if op in ("msgspec", "fsync"):
+                s, mb, _ = med["ours"]
+                label = f"{op} (floor)"
+                print(f"{label:<14}{n:>10,} | {s * unit:8.3f} {mb:8.0f} |")
+                continue
+            (s1, m1, r1), (s2, m2, r2) = med["ours"], med["0.5.3"]
+            note = "" if r1 == r2 else f"  (results differ: {r1} vs {r2})"
+            if per > 1:
+                print(
+                    f"{op + ' ms/call':<14}{n:>10,} | {s1 * unit:8.3f} {m1:8.0f} | {s2 * unit:8.3f} {m2:8.0f} | {s1 / s2:6.2f}x"
+                )
+            else:
+                print(
+                    f"{op:<14}{n:>10,} | {s1:8.3f} {m1:8.0f} | {s2:8.3f} {m2:8.0f} | {s1 / s2:6.2f}x {m1 / m2:8.2f}x{note}"
+                )
+            sys.stdout.flush()
+    shutil.rmtree(args.work / "scratch", ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
