@@ -6,14 +6,19 @@ importing it pulls in no tool and no provider SDK; a provider's module is import
 when a spec names it.
 
 Spec grammar: ``PROVIDER:MODEL_ID`` where ``PROVIDER`` is one of ``bedrock``,
-``anthropic``, ``openai``, ``ollama``, ``llamacpp`` (case-insensitive) and ``MODEL_ID``
-is everything after the first colon (model ids may themselves contain colons, e.g.
-``ollama:llava:13b`` or Bedrock's ``...-v1:0``).
+``anthropic``, ``openai``, ``gemini``, ``litellm``, ``ollama``, ``llamacpp``
+(case-insensitive) and ``MODEL_ID`` is everything after the first colon (model ids may
+themselves contain colons, e.g. ``ollama:llava:13b`` or Bedrock's ``...-v1:0``).
+
+``base_url`` points a provider at another server, e.g. an OpenAI-compatible local one
+(vLLM, LM Studio, llama.cpp's server, ollama's ``/v1``): ``openai:MODEL`` with
+``base_url="http://localhost:8000/v1"``. Rule: ``docs/judge.md``, "Model judges".
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,15 +37,22 @@ class ProviderInfo:
     cls: str
     extra: str  # strands-agents extra that installs the provider's SDK ("" = core)
     id_keyword: str  # constructor keyword that carries the model id
+    base_url: str  # how a base_url reaches the constructor (see _with_base_url)
 
 
 PROVIDERS: dict[str, ProviderInfo] = {
-    "bedrock": ProviderInfo("strands.models.bedrock", "BedrockModel", "", "model_id"),
-    "anthropic": ProviderInfo("strands.models.anthropic", "AnthropicModel", "anthropic", "model_id"),
-    "openai": ProviderInfo("strands.models.openai", "OpenAIModel", "openai", "model_id"),
-    "ollama": ProviderInfo("strands.models.ollama", "OllamaModel", "ollama", "model_id"),
-    "llamacpp": ProviderInfo("strands.models.llamacpp", "LlamaCppModel", "", "model_id"),
+    "bedrock": ProviderInfo("strands.models.bedrock", "BedrockModel", "", "model_id", "endpoint_url"),
+    "anthropic": ProviderInfo("strands.models.anthropic", "AnthropicModel", "anthropic", "model_id", "client_args"),
+    "openai": ProviderInfo("strands.models.openai", "OpenAIModel", "openai", "model_id", "client_args"),
+    "gemini": ProviderInfo("strands.models.gemini", "GeminiModel", "gemini", "model_id", "http_options"),
+    "litellm": ProviderInfo("strands.models.litellm", "LiteLLMModel", "litellm", "model_id", "api_base"),
+    "ollama": ProviderInfo("strands.models.ollama", "OllamaModel", "ollama", "model_id", "host"),
+    "llamacpp": ProviderInfo("strands.models.llamacpp", "LlamaCppModel", "", "model_id", "base_url"),
 }
+
+#: API key an OpenAI-compatible local server gets when none is configured (they ignore it,
+#: but the OpenAI client refuses to start without one).
+LOCAL_API_KEY = "not-needed"
 
 
 @dataclass(frozen=True)
@@ -85,12 +97,62 @@ def parse_model_spec(spec: str) -> ModelSpec:
     return ModelSpec(provider, model_id)
 
 
-def build_model(model: Any, **model_kwargs: Any) -> Any:
+def check_base_url(base_url: object) -> str | None:
+    """Validate a ``base_url``: None, or an ``http://`` / ``https://`` URL with a host.
+
+    Raises:
+        ModelSpecError: not a string, or not an http(s) URL.
+    """
+    if base_url is None:
+        return None
+    from urllib.parse import urlparse
+
+    if not isinstance(base_url, str) or not base_url.strip():
+        raise ModelSpecError(f"base_url must be an http(s) URL string, got {base_url!r}.")
+    url = base_url.strip()
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ModelSpecError(
+            f"base_url {url!r} is not an http(s) URL with a host; e.g. 'http://localhost:8000/v1' for an "
+            "OpenAI-compatible server."
+        )
+    return url
+
+
+def _with_base_url(provider: str, how: str, url: str, kwargs: dict[str, Any]) -> None:
+    """Put ``url`` where ``provider``'s strands class expects a server address."""
+    if how == "client_args":  # openai, anthropic: the SDK client's base_url
+        client_args = dict(kwargs.get("client_args") or {})
+        client_args.setdefault("base_url", url)
+        if provider == "openai" and "api_key" not in client_args and not os.environ.get("OPENAI_API_KEY"):
+            client_args["api_key"] = LOCAL_API_KEY
+        kwargs["client_args"] = client_args
+    elif how == "http_options":  # gemini: google-genai's HttpOptions
+        client_args = dict(kwargs.get("client_args") or {})
+        options = dict(client_args.get("http_options") or {})
+        options.setdefault("base_url", url)
+        client_args["http_options"] = options
+        kwargs["client_args"] = client_args
+    elif how == "api_base":  # litellm: completion(api_base=...)
+        client_args = dict(kwargs.get("client_args") or {})
+        client_args.setdefault("api_base", url)
+        kwargs["client_args"] = client_args
+    else:  # a constructor keyword: host (ollama), base_url (llamacpp), endpoint_url (bedrock)
+        kwargs[how] = url
+
+
+def build_model(model: Any, *, base_url: str | None = None, **model_kwargs: Any) -> Any:
     """Turn ``model`` into what ``strands.Agent(model=...)`` accepts.
 
     Args:
         model: ``None`` (strands' default model), a strands ``Model`` object (returned
             as is), or a ``PROVIDER:MODEL_ID`` spec string.
+        base_url: Server address for a spec (``http(s)://host[:port][/path]``): the
+            OpenAI / Anthropic client's ``base_url`` (an ``openai`` spec without
+            ``OPENAI_API_KEY`` gets the placeholder key :data:`LOCAL_API_KEY`, as local
+            servers need none), Gemini's ``http_options.base_url``, LiteLLM's
+            ``api_base``, ollama's ``host``, llama.cpp's ``base_url``, Bedrock's
+            ``endpoint_url``. Refused with a ``Model`` object (configure it directly).
         **model_kwargs: Extra constructor arguments for the provider class (e.g.
             ``host`` for ollama, ``client_args`` for openai).
 
@@ -98,17 +160,27 @@ def build_model(model: Any, **model_kwargs: Any) -> Any:
         ``None``, the given object, or a new provider model instance.
 
     Raises:
-        ModelSpecError: bad spec, or the provider's SDK is not installed (the message
-            names the ``strands-agents`` extra to install).
+        ModelSpecError: bad spec, a bad ``base_url`` (or one given without a spec), or
+            the provider's SDK is not installed (the message names the extra to install).
     """
+    url = check_base_url(base_url)
     if model is None or not isinstance(model, str):
+        if url is not None:
+            raise ModelSpecError(
+                "base_url applies to a PROVIDER:MODEL_ID spec (e.g. 'openai:qwen2.5-vl'); configure a Model object's "
+                "server on the object itself."
+            )
         return model
     parsed = parse_model_spec(model)
     info = PROVIDERS[parsed.provider]
     try:
         module = importlib.import_module(info.module)
     except ImportError as exc:
-        extra = f"pip install 'strands-agents[{info.extra}]'" if info.extra else "reinstall strands-agents"
+        extra = (
+            f"pip install 'strands-robots-labels[{info.extra}]' (or 'strands-agents[{info.extra}]')"
+            if info.extra
+            else "reinstall strands-agents"
+        )
         raise ModelSpecError(
             f"provider {parsed.provider!r} needs an SDK that is not installed ({exc.name or exc}); run: {extra}"
         ) from exc
@@ -116,5 +188,7 @@ def build_model(model: Any, **model_kwargs: Any) -> Any:
     kwargs = dict(model_kwargs)
     if parsed.provider == "ollama":
         kwargs.setdefault("host", None)
+    if url is not None:
+        _with_base_url(parsed.provider, info.base_url, url, kwargs)
     kwargs[info.id_keyword] = parsed.model_id
     return cls(**kwargs)

@@ -49,7 +49,18 @@ def judge(
     root: RootArg,
     model: Annotated[
         str | None,
-        typer.Option(help="PROVIDER:MODEL_ID (bedrock, anthropic, openai, ollama, llamacpp); default: offline judge."),
+        typer.Option(
+            help="PROVIDER:MODEL_ID (bedrock, anthropic, openai, gemini, litellm, ollama, llamacpp); "
+            "default: offline judge."
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="Server of the --model provider, e.g. http://localhost:8000/v1 for an OpenAI-compatible local "
+            "server (vLLM, LM Studio, llama.cpp, ollama's /v1) with --model openai:MODEL.",
+        ),
     ] = None,
     episodes: Annotated[str | None, typer.Option(help="Only these episodes, e.g. 0,3,7 or 0-9.")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="At most this many episodes.")] = None,
@@ -98,6 +109,7 @@ def judge(
         report = run_judge(
             dataset_root,
             model=model,
+            base_url=base_url,
             episodes=wanted,
             limit=limit,
             frames=frames,

@@ -33,7 +33,7 @@ from strands_robots.errors import LabelsError, LabelValidationError
 from strands_robots.judges.heuristic import HeuristicJudgeModel, judge_prompt
 from strands_robots.judges.profile import DatasetProfile
 from strands_robots.judges.rules import JUDGE_MODEL
-from strands_robots.model_spec import build_model
+from strands_robots.model_spec import ModelSpecError, build_model
 from strands_robots.tools.episode_judge import create_judge_agent, model_name
 
 #: ``--model`` values that select the offline judge.
@@ -212,6 +212,7 @@ def run_judge(
     root: str | Path,
     *,
     model: Any = None,
+    base_url: str | None = None,
     episodes: Iterable[int] | None = None,
     limit: int | None = None,
     frames: int = 4,
@@ -229,6 +230,8 @@ def run_judge(
         root: Dataset root (a path a person gave; resolved here).
         model: None / ``"heuristic-v1"`` (the offline judge), a ``PROVIDER:MODEL_ID``
             spec (one model instance per worker) or a strands ``Model`` (shared).
+        base_url: Server of the spec's provider (e.g. an OpenAI-compatible local
+            server: ``model="openai:MODEL", base_url="http://localhost:8000/v1"``).
         episodes: Only these episode indices.
         limit: At most this many episodes.
         frames: Frames ``sample_frames`` is asked for per episode.
@@ -246,7 +249,7 @@ def run_judge(
     Raises:
         NoVerdictsError: the dataset has no sidecar.
         LabelValidationError: a bad ``frames``, ``workers`` or ``limit``.
-        ModelSpecError: a bad model spec.
+        ModelSpecError: a bad model spec or ``base_url`` (also: a ``base_url`` without a spec).
         DatasetError: the dataset cannot be opened (offline judge).
     """
     start = time.perf_counter()
@@ -257,8 +260,13 @@ def run_judge(
         raise LabelValidationError(f"workers must be >= 1, got {workers}.")
     retry = retry or RetryPolicy()
     offline = _is_offline(model)
+    if offline and base_url is not None:
+        raise ModelSpecError(
+            "base_url selects a model server, but no model was given: pass a spec too, e.g. "
+            "--model openai:MODEL --base-url URL."
+        )
     if not offline and isinstance(model, str):
-        build_model(model)  # fail fast on a bad spec or a missing SDK, before anything else
+        build_model(model, base_url=base_url)  # fail fast on a bad spec or a missing SDK, before anything else
     todo, missing, already = select_episodes(
         root, episodes=episodes, limit=limit, relabel=relabel, labels_dir=labels_dir
     )
@@ -297,6 +305,7 @@ def run_judge(
                 shared_model if shared_model is not None else model,
                 roots=[root],
                 labels_dir=labels_dir,
+                base_url=base_url if isinstance(model, str) and not offline else None,
                 callback_handler=None,
                 retry_strategy=retry.strategy(),
             )

@@ -493,6 +493,7 @@ def create_judge_agent(
     roots: Iterable[str | os.PathLike[str]] | None = None,
     labels_dir: str | os.PathLike[str] | None = None,
     max_side: int = DEFAULT_MAX_SIDE,
+    base_url: str | None = None,
     **agent_kwargs: Any,
 ) -> Any:
     """A strands ``Agent`` that judges episodes with the four tools.
@@ -503,13 +504,15 @@ def create_judge_agent(
 
     Args:
         model: A strands ``Model``, None (strands' default model) or a
-            ``PROVIDER:MODEL_ID`` string (bedrock, anthropic, openai, ollama, llamacpp;
-            see :func:`strands_robots.model_spec.build_model`).
+            ``PROVIDER:MODEL_ID`` string (bedrock, anthropic, openai, gemini, litellm,
+            ollama, llamacpp; see :func:`strands_robots.model_spec.build_model`).
         system_prompt: Replaces :data:`SYSTEM_PROMPT` (keep its doctrine).
         roots: Allow-list of directories the tools may read and write; None reads
             ``STRANDS_LABELS_ROOTS`` at each call.
         labels_dir: Where the label sidecars live (default: each dataset's root).
         max_side: Longest side of images sent to the model, in pixels.
+        base_url: Server of a spec's provider, e.g. ``"http://localhost:8000/v1"`` for
+            an OpenAI-compatible local server with ``"openai:MODEL"``.
         **agent_kwargs: Passed to ``strands.Agent`` (``callback_handler``,
             ``retry_strategy``, ``tool_executor`` ...).
 
@@ -517,7 +520,8 @@ def create_judge_agent(
         The agent; ``agent.judge_tools`` holds the bound :class:`JudgeTools`.
 
     Raises:
-        ModelSpecError: a bad spec or a provider whose SDK is missing (names the extra).
+        ModelSpecError: a bad spec or ``base_url``, or a provider whose SDK is missing
+            (names the extra).
         UnsafeRootError: a malformed allow-list.
     """
     from strands import Agent
@@ -525,7 +529,7 @@ def create_judge_agent(
 
     from strands_robots.model_spec import build_model
 
-    built = build_model(model)
+    built = build_model(model, base_url=base_url)
     tools = make_judge_tools(roots=roots, labels_dir=labels_dir, judge_model=model_name(model), max_side=max_side)
     agent_kwargs.setdefault("tool_executor", SequentialToolExecutor())
     agent = Agent(
