@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "No Python >= 3.12: see the message above."; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,web]'
+	$(PY) -m pip install -q -e '.[dev,web,ray]'
 	@touch $(STAMP)
 
 demo: $(STAMP)

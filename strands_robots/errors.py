@@ -50,3 +50,7 @@ class UnsafeRootError(LabelsError, ValueError):
 
 class LabelsNotFoundError(LabelsError, FileNotFoundError):
     """No label sidecar exists yet where one was asked for."""
+
+
+class MissingExtraError(LabelsError, ImportError):
+    """An optional feature needs a package extra that is not installed (the message names the pip command)."""

@@ -69,11 +69,24 @@ def judge(
         bool | None,
         typer.Option("--images/--no-images", help="Send camera images (default: with --model yes, offline no)."),
     ] = None,
-    workers: Annotated[int, typer.Option(min=1, help="Episodes judged in parallel.")] = 1,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Episodes judged in parallel (default 1; with --ray the cluster's CPUs).")
+    ] = None,
     relabel: Annotated[
         bool, typer.Option("--relabel", help="Redo labelled episodes (replaced labels kept in judge_history).")
     ] = False,
     labels_dir: LabelsDirOpt = None,
+    ray: Annotated[
+        bool,
+        typer.Option(
+            "--ray", help="Judge on Ray workers (a local cluster unless --ray-address); needs the [ray] extra."
+        ),
+    ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="Ray cluster to join, e.g. auto or ray://HEAD:10001 (implies --ray)."),
+    ] = None,
+    batch_size: Annotated[int | None, typer.Option(min=1, help="Episodes per Ray task (default: automatic).")] = None,
 ) -> None:
     """Grade each episode's execution on top of its verdict (never overturning it)."""
     from strands_robots.episode_labels import flush
@@ -119,6 +132,9 @@ def judge(
             labels_dir=sidecar_dir,
             on_start=on_start,
             on_result=on_result,
+            executor="ray" if ray or ray_address else "thread",
+            ray_address=ray_address,
+            batch_size=batch_size,
         )
     except KeyboardInterrupt:
         interrupted = True

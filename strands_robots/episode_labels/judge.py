@@ -54,6 +54,43 @@ def _apply(records: dict[str, Any], index: int, fields: dict[str, Any], keep_his
     records[key] = record
 
 
+def judge_block(
+    record: Mapping[str, Any] | None,
+    episode: int,
+    *,
+    quality: str,
+    failure_mode: str | None = None,
+    note: str = "",
+    success_opinion: bool | None = None,
+    model: str = "",
+) -> dict[str, Any]:
+    """The judge block :func:`annotate_episode` would write on ``record``, without writing it.
+
+    Used where the write happens elsewhere (a distributed judge's worker returns the
+    block and its driver writes it with :func:`annotate_episodes`). Same checks, same
+    ``disputes_verdict`` rule; ``labeled_at`` is now (the writer sets its own).
+
+    Args:
+        record: The episode's current record (``deterministic`` required), or None.
+        episode: Real ``episode_index``.
+        quality, failure_mode, note, success_opinion, model: As :func:`annotate_episode`.
+
+    Returns:
+        The judge block (a new dict).
+
+    Raises:
+        LabelValidationError: a value outside its domain.
+        EpisodeNotFoundError: ``record`` has no deterministic verdict.
+    """
+    index = checks.episode_index(episode)
+    fields = _judge_fields(
+        quality=quality, failure_mode=failure_mode, note=note, success_opinion=success_opinion, model=model
+    )
+    records = {str(index): dict(record)} if record else {}
+    _apply(records, index, fields, False, time.time())
+    return dict(records[str(index)]["judge"])
+
+
 def annotate_episode(
     root: str | Path,
     episode: int,

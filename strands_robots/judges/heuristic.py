@@ -91,6 +91,14 @@ class HeuristicJudgeModel(Model):
         self._lock = threading.Lock()
         self.config: dict[str, Any] = {"model_id": JUDGE_MODEL}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (a Ray worker gets a copy): everything but the lock."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def update_config(self, **model_config: Any) -> None:
         """Update the (informational) config."""
         self.config.update(model_config)

@@ -36,6 +36,9 @@ from strands_robots.judges.rules import JUDGE_MODEL
 from strands_robots.model_spec import ModelSpecError, build_model
 from strands_robots.tools.episode_judge import create_judge_agent, model_name
 
+#: Where :func:`run_judge` runs the agents.
+EXECUTORS = ("thread", "ray")
+
 #: ``--model`` values that select the offline judge.
 OFFLINE_ALIASES = ("heuristic", JUDGE_MODEL)
 
@@ -204,6 +207,38 @@ def select_episodes(
     return todo, missing, already
 
 
+def judge_episode(
+    agent: Any, root: Path, episode: int, frames: int, images: bool
+) -> tuple[EpisodeResult, dict[str, Any] | None]:
+    """Run one episode through a judge agent (a fresh conversation).
+
+    Returns:
+        ``(result, judge block or None)``; never raises (a failure is in the result).
+    """
+    t0 = time.perf_counter()
+    try:
+        agent.messages = []
+        agent(judge_prompt(root, [episode], frames, images))
+        judge = agent.judge_tools.config.written.pop((str(root), episode), None)
+        if judge is None:
+            reply = str(agent.messages[-1]["content"][0].get("text", "")) if agent.messages else ""
+            error = f"the judge wrote no label. Its last words: {reply[:300]}"
+            return EpisodeResult(episode, False, error=error, seconds=time.perf_counter() - t0), None
+        result = EpisodeResult(
+            episode,
+            True,
+            quality=judge.get("quality"),
+            failure_mode=judge.get("failure_mode"),
+            disputes_verdict=bool(judge.get("disputes_verdict")),
+            seconds=time.perf_counter() - t0,
+        )
+        return result, judge
+    except Exception as exc:  # noqa: BLE001 - one episode's failure never stops the run
+        return EpisodeResult(
+            episode, False, error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - t0
+        ), None
+
+
 def _is_offline(model: Any) -> bool:
     return model is None or (isinstance(model, str) and model.strip().lower() in OFFLINE_ALIASES)
 
@@ -217,12 +252,15 @@ def run_judge(
     limit: int | None = None,
     frames: int = 4,
     images: bool | None = None,
-    workers: int = 1,
+    workers: int | None = None,
     relabel: bool = False,
     labels_dir: str | Path | None = None,
     retry: RetryPolicy | None = None,
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
+    executor: str = "thread",
+    ray_address: str | None = None,
+    batch_size: int | None = None,
 ) -> JudgeReport:
     """Label the selected episodes of ``root`` with a judge agent.
 
@@ -236,19 +274,30 @@ def run_judge(
         limit: At most this many episodes.
         frames: Frames ``sample_frames`` is asked for per episode.
         images: Ask for camera images (default: yes with a model, no offline).
-        workers: Episodes judged in parallel (threads, one agent each).
+        workers: Episodes judged in parallel: threads (default 1) or, with
+            ``executor="ray"``, Ray actors (default: the cluster's CPUs), one agent each.
         relabel: Redo labelled episodes, keeping replaced blocks in ``judge_history``.
         labels_dir: Directory of the label sidecars.
         retry: Backoff of transient model-call failures.
         on_start: Called with the number of episodes once selection is done.
-        on_result: Called with each :class:`EpisodeResult` as it completes (any thread).
+        on_result: Called with each :class:`EpisodeResult` as it completes (any thread;
+            with Ray, on the driver once the episode's label is written).
+        executor: ``"thread"`` (this process) or ``"ray"``: batches of episodes go to Ray
+            actors that return label records, and this process alone writes them (see
+            docs/distributed.md). Needs the ``[ray]`` extra.
+        ray_address: Ray cluster to join (``ray.init(address=...)``: ``"auto"``,
+            ``"ray://HOST:10001"``); None starts a local one unless Ray is already
+            initialised or ``RAY_ADDRESS`` is set.
+        batch_size: Episodes per Ray task (default: about four batches per actor, at
+            most 32 episodes each).
 
     Returns:
         The :class:`JudgeReport`; requested episodes without a verdict are failures in it.
 
     Raises:
         NoVerdictsError: the dataset has no sidecar.
-        LabelValidationError: a bad ``frames``, ``workers`` or ``limit``.
+        LabelValidationError: a bad ``frames``, ``workers``, ``limit``, ``executor`` or ``batch_size``.
+        MissingExtraError: ``executor="ray"`` without Ray installed.
         ModelSpecError: a bad model spec or ``base_url`` (also: a ``base_url`` without a spec).
         DatasetError: the dataset cannot be opened (offline judge).
     """
@@ -256,8 +305,18 @@ def run_judge(
     root = Path(root).expanduser().resolve()
     if frames < 1:
         raise LabelValidationError(f"frames must be >= 1, got {frames}.")
-    if workers < 1:
+    if executor not in EXECUTORS:
+        raise LabelValidationError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}.")
+    if workers is not None and workers < 1:
         raise LabelValidationError(f"workers must be >= 1, got {workers}.")
+    if batch_size is not None and batch_size < 1:
+        raise LabelValidationError(f"batch_size must be >= 1, got {batch_size}.")
+    if executor == "ray":
+        from strands_robots.judges.ray_executor import require_ray
+
+        require_ray()  # before any work: name the extra to install
+    elif workers is None:
+        workers = 1
     retry = retry or RetryPolicy()
     offline = _is_offline(model)
     if offline and base_url is not None:
@@ -286,7 +345,7 @@ def run_judge(
     shared_model: Any
     if offline:
         profile_start = time.perf_counter()
-        profile = DatasetProfile.from_dataset(root, workers=workers)
+        profile = DatasetProfile.from_dataset(root, workers=workers or 1)
         report.profile_seconds = time.perf_counter() - profile_start
         shared_model = HeuristicJudgeModel({root: profile})
     elif isinstance(model, str):
@@ -315,33 +374,37 @@ def run_judge(
         return agent
 
     def judge_one(episode: int) -> EpisodeResult:
-        t0 = time.perf_counter()
         try:
             agent = agent_for_thread()
-            agent.messages = []
-            agent(judge_prompt(root, [episode], frames, images))
-            judge = agent.judge_tools.config.written.pop((str(root), episode), None)
-            if judge is None:
-                reply = str(agent.messages[-1]["content"][0].get("text", "")) if agent.messages else ""
-                return EpisodeResult(
-                    episode,
-                    False,
-                    error=f"the judge wrote no label. Its last words: {reply[:300]}",
-                    seconds=time.perf_counter() - t0,
-                )
-            return EpisodeResult(
-                episode,
-                True,
-                quality=judge.get("quality"),
-                failure_mode=judge.get("failure_mode"),
-                disputes_verdict=bool(judge.get("disputes_verdict")),
-                seconds=time.perf_counter() - t0,
-            )
         except Exception as exc:  # noqa: BLE001 - one episode's failure never stops the run
-            return EpisodeResult(episode, False, error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - t0)
+            return EpisodeResult(episode, False, error=f"{type(exc).__name__}: {exc}")
+        return judge_episode(agent, root, episode, frames, images)[0]
+
+    if executor == "ray":
+        from strands_robots.judges.ray_executor import judge_on_ray
+
+        try:
+            judge_on_ray(
+                report,
+                todo,
+                model=shared_model if shared_model is not None else model,
+                frames=frames,
+                images=images,
+                workers=workers,
+                labels_dir=labels_dir,
+                retry=retry,
+                base_url=base_url if isinstance(model, str) and not offline else None,
+                address=ray_address,
+                batch_size=batch_size,
+                on_result=on_result,
+            )
+        finally:
+            report.results.sort(key=lambda r: r.episode)
+            report.seconds = time.perf_counter() - start
+        return report
 
     done: list[EpisodeResult] = []
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge")
+    pool = ThreadPoolExecutor(max_workers=workers or 1, thread_name_prefix="judge")
     try:
         futures = [pool.submit(judge_one, e) for e in todo]
         for future in as_completed(futures):

@@ -32,6 +32,8 @@ import numpy as np
 from strands_robots.dataset.cache import cached_dataset
 from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, annotate_episode, deterministic_verdict
 from strands_robots.episode_labels.document import query_document
+from strands_robots.episode_labels.judge import judge_block
+from strands_robots.errors import EpisodeNotFoundError
 from strands_robots.signals import episode_signals, sample_indices
 from strands_robots.tools import envelope
 from strands_robots.tools.envelope import MissingVideoError, ToolInputError, json_block, run_tool, text_block
@@ -85,6 +87,12 @@ class JudgeToolConfig:
             (the runner checks it to tell a labelled episode from a model that gave up);
             kept only when ``track_writes``.
         track_writes: Fill ``written`` (off for the long-lived module-level tools).
+        records: ``episode_index -> record`` (its ``deterministic`` and ``judge`` blocks)
+            read instead of the sidecar, or None to read the sidecar. A distributed
+            judge's worker gets the records of its batch from the driver, so it never
+            opens the sidecar.
+        defer_writes: ``write_label`` checks the label and keeps it in ``written``
+            without writing it (the caller writes it; ``track_writes`` must be on).
     """
 
     roots: list[Path] | None = None
@@ -94,6 +102,8 @@ class JudgeToolConfig:
     max_side: int = DEFAULT_MAX_SIDE
     written: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     track_writes: bool = True
+    records: dict[int, dict[str, Any]] | None = None
+    defer_writes: bool = False
     tool_seconds: dict[str, float] = field(default_factory=dict)
     tool_calls: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -156,7 +166,14 @@ def _optional_mode(value: object) -> str | None:
     return str(value)
 
 
-def _record(root: Path, episode: int, labels_dir: Path | None) -> dict[str, Any] | None:
+def _record(cfg: JudgeToolConfig, root: Path, episode: int) -> dict[str, Any] | None:
+    if cfg.records is not None:
+        record = cfg.records.get(episode)
+        return {k: record[k] for k in ("deterministic", "judge") if k in record} if record else None
+    return _sidecar_record(root, episode, cfg.labels_dir)
+
+
+def _sidecar_record(root: Path, episode: int, labels_dir: Path | None) -> dict[str, Any] | None:
     def get(document: dict[str, Any]) -> dict[str, Any] | None:
         record = document["episodes"].get(str(episode))
         return {k: record[k] for k in ("deterministic", "judge") if k in record} if record else None
@@ -180,7 +197,7 @@ def _load_episode(cfg: JudgeToolConfig, root: object, episode: object) -> dict[s
     index = episode_arg(episode)
     dataset = cached_dataset(path)
     meta = _episode_meta(dataset, index)
-    record = _record(path, index, cfg.labels_dir) or {}
+    record = _record(cfg, path, index) or {}
     fps = dataset.fps
     features = {
         name: {"dtype": spec.get("dtype"), "shape": list(spec.get("shape") or [])}
@@ -286,7 +303,15 @@ def _sample_frames(
 def _read_predicate_verdict(cfg: JudgeToolConfig, root: object, episode: object) -> dict[str, Any]:
     path = cfg.root(root)
     index = episode_arg(episode)
-    verdict = deterministic_verdict(path, index, labels_dir=cfg.labels_dir)
+    if cfg.records is None:
+        verdict = deterministic_verdict(path, index, labels_dir=cfg.labels_dir)
+    else:
+        verdict = dict((_record(cfg, path, index) or {}).get("deterministic") or {})
+        if not verdict:
+            raise EpisodeNotFoundError(
+                f"no deterministic verdict recorded for episode {index}; record it first with "
+                "record_deterministic_verdicts (or `strands-labels verdicts ROOT FILE`)."
+            )
     summary = (
         f"deterministic verdict of episode {index} (authoritative; you annotate it, never overturn it): "
         f"success={verdict.get('success')}, failure={verdict.get('failure', False)}. The last recorded frame is "
@@ -313,20 +338,23 @@ def _write_label(
         )
     mode = _optional_mode(failure_mode)
     recorded_model = judge_model if isinstance(judge_model, str) and judge_model.strip() else cfg.judge_model
-    record = annotate_episode(
-        path,
-        index,
-        quality=str(quality),
-        failure_mode=mode,
-        note=note if note is not None else "",
-        success_opinion=success_opinion,
-        model=recorded_model,
-        labels_dir=cfg.labels_dir,
-        keep_history=True,
-    )
+    fields = {
+        "quality": str(quality),
+        "failure_mode": mode,
+        "note": note if note is not None else "",
+        "success_opinion": success_opinion,
+        "model": recorded_model,
+    }
+    if cfg.defer_writes:
+        record = dict(_record(cfg, path, index) or {})
+        record["judge"] = judge_block(record, index, **fields)
+        if cfg.records is not None:
+            cfg.records[index] = record
+    else:
+        record = annotate_episode(path, index, **fields, labels_dir=cfg.labels_dir, keep_history=True)
     judge = record["judge"]
     cfg.record_write(path, index, judge)
-    text = f"label written for episode {index}: quality={judge['quality']}, failure_mode={judge['failure_mode']}."
+    text = f"label {'recorded' if cfg.defer_writes else 'written'} for episode {index}: quality={judge['quality']}, failure_mode={judge['failure_mode']}."
     if judge.get("disputes_verdict"):
         text += (
             f" Your success_opinion={judge['success_opinion']} contradicts the deterministic verdict "

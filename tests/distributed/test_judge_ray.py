@@ -1,0 +1,112 @@
+"""``run_judge(executor="ray")`` and ``strands-labels judge --ray`` on a real local Ray cluster."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from strands_robots.cli.main import app
+from strands_robots.episode_labels import read_labels
+from strands_robots.errors import LabelValidationError
+from strands_robots.judges import DatasetProfile, run_judge
+from tests.distributed.slow_models import SlowPidJudge
+
+JUDGE_KEYS = ("quality", "failure_mode", "note", "success_opinion", "model", "disputes_verdict")
+
+
+def judge_blocks(root) -> dict[str, dict]:
+    records = read_labels(root)["episodes"]
+    return {k: {f: r["judge"][f] for f in JUDGE_KEYS} for k, r in records.items() if "judge" in r}
+
+
+def test_ray_labels_equal_the_thread_executors(ray_cluster, g1_with_verdicts, copy_dataset):
+    twin = copy_dataset(g1_with_verdicts, "twin")
+    threads = run_judge(g1_with_verdicts, workers=2)
+    seen = []
+    on_ray = run_judge(twin, executor="ray", workers=2, batch_size=7, on_result=seen.append)
+    assert len(threads.labelled) == len(on_ray.labelled) == 100 and not on_ray.failed
+    assert [r.episode for r in on_ray.results] == list(range(100))
+    assert sorted(r.episode for r in seen) == list(range(100))  # progress: once per episode
+    assert judge_blocks(twin) == judge_blocks(g1_with_verdicts)
+    assert on_ray.quality_counts() == threads.quality_counts()
+    assert sum(on_ray.quality_counts().values()) == 100
+    assert set(on_ray.tool_seconds) == {"read_predicate_verdict", "load_episode", "sample_frames", "write_label"}
+    records = read_labels(twin)["episodes"]
+    assert all("judge_history" not in r for r in records.values())  # each written once
+
+
+def test_ray_run_resumes_and_relabels_with_history(ray_cluster, g1_with_verdicts):
+    first = run_judge(g1_with_verdicts, executor="ray", workers=2, limit=30)
+    assert [r.episode for r in first.labelled] == list(range(30))
+    second = run_judge(g1_with_verdicts, executor="ray", workers=2)
+    assert second.already_labelled == 30 and [r.episode for r in second.labelled] == list(range(30, 100))
+    assert run_judge(g1_with_verdicts, executor="ray").results == []
+    again = run_judge(g1_with_verdicts, executor="ray", episodes=[3, 4], relabel=True)
+    assert [r.episode for r in again.labelled] == [3, 4]
+    records = read_labels(g1_with_verdicts)["episodes"]
+    assert [len(records[k].get("judge_history", [])) for k in ("2", "3", "4")] == [0, 1, 1]
+
+
+def test_killing_a_worker_mid_run_still_labels_every_episode_once(ray_cluster, g1_with_verdicts, tmp_path):
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    profile = DatasetProfile.from_dataset(g1_with_verdicts)
+    model = SlowPidJudge({g1_with_verdicts: profile}, pid_dir=str(pid_dir), delay=0.02)
+    killed: list[int] = []
+
+    def kill_one(result) -> None:  # noqa: ANN001 - EpisodeResult
+        if killed:
+            return
+        deadline = time.monotonic() + 30
+        while len(list(pid_dir.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        victim = sorted(int(p.name) for p in pid_dir.iterdir())[0]
+        os.kill(victim, signal.SIGKILL)
+        killed.append(victim)
+
+    report = run_judge(g1_with_verdicts, model=model, executor="ray", workers=2, batch_size=5, on_result=kill_one)
+    assert killed, "no worker was killed"
+    with pytest.raises(ProcessLookupError):
+        os.kill(killed[0], 0)  # really gone
+    assert len(list(pid_dir.iterdir())) >= 3  # Ray started a replacement worker process
+    assert not report.failed and [r.episode for r in report.results] == list(range(100))
+    records = read_labels(g1_with_verdicts)["episodes"]
+    assert all(records[str(e)]["judge"]["model"] == "heuristic-v1" for e in range(100))
+    assert all("judge_history" not in records[str(e)] for e in range(100))  # exactly once
+
+
+def test_episode_failures_are_collected_and_bad_input_is_typed(ray_cluster, g1_with_verdicts):
+    (g1_with_verdicts / "data" / "chunk-000" / "episode_000005.parquet").unlink(missing_ok=True)
+    report = run_judge(g1_with_verdicts, executor="ray", workers=2, episodes=[4, 5, 6, 200])
+    assert [r.episode for r in report.labelled] == [4, 6]
+    assert [r.episode for r in report.failed] == [5, 200]
+    assert report.failed[0].error.startswith("the judge wrote no label")
+    assert "episode_000005.parquet of episode 5 is missing" in report.failed[0].error
+    assert report.failed[1].error == "no deterministic verdict recorded; nothing to judge"
+    assert "judge" not in read_labels(g1_with_verdicts)["episodes"]["5"]
+    with pytest.raises(LabelValidationError, match="executor"):
+        run_judge(g1_with_verdicts, executor="dask")
+    with pytest.raises(LabelValidationError, match="batch_size"):
+        run_judge(g1_with_verdicts, executor="ray", batch_size=0)
+
+
+def test_cli_judge_ray(ray_cluster, g1_with_verdicts):
+    result = CliRunner().invoke(app, ["judge", str(g1_with_verdicts), "--ray", "--workers", "2", "--limit", "12"])
+    assert result.exit_code == 0, result.output
+    assert "12 labelled" in result.output
+    assert len(judge_blocks(g1_with_verdicts)) == 12
+
+
+def test_without_ray_installed_the_error_names_the_extra(g1_with_verdicts, monkeypatch):
+    import sys
+
+    from strands_robots.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` sees where the extra is not installed
+    with pytest.raises(MissingExtraError, match=r"pip install 'strands-robots-labels\[ray\]'"):
+        run_judge(g1_with_verdicts, executor="ray")
+    assert "judge" not in read_labels(g1_with_verdicts)["episodes"]["0"]
