@@ -1,10 +1,7 @@
 """The outcome label schema and its validation.
 
-Every rule comes from the sequence-metadata document
-(``shared/seeds/002_97d936564d7807fd.txt``, sections "Felder", "Ergebniswerte",
-"Autonomiegrad", "Teilaufgaben", "Handaktionen", "Dauer der Sequenz",
-"Zugehörigkeit zur Evaluation", "Leakage-Gruppen", "Quell-Metadaten" and "Wie
-Schreibvorgänge funktionieren") as restated in issue 7, "Model and rules".
+Every rule is stated in docs/outcomes.md, "The label" (fields, values, subtasks, hand
+actions, duration, numbers, human demonstrations, writes replace).
 
 :func:`validate_label` checks a whole write at once and raises ONE
 :class:`OutcomeValidationError` listing every violated rule with its field path
@@ -152,7 +149,21 @@ def _is_integer(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def _finite(value: Any) -> bool:
+    """A real number that a float (and so JSON) can hold: ``10**400`` and ``nan`` are not."""
+    if not _is_number(value):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an int too large for a float
+        return False
+
+
 def _describe(value: Any) -> str:
+    if _is_integer(value) and abs(int(value)).bit_length() > 64:
+        # repr() of an int past 4300 digits raises ValueError; describe it by its size instead
+        digits = int((abs(int(value)).bit_length() - 1) * math.log10(2))  # a lower bound of log10(|value|)
+        return f"an integer of more than {digits} digits (too large for a float)"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -188,7 +199,7 @@ class _Checker:
         return value
 
     def timestamp(self, path: str, value: Any) -> float | None:
-        if not _is_number(value) or not math.isfinite(float(value)):
+        if not _finite(value):
             self.fail(path, f"must be a finite number of seconds, got {_describe(value)}")
             return None
         if value < 0:
@@ -199,7 +210,7 @@ class _Checker:
     def fraction(self, path: str, value: Any) -> float | None:
         if value is None:
             return None
-        if not _is_number(value) or not math.isfinite(float(value)) or not 0 <= value <= 1:
+        if not _finite(value) or not 0 <= value <= 1:
             self.fail(path, f"must be a number from 0 to 1 or null, got {_describe(value)}")
             return None
         return float(value)
@@ -415,7 +426,7 @@ def _source_metadata(c: _Checker, value: Any) -> dict[str, Any]:
             out[key] = item
         elif isinstance(item, bool):
             out[key] = item
-        elif _is_number(item) and math.isfinite(float(item)):
+        elif _finite(item):
             out[key] = int(item) if _is_integer(item) else float(item)
         else:
             c.fail(
@@ -435,9 +446,9 @@ def validate_label(fields: dict[str, Any], *, duration: float | None = None) -> 
     Args:
         fields: The writable fields (see :data:`WRITABLE_FIELDS`); ``outcome`` is required,
             every other field is optional and unset when omitted (a write replaces the
-            current label completely: seed 002, "Wie Schreibvorgänge funktionieren").
+            current label completely: docs/outcomes.md, "Writes replace").
         duration: The episode's duration in seconds (``length / fps``) when known; every
-            ``end_ts`` must then be at most ``duration + 1`` (seed 002, "Dauer der Sequenz").
+            ``end_ts`` must then be at most ``duration + 1`` (docs/outcomes.md, "Duration").
 
     Returns:
         Every writable field, normalised (see the module docstring).
@@ -468,6 +479,12 @@ def validate_label(fields: dict[str, Any], *, duration: float | None = None) -> 
     label["model_version"] = (
         c.text("model_version", fields.get("model_version"), min_len=0, max_len=MAX_MODEL_VERSION, nullable=True) or ""
     )
+    if label["model_version"] and label["autonomy_level"] == "human_demonstration":
+        c.fail(
+            "model_version",
+            f"must be empty for a human demonstration (autonomy_level is human_demonstration, model_version is "
+            f"{label['model_version']!r}); drop model_version or set the autonomy_level the policy ran under",
+        )
     label["evaluation_membership"] = c.choice(
         "evaluation_membership", fields.get("evaluation_membership"), EVALUATION_MEMBERSHIPS, empty_ok=True
     )
