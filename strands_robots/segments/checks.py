@@ -17,6 +17,7 @@ from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD
 from strands_robots.segments.navigate import episode_base_velocity
 from strands_robots.segments.store import get_segmentation, infer_cohort, task_text
+from strands_robots.segments.success import episode_failure
 from strands_robots.segments.validate import validate_segmentation
 
 
@@ -68,4 +69,5 @@ def validate_episode(
         task=task_text(tasks),
         base_velocity=velocity,
         base_speed_threshold=base_speed_threshold,
+        failure=episode_failure(root, facts.episode_index, labels_dir=labels_dir),
     )

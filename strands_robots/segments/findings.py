@@ -42,6 +42,12 @@ _KINDS = (
         "§2",
         True,
     ),
+    FindingKind(
+        "task_complete_after_failure",
+        "TASK_COMPLETE only after the task has succeeded (not on an episode whose outcome or verdict is a failure)",
+        "§2",
+        True,
+    ),
     # -- guideline rules (sections 1, 3, 4, 7, 8) ----------------------------------------------
     FindingKind(
         "activation_control",
@@ -54,6 +60,7 @@ _KINDS = (
     FindingKind("hold_running_water", "hold only for an object kept grasped under running water", "§1, §3 H1"),
     FindingKind("count_task_pairs", "count-based tasks: one pick + place pair per instance", "§1"),
     FindingKind("count_task_group_noun", "count-based tasks: group nouns are forbidden", "§1"),
+    FindingKind("stir_utensil", "a stir follows the pick of its utensil (still in hand)", "§3 T1"),
     FindingKind("bundled_actions", "never bundle two actions in one label", "§3 slot conventions"),
     FindingKind("navigate_base_motion", "navigate only where the base moves", "§1"),
     FindingKind(

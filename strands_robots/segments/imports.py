@@ -45,6 +45,7 @@ from strands_robots.segments.store import (
     prepare_record,
     put_record,
 )
+from strands_robots.segments.success import failed_episodes
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
 from strands_robots.storage.codec import load_json_bytes
 from strands_robots.storage.record_store import Change
@@ -357,13 +358,22 @@ def _fix_boundaries(items: list[list[Any]], length: int, end_inclusive: bool | N
 
 
 def _fill(
-    items: list[list[Any]], length: int, cohort: str, head: str, tail: str, fill_gaps: str, report: EpisodeReport
+    items: list[list[Any]],
+    length: int,
+    cohort: str,
+    head: str,
+    tail: str,
+    fill_gaps: str,
+    report: EpisodeReport,
+    failure: str | None = None,
 ) -> None:
     idle = "Idle"
     if head == "auto":
         head = "idle" if cohort == "agibot" else "extend"
     if tail == "auto":
-        tail = "idle" if cohort == "agibot" else "task_complete"
+        tail = "idle" if cohort == "agibot" else ("extend" if failure else "task_complete")
+        if failure and cohort != "agibot" and items and items[-1][1] < length:
+            report.notes.append(f"no TASK_COMPLETE tail: {failure} (the tail gap extends the last segment)")
     if head == "idle" and cohort != "agibot" or tail == "idle" and cohort != "agibot":
         raise LabelValidationError("the 'idle' head/tail policy is for the AgiBot cohort (Idle label); use extend.")
     if items and items[0][0] > 0:
@@ -437,6 +447,7 @@ def prepare_episode(
     note: Any = None,
     source: str = "import",
     annotated_at: str | None = None,
+    failure: str | None = None,
 ) -> dict[str, Any]:
     """Normalise one episode's spans and build its record (raises on what cannot be fixed).
 
@@ -450,7 +461,7 @@ def prepare_episode(
     _labels(items, normalize, report)
     chosen = cohort or _infer_cohort(items)
     _fix_boundaries(items, facts.length, end_inclusive, report)
-    _fill(items, facts.length, chosen, head, tail, fill_gaps, report)
+    _fill(items, facts.length, chosen, head, tail, fill_gaps, report, failure)
     segments = [{"start": s, "end": e, "label": label, "note": note} for s, e, label, note, _ in items]
     record, findings = prepare_record(
         facts,
@@ -461,6 +472,7 @@ def prepare_episode(
         cohort=chosen,
         source=source,
         annotated_at=annotated_at,
+        failure=failure,
     )
     report.findings = findings
     report.segments = len(segments)
@@ -554,7 +566,8 @@ def import_segmentations(
             (AgiBot: an Idle segment), ``error``; ``auto`` = idle for AgiBot, else extend.
         tail: Frames after the last span: ``task_complete`` (a TASK_COMPLETE segment),
             ``idle`` (AgiBot), ``extend``, ``error``; ``auto`` = idle for AgiBot, else
-            task_complete.
+            task_complete (extend for an episode whose outcome label or verdict is not a
+            success: TASK_COMPLETE follows a success only).
         fill_gaps: Gaps between spans: ``error`` or ``extend`` the preceding segment.
         end_inclusive: Ends are inclusive (True), half-open (False) or detect (None).
         time_unit: ``auto``, ``frames`` or ``seconds`` for plain ``start``/``end``.
@@ -586,6 +599,7 @@ def import_segmentations(
     found = episodes_of(data, episode)
     dataset = open_dataset_if_present(root)
     store = open_store(root, labels_dir)
+    failed = failed_episodes(root, labels_dir=labels_dir)
     report = ImportReport(label, dry_run=dry_run)
     prepared: dict[str, dict[str, Any]] = {}
     for index, spans, obj in found:
@@ -613,6 +627,7 @@ def import_segmentations(
                 time_unit=time_unit,
                 fps=fps,
                 report=ep_report,
+                failure=failed.get(ep),
             )
             ep_report.status = "would_import" if dry_run else "imported"
         except SegmentationRefused as exc:

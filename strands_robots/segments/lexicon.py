@@ -4,7 +4,7 @@
   the operation and when a label bundles two actions;
 - group nouns (section 1, count-based tasks; section 3 roles);
 - the activation controls of section 4;
-- counts in a task instruction (section 1, count-based tasks).
+- counts of objects to move in a task instruction (section 1, count-based tasks).
 """
 
 from __future__ import annotations
@@ -80,6 +80,19 @@ def bundled_action(text: str) -> str | None:
     return m.group(0).strip(" ,") if m else None
 
 
+#: The event clause of a wait (``... to boil``, ``... until it beeps``): not part of its target.
+WAIT_EVENT_CLAUSE = re.compile(
+    r" (?:to (?!(?:the|a|an|its)\b)\S|until\b|till\b|while\b|so that\b|before\b|once\b|when\b|finishes\b|"
+    r"is (?:done|finished|ready)\b|boils\b|beeps\b|stops\b)"
+)
+
+
+def wait_target(phrase: str) -> str:
+    """The object waited on, without the event clause (``kettle to boil`` -> ``kettle``)."""
+    m = WAIT_EVENT_CLAUSE.search(phrase)
+    return phrase[: m.start()] if m and m.start() > 0 else phrase
+
+
 # -- nouns ----------------------------------------------------------------------------------------
 
 #: Plural-looking nouns that name one object.
@@ -149,6 +162,7 @@ def is_stateful_control(control: str) -> bool:
 # -- counts in task text (section 1) --------------------------------------------------------------
 
 _NUMBER_WORDS = {
+    "one": 1,
     "two": 2,
     "three": 3,
     "four": 4,
@@ -158,50 +172,113 @@ _NUMBER_WORDS = {
     "eight": 8,
     "nine": 9,
     "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a dozen": 12,
     "both": 2,
     "pair of": 2,
     "a pair of": 2,
 }
 _COUNT_ALTERNATION = "|".join(sorted(map(re.escape, _NUMBER_WORDS), key=len, reverse=True)) + r"|\d+"
 _COUNT = re.compile(rf"\b({_COUNT_ALTERNATION})\b")
-_PER_RECEPTACLE = re.compile(r"\b(?:each|every|per)\b")
+#: Verbs that move an object: only a count of what they move makes a task count-based.
+MOVE_VERBS = re.compile(
+    r"\b(?:pick|place|put|move|bring|transfer|stack|take|carry|set down|load|unload|store|arrange|distribute|"
+    r"pack|drop|insert|fetch|deliver|serve|return|retrieve|get|grab|lift|lay|hang|sort|gather|collect|"
+    r"throw|toss)\b"
+)
+#: Words after a number that make it a quantity, not a number of objects (``2 minutes``, ``350 degrees``).
+_NOT_OBJECTS = frozenset(
+    {
+        "minute", "minutes", "min", "mins", "second", "seconds", "sec", "secs", "s", "hour", "hours", "h",
+        "degree", "degrees", "deg", "f", "c", "time", "times", "percent", "inch", "inches", "cm", "mm",
+        "centimeter", "centimeters", "centimetre", "centimetres", "meter", "meters", "metre", "metres", "feet",
+        "foot", "turn", "turns", "click", "clicks", "notch", "notches", "level", "levels", "setting", "settings",
+        "hands", "arms", "grippers", "sides", "ways", "steps",
+    }
+)  # fmt: skip
+#: A word before a number that makes it a level or a label, not a count (``to 350``, ``burner 2``).
+_LEVEL_BEFORE = frozenset({"to", "at", "level", "setting", "number", "mark", "speed", "power", "position", "no"})
+#: Words a number may be followed by and still count objects (``two of the apples``).
+_FUNCTION_WORDS = frozenset({"to", "and", "or", "at", "for", "in", "on", "into", "onto", "from", "with", "by", "than"})
+_CLAUSE = re.compile(r"[.;,]|\bthen\b")
+#: ``in each glass``, ``on every plate``: a distribution over receptacles (a placement preposition).
+_EACH_RECEPTACLE = re.compile(
+    r"\b(?:in|on|into|onto|inside|under|to|at|beside|next to|across|between)\s+(?:each|every)\b"
+)
+#: ``two per plate``: a per-receptacle count.
+_PER = re.compile(rf"\b({_COUNT_ALTERNATION})\s+per\b")
 #: ``each of the three glasses``, ``every one of 4 plates``: the number of receptacles.
 _RECEPTACLE_COUNT = re.compile(r"\s+(?:one\s+)?of\s+(?:the\s+|these\s+|those\s+)?(" + _COUNT_ALTERNATION + r")\b")
+#: ``each`` implies at least two receptacles when their number is not stated.
+MIN_RECEPTACLES = 2
 
 
 def _value(word: str) -> int:
     return int(word) if word.isdigit() else _NUMBER_WORDS[word]
 
 
+def _object_count(text: str, m: re.Match[str]) -> bool:
+    """True when the number at ``m`` counts objects (``three apples``), not a quantity or a level."""
+    before = text[: m.start()].split()
+    if before and before[-1] in _LEVEL_BEFORE:
+        return False  # 'set the knob to 350', 'the burner at 2'
+    after = re.match(r"\s*([a-z°%]+)", text[m.end() :])
+    if after is None or after.group(1) in _NOT_OBJECTS or after.group(1) in "°%":
+        return False  # '... to 350' at the end, '2 minutes', '350 degrees', 'with both hands'
+    if after.group(1) in _FUNCTION_WORDS or after.group(1) == "per":
+        return False
+    # 'the pair of tongs' is one object
+    return not (m.group(1).endswith("pair of") and head_noun(text[m.end() :].split(",")[0]) in PLURALIA_TANTUM)
+
+
+def _moved(text: str, position: int) -> bool:
+    """True when a verb that moves objects comes before ``position`` in the same clause."""
+    clause_start = max((c.end() for c in _CLAUSE.finditer(text, 0, position)), default=0)
+    return MOVE_VERBS.search(text, clause_start, position) is not None
+
+
 def count_requirement(task: str) -> tuple[int, bool] | None:
     """``(minimum instances, per_receptacle)`` when ``task`` is count-based, else None.
 
-    Section 1 of seed ``000_0d474dc75f5d9f55.txt``: each instance is its own pick + place
-    pair, so a per-receptacle distribution multiplies: ``place two ice cubes in each of the
-    three glasses`` -> ``(6, True)``. When the number of receptacles is not stated
-    (``place two ice cubes in each glass``) the minimum is the per-receptacle count, and at
-    least 2 (``a lemon on each plate``: ``each`` implies two plates or more) -> ``(2, True)``.
-    A total stated elsewhere (``six cookies, two per plate``) raises the minimum to it.
-    Without ``each``/``every``/``per`` the largest count is the minimum:
-    ``place three apples in the bowl`` -> ``(3, False)``; ``put the bowl away`` -> None.
+    Rule: docs/segments.md, "Rules" (``count_task_pairs``). Only counts of objects to move
+    make a task count-based: a number followed by a noun (``three apples``) after a verb that
+    moves objects (``place``, ``put``, ``bring`` ...) in the same clause; a quantity
+    (``wait 2 minutes``, ``350 degrees``), a level (``set the knob to 350``), a single
+    object (``the pair of tongs``) or a number no verb moves (``turn on the two burners``)
+    does not. A per-receptacle distribution (``in each``/``on every`` receptacle, ``two per
+    plate``) multiplies, each instance being its own pick + place pair: ``place two ice cubes
+    in each of the three glasses`` -> ``(6, True)``; when the number of receptacles is not
+    stated, ``each`` means at least :data:`MIN_RECEPTACLES`: ``two yogurt containers on each
+    plate`` -> ``(4, True)``, ``a lemon on each plate`` -> ``(2, True)``. A total stated
+    elsewhere (``six cookies, two per plate``) raises the minimum to it. Without a
+    distribution the largest object count is the minimum: ``place three apples in the bowl``
+    -> ``(3, False)``; ``put the bowl away`` -> None.
     """
-    text = task.lower()
-    counts = [(m.start(), m.end(), _value(m.group(1))) for m in _COUNT.finditer(text)]
-    per = _PER_RECEPTACLE.search(text)
-    if per is None:
-        plural = [c for _, _, c in counts if c >= 2]
+    text = " ".join(task.lower().split())
+    objects = [
+        (m.start(), _value(m.group(1)))
+        for m in _COUNT.finditer(text)
+        if _object_count(text, m) and _moved(text, m.start())
+    ]
+    each = _EACH_RECEPTACLE.search(text)
+    per = _PER.search(text)
+    if each is None and per is None:
+        plural = [c for _, c in objects if c >= 2]
         return (max(plural), False) if plural else None
-    receptacles = None
     used: set[int] = set()
-    rm = _RECEPTACLE_COUNT.match(text, per.end())
-    if rm is not None:
-        receptacles = _value(rm.group(1))
-        used.add(rm.start(1))
-    before = [c for c in counts if c[1] <= per.start()]
-    per_item = 1
-    if before:
-        start, _end, per_item = before[-1]  # the count nearest before 'each': 'two ice cubes in each'
-        used.add(start)
-    minimum = per_item * receptacles if receptacles is not None else max(per_item, 2)
-    others = [c for s, _, c in counts if s not in used and c >= 2]
+    receptacles = None
+    if each is None or (per is not None and per.start() < each.start()):
+        per_item = _value(per.group(1)) if per is not None else 1
+    else:
+        rm = _RECEPTACLE_COUNT.match(text, each.end())
+        if rm is not None:
+            receptacles = _value(rm.group(1))
+        before = [(start, c) for start, c in objects if start < each.start()]
+        per_item = 1
+        if before:
+            start, per_item = before[-1]  # the count nearest before 'each': 'two ice cubes in each'
+            used.add(start)
+    minimum = per_item * (receptacles if receptacles is not None else MIN_RECEPTACLES)
+    others = [c for start, c in objects if start not in used and c >= 2]
     return max([minimum, *others]), True

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from strands_robots.segments.lexicon import bundled_action, operation_of
+from strands_robots.segments.lexicon import WAIT_EVENT_CLAUSE, bundled_action, operation_of
 from strands_robots.segments.parse import TemplateInstance, clean_text, nearest_template, parse_candidates
 from strands_robots.segments.templates import TASK_COMPLETE
 
@@ -104,7 +104,7 @@ _ROBOT_RELATIVE = (
     re.compile(r"\s+(?:on|to) the robot'?s (?:left|right)(?: side)?\b"),
     re.compile(r"\s+(?:closest|nearest) to (?:the )?robot\b"),
 )
-_WAIT_EVENT = re.compile(r"^(wait for (?:the|a|an) .+?) (?:to|until|till|while|so that|before) .+$")
+_WAIT_EVENT = re.compile(r"^(wait for (?:the|a|an) .+?)(?:" + WAIT_EVENT_CLAUSE.pattern + r").*$")
 _FAUCET_ON_OFF = re.compile(r"^turn (on|off) the (?:water in the sink|water|sink water|sink|faucet|tap|sink tap)$")
 _UNDER_WATER = re.compile(r"^(hold (?:the|a|an) .+? under) the (?:running water|water|faucet|tap|sink)$")
 _WHERE_RESTRICTOR = re.compile(r" (?:where|that has|which has|with which) [^,]+?(?=(?: to \S+)?$)")

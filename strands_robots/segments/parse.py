@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any
 
 from strands_robots.errors import LabelValidationError
-from strands_robots.segments.lexicon import operation_of
+from strands_robots.segments.lexicon import operation_of, wait_target
 from strands_robots.segments.templates import (
     CLOSED_MODIFIERS,
     MODIFIER_PATTERNS,
@@ -181,6 +181,8 @@ def _match(c: _Compiled, lowered: str) -> TemplateInstance | None:
                 modifiers[key[: -len("__art")] + _ARTICLE_SUFFIX] = value
         else:
             slots[key] = value
+    if c.template.operation == "wait" and "target" in slots:
+        slots["target"] = wait_target(slots["target"])  # name only what is waited on (section 3 X1)
     return TemplateInstance(c.template.id, slots, modifiers)
 
 

@@ -1,9 +1,10 @@
-"""A task's label pool and its reference examples (seed ``000_0d474dc75f5d9f55.txt`` section 6).
+"""A task's label pool and its reference examples (docs/segments.md, "Label pool and reference examples").
 
-"The task's label pool lists the templates that occur in that task; the full template list
-is available in each segment's dropdown." "Reference examples show one or two annotated
-episodes of the same task; they are the convention in action, never the episode you
-annotate."
+The task's label pool lists the templates that occur in that task; the full template list
+is available in each segment's dropdown. Reference examples are annotated episodes of the
+same task -- the convention in action, never the episode being annotated: two for the
+RoboCasa365 and AgiBot cohorts, three for the Allex cohort
+(:data:`~strands_robots.segments.templates.REFERENCE_EXAMPLES`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.segments.store import list_segmentations, query_records, template_ids_of
-from strands_robots.segments.templates import ROWS, TEMPLATES, cohort_templates
+from strands_robots.segments.templates import REFERENCE_EXAMPLES, ROWS, TEMPLATES, check_cohort, cohort_templates
 
 
 def label_pool(root: str | Path, task: str, *, labels_dir: str | Path | None = None) -> list[dict[str, Any]]:
@@ -78,13 +79,33 @@ def reference_examples(
     task: str,
     *,
     exclude: int | None = None,
-    limit: int = 2,
+    cohort: str | None = None,
+    limit: int | None = None,
     labels_dir: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """Saved segmentations of ``task`` marked as references, never ``exclude`` (the episode being annotated).
 
+    Args:
+        root: Dataset root.
+        task: Task text exactly as in the dataset's tasks.
+        exclude: The episode being annotated (never its own reference).
+        cohort: Only references of this cohort; default every cohort.
+        limit: At most this many; default the cohort's count in
+            :data:`~strands_robots.segments.templates.REFERENCE_EXAMPLES` (2, Allex 3); with
+            no ``cohort``, the count of the first reference's cohort.
+        labels_dir: Where the sidecar lives (default ``root``).
+
     Returns:
         Up to ``limit`` records (without history), lowest ``episode_index`` first.
+
+    Raises:
+        LabelValidationError: an unknown cohort.
     """
+    if cohort is not None:
+        check_cohort(cohort)
     records = list_segmentations(root, task=task, reference=True, labels_dir=labels_dir)
-    return [r for r in records if r["episode_index"] != exclude][: max(0, int(limit))]
+    records = [r for r in records if r["episode_index"] != exclude and (cohort is None or r.get("cohort") == cohort)]
+    if limit is None:
+        chosen = cohort or (records[0].get("cohort") if records else None)
+        limit = REFERENCE_EXAMPLES.get(chosen or "", max(REFERENCE_EXAMPLES.values()))
+    return records[: max(0, int(limit))]

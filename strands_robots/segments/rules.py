@@ -361,6 +361,34 @@ def count_task(segs: list[Seg], ctx: Context) -> list[Finding]:
     return out
 
 
+def stir_utensil(segs: list[Seg], ctx: Context) -> list[Finding]:
+    """T1: the utensil is grasped in a preceding pick segment (and not put down before the stir).
+
+    The objects in hand are tracked through the episode: a pick (P1) takes its theme, a
+    place of the same theme puts it down. A stir with nothing in hand but what it stirs
+    or stirs in has no utensil.
+    """
+    out = []
+    held: list[str] = []
+    for s in segs:
+        if s.tid == "P1":
+            held.append(s.slot("theme"))
+        elif s.op == "place" and s.slot("theme") in held:
+            held.remove(s.slot("theme"))
+        elif s.tid == "T1":
+            stirred = {s.slot("theme"), s.slot("target")}
+            if not [h for h in held if h not in stirred]:
+                out.append(
+                    _f(
+                        "stir_utensil",
+                        s,
+                        f"{s.label!r} has no utensil in hand: the utensil is grasped in a preceding pick segment "
+                        "('pick up the spoon from the ...') that is not placed again before the stir",
+                    )
+                )
+    return out
+
+
 def bundled_actions(segs: list[Seg], ctx: Context) -> list[Finding]:
     """Never bundle two actions in one label ('pick up X and place it in Y' is two segments)."""
     out = []
@@ -560,6 +588,7 @@ COHORT_RULES: dict[str, tuple[Rule, ...]] = {
         pour_sequence,
         hold_running_water,
         count_task,
+        stir_utensil,
         bundled_actions,
         navigate_base_motion,
         pick_without_source,

@@ -31,6 +31,7 @@ from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD
 from strands_robots.segments.navigate import episode_base_velocity
 from strands_robots.segments.parse import coerce_instance
+from strands_robots.segments.success import episode_failure
 from strands_robots.segments.templates import COHORTS, TASK_COMPLETE, check_cohort
 from strands_robots.segments.validate import raw_segments, sorted_segments, validate_segmentation
 from strands_robots.storage import RecordStore
@@ -288,16 +289,20 @@ def prepare_record(
     base_velocity: Any = None,
     base_speed_threshold: float = DEFAULT_THRESHOLD,
     annotated_at: str | None = None,
+    failure: str | None = None,
 ) -> tuple[dict[str, Any], list[Finding]]:
     """Check a segmentation and build its record (without version/history).
 
     ``base_velocity`` (shape ``(length,)`` or ``(length, dims)``) lets the navigate rule
     run; without it that rule is reported as skipped. ``annotated_at`` (ISO-8601, kept by
-    an import of an export) defaults to now.
+    an import of an export) defaults to now. ``failure`` says why the episode did not
+    succeed (see :func:`strands_robots.segments.success.episode_failure`); TASK_COMPLETE is
+    then refused.
 
     Raises:
         SegmentationRefused: a blocking finding (gap, overlap, out of range, bad label,
-            wrong cohort, misplaced TASK_COMPLETE), or with ``strict`` any error.
+            wrong cohort, misplaced TASK_COMPLETE, TASK_COMPLETE on an episode that did not
+            succeed), or with ``strict`` any error.
         LabelValidationError: bad annotator, note or reference.
     """
     annotator = _text(annotator, "annotator", MAX_NAME_CHARS, required=True)
@@ -315,6 +320,7 @@ def prepare_record(
         task=task_text(facts.tasks),
         base_velocity=base_velocity,
         base_speed_threshold=base_speed_threshold,
+        failure=failure,
     )
     refusing = [f for f in findings if f.blocking or (strict and f.severity == "error")]
     if refusing:
@@ -405,8 +411,9 @@ def save_segmentation(
 
     Raises:
         SegmentationRefused: gaps, overlaps, segments out of range, labels that fit no
-            template or another cohort, TASK_COMPLETE not trailing (each finding with its
-            frame range); nothing stored changes.
+            template or another cohort, TASK_COMPLETE not trailing or on an episode whose
+            outcome label or verdict is not a success (each finding with its frame range);
+            nothing stored changes.
         EpisodeNotFoundError: the dataset has no such episode.
         DatasetError: ``base_velocity_feature`` is not a feature of the dataset.
         LabelValidationError, SidecarError, StorageError: bad input / refused file / write failure.
@@ -426,6 +433,7 @@ def save_segmentation(
         strict=strict,
         base_velocity=velocity,
         base_speed_threshold=base_speed_threshold,
+        failure=episode_failure(root, facts.episode_index, labels_dir=labels_dir),
     )
     store = open_store(root, labels_dir)
 

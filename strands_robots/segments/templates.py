@@ -56,6 +56,12 @@ OPERATIONS = (
 #: Cohorts (seed sections 3, 7, 8). ``TASK_COMPLETE`` belongs to every cohort.
 COHORTS = ("robocasa365", "agibot", "allex")
 
+#: How many reference examples define a cohort's convention (docs/segments.md, "Label pool
+#: and reference examples"): one or two annotated episodes of the task; the AgiBot cohort's
+#: two show the dataset's provided labels; the Allex cohort's start/end rules are pending
+#: transcription, so its three reference examples define the convention.
+REFERENCE_EXAMPLES = MappingProxyType({"robocasa365": 2, "agibot": 2, "allex": 3})
+
 TASK_COMPLETE = "TASK_COMPLETE"
 
 #: Open modifier values (regex fragments, lower case). Closed sets live in the rows.

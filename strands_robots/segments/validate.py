@@ -90,8 +90,13 @@ def check_length(length: Any) -> int:
     return frames
 
 
-def structure(length: int, raw: list[RawSegment], cohort: str) -> tuple[list[Finding], list[Seg]]:
-    """Structural findings (blocking kinds) and the parsed, well-formed segments in start order."""
+def structure(
+    length: int, raw: list[RawSegment], cohort: str, failure: str | None = None
+) -> tuple[list[Finding], list[Seg]]:
+    """Structural findings (blocking kinds) and the parsed, well-formed segments in start order.
+
+    ``failure`` says why the episode did not succeed (None: it did, or it is not known).
+    """
     findings: list[Finding] = []
     intervals: list[tuple[int, int, RawSegment]] = []
     for seg in raw:
@@ -194,16 +199,28 @@ def structure(length: int, raw: list[RawSegment], cohort: str) -> tuple[list[Fin
                 )
             )
         parsed.append(Seg(seg.position, start, end, instance, render(instance)))
-    findings.extend(_task_complete(parsed))
+    findings.extend(_task_complete(parsed, failure))
     return findings, parsed
 
 
-def _task_complete(parsed: list[Seg]) -> list[Finding]:
+def _task_complete(parsed: list[Seg], failure: str | None) -> list[Finding]:
     out = []
     for i, s in enumerate(parsed):
         if s.tid != TASK_COMPLETE:
             continue
         where = (s.index,)
+        if failure:
+            out.append(
+                Finding(
+                    "task_complete_after_failure",
+                    s.start,
+                    s.end,
+                    f"TASK_COMPLETE marks a trailing interval after the task has succeeded, but {failure}; "
+                    "label the tail with the subtask it belongs to (or end with the last subtask), or correct "
+                    "the outcome/verdict first",
+                    segments=where,
+                )
+            )
         if i != len(parsed) - 1:
             out.append(
                 Finding(
@@ -237,6 +254,7 @@ def validate_segmentation(
     base_velocity: Any = None,
     base_speed_threshold: float = DEFAULT_THRESHOLD,
     smooth_frames: int = DEFAULT_SMOOTH_FRAMES,
+    failure: str | None = None,
 ) -> list[Finding]:
     """All findings of a segmentation (empty when it is valid and every rule could run).
 
@@ -252,6 +270,9 @@ def validate_segmentation(
             the navigate rule is reported as skipped without it.
         base_speed_threshold: Speed (feature units) below which the base counts as still.
         smooth_frames: Moving-median window for the base speed, in frames.
+        failure: Why the episode did not succeed (``"its outcome label is 'aborted', not a
+            success"``), or None when it succeeded or is not known; with it a TASK_COMPLETE
+            segment is a blocking ``task_complete_after_failure`` finding (docs/segments.md).
 
     Returns:
         Findings in frame order; each has ``kind``, ``start``/``end`` (frames,
@@ -264,7 +285,7 @@ def validate_segmentation(
     length = check_length(length)
     check_cohort(cohort)
     raw = raw_segments(segments)
-    findings, parsed = structure(length, raw, cohort)
+    findings, parsed = structure(length, raw, cohort, failure)
     ctx = Context(length, cohort, task, base_velocity, float(base_speed_threshold), int(smooth_frames))
     usable = [s for s in parsed if cohort in s.instance.template.cohorts]
     for rule in COHORT_RULES[cohort]:

@@ -307,7 +307,7 @@ def episode_payload(ctx: ServerContext, episode: int, cohort: str | None) -> dic
         "suggestions": slot_suggestions(label_pool(ctx.root, task, labels_dir=ctx.labels_dir)),
         "references": [
             dict(r, segments=[editable(s) for s in r["segments"]])
-            for r in reference_examples(ctx.root, task, exclude=episode, labels_dir=ctx.labels_dir)
+            for r in reference_examples(ctx.root, task, exclude=episode, cohort=chosen, labels_dir=ctx.labels_dir)
         ],
         "base_velocity_feature": None if base is None else base[0],
         "previous": previous,

@@ -235,14 +235,14 @@ def test_hold_only_under_running_water(labels, severity):
 
 
 def test_count_based_task_needs_one_pick_place_pair_per_instance():
-    task = "place two ice cubes in each glass"
+    task = "place two ice cubes in each of the two glasses"
     good = check(
         80,
         "pick up the ice cube from the tray",
         "place the ice cube in the glass",
         "pick up the ice cube from the tray",
         "place the ice cube in the glass",
-        task=task,
+        task="place two ice cubes in the glass",
     )
     assert [k for k in kinds(good) if k.startswith("count_task")] == []
     grouped = check(40, "pick up the ice cubes from the tray", "place the ice cubes in the glass", task=task)
@@ -288,7 +288,7 @@ def test_count_task_needs_one_pair_per_instance_per_receptacle(task, needed):
 def test_count_requirement_reads_the_task_text():
     assert count_requirement("place two ice cubes in each of the three glasses") == (6, True)
     assert count_requirement("place three apples in the bowl") == (3, False)
-    assert count_requirement("place two ice cubes in each glass") == (2, True)  # receptacles not stated
+    assert count_requirement("place two ice cubes in each glass") == (4, True)  # 'each': two glasses or more
     assert count_requirement("a lemon on each plate") == (2, True)  # 'each' implies two plates or more
     assert count_requirement("put one apple in every one of the four bowls") == (4, True)
     assert count_requirement("put the bowls away") is None

@@ -1,0 +1,55 @@
+"""Whether an episode is known not to have succeeded (for the TASK_COMPLETE rule).
+
+TASK_COMPLETE marks a distinct trailing interval after the task has succeeded
+(docs/segments.md, "Rules", ``task_complete_after_failure``). An episode is known not to
+have succeeded when its current outcome label (``episode_outcomes.jsonl``) is not a
+success outcome, or when its verdict in ``episode_labels.json`` (flipped by a current
+``overrule_verdict`` review) is ``success: false``. An episode with neither label is not
+known either way and TASK_COMPLETE is allowed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def failed_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[int, str]:
+    """Episode index -> why it did not succeed, for every episode labelled so.
+
+    Reads both sidecars once (a missing sidecar contributes nothing).
+
+    Raises:
+        SidecarError: a sidecar exists but cannot be used (the same refusal its own tools give).
+    """
+    from strands_robots.episode_labels.document import existing_store
+    from strands_robots.episode_labels.review import effective_success
+    from strands_robots.errors import LabelsNotFoundError
+    from strands_robots.outcomes import list_outcomes
+    from strands_robots.outcomes.verdicts import SUCCESS_OUTCOMES
+
+    out: dict[int, str] = {}
+    for label in list_outcomes(root, labels_dir=labels_dir):
+        if label["outcome"] not in SUCCESS_OUTCOMES:
+            out[int(label["episode_index"])] = f"its outcome label is {label['outcome']!r}, not a success"
+    try:
+        store = existing_store(root, labels_dir)
+    except (LabelsNotFoundError, FileNotFoundError):
+        return out
+
+    def verdicts(document: dict[str, Any]) -> dict[int, bool | None]:
+        return {int(k): effective_success(r) for k, r in document.get("episodes", {}).items()}
+
+    for episode, success in store.query(verdicts).items():
+        if success is False and episode not in out:
+            out[episode] = "its verdict in episode_labels.json is success=false"
+    return out
+
+
+def episode_failure(root: str | Path, episode: int, *, labels_dir: str | Path | None = None) -> str | None:
+    """Why ``episode`` did not succeed, or None when it succeeded or is not labelled.
+
+    Raises:
+        SidecarError: see :func:`failed_episodes`.
+    """
+    return failed_episodes(root, labels_dir=labels_dir).get(int(episode))
