@@ -54,3 +54,11 @@ class LabelsNotFoundError(LabelsError, FileNotFoundError):
 
 class MissingExtraError(LabelsError, ImportError):
     """An optional feature needs a package extra that is not installed (the message names the pip command)."""
+
+
+class RemapConflictError(SidecarError):
+    """An interrupted remap cannot be completed: a sidecar changed since it was prepared."""
+
+
+class LabelsDirMismatchError(SidecarError):
+    """A labels directory holds the labels of another dataset than the one asked about."""

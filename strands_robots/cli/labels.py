@@ -3,7 +3,6 @@ flush, disputes, resolve."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from enum import Enum
 from pathlib import Path
@@ -23,9 +22,6 @@ from strands_robots.cli.common import (
     resolve,
 )
 from strands_robots.errors import LabelValidationError
-
-#: Every store module that keeps per-episode records; `remap` carries all of them.
-REMAP_MODULES = ("strands_robots.episode_labels", "strands_robots.outcomes", "strands_robots.segments")
 
 
 class Quality(str, Enum):
@@ -228,26 +224,70 @@ def show(
 
 def remap(
     root: RootArg,
-    mapping: Annotated[Path, typer.Argument(help="JSON object {old_episode_index: new_episode_index}.")],
+    mapping: Annotated[
+        Path | None, typer.Argument(help="JSON object {old_episode_index: new_episode_index} (or use --deleted).")
+    ] = None,
+    deleted: Annotated[
+        str | None,
+        typer.Option(
+            help="Episodes lerobot-edit-dataset delete_episodes removed, e.g. 3,7: survivors renumber in order."
+        ),
+    ] = None,
+    total_episodes: Annotated[
+        int | None,
+        typer.Option(help="Episodes before the edit (default: the dataset's episodes now + the deleted ones)."),
+    ] = None,
+    allow_drop: Annotated[
+        bool, typer.Option("--allow-drop", help="Drop the labels of every old episode missing from the mapping.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Check and count only; write nothing.")] = False,
     labels_dir: LabelsDirOpt = None,
 ) -> None:
     """Carry every sidecar's labels across a dataset edit that renumbered episodes.
 
-    Every sidecar is checked readable before any is rewritten, so a refusal changes
-    nothing (run it once: applying a mapping twice renumbers twice).
+    All sidecars change together or not at all; a run interrupted by a kill or a failure
+    is completed by running the same command again (docs/sidecar-format.md, "Remap").
     """
-    from strands_robots.episode_labels.remap import check_mapping
+    from strands_robots.remap import EpisodeMapping, mapping_after_delete, remap_dataset
 
     root, labels_dir = resolve(root), resolve(labels_dir)
-    raw = load_json_file(resolve(mapping))
-    check_mapping(raw)
-    modules = [importlib.import_module(name) for name in REMAP_MODULES]
-    for module in modules:  # check every store first: a broken file or a bad mapping stops the run here
-        module.check_readable(root, labels_dir=labels_dir)
-        module.remap(root, raw, labels_dir=labels_dir, dry_run=True)
-    for module in modules:
-        moved = module.remap(root, raw, labels_dir=labels_dir)
-        console.print(f"{module.__name__.rsplit('.', 1)[-1]}: {moved} records kept")
+    if (mapping is None) == (deleted is None):
+        raise LabelValidationError(
+            "give either a mapping file or --deleted (e.g. `strands-labels remap ROOT --deleted 3,7`), not both."
+        )
+    if deleted is not None:
+        gone = _index_list(deleted)
+        if total_episodes is None:
+            total_episodes = _episodes_before(root, len(gone))
+        table: EpisodeMapping = mapping_after_delete(total_episodes, gone)
+    else:
+        table = EpisodeMapping.parse(load_json_file(resolve(mapping)))
+    result = remap_dataset(root, table, labels_dir=labels_dir, allow_drop=allow_drop, dry_run=dry_run)
+    if result.recovered:
+        console.print(f"an interrupted remap was found and {result.recovered}")
+    for name, kept in result.counts.items():
+        console.print(f"{name}: {kept} records {'would be ' if dry_run else ''}kept")
+
+
+def _index_list(text: str) -> list[int]:
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts or not all(p.isdigit() for p in parts):
+        raise LabelValidationError(
+            f"--deleted {text!r} is not a comma-separated list of episode indices; write e.g. --deleted 3,7."
+        )
+    return [int(p) for p in parts]
+
+
+def _episodes_before(root: Path, deleted: int) -> int:
+    from strands_robots.episode_labels.fingerprint import open_dataset_if_present
+
+    dataset = open_dataset_if_present(root)
+    if dataset is None:
+        raise LabelValidationError(
+            f"{root} has no LeRobot metadata to count its episodes; pass --total-episodes (the number of episodes "
+            "before the edit)."
+        )
+    return len(dataset.episodes) + deleted
 
 
 def flush(root: RootArg, labels_dir: LabelsDirOpt = None) -> None:

@@ -1,8 +1,12 @@
 """Carry labels across a dataset edit that renumbers episodes (LeRobot's delete_episodes).
 
-``mapping`` is ``{old_index: new_index}``. An old index absent from the mapping is an
-episode that was deleted: its record is dropped. Fingerprints are refreshed from the
-dataset after the move, so the moved labels stop being reported as stale.
+``mapping`` is ``{old_index: new_index}`` (the rule: :mod:`strands_robots.storage.mapping`).
+An old index absent from the mapping is an episode that was deleted: its record is
+dropped, which must be said explicitly (``allow_drop=True`` or the mapping of
+:func:`~strands_robots.storage.mapping.mapping_after_delete`). Fingerprints are refreshed
+from the dataset after the move, so the moved labels stop being reported as stale. The
+rewrite goes through the transactional remap of :mod:`strands_robots.storage.remap_txn`;
+:func:`strands_robots.remap.remap_dataset` carries every sidecar in one transaction.
 """
 
 from __future__ import annotations
@@ -10,71 +14,46 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store
 from strands_robots.episode_labels.fingerprint import IDENTITY_KEYS, Fingerprinter, open_dataset_if_present
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
-from strands_robots.storage.codec import json_copy
+from strands_robots.errors import LabelValidationError
+from strands_robots.storage.codec import dump_canonical
+from strands_robots.storage.mapping import EpisodeMapping, check_targets
+from strands_robots.storage.record_store import content_digest
+from strands_robots.storage.remap_txn import Participant, Step, run_remap
+
+NAME = "episode_labels"
 
 
 def check_mapping(mapping: Any) -> dict[int, int]:
-    """Normalise ``{old: new}`` (JSON string keys accepted); refuses two olds onto one new.
+    """Normalise ``{old: new}`` (the rule of :mod:`strands_robots.storage.mapping`).
 
     Raises:
         LabelValidationError: not a mapping of non-negative ints, or not one-to-one.
     """
-    if not isinstance(mapping, dict):
-        raise LabelValidationError("mapping must be an object {old_episode_index: new_episode_index}.")
-    result: dict[int, int] = {}
-    for old, new in mapping.items():
-        old_key = int(old) if isinstance(old, str) and old.isdigit() else old
-        result[checks.episode_index(old_key, f"mapping key {old!r}")] = checks.episode_index(new, f"mapping[{old!r}]")
-    targets = list(result.values())
-    if len(set(targets)) != len(targets):
-        raise LabelValidationError("mapping sends two old episodes to the same new index; it must be one-to-one.")
-    return result
+    return dict(EpisodeMapping.parse(mapping).table)
 
 
-def remap(
-    root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path | None = None, dry_run: bool = False
-) -> int:
-    """Renumber the records of ``episode_labels.json`` (one locked rewrite).
-
-    When the dataset's metadata is present, each moved record's fingerprint must still
-    describe its new episode (same ``length``, ``tasks`` and ``content`` digest: the
-    ``index_range`` may move); its fingerprint is then refreshed, so the moved labels
-    stop being reported as stale.
-
-    Args:
-        root: Dataset root (after the edit).
-        mapping: ``{old_index: new_index}``; unmapped old episodes are dropped.
-        labels_dir: Directory of the sidecar (default ``root``).
-        dry_run: Run every check and count, write nothing.
-
-    Returns:
-        Number of records kept under their new index.
-
-    Raises:
-        LabelValidationError: bad mapping, or a mapping that contradicts the stored
-            fingerprints (all such episodes listed; nothing changed).
-        EpisodeNotFoundError: a new index the (edited) dataset does not have.
-    """
-    table = check_mapping(mapping)
-    dataset = open_dataset_if_present(root)
-    fingerprint = Fingerprinter(dataset) if dataset is not None else None
-    if dataset is not None:
-        unknown = sorted(n for n in table.values() if n not in dataset.episodes)
-        if unknown:
-            raise EpisodeNotFoundError(f"mapping targets episodes {unknown} that the dataset at {root} does not have.")
+def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow_drop: bool = False) -> Participant:
+    """This sidecar's part of a remap (see :func:`strands_robots.storage.remap_txn.run_remap`)."""
     store = open_store(root, labels_dir)
-    if not store.path.exists() and not store.journal.exists():
-        return 0
 
-    def move(document: dict[str, Any]) -> dict[str, Any]:
+    def plan(mapping: EpisodeMapping) -> Step:
+        dataset = open_dataset_if_present(root)
+        if dataset is not None:
+            check_targets(mapping, dataset.episodes, root)
+        if not store.path.exists() and not store.journal.exists():
+            return Step(NAME, store.path, 0)
+        store.flush()
+        before = store.path.read_bytes()
+        document = store.read()
+        records = document["episodes"]
+        mapping.refuse_drops((int(k) for k in records), allow_drop=allow_drop, what="labels")
+        fingerprint = Fingerprinter(dataset) if dataset is not None else None
         moved: dict[str, Any] = {}
         contradictions = []
-        for key, record in document["episodes"].items():
-            new = table.get(int(key))
+        for key, record in records.items():
+            new = mapping.get(int(key))
             if new is None:
                 continue
             record = dict(record, episode_index=new)
@@ -89,14 +68,56 @@ def remap(
             raise LabelValidationError(
                 "the mapping contradicts the labels' fingerprints, so it does not describe this dataset edit: "
                 + "; ".join(contradictions[:10])
-                + ". Nothing was changed; check the mapping (old index -> new index)."
+                + ". Nothing was changed; check the mapping (old index -> new index), or build it from the "
+                "deleted episodes (mapping_after_delete; CLI: --deleted 3,7)."
             )
+        if moved == records:
+            return Step(NAME, store.path, len(moved))
         document["episodes"] = moved
-        return document
+        store.validate(document, store.path)
+        data = dump_canonical(document)
+        return Step(NAME, store.path, len(moved), "replace", data=data, before=content_digest(before))
 
-    if dry_run:
-        return store.query(lambda document: len(move(json_copy(document))["episodes"]))
-    return len(store.transform(move)["episodes"])
+    return Participant(NAME, store.path, plan)
 
 
-__all__ = ["check_mapping", "remap"]
+def remap(
+    root: str | Path,
+    mapping: Any,
+    *,
+    labels_dir: str | Path | None = None,
+    dry_run: bool = False,
+    allow_drop: bool = False,
+) -> int:
+    """Renumber the records of ``episode_labels.json`` (one transactional rewrite).
+
+    When the dataset's metadata is present, each moved record's fingerprint must still
+    describe its new episode (same ``length``, ``tasks`` and ``content`` digest: the
+    ``index_range`` may move); its fingerprint is then refreshed, so the moved labels
+    stop being reported as stale. To carry every sidecar (labels, outcomes, segments)
+    together use :func:`strands_robots.remap.remap_dataset` (CLI ``strands-labels remap``).
+
+    Args:
+        root: Dataset root (after the edit).
+        mapping: ``{old_index: new_index}`` or an
+            :class:`~strands_robots.storage.mapping.EpisodeMapping`.
+        labels_dir: Directory of the sidecar (default ``root``).
+        dry_run: Run every check and count, write nothing.
+        allow_drop: Drop the records of old episodes missing from the mapping (refused
+            otherwise, unless the mapping lists them as deleted).
+
+    Returns:
+        Number of records kept under their new index.
+
+    Raises:
+        LabelValidationError: bad mapping, a mapping that drops records without
+            ``allow_drop``, or one that contradicts the stored fingerprints (all such
+            episodes listed; nothing changed).
+        EpisodeNotFoundError: a new index the (edited) dataset does not have.
+    """
+    parsed = EpisodeMapping.parse(mapping)
+    part = participant(root, labels_dir, allow_drop=allow_drop)
+    return run_remap(part.sidecar.parent, [part], parsed, dry_run=dry_run).counts[NAME]
+
+
+__all__ = ["check_mapping", "participant", "remap"]

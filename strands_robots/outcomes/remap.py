@@ -1,11 +1,13 @@
 """Carry outcome labels across a dataset edit that renumbers episodes (the remap protocol).
 
-LeRobot's ``delete_episodes`` renumbers the remaining episodes. ``strands-labels remap``
-calls :func:`remap` of every label store with the same ``{old: new}`` mapping (issue 3).
-For outcomes a ``remap`` line is appended to ``episode_outcomes.jsonl``: every labelled
-episode in the mapping moves to its new index with its whole version history; a labelled
-episode missing from the mapping was deleted and its labels are dropped from the index
-(the lines stay in the file, so nothing is erased).
+LeRobot's ``delete_episodes`` renumbers the remaining episodes. For outcomes a ``remap``
+line is appended to ``episode_outcomes.jsonl``: every labelled episode in the mapping
+moves to its new index with its whole version history; a labelled episode missing from
+the mapping was deleted and its labels are dropped from the index (the lines stay in the
+file, so nothing is erased) -- only when the caller says so (``allow_drop=True`` or the
+mapping of ``mapping_after_delete``). The mapping rule is that of
+:mod:`strands_robots.storage.mapping`; the append is a step of the transactional remap
+(:mod:`strands_robots.storage.remap_txn`).
 """
 
 from __future__ import annotations
@@ -13,80 +15,74 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.errors import LabelValidationError
-from strands_robots.outcomes.episodes import open_episodes, require_episodes
+from strands_robots.outcomes.episodes import open_episodes
 from strands_robots.outcomes.labels import utc_now
 from strands_robots.outcomes.store import OutcomeStore, outcomes_path
+from strands_robots.storage.mapping import EpisodeMapping, check_targets
+from strands_robots.storage.remap_txn import Participant, Step, run_remap
+
+NAME = "outcomes"
 
 
-def _index(value: Any, what: str) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    if isinstance(value, bool) or not hasattr(value, "__index__") or int(value) < 0:
-        raise LabelValidationError(
-            f"remap {what} {value!r} is not an episode index; the mapping is {{old episode_index: new episode_index}}."
-        )
-    return int(value)
-
-
-def normalise_mapping(mapping: dict[Any, Any]) -> dict[int, int]:
-    """``{old: new}`` as ints (JSON string keys accepted); new indices must be distinct.
+def normalise_mapping(mapping: Any) -> dict[int, int]:
+    """``{old: new}`` as ints (the rule of :mod:`strands_robots.storage.mapping`).
 
     Raises:
         LabelValidationError: not a mapping of non-negative integers, or two old episodes
             map to the same new one.
     """
-    if not isinstance(mapping, dict):
-        raise LabelValidationError(f"the remap mapping must be an object {{old: new}}, got {type(mapping).__name__}.")
-    out = {_index(k, "key"): _index(v, "value") for k, v in mapping.items()}
-    seen: dict[int, int] = {}
-    for old, new in out.items():
-        if new in seen:
-            raise LabelValidationError(
-                f"the remap mapping sends episodes {seen[new]} and {old} both to {new}; each new index may be used once."
-            )
-        seen[new] = old
-    return out
+    return dict(EpisodeMapping.parse(mapping).table)
+
+
+def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow_drop: bool = False) -> Participant:
+    """This sidecar's part of a remap (see :func:`strands_robots.storage.remap_txn.run_remap`)."""
+    path = outcomes_path(root, labels_dir)
+    store = OutcomeStore.open(path)
+
+    def plan(mapping: EpisodeMapping) -> Step:
+        if (Path(root) / "meta" / "info.json").is_file():
+            check_targets(mapping, open_episodes(root).episodes, root)
+        store.refresh()
+        labelled = set(store.versions)
+        if not labelled:
+            return Step(NAME, store.path, 0)
+        mapping.refuse_drops(labelled, allow_drop=allow_drop, what="outcome labels")
+        carried = {old: new for old, new in mapping.table.items() if old in labelled}
+        if len(carried) == len(labelled) and all(old == new for old, new in carried.items()):
+            return Step(NAME, store.path, len(carried))
+        record = {"kind": "remap", "mapping": {str(o): n for o, n in sorted(carried.items())}, "at": utc_now()}
+        return Step(NAME, store.path, len(carried), "append", record=record, size_before=store.end)
+
+    return Participant(NAME, store.path, plan)
 
 
 def remap(
-    root: str | Path, mapping: dict[Any, Any], *, labels_dir: str | Path | None = None, dry_run: bool = False
+    root: str | Path,
+    mapping: Any,
+    *,
+    labels_dir: str | Path | None = None,
+    dry_run: bool = False,
+    allow_drop: bool = False,
 ) -> int:
     """Move outcome labels to new episode indices after a renumbering dataset edit.
 
     Args:
         root: The dataset root (already renumbered). When it has LeRobot metadata, every
-            new index that would receive labels must exist in it.
-        mapping: ``{old_episode_index: new_episode_index}``; a labelled episode missing
-            from it was deleted and its labels are dropped.
+            new index of the mapping must exist in it.
+        mapping: ``{old_episode_index: new_episode_index}`` or an ``EpisodeMapping``.
         labels_dir: Where ``episode_outcomes.jsonl`` lives (default ``root``).
-        dry_run: Run every check and count, write nothing (``strands-labels remap`` checks
-            every store this way before it writes any).
+        dry_run: Run every check and count, write nothing.
+        allow_drop: Drop the labels of episodes missing from the mapping.
 
     Returns:
-        The number of labelled episodes kept under their new index (as
-        ``strands_robots.episode_labels.remap`` counts records).
+        The number of labelled episodes kept under their new index.
 
     Raises:
-        LabelValidationError: the mapping is malformed.
-        EpisodeNotFoundError: a new index that would receive labels is not in the dataset.
+        LabelValidationError: the mapping is malformed, or drops labels without ``allow_drop``.
+        EpisodeNotFoundError: a new index is not in the dataset.
     """
-    normalised = normalise_mapping(mapping)
-    store = OutcomeStore.open(outcomes_path(root, labels_dir))
-    if not store.refresh().versions:
+    parsed = EpisodeMapping.parse(mapping)
+    part = participant(root, labels_dir, allow_drop=allow_drop)
+    if not part.sidecar.parent.is_dir():
         return 0
-    dataset = open_episodes(root) if (Path(root) / "meta" / "info.json").is_file() else None
-
-    def build(store: OutcomeStore) -> tuple[list[dict[str, Any]], int]:
-        labelled = set(store.versions)
-        carried = {old: new for old, new in normalised.items() if old in labelled}
-        if dataset is not None:
-            require_episodes(dataset, carried.values())
-        if len(carried) == len(labelled) and all(old == new for old, new in carried.items()):
-            return [], len(carried)
-        record = {"kind": "remap", "mapping": {str(o): n for o, n in sorted(carried.items())}, "at": utc_now()}
-        return [record], len(carried)
-
-    if dry_run:
-        return build(store.refresh())[1]
-    return store.write(build)
+    return run_remap(part.sidecar.parent, [part], parsed, dry_run=dry_run).counts[NAME]

@@ -226,6 +226,11 @@ class OutcomeStore:
             self._offset = end
             return result
 
+    @property
+    def end(self) -> int:
+        """Byte offset just after the last complete line read by the last :meth:`refresh`."""
+        return self._offset
+
     def current(self, episode: int) -> dict[str, Any] | None:
         """The stored current version of ``episode`` (internal object: do not mutate) or None."""
         versions = self.versions.get(episode)

@@ -46,7 +46,9 @@ def test_equal_length_episodes_are_stale_after_renumbering(toy_dataset):
     with pytest.warns(el.StaleLabelsWarning):
         assert el.filter_episodes(toy_dataset) == []
     # the right mapping carries the labels across and clears the staleness
-    assert el.remap(toy_dataset, {"1": 0, "2": 1}) == 2
+    with pytest.raises(LabelValidationError, match="would drop the labels of 1 episode"):
+        el.remap(toy_dataset, {"1": 0, "2": 1})  # episode 0 was deleted: that must be said
+    assert el.remap(toy_dataset, {"1": 0, "2": 1}, allow_drop=True) == 2
     assert el.stale_episodes(toy_dataset) == {}
     assert el.filter_episodes(toy_dataset) == [0]
     assert el.deterministic_verdict(toy_dataset, 1)["success"] is False
@@ -184,7 +186,7 @@ def test_cli_filter_out_writes_the_chosen_format_and_reports_bad_paths(tmp_path)
 def test_cli_remap_refuses_before_writing_when_any_sidecar_is_unusable(toy_dataset):
     el.record_deterministic_verdicts(toy_dataset, TOY_VERDICTS)
     (toy_dataset / "episode_segments.json").write_text('{"something": "else"}')
-    (toy_dataset / "mapping.json").write_text('{"0": 0, "1": 1}')
+    (toy_dataset / "mapping.json").write_text('{"0": 0, "1": 1, "2": 2}')
     before = (toy_dataset / "episode_labels.json").read_bytes()
     result = runner.invoke(app, ["remap", str(toy_dataset), str(toy_dataset / "mapping.json")])
     assert isinstance(result.exception, SidecarError)

@@ -24,7 +24,10 @@ def test_remap_moves_history_and_drops_deleted_episodes(dataset):
     set_outcome(dataset, 5, outcome="expert_success")
     before = outcomes_path(dataset).read_bytes()
     # delete_episodes removed episode 4: 5 -> 4 and 3 stays
-    assert remap(dataset, {"3": 3, "5": 4, "6": 5}) == 2
+    with pytest.raises(LabelValidationError, match="would drop the outcome labels of 1 episode"):
+        remap(dataset, {"3": 3, "5": 4, "6": 5})
+    assert outcomes_path(dataset).read_bytes() == before
+    assert remap(dataset, {"3": 3, "5": 4, "6": 5}, allow_drop=True) == 2
     assert outcomes_path(dataset).read_bytes().startswith(before)  # appended, nothing rewritten
     assert get_outcome(dataset, 4)["outcome"] == "expert_success"
     assert get_outcome(dataset, 4)["episode_index"] == 4

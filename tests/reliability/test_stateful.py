@@ -86,7 +86,7 @@ class LabelsMachine(RuleBasedStateMachine):
         keep = data.draw(st.lists(st.sampled_from(old), unique=True))
         targets = data.draw(st.permutations(list(range(EPISODES))))[: len(keep)]
         mapping = {str(o): n for o, n in zip(keep, targets, strict=True)}
-        el.remap(self.dir, mapping)
+        el.remap(self.dir, mapping, allow_drop=True)
         self.model = {n: self.model[o] for o, n in zip(keep, targets, strict=True)}
 
     @rule(

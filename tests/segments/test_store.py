@@ -241,7 +241,9 @@ def test_remap_moves_and_drops(dataset, valid_ep0):
     assert [r["episode_index"] for r in list_segmentations(edited)] == [0, 1]
     assert get_segmentation(edited, 1)["segments"][0]["label"] == "pick up the ice cube from the tray"
     assert [v["episode_index"] for v in segmentation_history(edited, 0)] == [0, 0]
-    assert remap(edited, {0: 0}) == 1  # episode 1 deleted
+    with pytest.raises(LabelValidationError, match="would drop the segmentations"):
+        remap(edited, {0: 0})
+    assert remap(edited, {0: 0}, allow_drop=True) == 1  # episode 1 deleted
     assert [r["episode_index"] for r in list_segmentations(edited)] == [0]
 
 

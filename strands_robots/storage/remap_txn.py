@@ -1,0 +1,310 @@
+"""One transactional remap over every sidecar of a labels directory.
+
+A remap renumbers the records of several sidecars (``episode_labels.json``,
+``episode_outcomes.jsonl``, ``episode_segments.json``). Each sidecar is one participant;
+:func:`run_remap` makes them change together or not at all (``docs/sidecar-format.md``,
+"Remap"):
+
+1. Every participant's lock is taken (in path order) and every participant plans its
+   change from the current file: a refused mapping raises here, before anything is
+   written.
+2. The intent file ``.remap-intent.json`` is written (phase ``staging``), then each new
+   JSON document is written beside its sidecar as ``.<name>.remap-<txn>`` (fsynced).
+   A failure here (disk full) or a kill removes the staged files: nothing changed.
+3. The intent is rewritten with phase ``committed``: from here on the remap happens.
+   Each staged file is renamed over its sidecar and each append (the outcome ``remap``
+   line, marked with the transaction id) is made; every step checks first whether it
+   is already done, so it can be repeated.
+4. The intent file is removed.
+
+A run that finds an intent file first finishes it: a ``staging`` one is rolled back, a
+``committed`` one is completed. If the interrupted remap had the same mapping, that is
+the re-run and nothing more is applied; a different mapping is refused after the
+completion, so a mapping is never applied twice by accident.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from strands_robots.errors import LabelValidationError, RemapConflictError, SidecarError, StorageError
+from strands_robots.storage.atomic import atomic_write_bytes, check_target, fsync_dir
+from strands_robots.storage.codec import dump_canonical, load_json_bytes
+from strands_robots.storage.jsonl import append_jsonl, read_jsonl
+from strands_robots.storage.lock import sidecar_lock
+from strands_robots.storage.mapping import EpisodeMapping
+from strands_robots.storage.record_store import content_digest
+
+INTENT_NAME = ".remap-intent.json"
+INTENT_FORMAT = "strands-robots-labels/remap-intent"
+INTENT_VERSION = 1
+
+
+@dataclass
+class Step:
+    """What one participant's remap changes.
+
+    Attributes:
+        name: The participant (``episode_labels``, ``outcomes``, ``segments``).
+        sidecar: Its file.
+        count: Records kept under their new index.
+        kind: ``none`` (nothing to write), ``replace`` (a new JSON document) or
+            ``append`` (one JSON line appended to a JSON Lines sidecar).
+        data: ``replace``: the new file's bytes.
+        before: ``replace``: sha256 of the file the plan was made from.
+        record: ``append``: the line (the transaction id is added as ``txn``).
+        size_before: ``append``: the file's size when planned.
+    """
+
+    name: str
+    sidecar: Path
+    count: int
+    kind: Literal["none", "replace", "append"] = "none"
+    data: bytes | None = None
+    before: str | None = None
+    record: dict[str, Any] | None = None
+    size_before: int = 0
+
+
+@dataclass
+class Participant:
+    """A sidecar taking part in a remap: ``plan(mapping)`` runs with its lock held and raises
+    (a typed error) when the mapping is refused for it."""
+
+    name: str
+    sidecar: Path
+    plan: Callable[[EpisodeMapping], Step]
+
+
+@dataclass
+class RemapResult:
+    """Records kept per participant, and whether an interrupted remap was finished first."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    recovered: str | None = None  # "completed" or "rolled back"
+
+
+def intent_path(directory: Path) -> Path:
+    """The intent file of a labels directory."""
+    return Path(directory) / INTENT_NAME
+
+
+def _staged_path(sidecar: Path, txn: str) -> Path:
+    return sidecar.with_name(f".{sidecar.name}.remap-{txn}")
+
+
+def _journal_of(sidecar: Path) -> Path:
+    return sidecar.with_name(f".{sidecar.name}.journal")
+
+
+def _write_intent(path: Path, intent: dict[str, Any]) -> None:
+    atomic_write_bytes(path, dump_canonical(intent))
+
+
+def _read_intent(path: Path) -> dict[str, Any] | None:
+    check_target(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    intent = load_json_bytes(data, path)
+    if not isinstance(intent, dict) or intent.get("format") != INTENT_FORMAT:
+        raise SidecarError(f"{path} is not a remap intent file of this tool; move it away and run the remap again.")
+    if intent.get("version") != INTENT_VERSION or intent.get("phase") not in ("staging", "committed"):
+        raise SidecarError(
+            f"{path} has version {intent.get('version')!r} / phase {intent.get('phase')!r}, which this build "
+            "cannot finish; upgrade strands-robots-labels (or move the file away after checking the sidecars)."
+        )
+    return intent
+
+
+def _file_digest(path: Path) -> str | None:
+    try:
+        return content_digest(path.read_bytes())
+    except FileNotFoundError:
+        return None
+
+
+def _journal_pending(path: Path) -> bool:
+    journal = _journal_of(path)
+    try:
+        return journal.stat().st_size > 0
+    except FileNotFoundError:
+        return False
+
+
+def _apply_step(directory: Path, txn: str, step: dict[str, Any]) -> None:
+    """Make one committed step happen (a no-op when it already has)."""
+    sidecar = directory / step["sidecar"]
+    if step["kind"] == "replace":
+        staged = _staged_path(sidecar, txn)
+        current = _file_digest(sidecar)
+        if current == step["after"]:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(staged)
+            return
+        if current != step["before"] or _journal_pending(sidecar) or not staged.exists():
+            raise RemapConflictError(
+                f"{sidecar} changed since the interrupted remap {txn} was prepared (another writer ran before this "
+                f"re-run), so its renumbered version was not installed. It is kept at {staged}. Compare the two, "
+                f"keep the right one at {sidecar}, then delete {intent_path(directory)} and the file you did not keep."
+            )
+        try:
+            os.replace(staged, sidecar)
+            fsync_dir(directory)
+        except OSError as exc:
+            raise StorageError(
+                f"could not install {staged} as {sidecar}: {exc.strerror or exc}; run the same remap again to "
+                "complete it (the intent file records it)."
+            ) from exc
+    elif step["kind"] == "append":
+        records, _ = read_jsonl(sidecar, offset=step["size_before"]) if sidecar.exists() else ([], 0)
+        if any(isinstance(r, dict) and r.get("kind") == "remap" and r.get("txn") == txn for r in records):
+            return
+        with sidecar_lock(sidecar):
+            append_jsonl(sidecar, [step["record"]])
+
+
+def _roll_back(directory: Path, intent: dict[str, Any]) -> None:
+    for step in intent.get("steps", []):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(_staged_path(directory / step["sidecar"], intent["txn"]))
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(intent_path(directory))
+    fsync_dir(directory)
+
+
+def _complete(directory: Path, intent: dict[str, Any]) -> None:
+    for step in intent["steps"]:
+        _apply_step(directory, intent["txn"], step)
+    os.unlink(intent_path(directory))
+    fsync_dir(directory)
+
+
+@contextlib.contextmanager
+def _locked(paths: list[Path]) -> Any:
+    with contextlib.ExitStack() as stack:
+        for path in sorted(set(paths)):
+            stack.enter_context(sidecar_lock(path))
+        yield
+
+
+def recover(directory: Path) -> tuple[str | None, dict[str, Any] | None]:
+    """Finish an interrupted remap of ``directory``, if any (caller holds the intent lock).
+
+    Returns:
+        ``(what, intent)``: ``"completed"`` or ``"rolled back"`` and the intent it read,
+        or ``(None, None)`` when there was none.
+
+    Raises:
+        RemapConflictError: a sidecar changed since the remap was prepared.
+        SidecarError: the intent file is not readable.
+    """
+    intent = _read_intent(intent_path(directory))
+    if intent is None:
+        return None, None
+    with _locked([directory / s["sidecar"] for s in intent.get("steps", [])]):
+        if intent["phase"] == "staging":
+            _roll_back(directory, intent)
+            return "rolled back", intent
+        _complete(directory, intent)
+        return "completed", intent
+
+
+def run_remap(
+    directory: str | Path, participants: list[Participant], mapping: EpisodeMapping, *, dry_run: bool = False
+) -> RemapResult:
+    """Remap every participant together (see the module docstring for the protocol).
+
+    Args:
+        directory: The labels directory (every participant's sidecar lives in it).
+        participants: The sidecars to remap.
+        mapping: The validated mapping.
+        dry_run: Plan (every check) and count, write nothing.
+
+    Returns:
+        :class:`RemapResult`.
+
+    Raises:
+        LabelValidationError, EpisodeNotFoundError: a participant refused the mapping;
+            nothing changed.
+        RemapConflictError: an interrupted remap could not be completed.
+        StorageError: writing failed. Before the commit nothing changed; after it the
+            message says to run the same remap again, which completes it.
+    """
+    directory = Path(directory)
+    intent_file = intent_path(directory)
+    result = RemapResult()
+    with sidecar_lock(intent_file.with_name("remap-intent.json")):
+        if not dry_run:
+            result.recovered, previous = recover(directory)
+            if result.recovered == "completed" and previous is not None:
+                if previous["mapping"] == mapping.to_json():
+                    result.counts = {s["name"]: s["count"] for s in previous["steps"]}
+                    return result
+                raise LabelValidationError(
+                    f"an interrupted remap (transaction {previous['txn']}, mapping {previous['mapping']}) was found "
+                    "and completed first; the mapping you passed was not applied. If it describes a further edit, "
+                    "run it again."
+                )
+        with _locked([p.sidecar for p in participants]):
+            steps = [p.plan(mapping) for p in participants]
+            result.counts = {s.name: s.count for s in steps}
+            writes = [s for s in steps if s.kind != "none"]
+            if dry_run or not writes:
+                return result
+            txn = uuid.uuid4().hex
+            intent: dict[str, Any] = {
+                "format": INTENT_FORMAT,
+                "version": INTENT_VERSION,
+                "txn": txn,
+                "phase": "staging",
+                "mapping": mapping.to_json(),
+                "deleted": sorted(mapping.deleted),
+                "steps": [_describe(s, txn) for s in writes],
+            }
+            try:
+                _write_intent(intent_file, intent)
+                for step in writes:
+                    if step.kind == "replace":
+                        atomic_write_bytes(_staged_path(step.sidecar, txn), step.data or b"")
+            except BaseException:
+                _roll_back(directory, intent)
+                raise
+            intent["phase"] = "committed"
+            try:
+                _write_intent(intent_file, intent)
+            except BaseException:
+                _roll_back(directory, intent)
+                raise
+            try:
+                _complete(directory, intent)
+            except OSError as exc:
+                if isinstance(exc, StorageError) and "run the same remap again" in str(exc):
+                    raise
+                raise StorageError(
+                    f"the remap was interrupted while installing it ({exc}); run the same remap again to complete "
+                    f"it ({intent_file} records it)."
+                ) from exc
+            return result
+
+
+def _describe(step: Step, txn: str) -> dict[str, Any]:
+    described: dict[str, Any] = {"name": step.name, "sidecar": step.sidecar.name, "kind": step.kind}
+    described["count"] = step.count
+    if step.kind == "replace":
+        described["before"] = step.before
+        described["after"] = content_digest(step.data or b"")
+    else:
+        described["record"] = dict(step.record or {}, txn=txn)
+        described["size_before"] = step.size_before
+    return described
+
+
+__all__ = ["Participant", "RemapConflictError", "RemapResult", "Step", "intent_path", "recover", "run_remap"]
