@@ -118,6 +118,11 @@ class EpisodeTable(Mapping[int, Episode]):
         self.index_to = _readonly(index_to.astype(np.int64, copy=False))
         self.video_columns = MappingProxyType(videos)
 
+    @property
+    def tasks_column(self) -> pa.ChunkedArray | None:
+        """The ``tasks`` column (one row per episode, in ``indices`` order), if the metadata has one."""
+        return self._tasks
+
     # -- Mapping protocol -------------------------------------------------------------
     def __len__(self) -> int:
         return int(self.indices.shape[0])

@@ -30,6 +30,49 @@ def _digest(mean: Any) -> str | None:
     return hashlib.sha256(values.tobytes()).hexdigest()[:16]
 
 
+def _column_digests(table: Any, column: str) -> tuple[np.ndarray, list[str | None]]:
+    """Digests of one parquet table's list column, row by row, without a Python list per row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    indices = table.column("episode_index").to_numpy().astype(np.int64)
+    means = table.column(column).combine_chunks()
+    if not (pa.types.is_list(means.type) or pa.types.is_large_list(means.type)):
+        return indices, [_digest(v) for v in means.to_pylist()]
+    values = pc.list_flatten(means)
+    if not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)):  # nested: row by row
+        return indices, [_digest(v) for v in means.to_pylist()]
+    offsets = means.offsets.to_numpy()
+    valid = means.is_valid().to_numpy(zero_copy_only=False)
+    flat = values.to_numpy(zero_copy_only=False).astype(np.float32)
+    if values.null_count:
+        flat[~values.is_valid().to_numpy(zero_copy_only=False)] = np.nan
+    start = offsets[:-1] - offsets[0]
+    stop = offsets[1:] - offsets[0]
+    finite = np.isfinite(flat)
+    # rows whose values are all finite: a prefix-sum of non-finite counts per row
+    bad = np.concatenate([[0], np.cumsum(~finite)])
+    good = valid & (stop > start) & (bad[stop] == bad[start])
+    sha = hashlib.sha256
+    digests: list[str | None] = [
+        sha(flat[a:b].tobytes()).hexdigest()[:16] if ok else None
+        for a, b, ok in zip(start.tolist(), stop.tolist(), good.tolist(), strict=True)
+    ]
+    return indices, digests
+
+
+def episode_content_digest_columns(root: str | Path, feature: str = FEATURE) -> tuple[np.ndarray, np.ndarray]:
+    """``(episode_index int64, digest S16)`` of the episodes that have statistics of ``feature``.
+
+    The column form of :func:`episode_content_digests` (same digests), for comparing a
+    million fingerprints at once.
+    """
+    digests = episode_content_digests(root, feature)
+    indices = np.fromiter(digests, dtype=np.int64, count=len(digests))
+    values = np.array([d.encode("ascii") for d in digests.values()], dtype="S16")
+    return indices, values
+
+
 def episode_content_digests(root: str | Path, feature: str = FEATURE) -> dict[int, str]:
     """``{episode_index: digest}`` of each episode's stored ``feature`` mean.
 
@@ -45,12 +88,10 @@ def episode_content_digests(root: str | Path, feature: str = FEATURE) -> dict[in
             if column not in pq.read_schema(path).names:
                 continue
             table = pq.read_table(path, columns=["episode_index", column])
-            for index, mean in zip(
-                table.column("episode_index").to_pylist(), table.column(column).to_pylist(), strict=True
-            ):
-                digest = _digest(mean)
+            indices, row_digests = _column_digests(table, column)
+            for index, digest in zip(indices.tolist(), row_digests, strict=True):
                 if digest is not None:
-                    digests[int(index)] = digest
+                    digests[index] = digest
         return digests
     stats_file = root / "meta" / "episodes_stats.jsonl"
     if stats_file.is_file():

@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.episode_labels import checks
-from strands_robots.episode_labels.document import existing_store, open_store, query_document
-from strands_robots.episode_labels.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks
+from strands_robots.episode_labels.document import existing_store
+from strands_robots.episode_labels.stale import stale_episodes
 from strands_robots.episode_labels.vocab import QUALITY_RANK, did_you_mean
 from strands_robots.errors import LabelsError, LabelValidationError
-from strands_robots.storage.record_store import file_identity
 
 
 class StaleLabelsWarning(UserWarning):
@@ -29,45 +28,6 @@ def _as_set(value: Any, what: str, allowed: tuple[str, ...]) -> set[str] | None:
                 f"{what} value {v!r} is not one of {', '.join(allowed)}.{did_you_mean(v, allowed)}"
             )
     return set(values)
-
-
-_stale_cache: dict[str, tuple[tuple[Any, ...], dict[int, str]]] = {}
-
-
-def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[int, str]:
-    """Episodes whose stored fingerprint no longer matches the dataset: ``{episode: reason}``.
-
-    Empty when the dataset's metadata is absent (nothing to compare against) or the
-    reader cannot open it (a warning says so). Cached per process until the sidecar or
-    the dataset's metadata files change.
-    """
-    root = Path(root)
-    if not has_dataset_metadata(root):
-        return {}
-    from strands_robots.dataset.cache import metadata_signature  # the dataset reader: only with meta/
-
-    store = open_store(root, labels_dir)
-    labels_stamp = tuple(file_identity(p) for p in (store.path, store.journal))
-    key = (labels_stamp, metadata_signature(root))
-    cached = _stale_cache.get(str(store.path))
-    if cached is not None and cached[0] == key:
-        return dict(cached[1])
-    dataset = open_dataset_for_checks(root)
-    if dataset is None:
-        return {}
-    fingerprinter = Fingerprinter(dataset)
-
-    def collect(document: dict[str, Any]) -> dict[int, str]:
-        stale = {}
-        for record_key, record in document["episodes"].items():
-            reason = fingerprinter.stale_reason(int(record_key), record.get("fingerprint"))
-            if reason:
-                stale[int(record_key)] = reason
-        return stale
-
-    stale = query_document(root, collect, labels_dir)
-    _stale_cache[str(store.path)] = (key, stale)
-    return dict(stale)
 
 
 def filter_episodes(

@@ -51,28 +51,32 @@ def open_dataset_for_checks(root: str | Path) -> Any | None:
 
 
 class Fingerprinter:
-    """Fingerprints of one opened dataset (content digests read once)."""
+    """Fingerprints of one opened dataset (its fingerprint columns read once)."""
 
     def __init__(self, dataset: Any) -> None:
-        from strands_robots.dataset.stats import episode_content_digests  # pyarrow: only when checking
+        from strands_robots.dataset.fingerprints import dataset_fingerprints  # pyarrow: only when checking
 
         self.dataset = dataset
-        self.digests = episode_content_digests(dataset.root)
+        self.columns = dataset_fingerprints(dataset)
 
     def __call__(self, episode: int) -> dict[str, Any]:
-        """``{"length", ["index_range", "tasks"], ["content"]}`` of one episode."""
-        info = self.dataset.episodes[episode]
-        fingerprint: dict[str, Any] = {"length": int(info.length)}
-        if str(getattr(self.dataset, "codebase_version", "") or "v3").startswith("v3"):
-            index_range = getattr(info, "index_range", None)
-            if index_range is not None:
-                fingerprint["index_range"] = [int(index_range[0]), int(index_range[1])]
-            tasks = getattr(info, "tasks", None)
-            if tasks:
-                fingerprint["tasks"] = [str(t) for t in tasks]
-        if episode in self.digests:
-            fingerprint["content"] = self.digests[episode]
-        return fingerprint
+        """``{"length", ["index_range", "tasks"], ["content"]}`` of one episode.
+
+        Raises:
+            EpisodeNotFoundError: the dataset has no such episode.
+        """
+        positions, found = self.columns.positions([episode])
+        if not found[0]:
+            self.dataset.episodes[episode]  # raises the reader's EpisodeNotFoundError
+        return self.columns.record(int(positions[0]))
+
+    def many(self, episodes: list[int]) -> dict[int, dict[str, Any]]:
+        """``{episode: fingerprint}`` of ``episodes`` (all must be in the dataset)."""
+        positions, found = self.columns.positions(episodes)
+        if not found.all():
+            self.dataset.episodes[episodes[int(found.argmin())]]  # raises EpisodeNotFoundError
+        record = self.columns.record
+        return {episode: record(pos) for episode, pos in zip(episodes, positions.tolist(), strict=True)}
 
     def stale_reason(
         self, episode: int, stored: dict[str, Any] | None, keys: tuple[str, ...] | None = None

@@ -16,49 +16,99 @@ process starts warm. Journal entries written since are applied on top.
 from __future__ import annotations
 
 import contextlib
+import gc
+import hashlib
 import io
 import json
+import mmap
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 import numpy as np
+from msgspec import UNSET, UnsetType
 
 from strands_robots.episode_labels.review import dispute_open, effective_quality, effective_success
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES, QUALITY_RANK, SCHEMA_VERSION
 from strands_robots.storage import RecordStore
 from strands_robots.storage.jsonl import read_jsonl
 from strands_robots.storage.lock import sidecar_lock
-from strands_robots.storage.record_store import content_digest, file_identity, journal_header_matches
+from strands_robots.storage.record_store import file_identity, journal_header_matches
 
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 PERSIST_MIN_BYTES = 8 << 20
-COLUMNS = ("episode", "has_verdict", "success", "has_judge", "quality", "open_dispute", "has_fingerprint")
+#: Bits of ``fp_keys``: which fingerprint keys a record stores. ``FP_OTHER``: it stores
+#: something the columns do not hold (an unknown key, an unusual value); such records
+#: are checked against the dataset one by one.
+FP_LENGTH, FP_RANGE, FP_TASKS, FP_CONTENT, FP_OTHER = 1, 2, 4, 8, 16
+CONTENT_WIDTH = 16
+COLUMNS = (
+    "episode",
+    "has_verdict",
+    "success",
+    "has_judge",
+    "quality",
+    "open_dispute",
+    "has_fingerprint",
+    "fp_keys",
+    "fp_length",
+    "fp_from",
+    "fp_to",
+    "fp_tasks",
+    "fp_content",
+)
+_DTYPES = {
+    "episode": np.int64,
+    "has_verdict": bool,
+    "success": bool,
+    "has_judge": bool,
+    "quality": np.int8,
+    "open_dispute": bool,
+    "has_fingerprint": bool,
+    "fp_keys": np.uint8,
+    "fp_length": np.int64,
+    "fp_from": np.int64,
+    "fp_to": np.int64,
+    "fp_tasks": np.int32,
+    "fp_content": f"S{CONTENT_WIDTH}",
+}
+_NonNegative = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+
+# Lean typed structs (no per-record default factories, not tracked by the garbage
+# collector): the decode skips every field the index does not hold. A JSON null where a
+# block is expected fails the decode, and the full reader then raises its precise error.
 
 
-class _Verdict(msgspec.Struct):
+class _Verdict(msgspec.Struct, gc=False):
     success: bool
     failure: bool = False
 
 
-class _Judge(msgspec.Struct):
+class _Judge(msgspec.Struct, gc=False):
     quality: Literal[QUALITY_GRADES]  # type: ignore[valid-type]  # the vocabulary tuples of .vocab
     failure_mode: Literal[FAILURE_MODES] | None = None  # type: ignore[valid-type]
     disputes_verdict: bool = False
 
 
-_ABSENT_VERDICT = _Verdict(success=False)  # sentinels: a JSON null block is refused, absence is not
-_ABSENT_JUDGE = _Judge(quality="low")
+class _Present(msgspec.Struct, gc=False):
+    """Any JSON object (its fields are skipped)."""
 
 
-class _Record(msgspec.Struct):
-    episode_index: int = -1
-    deterministic: _Verdict = msgspec.field(default_factory=lambda: _ABSENT_VERDICT)
-    judge: _Judge = msgspec.field(default_factory=lambda: _ABSENT_JUDGE)
-    review: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
-    fingerprint: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
+class _Fingerprint(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    length: _NonNegative | UnsetType = UNSET
+    index_range: tuple[_NonNegative, _NonNegative] | UnsetType = UNSET
+    tasks: list[str] | UnsetType = UNSET
+    content: str | UnsetType = UNSET
+
+
+class _Record(msgspec.Struct, gc=False):
+    episode_index: _NonNegative | UnsetType = UNSET
+    deterministic: _Verdict | UnsetType = UNSET
+    judge: _Judge | UnsetType = UNSET
+    review: _Present | UnsetType = UNSET
+    fingerprint: _Fingerprint | None | UnsetType = UNSET
 
 
 class _Document(msgspec.Struct):
@@ -67,19 +117,28 @@ class _Document(msgspec.Struct):
     benchmark: str = ""
 
 
-class _FullRecord(msgspec.Struct):
-    deterministic: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
-    judge: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
-    review: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
+class _FullRecord(msgspec.Struct, gc=False):
+    deterministic: msgspec.Raw | UnsetType = UNSET
+    judge: msgspec.Raw | UnsetType = UNSET
+    review: msgspec.Raw | UnsetType = UNSET
 
 
 class _FullDocument(msgspec.Struct):
     episodes: dict[str, _FullRecord]
 
 
+_DECODER = msgspec.json.Decoder(_Document)
+
+
 @dataclass
 class LabelIndex:
-    """Columns of equal length, sorted by ``episode``."""
+    """Columns of equal length, sorted by ``episode``.
+
+    The ``fp_*`` columns hold the record's stored dataset fingerprint (see
+    :mod:`.fingerprint`): ``fp_keys`` the keys it has (``FP_*`` bits), ``fp_length``,
+    ``fp_from``/``fp_to`` (``index_range``), ``fp_tasks`` (a code into ``task_lists``)
+    and ``fp_content`` (16 ASCII bytes).
+    """
 
     episode: np.ndarray  # int64
     has_verdict: np.ndarray  # bool
@@ -88,8 +147,15 @@ class LabelIndex:
     quality: np.ndarray  # int8: effective quality rank, -1 none
     open_dispute: np.ndarray  # bool
     has_fingerprint: np.ndarray  # bool: the record carries a dataset fingerprint (stale checks)
+    fp_keys: np.ndarray  # uint8
+    fp_length: np.ndarray  # int64
+    fp_from: np.ndarray  # int64
+    fp_to: np.ndarray  # int64
+    fp_tasks: np.ndarray  # int32, -1 none
+    fp_content: np.ndarray  # S16
+    task_lists: list[tuple[str, ...]] = field(default_factory=list)
     identity: tuple[int, int, int] | None = None
-    digest: str | None = None
+    digest: str | None = None  # sha256 of the canonical file; None until a journal needs it
     journal_ino: int | None = None
     journal_offset: int = 0
 
@@ -108,6 +174,14 @@ class LabelIndex:
         return np.asarray(episodes, dtype=np.int64)[self.has_fingerprint[positions]].tolist() if len(episodes) else []
 
 
+def _empty_columns(n: int) -> dict[str, np.ndarray]:
+    columns = {name: np.zeros(n, dtype=dtype) for name, dtype in _DTYPES.items()}
+    columns["quality"][:] = -1
+    for name in ("fp_length", "fp_from", "fp_to", "fp_tasks"):
+        columns[name][:] = -1
+    return columns
+
+
 def row_of(record: dict[str, Any]) -> tuple[bool, bool, bool, int, bool, bool]:
     """Index row of one record (a plain dict), by the rules of :mod:`.review`."""
     has_verdict = isinstance(record.get("deterministic"), dict)
@@ -123,64 +197,185 @@ def row_of(record: dict[str, Any]) -> tuple[bool, bool, bool, int, bool, bool]:
     )
 
 
+def _non_negative(value: Any) -> bool:
+    return type(value) is int and 0 <= value < 2**63
+
+
+class _TaskCodes:
+    """Distinct stored task lists, coded as small integers."""
+
+    def __init__(self, lists: list[tuple[str, ...]] | None = None) -> None:
+        self.lists = list(lists or [])
+        self.codes = {tasks: code for code, tasks in enumerate(self.lists)}
+
+    def code(self, tasks: tuple[str, ...]) -> int:
+        code = self.codes.get(tasks)
+        if code is None:
+            code = self.codes[tasks] = len(self.lists)
+            self.lists.append(tasks)
+        return code
+
+
+def fingerprint_row(fingerprint: Any, tasks: _TaskCodes) -> tuple[int, int, int, int, int, bytes]:
+    """``(fp_keys, fp_length, fp_from, fp_to, fp_tasks, fp_content)`` of a stored fingerprint (a dict)."""
+    keys, length, start, end, task, content = 0, -1, -1, -1, -1, b""
+    if not fingerprint or not isinstance(fingerprint, dict):
+        return keys, length, start, end, task, content
+    for key, value in fingerprint.items():
+        if key == "length" and _non_negative(value):
+            keys, length = keys | FP_LENGTH, value
+        elif (
+            key == "index_range"
+            and isinstance(value, list)
+            and len(value) == 2
+            and _non_negative(value[0])
+            and _non_negative(value[1])
+        ):
+            keys, start, end = keys | FP_RANGE, value[0], value[1]
+        elif key == "tasks" and isinstance(value, list) and all(isinstance(t, str) for t in value):
+            keys, task = keys | FP_TASKS, tasks.code(tuple(value))
+        elif key == "content" and isinstance(value, str) and len(value) == CONTENT_WIDTH and value.isascii():
+            keys, content = keys | FP_CONTENT, value.encode("ascii")
+        else:
+            keys |= FP_OTHER
+    return keys, length, start, end, task, content
+
+
 class _InvalidForIndex(Exception):
-    """The typed decode refused the file: let the full reader raise its precise error."""
+    """The typed decode refused the file: the full reader decides (its error, or the slow build)."""
 
 
-def _build(data: bytes) -> dict[str, np.ndarray]:
+def _canonical_keys(keys: list[str], episode: np.ndarray) -> bool:
+    """Every key is the plain decimal spelling of its parsed value (no sign, space, ``_`` or leading 0)."""
+    joined = "".join(keys)
+    if not (joined.isascii() and joined.isdigit()):
+        return False
+    digits = np.ones(len(episode), dtype=np.int64)
+    bound = 10
+    for _ in range(19):  # int64 has at most 19 digits
+        more = episode >= bound
+        if not more.any():
+            break
+        digits += more
+        bound *= 10
+    return len(joined) == int(digits.sum())
+
+
+def _decode(data: Any) -> _Document:
+    enabled = gc.isenabled()
+    gc.disable()  # millions of new objects, none of them cyclic: collections would only cost time
     try:
-        document = msgspec.json.decode(data, type=_Document)
+        return _DECODER.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise _InvalidForIndex(str(exc)) from exc
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build(data: Any) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]]]:
+    """Columns of a canonical file's bytes (typed decode, one pass over the records)."""
+    document = _decode(data)
     if document.schema_version != SCHEMA_VERSION:
         raise _InvalidForIndex("schema_version")
     records = document.episodes
     n = len(records)
-    if not all(k.isdigit() and (k[0] != "0" or k == "0") for k in records):
+    keys = list(records)
+    try:
+        episode = np.fromiter(map(int, keys), dtype=np.int64, count=n)
+    except (ValueError, OverflowError) as exc:
+        raise _InvalidForIndex("key") from exc
+    if not _canonical_keys(keys, episode):
         raise _InvalidForIndex("key")
-    episode = np.fromiter((int(k) for k in records), dtype=np.int64, count=n)
+    del keys
     values = list(records.values())
-    stated = np.fromiter((r.episode_index for r in values), dtype=np.int64, count=n)
+    del records, document
+    stated = np.fromiter((-1 if r.episode_index is UNSET else r.episode_index for r in values), dtype=np.int64, count=n)
     if np.any((stated != episode) & (stated != -1)):
         raise _InvalidForIndex("episode_index")
-    has_verdict = np.fromiter((r.deterministic is not _ABSENT_VERDICT for r in values), dtype=bool, count=n)
-    success = np.fromiter(
-        (r.deterministic is not _ABSENT_VERDICT and r.deterministic.success for r in values), dtype=bool, count=n
+    rank = QUALITY_RANK
+    # one pass: bit 0 verdict, 1 success, 2 judge, 3-4 quality rank, 5 disputes, 6 review, 7 fingerprint
+    codes = np.fromiter(
+        (
+            (0 if (d := r.deterministic) is UNSET else 1 | d.success << 1)
+            | (0 if (j := r.judge) is UNSET else 4 | rank[j.quality] << 3 | j.disputes_verdict << 5)
+            | (r.review is not UNSET) << 6
+            | ((f := r.fingerprint) is not UNSET and f is not None) << 7
+            for r in values
+        ),
+        dtype=np.uint8,
+        count=n,
     )
-    has_judge = np.fromiter((r.judge is not _ABSENT_JUDGE for r in values), dtype=bool, count=n)
-    quality = np.fromiter(
-        (QUALITY_RANK[r.judge.quality] if r.judge is not _ABSENT_JUDGE else -1 for r in values), dtype=np.int8, count=n
-    )
-    open_dispute = np.fromiter(
-        (r.judge is not _ABSENT_JUDGE and r.judge.disputes_verdict for r in values), dtype=bool, count=n
-    )
-    has_fingerprint = np.fromiter(
-        (len(r.fingerprint) > 0 and bytes(r.fingerprint) not in (b"null", b"{}") for r in values), dtype=bool, count=n
-    )
-    reviewed = [i for i, r in enumerate(values) if len(r.review) and bytes(r.review) != b"null"]
-    del values, records, document
+    columns = _empty_columns(n)
+    columns["episode"] = episode
+    columns["has_verdict"] = (codes & 1).astype(bool)
+    columns["success"] = (codes & 2).astype(bool)
+    columns["has_judge"] = (codes & 4).astype(bool)
+    columns["quality"] = np.where(codes & 4, (codes >> 3) & 3, -1).astype(np.int8)
+    columns["open_dispute"] = (codes & 32).astype(bool)
+    tasks = _TaskCodes()
+    with_fingerprint = np.flatnonzero(codes & 128)
+    for i in with_fingerprint.tolist():  # rare in files other tools wrote; every record in ours
+        f = values[i].fingerprint
+        keys_bits = 0
+        if f.length is not UNSET:
+            keys_bits |= FP_LENGTH
+            columns["fp_length"][i] = f.length
+        if f.index_range is not UNSET:
+            keys_bits |= FP_RANGE
+            columns["fp_from"][i], columns["fp_to"][i] = f.index_range
+        if f.tasks is not UNSET:
+            keys_bits |= FP_TASKS
+            columns["fp_tasks"][i] = tasks.code(tuple(f.tasks))
+        if f.content is not UNSET:
+            if len(f.content) == CONTENT_WIDTH and f.content.isascii():
+                keys_bits |= FP_CONTENT
+                columns["fp_content"][i] = f.content.encode("ascii")
+            else:
+                keys_bits |= FP_OTHER
+        columns["fp_keys"][i] = keys_bits
+    columns["has_fingerprint"] = columns["fp_keys"] != 0
+    reviewed = np.flatnonzero(codes & 64).tolist()
+    del values
     if reviewed:  # rare: decode those records whole and apply the review rules
         full = msgspec.json.decode(data, type=_FullDocument).episodes
-        keys = list(full)
+        full_records = list(full.values())
         for i in reviewed:
-            raw = full[keys[i]]
+            raw = full_records[i]
             record = {
                 name: msgspec.json.decode(getattr(raw, name))
                 for name in ("deterministic", "judge", "review")
-                if len(getattr(raw, name))
+                if getattr(raw, name) is not UNSET
             }
-            has_verdict[i], success[i], has_judge[i], quality[i], open_dispute[i], _ = row_of(record)
+            row = row_of(record)
+            for name, value in zip(COLUMNS[1:6], row[:5], strict=True):
+                columns[name][i] = value
+        del full, full_records
+    return _sorted(columns), tasks.lists
+
+
+def _sorted(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    episode = columns["episode"]
+    if len(episode) < 2 or bool(np.all(episode[1:] > episode[:-1])):
+        return columns
     order = np.argsort(episode, kind="stable")
-    columns = {
-        "episode": episode,
-        "has_verdict": has_verdict,
-        "success": success,
-        "has_judge": has_judge,
-        "quality": quality,
-        "open_dispute": open_dispute,
-        "has_fingerprint": has_fingerprint,
-    }
     return {name: column[order] for name, column in columns.items()}
+
+
+def _build_from_document(document: dict[str, Any]) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]]]:
+    """Columns of a merged document (plain dicts), for files the typed decode refuses."""
+    records = document["episodes"]
+    columns = _empty_columns(len(records))
+    tasks = _TaskCodes()
+    for i, (key, record) in enumerate(records.items()):
+        columns["episode"][i] = int(key)
+        row = row_of(record)
+        for name, value in zip(COLUMNS[1:7], row, strict=True):
+            columns[name][i] = value
+        fp = fingerprint_row(record.get("fingerprint"), tasks)
+        for name, value in zip(COLUMNS[7:], fp, strict=True):
+            columns[name][i] = value
+    return _sorted(columns), tasks.lists
 
 
 def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
@@ -199,29 +394,25 @@ def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
     )
     for name in COLUMNS:  # copy on write: a caller may still be reading the old arrays
         setattr(index, name, getattr(index, name).copy())
+    tasks = _TaskCodes(index.task_lists)
+    empty = (False, False, False, -1, False, False, 0, -1, -1, -1, -1, b"")
     new_rows = []
     for key, pos, found in zip(keys.tolist(), positions.tolist(), present.tolist(), strict=True):
         record = latest[key]
-        row = row_of(record) if record is not None else (False, False, False, -1, False, False)
+        row = (*row_of(record), *fingerprint_row(record.get("fingerprint"), tasks)) if record is not None else empty
         if found:
-            (
-                index.has_verdict[pos],
-                index.success[pos],
-                index.has_judge[pos],
-                index.quality[pos],
-                index.open_dispute[pos],
-                index.has_fingerprint[pos],
-            ) = row
+            for name, value in zip(COLUMNS[1:], row, strict=True):
+                getattr(index, name)[pos] = value
         else:
             new_rows.append((key, *row))
+    index.task_lists = tasks.lists
     if new_rows:
         columns = {name: getattr(index, name) for name in COLUMNS}
         extra = list(zip(*new_rows, strict=True))
         for name, values in zip(COLUMNS, extra, strict=True):
             columns[name] = np.concatenate([columns[name], np.asarray(values, dtype=columns[name].dtype)])
-        order = np.argsort(columns["episode"], kind="stable")
-        for name in COLUMNS:
-            setattr(index, name, columns[name][order])
+        for name, column in _sorted(columns).items():
+            setattr(index, name, column)
 
 
 def _index_path(sidecar: Path) -> Path:
@@ -230,7 +421,12 @@ def _index_path(sidecar: Path) -> Path:
 
 def _save(index: LabelIndex, path: Path) -> None:
     meta = json.dumps(
-        {"version": INDEX_VERSION, "identity": list(index.identity or ()), "digest": index.digest}
+        {
+            "version": INDEX_VERSION,
+            "identity": list(index.identity or ()),
+            "digest": index.digest,
+            "task_lists": [list(t) for t in index.task_lists],
+        }
     ).encode()
     buffer = io.BytesIO()
     np.savez(buffer, meta=np.frombuffer(meta, dtype=np.uint8), **{name: getattr(index, name) for name in COLUMNS})
@@ -249,19 +445,71 @@ def _load(path: Path, identity: tuple[int, int, int]) -> LabelIndex | None:
             meta = json.loads(bytes(data["meta"]).decode())
             if meta.get("version") != INDEX_VERSION or tuple(meta.get("identity", ())) != identity:
                 return None
-            return LabelIndex(**{name: data[name] for name in COLUMNS}, identity=identity, digest=meta.get("digest"))
-    except (OSError, ValueError, KeyError):
+            return LabelIndex(
+                **{name: data[name] for name in COLUMNS},
+                task_lists=[tuple(t) for t in meta.get("task_lists", [])],
+                identity=identity,
+                digest=meta.get("digest"),
+            )
+    except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
+@contextlib.contextmanager
+def _mapped(path: Path, identity: tuple[int, int, int]) -> Any:
+    """The canonical file's bytes, memory-mapped (no copy); None when it is no longer ``identity``."""
+    with open(path, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if (st.st_ino, st.st_size, st.st_mtime_ns) != identity:
+            yield None
+            return
+        if st.st_size == 0:
+            yield b""
+            return
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            yield mapped
+        finally:
+            mapped.close()
+
+
+def _digest_of(path: Path, identity: tuple[int, int, int]) -> str | None:
+    """sha256 of the canonical file if it is still ``identity`` (what a journal header names)."""
+    with _mapped(path, identity) as data:
+        return None if data is None else hashlib.sha256(data).hexdigest()
+
+
 _memory: dict[str, LabelIndex] = {}
+
+
+def _fresh(store: RecordStore, identity: tuple[int, int, int] | None) -> LabelIndex | None:
+    """The index of the canonical file alone (no journal), or None when the file changed meanwhile."""
+    if identity is None:
+        return LabelIndex(**_empty_columns(0), identity=None)  # type: ignore[arg-type]
+    persisted = identity[1] >= PERSIST_MIN_BYTES
+    index = _load(_index_path(store.path), identity) if persisted else None
+    if index is not None:
+        return index
+    try:
+        with _mapped(store.path, identity) as data:
+            if data is None:
+                return None
+            columns, task_lists = _build(data)
+    except _InvalidForIndex:
+        # the full reader raises SidecarError with the reason, or reads what the typed decode refused
+        columns, task_lists = _build_from_document(store.read(copy_document=False))
+    index = LabelIndex(**columns, task_lists=task_lists, identity=identity)  # type: ignore[arg-type]
+    if persisted:
+        _save(index, _index_path(store.path))
+    return index
 
 
 def label_index(store: RecordStore) -> LabelIndex:
     """The up-to-date index of ``store``'s sidecar (canonical file + journal).
 
     Takes the store's own locks in the store's order (thread lock, then file lock), so it
-    can run beside writers in other threads.
+    can run beside writers in other threads. The canonical file is memory-mapped, and its
+    sha256 is computed only when a journal beside it has to be checked against it.
 
     Raises:
         SidecarError: the file is not a sidecar this version reads (raised by the full reader).
@@ -273,31 +521,17 @@ def label_index(store: RecordStore) -> LabelIndex:
         key = str(store.path)
         index = _memory.get(key)
         if index is None or index.identity != identity or identity is None:
-            index = None
-            if identity is not None and identity[1] >= PERSIST_MIN_BYTES:
-                index = _load(_index_path(store.path), identity)
-            if index is None:
-                digest = None
-                if identity is None:
-                    columns = {name: np.zeros(0, dtype=np.int64 if name == "episode" else bool) for name in COLUMNS}
-                    columns["quality"] = np.zeros(0, dtype=np.int8)
-                else:
-                    data = store.path.read_bytes()
-                    digest = content_digest(data)
-                    try:
-                        columns = _build(data)
-                    except _InvalidForIndex:
-                        store.read(copy_document=False)  # raises SidecarError with the reason
-                        raise
-                index = LabelIndex(**columns, identity=identity, digest=digest)  # type: ignore[arg-type]
-                if identity is not None and identity[1] >= PERSIST_MIN_BYTES:
-                    _save(index, _index_path(store.path))
+            index = _fresh(store, identity)
+            if index is None:  # replaced while we looked (another tool takes no lock): start over
+                return label_index(store)
         if journal_ino is None:
             index.journal_ino, index.journal_offset = None, 0
         else:
             offset = index.journal_offset if index.journal_ino == journal_ino else 0
             entries, end = read_jsonl(store.journal, offset=offset)
             if offset == 0 and entries:
+                if index.digest is None and identity is not None:
+                    index.digest = _digest_of(store.path, identity)
                 if not journal_header_matches(entries[0], index.digest):
                     store.read(copy_document=False)  # moves the stale journal aside
                     _memory.pop(key, None)

@@ -97,14 +97,16 @@ def record_deterministic_verdicts(
     dataset = open_dataset_if_present(root)
     fingerprints: dict[int, dict[str, Any]] = {}
     if dataset is not None:
-        unknown = sorted(i for i in blocks if i not in dataset.episodes)
-        if unknown:
+        fingerprint = Fingerprinter(dataset)
+        wanted = list(blocks)
+        _, found = fingerprint.columns.positions(wanted)
+        if not found.all():
+            unknown = sorted(i for i, ok in zip(wanted, found.tolist(), strict=True) if not ok)
             raise EpisodeNotFoundError(
                 f"the dataset at {root} has no episodes {unknown}; record verdicts only for its episodes "
                 "(see `strands-labels info ROOT`), or remap labels after editing the dataset."
             )
-        fingerprint = Fingerprinter(dataset)
-        fingerprints = {i: fingerprint(i) for i in blocks}
+        fingerprints = fingerprint.many(wanted)
 
     def mutate(document: dict[str, Any]) -> tuple[Change, Any]:
         records = document["episodes"]

@@ -1,0 +1,220 @@
+"""Stale labels: records whose stored dataset fingerprint no longer matches the dataset.
+
+The stored fingerprints are columns of the label index (:mod:`.index`); the dataset's are
+columns too (:mod:`strands_robots.dataset.fingerprints`), so a million records are
+compared with numpy in milliseconds. The dataset's columns are cached per process and
+beside the sidecar as ``.episode_labels.json.fingerprints.npz``, keyed by the dataset's
+metadata files (name, inode, size, mtime): a later process checks staleness without
+opening the dataset, and any change to ``meta/`` makes the cache stale. The rule (only keys
+present on both sides count; a record without a fingerprint is never stale) is stated in
+``docs/sidecar-format.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from strands_robots.episode_labels.document import existing_store
+from strands_robots.episode_labels.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks
+
+CACHE_VERSION = 1
+_COLUMNS = ("episode", "length", "index_from", "index_to", "task_code", "content")
+_results: dict[str, tuple[tuple[Any, ...], dict[int, str]]] = {}
+_datasets: dict[str, tuple[tuple[Any, ...], Any]] = {}
+
+
+def _cache_path(sidecar: Path) -> Path:
+    return sidecar.with_name(f".{sidecar.name}.fingerprints.npz")
+
+
+def _cache_meta(root: Path, signature: tuple[Any, ...]) -> dict[str, Any]:
+    return {"version": CACHE_VERSION, "root": os.path.abspath(root), "signature": [list(s) for s in signature]}
+
+
+def _load_cached(path: Path, expected: dict[str, Any]) -> Any | None:
+    import numpy as np
+
+    from strands_robots.dataset.fingerprints import DatasetFingerprints
+
+    try:
+        with np.load(path) as data:
+            meta = json.loads(bytes(data["meta"]).decode())
+            if {k: meta.get(k) for k in expected} != expected:
+                return None
+            return DatasetFingerprints(
+                **{name: data[name] for name in _COLUMNS},
+                has_range=bool(meta["has_range"]),
+                task_lists=[tuple(t) for t in meta["task_lists"]],
+            )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _save_cached(path: Path, expected: dict[str, Any], columns: Any) -> None:
+    import numpy as np
+
+    meta = {**expected, "has_range": columns.has_range, "task_lists": [list(t) for t in columns.task_lists]}
+    buffer = io.BytesIO()
+    np.savez(
+        buffer,
+        meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+        **{name: getattr(columns, name) for name in _COLUMNS},
+    )
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(buffer.getvalue())
+        os.replace(tmp, path)
+    except OSError:  # a cache: a read-only directory only costs speed
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def dataset_columns(root: Path, sidecar: Path, signature: tuple[Any, ...]) -> Any | None:
+    """The dataset's fingerprint columns (memory, then the file beside ``sidecar``, then the
+    dataset itself); None when the reader refuses the dataset (a warning says so)."""
+    key = os.path.abspath(root)
+    hit = _datasets.get(key)
+    if hit is not None and hit[0] == signature:
+        return hit[1]
+    expected = _cache_meta(root, signature)
+    columns = _load_cached(_cache_path(sidecar), expected)
+    if columns is None:
+        dataset = open_dataset_for_checks(root)
+        if dataset is None:
+            return None
+        columns = Fingerprinter(dataset).columns
+        _save_cached(_cache_path(sidecar), expected, columns)
+    _datasets[key] = (signature, columns)
+    return columns
+
+
+def _mismatches(index: Any, current: Any) -> tuple[Any, Any, list[Any], Any]:
+    """Per fingerprinted record: ``(episodes, found, [(key, mask), ...], other)`` (numpy arrays)."""
+    import numpy as np
+
+    from strands_robots.episode_labels.index import FP_CONTENT, FP_LENGTH, FP_OTHER, FP_RANGE, FP_TASKS
+
+    rows = np.flatnonzero(index.has_fingerprint)
+    episodes = index.episode[rows]
+    keys = index.fp_keys[rows]
+    positions, found = current.positions(episodes)
+    # the stored file's key order (sorted): the first mismatching key is the reason
+    checks = [
+        (
+            "content",
+            (keys & FP_CONTENT).astype(bool)
+            & (current.content[positions] != b"")
+            & (index.fp_content[rows] != current.content[positions]),
+        )
+    ]
+    if current.has_range:
+        checks.append(
+            (
+                "index_range",
+                (keys & FP_RANGE).astype(bool)
+                & (
+                    (index.fp_from[rows] != current.index_from[positions])
+                    | (index.fp_to[rows] != current.index_to[positions])
+                ),
+            )
+        )
+    checks.append(("length", (keys & FP_LENGTH).astype(bool) & (index.fp_length[rows] != current.length[positions])))
+    if current.has_range:
+        dataset_code = {tasks: code for code, tasks in enumerate(current.task_lists)}
+        translate = np.array([dataset_code.get(t, -2) for t in index.task_lists] + [-2], dtype=np.int32)
+        stored = translate[index.fp_tasks[rows]]  # -1 (none) picks the final -2: never compared
+        now = current.task_code[positions]
+        checks.append(("tasks", (keys & FP_TASKS).astype(bool) & (now >= 0) & (stored != now)))
+    other = (keys & FP_OTHER).astype(bool)
+    return episodes, found, checks, other
+
+
+def _reason(key: str, index: Any, row: int, current: Any, position: int) -> str:
+    stored: Any
+    now: Any
+    if key == "content":
+        stored, now = bytes(index.fp_content[row]).decode(), bytes(current.content[position]).decode()
+    elif key == "index_range":
+        stored = [int(index.fp_from[row]), int(index.fp_to[row])]
+        now = [int(current.index_from[position]), int(current.index_to[position])]
+    elif key == "length":
+        stored, now = int(index.fp_length[row]), int(current.length[position])
+    else:
+        stored = list(index.task_lists[int(index.fp_tasks[row])])
+        now = list(current.task_lists[int(current.task_code[position])])
+    return f"{key} was {stored!r} when labelled, now {now!r}"
+
+
+def compare(index: Any, current: Any) -> tuple[dict[int, str], list[int]]:
+    """``({episode: reason}, episodes to check one by one)`` of the index against the dataset."""
+    import numpy as np
+
+    episodes, found, checks, other = _mismatches(index, current)
+    rows = np.flatnonzero(index.has_fingerprint)
+    positions, _ = current.positions(episodes)
+    stale: dict[int, str] = {}
+    for i in np.flatnonzero(~found).tolist():
+        stale[int(episodes[i])] = f"episode {int(episodes[i])} is no longer in the dataset"
+    for key, mask in checks:
+        for i in np.flatnonzero(mask & found & ~other).tolist():
+            episode = int(episodes[i])
+            if episode not in stale:
+                stale[episode] = _reason(key, index, int(rows[i]), current, int(positions[i]))
+    one_by_one = [int(e) for e in episodes[other & found].tolist()]
+    return stale, one_by_one
+
+
+def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[int, str]:
+    """Episodes whose stored fingerprint no longer matches the dataset: ``{episode: reason}``.
+
+    Empty when the dataset's metadata is absent (nothing to compare against), when no
+    record carries a fingerprint (files other tools wrote), or when the reader cannot
+    open the dataset (a warning says so). Cached per process until the sidecar or the
+    dataset's metadata files change.
+
+    Raises:
+        LabelsNotFoundError: no sidecar yet.
+        SidecarError: the sidecar is not one this version reads.
+    """
+    root = Path(root)
+    if not has_dataset_metadata(root):
+        return {}
+    from strands_robots.dataset.cache import metadata_signature  # the dataset reader: only with meta/
+    from strands_robots.episode_labels.index import label_index
+
+    store = existing_store(root, labels_dir)
+    index = label_index(store)
+    if not index.has_fingerprint.any():
+        return {}
+    signature = metadata_signature(root)
+    key = (index.identity, index.journal_ino, index.journal_offset, signature)
+    cached = _results.get(str(store.path))
+    if cached is not None and cached[0] == key:
+        return dict(cached[1])
+    current = dataset_columns(root, store.path, signature)
+    if current is None:
+        return {}
+    stale, one_by_one = compare(index, current)
+    if one_by_one:  # fingerprints the columns do not hold: the record-by-record rule
+        dataset = open_dataset_for_checks(root)
+        if dataset is not None:
+            fingerprinter = Fingerprinter(dataset)
+
+            def collect(document: dict[str, Any]) -> dict[int, str]:
+                found = {}
+                for episode in one_by_one:
+                    record = document["episodes"].get(str(episode)) or {}
+                    reason = fingerprinter.stale_reason(episode, record.get("fingerprint"))
+                    if reason:
+                        found[episode] = reason
+                return found
+
+            stale.update(store.query(collect))
+    stale = dict(sorted(stale.items()))
+    _results[str(store.path)] = (key, stale)
+    return dict(stale)
