@@ -169,6 +169,8 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
     console.print(summary)
     console.print(f"labels: {report.root}", soft_wrap=True, highlight=False)
     console.print(f"{len(report.labelled)} labelled in {report.seconds:.1f} s", style="dim")
+    for warning in getattr(report, "warnings", []):
+        console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)
     if report.failed:
         failures = Table(title=f"{len(report.failed)} episode(s) failed (no label written)")
         failures.add_column("episode", justify="right")

@@ -183,13 +183,20 @@ class HeuristicJudgeModel(Model):
         if not written:
             profile = self.profile(loaded[-1].json().get("root", request.root))
             deterministic = verdict[-1].json().get("deterministic")
-            grade = grade_episode(sampled[-1].json().get("signals", {}), profile, deterministic)
+            payload = sampled[-1].json()
+            grade = grade_episode(
+                payload.get("signals", {}),
+                profile,
+                deterministic,
+                episode=episode,
+                state_names=payload.get("state_names") or (),
+            )
             return "write_label", {
                 **base,
                 "quality": grade.quality,
                 "failure_mode": grade.failure_mode,
                 "note": grade.note,
-                "success_opinion": None,
+                "success_opinion": grade.success_opinion,
                 "judge_model": JUDGE_MODEL,
             }
         last = written[-1]

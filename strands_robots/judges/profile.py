@@ -3,7 +3,9 @@
 One pass over the dataset computes :func:`strands_robots.signals.episode_signals`
 for every episode (the same function ``sample_frames`` reports from), then robust
 statistics per signal: the median and a MAD-based scale, on a log scale for the
-positive, right-skewed ones (jerk, duration). An episode is then described by robust
+positive, right-skewed ones (jerk, duration, step heights). Per-channel signals get
+one statistic per channel, so each channel is compared with its own typical value.
+Episode lengths are also summarised per task. An episode is then described by robust
 z-scores: how many typical deviations it sits from the rest of the dataset.
 """
 
@@ -22,9 +24,8 @@ import pyarrow.parquet as pq
 
 from strands_robots.dataset import open_dataset
 from strands_robots.dataset.frames import column_to_numpy
-from strands_robots.signals import episode_signals
+from strands_robots.signals.episode import signal_columns, signals_of
 
-STATE_KEY = "observation.state"
 #: Below this many profiled episodes no dataset-relative claim is made.
 MIN_EPISODES = 8
 #: MAD -> standard deviation of a normal distribution.
@@ -33,9 +34,13 @@ MAD_TO_SIGMA = 1.4826
 MIN_LOG_SCALE = 0.05
 #: Smallest scale of a fraction-signal (idle_fraction).
 MIN_FRACTION_SCALE = 0.02
+#: Smallest scale of a per-channel log-signal (25 %): channels are noisier than sums.
+MIN_CHANNEL_LOG_SCALE = 0.25
 
-LOG_SIGNALS = ("rms_state_jerk", "duration_s")
-LINEAR_SIGNALS = {"idle_fraction": MIN_FRACTION_SCALE}
+LOG_SIGNALS = ("rms_state_jerk", "duration_s", "frames")
+LINEAR_SIGNALS = {"idle_fraction": MIN_FRACTION_SCALE, "idle_longest_s": 0.1}
+#: Per-channel signals profiled on a log scale (absolute values for the signed trend).
+CHANNEL_SIGNALS = ("jerk_typical", "jerk_peak", "step_height", "residual_trend", "channel_range")
 
 
 @dataclass(frozen=True)
@@ -79,12 +84,32 @@ class DatasetProfile:
         stats: Signal name -> :class:`RobustStat` (absent when no episode has it).
         gripper_swings_median: Median open/close swings (None without a gripper channel).
         gripper_range_median: Median gripper closure range in state units (None without one).
+        channel_stats: Per-channel signal -> one :class:`RobustStat` per channel (log of
+            the absolute value; None for a channel no episode has).
+        tasks: ``episode_index`` -> its first task string (when known).
+        task_frames: Task -> log-length statistic over that task's episodes.
     """
 
     signals: dict[int, dict[str, Any]] = field(default_factory=dict)
     stats: dict[str, RobustStat] = field(default_factory=dict)
     gripper_swings_median: float | None = None
     gripper_range_median: float | None = None
+    channel_stats: dict[str, list[RobustStat | None]] = field(default_factory=dict)
+    tasks: dict[int, str] = field(default_factory=dict)
+    task_frames: dict[str, RobustStat] = field(default_factory=dict)
+
+    def channel(self, name: str, index: int) -> RobustStat | None:
+        """The statistic of per-channel signal ``name`` at channel ``index`` (None if unknown)."""
+        stats = self.channel_stats.get(name) or []
+        return stats[index] if 0 <= index < len(stats) else None
+
+    def length_stat(self, episode: int | None) -> RobustStat | None:
+        """Log-length statistic of the episode's task (all episodes when the task is unknown or alone)."""
+        task = self.tasks.get(episode) if episode is not None else None
+        stat = self.task_frames.get(task) if task is not None else None
+        if stat is not None and stat.count >= MIN_EPISODES:
+            return stat
+        return self.stats.get("frames")
 
     @property
     def episodes(self) -> int:
@@ -97,9 +122,12 @@ class DatasetProfile:
         return self.episodes >= MIN_EPISODES
 
     @classmethod
-    def from_signals(cls, signals: Mapping[int, Mapping[str, Any]]) -> DatasetProfile:
-        """Statistics over already computed per-episode signals."""
+    def from_signals(
+        cls, signals: Mapping[int, Mapping[str, Any]], tasks: Mapping[int, str] | None = None
+    ) -> DatasetProfile:
+        """Statistics over already computed per-episode signals (``tasks``: episode -> task)."""
         rows = {int(k): dict(v) for k, v in signals.items()}
+        task_of = {int(k): str(v) for k, v in (tasks or {}).items() if int(k) in rows}
         stats: dict[str, RobustStat] = {}
         for name in LOG_SIGNALS:
             stat = robust_stat((r.get(name) for r in rows.values()), log=True, min_scale=MIN_LOG_SCALE)
@@ -111,11 +139,35 @@ class DatasetProfile:
                 stats[name] = stat
         swings = [r["gripper_swings"] for r in rows.values() if r.get("gripper_swings") is not None]
         ranges = [r["gripper_range"] for r in rows.values() if r.get("gripper_range") is not None]
+        channel_stats: dict[str, list[RobustStat | None]] = {}
+        for name in CHANNEL_SIGNALS:
+            width = max((len(r.get(name) or []) for r in rows.values()), default=0)
+            per: list[RobustStat | None] = []
+            for c in range(width):
+                values = []
+                for r in rows.values():
+                    column = r.get(name) or []
+                    if c < len(column) and column[c] is not None:
+                        values.append(abs(float(column[c])))
+                per.append(robust_stat(values, log=True, min_scale=MIN_CHANNEL_LOG_SCALE))
+            if width:
+                channel_stats[name] = per
+        by_task: dict[str, list[float]] = {}
+        for e, task in task_of.items():
+            by_task.setdefault(task, []).append(rows[e].get("frames") or 0)
+        task_frames = {
+            t: stat
+            for t, values in by_task.items()
+            if (stat := robust_stat(values, log=True, min_scale=MIN_LOG_SCALE)) is not None
+        }
         return cls(
             rows,
             stats,
             float(np.median(swings)) if swings else None,
             float(np.median(ranges)) if ranges else None,
+            channel_stats,
+            task_of,
+            task_frames,
         )
 
     @classmethod
@@ -147,11 +199,8 @@ class DatasetProfile:
                 parts = list(pool.map(lambda job: _profile_file(dataset, *job), jobs))
         else:
             parts = [_profile_file(dataset, *job) for job in jobs]
-        return cls.from_signals({i: sig for part in parts for i, sig in part.items()})
-
-
-def _signals_of(dataset: Any, rows: Mapping[str, np.ndarray]) -> dict[str, Any]:
-    return episode_signals(rows.get(STATE_KEY), rows.get("timestamp"), dataset.fps, list(dataset.state_names))
+        tasks = {i: dataset.episodes[i].tasks[0] for i in wanted if dataset.episodes[i].tasks}
+        return cls.from_signals({i: sig for part in parts for i, sig in part.items()}, tasks)
 
 
 def _read_one(dataset: Any, index: int, columns: list[str]) -> dict[str, Any] | None:
@@ -159,12 +208,12 @@ def _read_one(dataset: Any, index: int, columns: list[str]) -> dict[str, Any] | 
         rows = dataset.read_frames(index, columns) if columns else {}
     except (OSError, ValueError, KeyError):  # unreadable: left out of the profile
         return None
-    return _signals_of(dataset, rows)
+    return signals_of(dataset, rows)
 
 
 def _profile_file(dataset: Any, path: Path, indices: list[int]) -> dict[int, dict[str, Any]]:
     """Signals of ``indices``, all stored in the data file ``path``, from one read of it."""
-    columns = [c for c in (STATE_KEY, "timestamp") if c in dataset.features]
+    columns = signal_columns(dataset)
     out: dict[int, dict[str, Any]] = {}
     try:
         available = set(pq.read_schema(path).names)
@@ -182,7 +231,7 @@ def _profile_file(dataset: Any, path: Path, indices: list[int]) -> dict[int, dic
         if hi - lo != dataset.episodes[index].length:
             signals = _read_one(dataset, index, columns)  # let the reader judge the inconsistency
         else:
-            signals = _signals_of(dataset, {c: a[lo:hi] for c, a in arrays.items()})
+            signals = signals_of(dataset, {c: a[lo:hi] for c, a in arrays.items()})
         if signals is not None:
             out[index] = signals
     return out

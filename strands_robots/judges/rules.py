@@ -1,51 +1,66 @@
 """The offline judge's rules: execution grade from an episode's signals vs its dataset.
 
-Documented in ``docs/judge.md`` ("Offline judge rules"); the thresholds were fixed
-before any agreement was measured and are not fitted to a holdout.
+Documented in ``docs/judge.md`` ("Offline judge rules", with the table of signals and
+thresholds); the fault-injection benchmark ``benchmarks/judge_faults.py`` measures them.
 
 Each rule that fires raises a *flag* with a severity (``low`` or ``medium``), a
-failure_mode (or None) and a sentence of evidence:
-
-=====================  ==========================================  ==========  ==============
-signal                 fires when                                  severity    failure_mode
-=====================  ==========================================  ==========  ==============
-NaN state              ``nan_frames > 0``                          low         other
-jerk                   robust z of log ``rms_state_jerk`` >= 3      low         jerky_motion
-                       ... >= 2                                    medium      jerky_motion
-gripper chatter        swings - dataset median swings >= 4 [*]     low         near_miss
-                       ... >= 2 (one extra close/open cycle) [*]   medium      near_miss
-idle                   robust z of ``idle_fraction`` >= 2           medium      None
-long episode           robust z of log ``duration_s`` >= 2          medium      None
-short failed episode   z of log duration <= -2 and verdict failed  medium      incomplete
-=====================  ==========================================  ==========  ==============
-
-[*] only when the episode's gripper range is at least ``MIN_GRIPPER_RANGE_SHARE`` of the
-dataset's median range: a gripper that barely moves has nothing but noise to count.
+failure_mode (or None) and a sentence of evidence. Rules compare an episode with its
+dataset (robust z-scores from :class:`~strands_robots.judges.profile.DatasetProfile`)
+when the profile has at least ``MIN_EPISODES`` episodes; below that they use absolute
+thresholds (shares of each channel's own range) and the note says so.
 
 quality: ``high`` with no flag, ``low`` when a low flag fired or two or more medium
 flags did, else ``medium``. failure_mode: that of the most severe flag carrying one
-(table order breaks ties), None otherwise. Dataset-relative rules need at least
-``MIN_EPISODES`` profiled episodes; below that only the NaN rule applies. The judge
-has no evidence about success of its own: ``success_opinion`` is always None.
+(table order breaks ties), None otherwise.
+
+success_opinion: ``False`` only when a success verdict meets strong evidence that the
+recorded episode cannot show a success: a low-severity ``incomplete`` (at most half the
+typical length of its task) or a low-severity frozen stream. Otherwise None: the
+offline judge never claims a success.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from strands_robots.judges.profile import DatasetProfile
+from strands_robots.judges.profile import MIN_EPISODES, DatasetProfile, RobustStat
 
 JUDGE_MODEL = "heuristic-v1"
 
-JERK_LOW_Z = 3.0
-JERK_MEDIUM_Z = 2.0
-SWINGS_LOW_EXCESS = 4
-SWINGS_MEDIUM_EXCESS = 2
+#: Jerk (noise): z of a channel's typical windowed jerk, second largest over arm channels.
+JERK_MEDIUM_Z, JERK_LOW_Z = 3.0, 5.0
+#: Jerk (spikes): z of a channel's peak windowed jerk, largest over arm channels.
+SPIKE_MEDIUM_Z, SPIKE_LOW_Z = 4.0, 6.0
+#: Collision: z of a channel's largest kept one-frame step, largest over arm channels.
+STEP_MEDIUM_Z, STEP_LOW_Z = 3.0, 5.0
+#: Drift: z of a channel's |state - action| trend, largest over matched arm channels.
+DRIFT_MEDIUM_Z, DRIFT_LOW_Z = 3.0, 5.0
+#: A step or drift must also be at least this share of the channel's typical range.
+MIN_SHARE = 0.02
+#: Frozen stream: longest counted run, as a share of the episode (and at least FROZEN_MIN_FRAMES).
+FROZEN_MEDIUM_SHARE, FROZEN_LOW_SHARE, FROZEN_MIN_FRAMES = 0.03, 0.1, 5
+#: Camera occlusion: share of sampled frames that are dark or flat, on the worst camera.
+OCCLUDED_MEDIUM_SHARE, OCCLUDED_LOW_SHARE = 0.1, 0.25
+#: Regrasp: gripper events above the dataset median.
+SWINGS_MEDIUM_EXCESS, SWINGS_LOW_EXCESS = 2, 4
 MIN_GRIPPER_RANGE_SHARE = 0.5
-IDLE_Z = 2.0
-LONG_Z = 2.0
-SHORT_Z = -2.0
+#: Idle / long: robust z of idle_fraction or idle_longest_s / of log duration.
+IDLE_Z, LONG_Z = 2.5, 2.0
+#: Incomplete: robust z of log length against the episode's task, and the length ratio.
+SHORT_Z, SHORT_FAILED_Z, SHORT_LOW_RATIO = -2.0, -1.5, 0.5
+
+#: A channel's range is taken as at least this share of the largest arm-channel range.
+RANGE_FLOOR_SHARE = 0.2
+#: Absolute thresholds (too few episodes to compare), as shares of a channel's range.
+ABS_ROUGHNESS = 0.03  # typical |Δ³x| per frame / range
+ABS_SPIKE = 0.3  # peak windowed |Δ³x| per frame / range
+ABS_STEP = 0.15
+ABS_DRIFT = 1.5  # real teleoperation residuals wander far: only a gross drift counts
+ABS_SWINGS = 6
+ABS_IDLE = 0.5
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,7 @@ class Flag:
     severity: str  # "low" | "medium"
     failure_mode: str | None
     evidence: str
+    rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -65,92 +81,382 @@ class Grade:
     failure_mode: str | None
     note: str
     flags: tuple[Flag, ...] = ()
+    success_opinion: bool | None = None
 
 
 def _fmt(value: float) -> str:
     return f"{value:.3g}"
 
 
-def flags_for(signals: dict[str, Any], profile: DatasetProfile, verdict: dict[str, Any] | None) -> list[Flag]:
-    """Every rule of the module table that fires for one episode, in table order."""
+def _severity(value: float, medium: float, low: float) -> str | None:
+    if value >= low:
+        return "low"
+    if value >= medium:
+        return "medium"
+    return None
+
+
+def _channel_name(names: Sequence[str], index: int) -> str:
+    return str(names[index]) if 0 <= index < len(names) else f"channel {index}"
+
+
+def _arm_channels(signals: dict[str, Any]) -> list[int]:
+    grippers = set(signals.get("gripper_channels") or [])
+    width = len(signals.get("jerk_typical") or [])
+    return [c for c in range(width) if c not in grippers]
+
+
+def _z(stat: RobustStat | None, value: float | None) -> float | None:
+    if stat is None or value is None:
+        return None
+    return stat.z(abs(value)) if abs(value) > 0 else None
+
+
+def _zs(
+    profile: DatasetProfile, name: str, values: Sequence[float | None], channels: Sequence[int]
+) -> list[tuple[float, int]]:
+    """``(z, channel)`` of a per-channel signal over ``channels``, largest first."""
+    out = []
+    for c in channels:
+        if c < len(values):
+            z = _z(profile.channel(name, c), values[c])
+            if z is not None and math.isfinite(z):
+                out.append((z, c))
+    return sorted(out, reverse=True)
+
+
+def _range_of(profile: DatasetProfile | None, signals: dict[str, Any], c: int) -> float | None:
+    """The channel's typical range (dataset median, else its own), floored at
+    ``RANGE_FLOOR_SHARE`` of the largest arm-channel range: a joint the task never moves
+    has a range of sensor noise, and shares of it mean nothing."""
+    ranges = signals.get("channel_range") or []
+    stat = profile.channel("channel_range", c) if profile is not None else None
+    typical = stat.typical() if stat is not None else None
+    own = ranges[c] if c < len(ranges) else None
+    value = typical if typical else own
+    arm = [ranges[i] for i in _arm_channels(signals) if i < len(ranges) and ranges[i]]
+    floor = RANGE_FLOOR_SHARE * max(arm) if arm else 0.0
+    value = max(float(value or 0.0), floor)
+    return value if value > 0 else None
+
+
+def uncomputable(signals: dict[str, Any]) -> str | None:
+    """Why an episode's motion signals could not be computed, or None when they could."""
+    frames = int(signals.get("frames") or 0)
+    if frames < 4:
+        return f"the episode has {frames} frame(s), too few for motion signals (jerk needs at least 4)"
+    typical = signals.get("jerk_typical")
+    if typical is not None and len(typical) == 0 and signals.get("rms_state_jerk") is None:
+        return "the episode has no observation.state to compute motion signals from"
+    if typical and all(v is None for v in typical):
+        return "no channel of the state has a finite stretch long enough for motion signals (NaN values)"
+    return None
+
+
+def _frozen_flag(signals: dict[str, Any]) -> Flag | None:
+    run = int(signals.get("frozen_frames") or 0)
+    frames = max(1, int(signals.get("frames") or 1))
+    if run < FROZEN_MIN_FRAMES:
+        return None
+    severity = _severity(run / frames, FROZEN_MEDIUM_SHARE, FROZEN_LOW_SHARE)
+    if severity is None:
+        return None
+    start = signals.get("frozen_start")
+    jump = signals.get("frozen_jump")
+    catch = f", then a catch-up jump of {jump:.0%} of a channel's range" if isinstance(jump, int | float) else ""
+    return Flag(
+        severity,
+        "other",
+        f"frozen state stream: {run} identical state frames from frame {start} while the action kept moving"
+        f"{catch} (a recording fault, not motion)",
+        "frozen",
+    )
+
+
+def _occlusion_flag(signals: dict[str, Any]) -> Flag | None:
+    stats = signals.get("frame_stats") or {}
+    share = stats.get("occluded_share")
+    if share is None:
+        return None
+    severity = _severity(float(share), OCCLUDED_MEDIUM_SHARE, OCCLUDED_LOW_SHARE)
+    if severity is None:
+        return None
+    worst = max((stats.get("cameras") or {}).items(), key=lambda kv: kv[1].get("occluded", 0), default=(None, {}))
+    return Flag(
+        severity,
+        "camera_occlusion",
+        f"camera {worst[0]}: {worst[1].get('occluded')} of {stats.get('sampled_frames')} sampled frames are dark or "
+        f"flat (frames {worst[1].get('occluded_frames')})",
+        "occlusion",
+    )
+
+
+def flags_for(
+    signals: dict[str, Any],
+    profile: DatasetProfile,
+    verdict: dict[str, Any] | None,
+    *,
+    episode: int | None = None,
+    state_names: Sequence[str] = (),
+) -> list[Flag]:
+    """Every rule of ``docs/judge.md`` ("Offline judge rules") that fires for one episode."""
     flags: list[Flag] = []
     nan_frames = int(signals.get("nan_frames") or 0)
     if nan_frames:
-        flags.append(Flag("low", "other", f"{nan_frames} frame(s) have NaN/inf state values (a recording fault)"))
-    if not profile.comparable:
-        return flags
-    jerk = signals.get("rms_state_jerk")
-    stat = profile.stats.get("rms_state_jerk")
-    z = stat.z(jerk) if stat else None
-    if stat is not None and jerk is not None and z is not None and z >= JERK_MEDIUM_Z:
-        severity = "low" if z >= JERK_LOW_Z else "medium"
         flags.append(
-            Flag(
+            Flag("low", "other", f"{nan_frames} frame(s) have NaN/inf state values (a recording fault)", "nan")
+        )
+    frozen = _frozen_flag(signals)
+    if frozen is not None:
+        flags.append(frozen)
+    occluded = _occlusion_flag(signals)
+    if occluded is not None:
+        flags.append(occluded)
+    reason = uncomputable(signals)
+    if reason is not None:
+        return flags
+    names = list(state_names)
+    arm = _arm_channels(signals)
+    comparable = profile.comparable
+    typical, peak = signals.get("jerk_typical") or [], signals.get("jerk_peak") or []
+    steps = signals.get("step_height") or []
+    pairs = [tuple(p) for p in signals.get("action_pairs") or []]
+    trends = signals.get("residual_trend") or []
+    frames = int(signals.get("frames") or 0)
+    dt = (signals.get("duration_s") or 0) / frames if frames else 0
+
+    collision: Flag | None = None
+    if comparable:
+        ranked = _zs(profile, "step_height", steps, arm)
+        if ranked:
+            z, c = ranked[0]
+            scale = _range_of(profile, signals, c)
+            severity = _severity(z, STEP_MEDIUM_Z, STEP_LOW_Z)
+            if severity and (scale is None or steps[c] >= MIN_SHARE * scale):
+                collision = Flag(
+                    severity,
+                    "collision",
+                    f"{_channel_name(names, c)} jumps {_fmt(steps[c])} in one frame near frame "
+                    f"{(signals.get('step_frame') or [None] * (c + 1))[c]} and stays there, unexplained by the action "
+                    f"(robust z {z:.1f} against that channel's typical largest step)",
+                    "collision",
+                )
+    else:
+        best = None
+        for c in arm:
+            scale = _range_of(None, signals, c)
+            if c < len(steps) and steps[c] is not None and scale:
+                share = steps[c] / scale
+                if share >= ABS_STEP and (best is None or share > best[0]):
+                    best = (share, c)
+        if best is not None:
+            share, c = best
+            collision = Flag(
+                "medium",
+                "collision",
+                f"{_channel_name(names, c)} jumps {share:.0%} of its range in one frame and stays there",
+                "collision",
+            )
+    if collision is not None and frozen is None:
+        flags.append(collision)
+
+    # jerk: noise (typical windowed jerk, second-largest arm channel) and spikes (peak)
+    if comparable:
+        noise = _zs(profile, "jerk_typical", typical, arm)
+        spikes = _zs(profile, "jerk_peak", peak, arm)
+        pick = noise[1] if len(noise) > 1 else (noise[0] if noise else None)
+        jerk_flag = None
+        if pick is not None and (severity := _severity(pick[0], JERK_MEDIUM_Z, JERK_LOW_Z)):
+            z, c = pick
+            jerk_flag = Flag(
                 severity,
                 "jerky_motion",
-                f"rms_state_jerk {_fmt(jerk)} vs dataset median {_fmt(stat.typical())} (robust z {z:.1f})",
+                f"tremor: windowed jerk of {_channel_name(names, c)} {_fmt(typical[c])} vs that channel's dataset "
+                f"median {_fmt(profile.channel('jerk_typical', c).typical())} (robust z {z:.1f}; "  # type: ignore[union-attr]
+                f"{sum(1 for z_, _ in noise if z_ >= JERK_MEDIUM_Z)} arm channel(s) above z {JERK_MEDIUM_Z:g})",
+                "jerk",
             )
-        )
-    swings = signals.get("gripper_swings")
-    moved = signals.get("gripper_range") or 0.0
-    typical_range = profile.gripper_range_median
-    if (
-        swings is not None
-        and profile.gripper_swings_median is not None
-        and typical_range is not None
-        and moved >= MIN_GRIPPER_RANGE_SHARE * typical_range
-    ):
-        excess = swings - profile.gripper_swings_median
-        if excess >= SWINGS_MEDIUM_EXCESS:
-            severity = "low" if excess >= SWINGS_LOW_EXCESS else "medium"
+        elif spikes and collision is None and frozen is None:
+            z, c = spikes[0]
+            if severity := _severity(z, SPIKE_MEDIUM_Z, SPIKE_LOW_Z):
+                jerk_flag = Flag(
+                    severity,
+                    "jerky_motion",
+                    f"jerk spike on {_channel_name(names, c)}: peak windowed jerk {_fmt(peak[c])} vs that channel's "
+                    f"typical peak {_fmt(profile.channel('jerk_peak', c).typical())} (robust z {z:.1f})",  # type: ignore[union-attr]
+                    "jerk",
+                )
+        if jerk_flag is not None:
+            flags.append(jerk_flag)
+    elif dt > 0:
+        worst = None
+        for c in arm:
+            scale = _range_of(None, signals, c)
+            if not scale or c >= len(typical) or typical[c] is None:
+                continue
+            rough = typical[c] * dt**3 / scale
+            spike = (peak[c] or 0) * dt**3 / scale
+            if rough >= ABS_ROUGHNESS or (spike >= ABS_SPIKE and collision is None and frozen is None):
+                score = max(rough / ABS_ROUGHNESS, spike / ABS_SPIKE)
+                if worst is None or score > worst[0]:
+                    worst = (score, c, rough, spike)
+        if worst is not None:
+            _, c, rough, spike = worst
+            flags.append(
+                Flag(
+                    "medium",
+                    "jerky_motion",
+                    f"{_channel_name(names, c)}: typical third difference {rough:.1%} and peak {spike:.1%} of its "
+                    "range per frame (absolute thresholds)",
+                    "jerk",
+                )
+            )
+
+    # drift: state walking away from its command (matched arm channels)
+    if collision is None and frozen is None and pairs and trends:
+        arm_set = set(arm)
+        best = None
+        for k, (i, _j) in enumerate(pairs):
+            if i not in arm_set or k >= len(trends) or trends[k] is None:
+                continue
+            scale = _range_of(profile if comparable else None, signals, i)
+            if comparable:
+                z = _z(profile.channel("residual_trend", k), trends[k])
+                if z is None or (scale is not None and abs(trends[k]) < MIN_SHARE * scale):
+                    continue
+                severity = _severity(z, DRIFT_MEDIUM_Z, DRIFT_LOW_Z)
+                score = z
+            else:
+                share = abs(trends[k]) / scale if scale else 0.0
+                severity = "medium" if share >= ABS_DRIFT else None
+                score = share
+            if severity and (best is None or score > best[0]):
+                best = (score, i, k, severity)
+        if best is not None:
+            score, i, k, severity = best
+            detail = f"robust z {score:.1f}" if comparable else f"{score:.0%} of its range"
             flags.append(
                 Flag(
                     severity,
-                    "near_miss",
-                    f"gripper opened/closed {swings} times vs dataset median {_fmt(profile.gripper_swings_median)} "
-                    "(regrasp)",
+                    "drift",
+                    f"{_channel_name(names, i)} drifts {_fmt(trends[k])} away from its commanded action over the "
+                    f"episode ({detail})",
+                    "drift",
                 )
             )
+
+    # regrasp: more gripper open/close events than the dataset's episodes have
+    swings = signals.get("gripper_swings")
+    if swings is not None:
+        if comparable and profile.gripper_swings_median is not None and profile.gripper_range_median is not None:
+            moved = signals.get("gripper_range") or 0.0
+            excess = swings - profile.gripper_swings_median
+            if moved >= MIN_GRIPPER_RANGE_SHARE * profile.gripper_range_median and (
+                severity := _severity(excess, SWINGS_MEDIUM_EXCESS, SWINGS_LOW_EXCESS)
+            ):
+                flags.append(
+                    Flag(
+                        severity,
+                        "near_miss",
+                        f"gripper opened/closed {swings} times vs dataset median "
+                        f"{_fmt(profile.gripper_swings_median)} (regrasp)",
+                        "regrasp",
+                    )
+                )
+        elif not comparable and swings >= ABS_SWINGS:
+            flags.append(Flag("medium", "near_miss", f"gripper opened/closed {swings} times (regrasp)", "regrasp"))
+
+    # idle and long
     idle = signals.get("idle_fraction")
-    stat = profile.stats.get("idle_fraction")
-    z = stat.z(idle) if stat else None
-    if stat is not None and idle is not None and z is not None and z >= IDLE_Z:
-        flags.append(
-            Flag("medium", None, f"idle {idle:.0%} of the time vs dataset median {stat.typical():.0%} (hesitation)")
-        )
-    duration = signals.get("duration_s")
-    stat = profile.stats.get("duration_s")
-    z = stat.z(duration) if stat else None
-    if stat is None or duration is None or z is None:
-        return flags
-    if z >= LONG_Z:
-        flags.append(
-            Flag("medium", None, f"long: {_fmt(duration)} s vs dataset median {_fmt(stat.typical())} s (z {z:.1f})")
-        )
-    failed = verdict is not None and verdict.get("success") is False
-    if z <= SHORT_Z and failed:
-        flags.append(
-            Flag(
-                "medium",
-                "incomplete",
-                f"failed and short: {_fmt(duration)} s vs dataset median {_fmt(stat.typical())} s (z {z:.1f})",
+    if comparable:
+        z_frac = _z(profile.stats.get("idle_fraction"), idle)
+        z_run = _z(profile.stats.get("idle_longest_s"), signals.get("idle_longest_s"))
+        z_idle = max((z for z in (z_frac, z_run) if z is not None), default=None)
+        stat = profile.stats.get("idle_fraction")
+        if z_idle is not None and z_idle >= IDLE_Z and idle is not None and frozen is None:
+            typical_idle = f" vs dataset median {stat.typical():.0%}" if stat else ""
+            flags.append(
+                Flag(
+                    "medium",
+                    None,
+                    f"idle {idle:.0%} of the time{typical_idle}, longest pause "
+                    f"{_fmt(signals.get('idle_longest_s') or 0)} s (hesitation)",
+                    "idle",
+                )
             )
-        )
+        duration = signals.get("duration_s")
+        stat = profile.stats.get("duration_s")
+        z = stat.z(duration) if stat and duration else None
+        if z is not None and z >= LONG_Z:
+            flags.append(
+                Flag(
+                    "medium",
+                    None,
+                    f"long: {_fmt(duration)} s vs dataset median {_fmt(stat.typical())} s (z {z:.1f})",  # type: ignore[union-attr]
+                    "long",
+                )
+            )
+        length = profile.length_stat(episode)
+        z = length.z(frames) if length else None
+        if z is not None and length is not None:
+            ratio = frames / length.typical()
+            failed = verdict is not None and verdict.get("success") is False
+            if z <= SHORT_Z or (failed and z <= SHORT_FAILED_Z):
+                severity = "low" if ratio <= SHORT_LOW_RATIO else "medium"
+                flags.append(
+                    Flag(
+                        severity,
+                        "incomplete",
+                        f"{'failed and ' if failed else ''}short for its task: {frames} frames, {ratio:.0%} of the "
+                        f"task's median {_fmt(length.typical())} (z {z:.1f})",
+                        "short",
+                    )
+                )
+    elif idle is not None and idle >= ABS_IDLE and frozen is None:
+        flags.append(Flag("medium", None, f"idle {idle:.0%} of the time (hesitation)", "idle"))
     return flags
 
 
-def grade_episode(signals: dict[str, Any], profile: DatasetProfile, verdict: dict[str, Any] | None = None) -> Grade:
-    """Apply the rules of the module docstring to one episode.
+def success_opinion(flags: Sequence[Flag], verdict: dict[str, Any] | None) -> bool | None:
+    """``False`` when a success verdict meets a low-severity ``short`` or ``frozen`` flag, else None."""
+    if verdict is None or verdict.get("success") is not True:
+        return None
+    if any(f.severity == "low" and f.rule in ("short", "frozen") for f in flags):
+        return False
+    return None
+
+
+def grade_episode(
+    signals: dict[str, Any],
+    profile: DatasetProfile,
+    verdict: dict[str, Any] | None = None,
+    *,
+    episode: int | None = None,
+    state_names: Sequence[str] = (),
+) -> Grade:
+    """Apply the rules of ``docs/judge.md`` ("Offline judge rules") to one episode.
 
     Args:
-        signals: ``episode_signals`` of the episode (as ``sample_frames`` reports them).
+        signals: ``episode_signals`` of the episode as ``sample_frames`` reports them
+            (plus ``frame_stats`` when the dataset has cameras).
         profile: The dataset profile.
         verdict: The deterministic block (only ``success`` is read), or None.
+        episode: The episode's index (selects its task's length statistics).
+        state_names: Names of the state channels (for the note).
 
     Returns:
         The :class:`Grade` to write.
     """
-    flags = flags_for(signals, profile, verdict)
+    flags = flags_for(signals, profile, verdict, episode=episode, state_names=state_names)
+    reason = uncomputable(signals)
+    if reason is not None:
+        short = None
+        length = profile.length_stat(episode) if profile.comparable else None
+        if length is not None and signals.get("frames"):
+            ratio = int(signals["frames"]) / length.typical()
+            if ratio <= SHORT_LOW_RATIO:
+                short = Flag("low", "incomplete", f"{ratio:.0%} of the task's median length", "short")
+        flags.append(short or Flag("low", "other", "signals could not be computed", "uncomputable"))
     lows = [f for f in flags if f.severity == "low"]
     mediums = [f for f in flags if f.severity == "medium"]
     if lows or len(mediums) >= 2:
@@ -160,13 +466,26 @@ def grade_episode(signals: dict[str, Any], profile: DatasetProfile, verdict: dic
     else:
         quality = "high"
     mode = next((f.failure_mode for f in lows + mediums if f.failure_mode), None)
-    if flags:
-        note = "; ".join(f.evidence for f in flags) + "."
-    elif profile.comparable:
-        note = f"no anomaly against {profile.episodes} episodes: jerk, idle time, duration and gripper use are typical."
-    else:
-        note = (
-            f"no NaN state; the dataset has {profile.episodes} episode(s), too few to compare jerk, idle time, "
-            "duration and gripper use."
+    few = (
+        ""
+        if profile.comparable
+        else (
+            f" Only {profile.episodes} episode(s) in the dataset, fewer than {MIN_EPISODES}: too few to compare, so "
+            "absolute thresholds were used and length was not graded."
         )
-    return Grade(quality, mode, note, tuple(flags))
+    )
+    if reason is not None:
+        note = f"Signals could not be computed: {reason}; " + "; ".join(
+            f.evidence for f in flags if f.rule != "uncomputable"
+        )
+        note = note.rstrip("; ") + "." + few
+    elif flags:
+        note = "; ".join(f.evidence for f in flags) + "." + few
+    elif profile.comparable:
+        note = (
+            f"no anomaly against {profile.episodes} episodes: per-channel jerk and steps, drift from the action, "
+            "frozen runs, gripper use, idle time and length are typical."
+        )
+    else:
+        note = "no anomaly on absolute thresholds." + few
+    return Grade(quality, mode, note, tuple(flags), success_opinion(flags, verdict))

@@ -31,7 +31,7 @@ from strands.types.exceptions import ModelThrottledException
 from strands_robots.episode_labels import labels_path, read_labels
 from strands_robots.errors import LabelsError, LabelValidationError
 from strands_robots.judges.heuristic import HeuristicJudgeModel, judge_prompt
-from strands_robots.judges.profile import DatasetProfile
+from strands_robots.judges.profile import MIN_EPISODES, DatasetProfile
 from strands_robots.judges.rules import JUDGE_MODEL
 from strands_robots.model_spec import ModelSpecError, build_model
 from strands_robots.tools.episode_judge import create_judge_agent, model_name
@@ -123,6 +123,7 @@ class JudgeReport:
         seconds: Wall time of the run (profile included).
         profile_seconds: Time spent profiling the dataset (offline judge).
         tool_seconds: Tool name -> seconds spent inside it (summed over workers).
+        warnings: Run-level caveats for the summary (e.g. too few episodes to compare).
     """
 
     root: Path
@@ -132,6 +133,7 @@ class JudgeReport:
     seconds: float = 0.0
     profile_seconds: float = 0.0
     tool_seconds: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[EpisodeResult]:
@@ -347,6 +349,12 @@ def run_judge(
         profile_start = time.perf_counter()
         profile = DatasetProfile.from_dataset(root, workers=workers or 1)
         report.profile_seconds = time.perf_counter() - profile_start
+        if not profile.comparable:
+            report.warnings.append(
+                f"only {profile.episodes} episode(s) could be profiled, fewer than {MIN_EPISODES}: too few to compare "
+                "episodes with each other, so the offline judge used absolute thresholds and did not grade length "
+                "(each note says so)."
+            )
         shared_model = HeuristicJudgeModel({root: profile})
     elif isinstance(model, str):
         shared_model = None  # one model instance per worker, built by create_judge_agent

@@ -3,11 +3,13 @@
 Pure computation on arrays (no I/O, no tools): the judge tools (``sample_frames``),
 the offline judge's dataset profile, the review page and the report all import the
 same numbers from here. Modules: :mod:`.sampling` (which frames, frame period),
-:mod:`.gripper` (closure channels and their open/close events), :mod:`.episode`
-(the per-episode signal dictionary).
+:mod:`.gripper` (closure channels and their open/close events), :mod:`.motion` (per-channel
+jerk, steps, drift, frozen runs), :mod:`.frames` (dark or flat camera frames),
+:mod:`.episode` (the per-episode signal dictionary).
 """
 
 from strands_robots.signals.episode import episode_signals, rms_state_jerk
+from strands_robots.signals.frames import frame_stats
 from strands_robots.signals.gripper import count_gripper_events, gripper_groups
 from strands_robots.signals.sampling import frame_period, sample_indices
 
@@ -15,6 +17,7 @@ __all__ = [
     "count_gripper_events",
     "episode_signals",
     "frame_period",
+    "frame_stats",
     "gripper_groups",
     "rms_state_jerk",
     "sample_indices",

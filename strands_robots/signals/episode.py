@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from strands_robots.signals import motion
 from strands_robots.signals.gripper import count_gripper_events, gripper_groups
 from strands_robots.signals.sampling import frame_period
+
+STATE_KEY = "observation.state"
+ACTION_KEY = "action"
 
 #: A transition is idle when its (smoothed) state speed is below this share of the
 #: episode's 95th-percentile speed.
@@ -75,27 +79,59 @@ def _smoothed_speed(array: np.ndarray, dt: float, window: int) -> np.ndarray:
     return speed
 
 
+def _r(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None or not math.isfinite(value) else round(float(value), digits)
+
+
+def _rlist(values: Sequence[float | None]) -> list[float | None]:
+    return [_r(v) for v in values]
+
+
 def episode_signals(
     state: np.ndarray | Sequence[Sequence[float]] | None,
     timestamps: np.ndarray | Sequence[float] | None,
     fps: float | None,
     state_names: Sequence[str] = (),
+    action: np.ndarray | Sequence[Sequence[float]] | None = None,
+    action_names: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Execution signals of one whole episode (JSON-ready, None where undefined).
 
-    Keys:
+    Args:
+        state: ``(L, D)`` ``observation.state`` (None: the dataset has none).
+        timestamps: ``(L,)`` seconds, or None.
+        fps: Frames per second of the dataset, or None.
+        state_names: The ``D`` state channel names (gripper channels are found by name).
+        action: ``(L, A)`` ``action`` (None: the dataset has none).
+        action_names: The ``A`` action channel names (matched to state channels by name).
+
+    Keys (whole episode):
         frames: episode length in frames.
-        duration_s: ``frames * dt`` in seconds (dt as in :func:`frame_period`).
+        duration_s: ``frames * dt`` in seconds (dt as in
+            :func:`~strands_robots.signals.sampling.frame_period`).
         rms_state_jerk: see :func:`rms_state_jerk`.
         nan_frames: frames whose state has a NaN or infinite value.
         idle_fraction: share of frame-to-frame transitions whose speed (L2 norm of the
             state step / dt, moving average over ~1/6 s) is below
             ``IDLE_SPEED_SHARE`` of the episode's 95th-percentile speed.
+        idle_longest_s: the longest run of such idle transitions, in seconds.
         gripper_swings: largest number of open/close events over the gripper groups
             (:func:`~strands_robots.signals.gripper.gripper_groups`, counted by
             :func:`~strands_robots.signals.gripper.count_gripper_events`), None
             without a gripper channel.
         gripper_range: that largest closure range in state units, None without one.
+        gripper_channels: indices of the state channels in gripper groups.
+        channel_range: per state channel, the 1st-99th percentile range.
+        jerk_typical, jerk_peak: per state channel, median and peak windowed RMS jerk
+            (:func:`~strands_robots.signals.motion.windowed_jerk`).
+        step_height, step_frame: per state channel, the largest kept one-frame jump of
+            the state that its action does not explain, and where
+            (:func:`~strands_robots.signals.motion.persistent_steps`).
+        action_pairs: ``[state channel, action channel]`` pairs that command one joint.
+        residual_trend: per pair, the drift of state from its command over the episode
+            (:func:`~strands_robots.signals.motion.residual_trends`).
+        frozen_frames, frozen_start, frozen_jump, identical_run: see
+            :func:`~strands_robots.signals.motion.frozen_runs`.
     """
     frames = 0 if state is None else int(np.asarray(state).shape[0])
     if state is None and timestamps is not None:
@@ -108,20 +144,37 @@ def episode_signals(
         "rms_state_jerk": None,
         "nan_frames": 0,
         "idle_fraction": None,
+        "idle_longest_s": None,
         "gripper_swings": None,
         "gripper_range": None,
+        "gripper_channels": [],
+        "channel_range": [],
+        "jerk_typical": [],
+        "jerk_peak": [],
+        "step_height": [],
+        "step_frame": [],
+        "action_pairs": [],
+        "residual_trend": [],
+        "frozen_frames": 0,
+        "frozen_start": None,
+        "frozen_jump": None,
+        "identical_run": 0,
     }
     if state is None or frames == 0:
         return out
     array = _as_2d(state)
+    period = dt or 1.0
     out["rms_state_jerk"] = rms_state_jerk(array, ts, fps)
     out["nan_frames"] = int(np.count_nonzero(~np.isfinite(array).all(axis=1)))
     window = max(1, round(1.0 / (6.0 * dt))) if dt else 1
-    speed = _smoothed_speed(array, dt or 1.0, window)
+    speed = _smoothed_speed(array, period, window)
     if speed.size:
         peak = float(np.percentile(speed, 95))
-        out["idle_fraction"] = round(float(np.mean(speed < IDLE_SPEED_SHARE * peak)), 6) if peak > 0 else 1.0
-    groups = gripper_groups(state_names) if array.shape[1] == len(state_names) else {}
+        idle = speed < IDLE_SPEED_SHARE * peak if peak > 0 else np.ones(speed.size, dtype=bool)
+        out["idle_fraction"] = round(float(np.mean(idle)), 6)
+        out["idle_longest_s"] = round(motion.longest_true_run(idle) * period, 6)
+    named = array.shape[1] == len(state_names)
+    groups = gripper_groups(state_names) if named else {}
     if groups:
         with warnings.catch_warnings():  # an all-NaN frame gives NaN, not a warning
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -135,4 +188,41 @@ def episode_signals(
         largest = max(ranges.values())
         out["gripper_range"] = round(largest, 6)
         out["gripper_swings"] = max(count_gripper_events(c, name) for name, c in closures.items()) if largest > 0 else 0
+        out["gripper_channels"] = sorted(i for idx in groups.values() for i in idx)
+    out["channel_range"] = _rlist(list(motion.channel_ranges(array)))
+    typical, peak_jerk = motion.windowed_jerk(array, period)
+    out["jerk_typical"], out["jerk_peak"] = _rlist(typical), _rlist(peak_jerk)
+    act = None if action is None else _as_2d(action)
+    pairs: list[tuple[int, int]] = []
+    if act is not None and act.shape[0] == array.shape[0]:
+        pairs = motion.match_action_channels(
+            list(state_names) if named else [],
+            list(action_names) if len(action_names) == act.shape[1] else [],
+            array.shape[1],
+            act.shape[1],
+        )
+    else:
+        act = None
+    heights, where = motion.persistent_steps(array, period, act, pairs)
+    out["step_height"], out["step_frame"] = _rlist(heights), where
+    out["action_pairs"] = [[i, j] for i, j in pairs]
+    out["residual_trend"] = _rlist(motion.residual_trends(array, act, pairs)) if act is not None else []
+    out.update(motion.frozen_runs(array, act, pairs))
     return out
+
+
+def signal_columns(dataset: Any) -> list[str]:
+    """The columns :func:`signals_of` reads: state, action and timestamp, those present."""
+    return [c for c in (STATE_KEY, ACTION_KEY, "timestamp") if c in dataset.features]
+
+
+def signals_of(dataset: Any, rows: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """:func:`~strands_robots.signals.episode_signals` of one episode's rows of ``dataset``."""
+    return episode_signals(
+        rows.get(STATE_KEY),
+        rows.get("timestamp"),
+        dataset.fps,
+        list(dataset.state_names),
+        rows.get(ACTION_KEY),
+        list(dataset.feature_names(ACTION_KEY)),
+    )

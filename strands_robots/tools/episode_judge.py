@@ -34,7 +34,9 @@ from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, annotat
 from strands_robots.episode_labels.document import query_document
 from strands_robots.episode_labels.judge import judge_block
 from strands_robots.errors import EpisodeNotFoundError
-from strands_robots.signals import episode_signals, sample_indices
+from strands_robots.signals import frame_stats, sample_indices
+from strands_robots.signals.episode import signal_columns, signals_of
+from strands_robots.signals.frames import STAT_FRAMES, STAT_MAX_SIDE
 from strands_robots.tools import envelope
 from strands_robots.tools.envelope import MissingVideoError, ToolInputError, json_block, run_tool, text_block
 from strands_robots.tools.images import DEFAULT_MAX_SIDE, image_block
@@ -235,6 +237,29 @@ def _check_videos(meta: Any, cameras: Iterable[str], index: int) -> None:
             )
 
 
+def _frame_stats(dataset: Any, meta: Any, index: int, timestamps: Any) -> dict[str, Any] | None:
+    """Occlusion statistics of ``STAT_FRAMES`` evenly spaced frames per camera (None without cameras).
+
+    A camera that cannot be decoded (a missing or broken mp4) is listed under ``errors``
+    instead of failing the tool: the statistics are evidence, not the answer.
+    """
+    cameras = sorted(dataset.camera_keys)
+    if not cameras or meta.length < 1:
+        return None
+    picks = sample_indices(meta.length, STAT_FRAMES)
+    images: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for cam in cameras:
+        try:
+            images[cam] = dataset.decode_frames(index, cam, picks, max_side=STAT_MAX_SIDE, timestamps=timestamps)
+        except Exception as exc:  # noqa: BLE001 - reported in the payload, never fatal
+            errors[cam] = f"{type(exc).__name__}: {exc}"
+    stats = frame_stats(images, picks)
+    if errors:
+        stats["errors"] = errors
+    return stats
+
+
 def _sample_frames(
     cfg: JudgeToolConfig, root: object, episode: object, n_frames: object, include_images: object
 ) -> dict[str, Any]:
@@ -251,7 +276,7 @@ def _sample_frames(
     cameras = sorted(dataset.camera_keys) if include_images else []
     _check_videos(meta, cameras, index)  # before any work: the answer would be incomplete
     fps = dataset.fps
-    columns = [c for c in (STATE_KEY, "timestamp") if c in dataset.features]
+    columns = signal_columns(dataset)
     rows = dataset.read_frames(index, columns) if columns else {}
     state = rows.get(STATE_KEY)
     timestamps = rows.get("timestamp")
@@ -259,7 +284,8 @@ def _sample_frames(
         timestamps = np.arange(meta.length, dtype=np.float64) / fps
     picks = sample_indices(meta.length, int(n_frames))
     names = _state_names(dataset)
-    signals = episode_signals(state, timestamps, fps, names)
+    signals = signals_of(dataset, {**rows, "timestamp": timestamps} if timestamps is not None else rows)
+    signals["frame_stats"] = _frame_stats(dataset, meta, index, rows.get("timestamp"))
     frames = []
     for f in picks:
         row: dict[str, Any] = {"frame_index": f}
@@ -421,7 +447,10 @@ def make_judge_tools(
         frame means the last one). Always returns observation.state and timestamps of the
         sampled frames and, over the whole episode, rms_state_jerk (RMS of the third
         difference of the state / dt^3: high values ground jerky_motion) plus signals
-        (idle_fraction, gripper_swings, nan_frames, duration_s). With include_images, one
+        (idle_fraction, gripper_swings, nan_frames, duration_s; per state channel windowed
+        jerk, kept one-frame steps the action does not explain, drift from the action;
+        frozen runs of identical state; frame_stats: dark or flat camera frames among 16
+        sampled ones). With include_images, one
         image per camera per sampled frame follows, each preceded by a text label
         "frame F, camera K:".
 

@@ -11,6 +11,7 @@ from strands_robots.dataset import open_dataset
 from strands_robots.episode_labels import read_labels, record_deterministic_verdicts
 from strands_robots.judges import DatasetProfile, HeuristicJudgeModel, run_judge
 from strands_robots.signals import episode_signals
+from strands_robots.signals.episode import signal_columns, signals_of
 from strands_robots.tools.episode_judge import create_judge_agent
 from tests.synth import make_v3_dataset
 
@@ -77,8 +78,12 @@ def test_profile_reads_each_file_once_and_agrees_with_the_reader(faulty_dataset)
     profile = DatasetProfile.from_dataset(faulty_dataset, workers=2)
     assert sorted(profile.signals) == list(range(N)) and profile.comparable
     for e in (0, JITTERY, BROKEN, 11):
-        rows = ds.read_frames(e, ["observation.state", "timestamp"])
-        assert profile.signals[e] == episode_signals(rows["observation.state"], rows["timestamp"], 30, NAMES)
+        rows = ds.read_frames(e, signal_columns(ds))
+        assert set(rows) == {"observation.state", "action", "timestamp"}
+        assert profile.signals[e] == signals_of(ds, rows)
+        assert profile.signals[e] == episode_signals(
+            rows["observation.state"], rows["timestamp"], 30, NAMES, rows["action"], ds.feature_names("action")
+        )
     assert profile.signals[BROKEN]["nan_frames"] == 2
     assert profile.gripper_swings_median == 2
 

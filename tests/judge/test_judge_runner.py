@@ -22,6 +22,7 @@ FAST_RETRY = RetryPolicy(max_attempts=3, initial_delay=0.01, max_delay=0.02)
 def test_offline_judge_labels_every_episode_then_resumes(toy_with_verdicts):
     first = run_judge(toy_with_verdicts, limit=2)  # as if interrupted after two episodes
     assert [r.episode for r in first.results] == [0, 1] and not first.failed
+    assert len(first.warnings) == 1 and "only 3 episode(s) could be profiled, fewer than 8" in first.warnings[0]
     assert first.judge_model == "heuristic-v1"
     second = run_judge(toy_with_verdicts)
     assert [r.episode for r in second.results] == [2] and second.already_labelled == 2
@@ -30,8 +31,9 @@ def test_offline_judge_labels_every_episode_then_resumes(toy_with_verdicts):
         judge = records[key]["judge"]
         assert judge["model"] == "heuristic-v1"
         assert judge["success_opinion"] is None and judge["disputes_verdict"] is False
-        # three episodes are too few for dataset-relative claims: only the NaN rule applies
-        assert judge["quality"] == "high" and "too few to compare" in judge["note"]
+        # three episodes are too few for dataset-relative claims: absolute thresholds, said in the note
+        assert judge["quality"] == "high", judge["note"]
+        assert "Only 3 episode(s) in the dataset, fewer than 8: too few to compare" in judge["note"]
         assert "judge_history" not in records[key]
     assert run_judge(toy_with_verdicts).results == []
 

@@ -1,0 +1,610 @@
+"""Fault-injection benchmark of the offline judge, built from real episodes.
+
+    .venv/bin/python benchmarks/judge_faults.py [--out DIR] [--seed 0] [--repeats 2] [--controls 24]
+
+Takes real episodes from the shared datasets (``../shared/datasets`` beside the repo,
+or ``$STRANDS_LABELS_SHARED/datasets``) and writes NEW LeRobot datasets (v2.1 and
+v3.0; with H.264 video, shrunk, where the source has video) into a temp directory (or
+``--out``). In each, every episode is either an untouched control (a copy of a source
+episode) or a copy carrying one injected fault of known type and severity:
+
+=============  ===================================================================  =================
+fault          what is injected (mild / moderate / severe)                          expected label
+=============  ===================================================================  =================
+jerky          noise (1, 3, 8 x the channel's median frame step) and 0/2/6 spikes   jerky_motion
+               on every arm channel (not the grippers)
+collision      a state step (4 / 10 / 25 % of the channel range) on two arm          collision
+               channels at a random frame, kept to the end; the action has no step
+drift          a slow state-vs-action ramp (4 / 10 / 25 % of the channel range       drift
+               at the end) on two arm channels with a matching action channel
+frozen         the state repeats one row for 4 / 10 / 25 % of the episode (the       other
+               action moves on), then jumps back to the true state
+idle           a pause inserted (10 / 25 / 50 % of the length): state, action and    (none), below high
+               video hold still
+incomplete     truncation to 80 / 60 / 35 % of the length                           incomplete
+occlusion      video frames blacked out or covered by a flat patch over              camera_occlusion
+               8 / 25 / 50 % of the episode (datasets with video only)
+regrasp        1 / 2 / 3 extra close-open cycles of a gripper (state and action)     near_miss
+=============  ===================================================================  =================
+
+Every episode gets a success verdict (teleoperated demonstrations). Expected quality:
+``high`` for controls, ``medium`` for mild and moderate faults, ``low`` for severe
+ones. The offline judge runs on each dataset (``run_judge``, the full tool path) and the
+script prints per-fault recall by severity, the confusion matrix (expected class vs
+judged class), false alarms on controls, agreement with its baseline and Cohen's kappa
+for quality and failure_mode. Deterministic for a given ``--seed``. Nothing is written
+outside the output directory; no dataset bytes are committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import av
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+REPO = Path(__file__).resolve().parents[1]
+FAULTS = ("jerky", "collision", "drift", "frozen", "idle", "incomplete", "occlusion", "regrasp")
+SEVERITIES = ("mild", "moderate", "severe")
+EXPECTED_MODE = {
+    "control": None,
+    "jerky": "jerky_motion",
+    "collision": "collision",
+    "drift": "drift",
+    "frozen": "other",
+    "idle": None,
+    "incomplete": "incomplete",
+    "occlusion": "camera_occlusion",
+    "regrasp": "near_miss",
+}
+EXPECTED_QUALITY = {"control": "high", "mild": "medium", "moderate": "medium", "severe": "low"}
+#: Default benchmark: (source dataset, output version, source episodes used).
+PLAN = (
+    ("g1-inspire-v21", "v2.1", 40),
+    ("piper-act-v30-multifile", "v3.0", 40),
+    ("lerobot-written-v30-video", "v2.1", 4),  # the one shared dataset whose every episode has video
+)
+VIDEO_SIDE = 96  # longest side of the written video frames
+
+
+@dataclass
+class Episode:
+    """One episode in memory: what the writer stores."""
+
+    state: np.ndarray  # (L, D) float32
+    action: np.ndarray | None  # (L, A) float32
+    task: str
+    video: dict[str, np.ndarray] = field(default_factory=dict)  # camera -> (L, H, W, 3) uint8
+    fault: str = "control"
+    severity: str = ""
+    source: int = -1
+
+    @property
+    def length(self) -> int:
+        return int(self.state.shape[0])
+
+
+@dataclass
+class Source:
+    """A shared dataset's episodes and channel layout."""
+
+    name: str
+    fps: float
+    state_names: list[str]
+    action_names: list[str]
+    episodes: list[Episode]
+    cameras: list[str]
+
+
+def shared_datasets() -> Path:
+    """``$STRANDS_LABELS_SHARED/datasets``, else ``../shared/datasets`` beside the repository."""
+    env = os.environ.get("STRANDS_LABELS_SHARED")
+    base = Path(env) if env else REPO.parent / "shared"
+    return base / "datasets"
+
+
+def load_source(name: str, limit: int, *, video: bool = True, root: Path | None = None) -> Source:
+    """Read up to ``limit`` episodes (state, action, shrunk video) of a shared dataset."""
+    from strands_robots.dataset import open_dataset
+
+    path = (root or shared_datasets()) / name
+    ds = open_dataset(path)
+    status = ds.video_status() if video else {}
+    cameras = sorted(k for k, (present, referenced) in status.items() if referenced and present == referenced)
+    columns = [c for c in ("observation.state", "action") if c in ds.features]
+    episodes = []
+    for index in sorted(ds.episodes)[:limit]:
+        meta = ds.episodes[index]
+        rows = ds.read_frames(index, columns)
+        frames = {}
+        for cam in cameras:
+            images = ds.decode_frames(index, cam, list(range(meta.length)), max_side=VIDEO_SIDE)
+            frames[cam] = _even(np.stack(images))
+        episodes.append(
+            Episode(
+                np.asarray(rows["observation.state"], dtype=np.float32),
+                np.asarray(rows["action"], dtype=np.float32) if "action" in rows else None,
+                meta.tasks[0] if meta.tasks else "",
+                frames,
+                source=index,
+            )
+        )
+    return Source(name, float(ds.fps), list(ds.state_names), list(ds.feature_names("action")), episodes, cameras)
+
+
+def _even(frames: np.ndarray) -> np.ndarray:
+    """Crop to even height and width (yuv420p needs them)."""
+    h, w = frames.shape[1] // 2 * 2, frames.shape[2] // 2 * 2
+    return np.ascontiguousarray(frames[:, :h, :w])
+
+
+# ----------------------------------------------------------------------------- faults
+
+
+def _grippers(names: Sequence[str]) -> list[list[int]]:
+    from strands_robots.signals.gripper import gripper_groups
+
+    return list(gripper_groups(names).values())
+
+
+def _arm(source: Source) -> list[int]:
+    grip = {i for g in _grippers(source.state_names) for i in g}
+    return [i for i in range(len(source.state_names)) if i not in grip]
+
+
+def _pairs(source: Source) -> list[tuple[int, int]]:
+    from strands_robots.signals.motion import match_action_channels
+
+    width = len(source.state_names)
+    return match_action_channels(source.state_names, source.action_names, width, len(source.action_names))
+
+
+def _moving(state: np.ndarray, channels: Sequence[int], k: int) -> list[int]:
+    """The ``k`` channels of ``channels`` with the largest range (the ones the task moves)."""
+    ranges = np.ptp(state[:, channels], axis=0)
+    return [channels[i] for i in np.argsort(-ranges)[:k]]
+
+
+def _range(state: np.ndarray, c: int) -> float:
+    lo, hi = np.percentile(state[:, c], [1, 99])
+    return float(max(hi - lo, 1e-6))
+
+
+def inject(ep: Episode, fault: str, severity: str, source: Source, rng: np.random.Generator) -> Episode:
+    """A copy of ``ep`` carrying one fault (see the module table)."""
+    level = SEVERITIES.index(severity)
+    state = ep.state.astype(np.float64).copy()
+    action = None if ep.action is None else ep.action.astype(np.float64).copy()
+    video = {k: v.copy() for k, v in ep.video.items()}
+    length = ep.length
+    arm = _arm(source)
+    pairs = _pairs(source)
+    if fault == "jerky":
+        for c in arm:
+            step = np.median(np.abs(np.diff(state[:, c])))
+            step = max(step, 0.002 * _range(state, c))
+            state[:, c] += rng.normal(0, (1.0, 3.0, 8.0)[level] * step, length)
+        for _ in range((0, 2, 6)[level]):
+            c = int(rng.choice(arm))
+            f = int(rng.integers(1, length - 1))
+            state[f, c] += rng.choice([-1, 1]) * 0.15 * _range(state, c)
+    elif fault == "collision":
+        f = int(rng.integers(length // 4, 3 * length // 4))
+        for c in _moving(state, arm, 2):
+            state[f:, c] += rng.choice([-1, 1]) * (0.04, 0.10, 0.25)[level] * _range(state, c)
+    elif fault == "drift":
+        matched = [i for i, _ in pairs if i in set(arm)] or arm
+        ramp = np.linspace(0, 1, length)
+        for c in _moving(state, matched, 2):
+            state[:, c] += rng.choice([-1, 1]) * (0.04, 0.10, 0.25)[level] * _range(state, c) * ramp
+    elif fault == "frozen":
+        run = max(3, int(round((0.04, 0.10, 0.25)[level] * length)))
+        start = int(rng.integers(length // 5, max(length // 5 + 1, length - run - 2)))
+        state[start : start + run] = state[start]
+    elif fault == "idle":
+        pause = max(2, int(round((0.10, 0.25, 0.50)[level] * length)))
+        at = int(rng.integers(length // 4, 3 * length // 4))
+        state = np.concatenate([state[:at], np.repeat(state[at : at + 1], pause, 0), state[at:]])
+        if action is not None:
+            action = np.concatenate([action[:at], np.repeat(action[at : at + 1], pause, 0), action[at:]])
+        video = {k: np.concatenate([v[:at], np.repeat(v[at : at + 1], pause, 0), v[at:]]) for k, v in video.items()}
+    elif fault == "incomplete":
+        keep = max(2, int(round((0.80, 0.60, 0.35)[level] * length)))
+        state = state[:keep]
+        action = None if action is None else action[:keep]
+        video = {k: v[:keep] for k, v in video.items()}
+    elif fault == "occlusion":
+        # the camera with the most texture: a camera filming a blank wall cannot show a cover
+        cam = max(sorted(video), key=lambda k: float(video[k][:: max(1, length // 8)].std()))
+        span = max(1, int(round((0.08, 0.25, 0.50)[level] * length)))
+        start = int(rng.integers(0, length - span + 1))
+        frames = video[cam]
+        if level == 2:
+            frames[start : start + span] = 0  # blacked out
+        else:  # a hand or cloth over the lens: dark, flat
+            shade = rng.integers(20, 50, size=3)
+            frames[start : start + span] = shade.astype(np.uint8)
+    elif fault == "regrasp":
+        groups = _grippers(source.state_names)
+        group = max(groups, key=lambda g: float(np.ptp(state[:, g]))) if groups else []
+        if group:
+            cycles = (1, 2, 3)[level]
+            lo = np.percentile(state[:, group], 5, axis=0)
+            hi = np.percentile(state[:, group], 95, axis=0)
+            closure = state[:, group].mean(axis=1)
+            open_high = float(np.median(closure)) >= float((lo.mean() + hi.mean()) / 2)
+            width = max(6, length // 16)
+            span = np.arange(width)
+            bump = np.sin(np.pi * span / (width - 1)) ** 2  # 0 -> 1 -> 0
+            starts = np.linspace(length * 0.1, length * 0.9 - width, cycles).astype(int)
+            a_index = {i: j for i, j in pairs}
+            for s in starts:
+                for c_pos, c in enumerate(group):
+                    target = lo[c_pos] if open_high else hi[c_pos]
+                    base = state[s : s + width, c]
+                    state[s : s + width, c] = base + (target - base) * bump
+                    if action is not None and c in a_index:
+                        j = a_index[c]
+                        base_a = action[s : s + width, j]
+                        action[s : s + width, j] = base_a + (target - base_a) * bump
+    else:
+        raise ValueError(f"unknown fault {fault!r}")
+    return replace(
+        ep,
+        state=state.astype(np.float32),
+        action=None if action is None else action.astype(np.float32),
+        video=video,
+        fault=fault,
+        severity=severity,
+    )
+
+
+def build_episodes(
+    source: Source,
+    *,
+    controls: int,
+    repeats: int,
+    seed: int,
+    faults: Sequence[str] = FAULTS,
+    severities: Sequence[str] = SEVERITIES,
+) -> list[Episode]:
+    """Controls, then ``repeats`` episodes per fault and severity, in a seeded shuffled order."""
+    rng = np.random.default_rng(seed)
+    out = [replace(source.episodes[i % len(source.episodes)]) for i in range(controls)]
+    faults = [f for f in faults if f != "occlusion" or source.cameras]
+    if not any(_grippers(source.state_names)):
+        faults = [f for f in faults if f != "regrasp"]
+    for fault in faults:
+        for severity in severities:
+            for _ in range(repeats):
+                ep = source.episodes[int(rng.integers(len(source.episodes)))]
+                out.append(inject(ep, fault, severity, source, rng))
+    order = rng.permutation(len(out))
+    return [out[i] for i in order]
+
+
+# ----------------------------------------------------------------------------- writers
+
+
+def _features(source: Source, episodes: Sequence[Episode]) -> dict[str, Any]:
+    first = episodes[0]
+    feats: dict[str, Any] = {
+        "observation.state": {"dtype": "float32", "shape": [first.state.shape[1]], "names": source.state_names},
+    }
+    if first.action is not None:
+        feats["action"] = {"dtype": "float32", "shape": [first.action.shape[1]], "names": source.action_names}
+    for cam in source.cameras:
+        h, w = first.video[cam].shape[1:3]
+        feats[cam] = {
+            "dtype": "video",
+            "shape": [h, w, 3],
+            "names": ["height", "width", "channels"],
+            "info": {
+                "video.height": h,
+                "video.width": w,
+                "video.codec": "h264",
+                "video.pix_fmt": "yuv420p",
+                "video.fps": source.fps,
+                "video.channels": 3,
+                "has_audio": False,
+            },
+        }
+    for key, dtype in (
+        ("timestamp", "float32"),
+        ("frame_index", "int64"),
+        ("episode_index", "int64"),
+        ("index", "int64"),
+        ("task_index", "int64"),
+    ):
+        feats[key] = {"dtype": dtype, "shape": [1], "names": None}
+    return feats
+
+
+def _table(ep: Episode, e: int, first: int, fps: float, task_index: int) -> pa.Table:
+    f = np.arange(ep.length, dtype=np.int64)
+    cols: dict[str, pa.Array] = {
+        "observation.state": pa.FixedSizeListArray.from_arrays(pa.array(ep.state.reshape(-1)), ep.state.shape[1]),
+    }
+    if ep.action is not None:
+        cols["action"] = pa.FixedSizeListArray.from_arrays(pa.array(ep.action.reshape(-1)), ep.action.shape[1])
+    cols["timestamp"] = pa.array((f / fps).astype(np.float32))
+    cols["frame_index"] = pa.array(f)
+    cols["episode_index"] = pa.array(np.full(ep.length, e, dtype=np.int64))
+    cols["index"] = pa.array(first + f)
+    cols["task_index"] = pa.array(np.full(ep.length, task_index, dtype=np.int64))
+    return pa.table(cols)
+
+
+def _encode(path: Path, clips: Sequence[np.ndarray], fps: float) -> None:
+    """Write ``clips`` back to back as one H.264 mp4 (keyframe every 2 frames, as LeRobot does)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rate = Fraction(fps).limit_denominator(1001)
+    with av.open(str(path), mode="w") as container:
+        stream = container.add_stream("libx264", rate=rate, options={"g": "2", "crf": "23", "preset": "ultrafast"})
+        stream.height, stream.width = clips[0].shape[1:3]
+        stream.pix_fmt = "yuv420p"
+        i = 0
+        for clip in clips:
+            for image in clip:
+                frame = av.VideoFrame.from_ndarray(image, "rgb24")
+                frame.pts, frame.time_base = i, 1 / rate
+                for packet in stream.encode(frame):
+                    container.mux(packet)
+                i += 1
+        for packet in stream.encode():
+            container.mux(packet)
+
+
+def write_dataset(root: Path, source: Source, episodes: Sequence[Episode], version: str) -> Path:
+    """Write ``episodes`` as a LeRobot ``version`` ("v2.1" or "v3.0") dataset at ``root``."""
+    tasks = sorted({ep.task for ep in episodes})
+    task_index = {t: i for i, t in enumerate(tasks)}
+    fps = source.fps
+    starts = np.concatenate([[0], np.cumsum([ep.length for ep in episodes])]).astype(int)
+    info: dict[str, Any] = {
+        "codebase_version": version,
+        "robot_type": f"faults-from-{source.name}",
+        "total_episodes": len(episodes),
+        "total_frames": int(starts[-1]),
+        "total_tasks": len(tasks),
+        "chunks_size": 1000,
+        "fps": fps,
+        "features": _features(source, episodes),
+    }
+    (root / "meta").mkdir(parents=True, exist_ok=True)
+    if version == "v2.1":
+        data_path = "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"
+        video_path = "videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4"
+        lines = []
+        for e, ep in enumerate(episodes):
+            path = root / data_path.format(episode_chunk=0, episode_index=e)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(_table(ep, e, int(starts[e]), fps, task_index[ep.task]), path)
+            for cam in source.cameras:
+                _encode(root / video_path.format(episode_chunk=0, video_key=cam, episode_index=e), [ep.video[cam]], fps)
+            lines.append(json.dumps({"episode_index": e, "tasks": [ep.task], "length": ep.length}))
+        (root / "meta" / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+        (root / "meta" / "tasks.jsonl").write_text(
+            "\n".join(json.dumps({"task_index": i, "task": t}) for i, t in enumerate(tasks)) + "\n"
+        )
+        info.update(
+            total_chunks=1,
+            total_videos=len(episodes) * len(source.cameras),
+            splits={"train": f"0:{len(episodes)}"},
+            data_path=data_path,
+            video_path=video_path if source.cameras else None,
+        )
+    elif version == "v3.0":
+        data_path = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+        video_path = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
+        path = root / data_path.format(chunk_index=0, file_index=0)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tables = [_table(ep, e, int(starts[e]), fps, task_index[ep.task]) for e, ep in enumerate(episodes)]
+        with pq.ParquetWriter(path, tables[0].schema) as writer:
+            for table in tables:  # one row group per episode, as LeRobot writes
+                writer.write_table(table)
+        meta: dict[str, list] = {
+            "episode_index": list(range(len(episodes))),
+            "tasks": [[ep.task] for ep in episodes],
+            "length": [ep.length for ep in episodes],
+            "data/chunk_index": [0] * len(episodes),
+            "data/file_index": [0] * len(episodes),
+            "dataset_from_index": starts[:-1].tolist(),
+            "dataset_to_index": starts[1:].tolist(),
+        }
+        for cam in source.cameras:
+            _encode(
+                root / video_path.format(video_key=cam, chunk_index=0, file_index=0),
+                [ep.video[cam] for ep in episodes],
+                fps,
+            )
+            meta[f"videos/{cam}/chunk_index"] = [0] * len(episodes)
+            meta[f"videos/{cam}/file_index"] = [0] * len(episodes)
+            meta[f"videos/{cam}/from_timestamp"] = (starts[:-1] / fps).tolist()
+            meta[f"videos/{cam}/to_timestamp"] = (starts[1:] / fps).tolist()
+        (root / "meta" / "episodes" / "chunk-000").mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table(meta), root / "meta" / "episodes" / "chunk-000" / "file-000.parquet")
+        pq.write_table(
+            pa.table({"task_index": pa.array(range(len(tasks)), pa.int64()), "task": tasks}),
+            root / "meta" / "tasks.parquet",
+        )
+        info.update(data_path=data_path, video_path=video_path if source.cameras else None)
+    else:
+        raise ValueError(f"version must be v2.1 or v3.0, got {version!r}")
+    (root / "meta" / "info.json").write_text(json.dumps(info, indent=2))
+    truth = [
+        {"episode": e, "fault": ep.fault, "severity": ep.severity, "source": ep.source} for e, ep in enumerate(episodes)
+    ]
+    (root.parent / f"{root.name}.truth.json").write_text(json.dumps(truth, indent=1))
+    return root
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def judged_class(judge: dict[str, Any]) -> str:
+    """The class a judge block names: its failure_mode, ``idle`` for a mode-less grade below high, else ``none``."""
+    if judge.get("failure_mode"):
+        return str(judge["failure_mode"])
+    return "idle" if judge.get("quality") != "high" else "none"
+
+
+def expected_class(fault: str) -> str:
+    """The class a correct judge names for ``fault``."""
+    if fault == "idle":
+        return "idle"
+    return EXPECTED_MODE[fault] or "none"
+
+
+def kappa(pairs: Sequence[tuple[str, str]]) -> tuple[float, float, float]:
+    """``(agreement, baseline, Cohen's kappa)`` of ``(expected, judged)`` pairs.
+
+    Baseline: agreement of always answering the most common expected class.
+    """
+    n = len(pairs)
+    if not n:
+        return float("nan"), float("nan"), float("nan")
+    agree = sum(1 for a, b in pairs if a == b) / n
+    truth = Counter(a for a, _ in pairs)
+    judged = Counter(b for _, b in pairs)
+    chance = sum(truth[k] * judged.get(k, 0) for k in truth) / (n * n)
+    baseline = truth.most_common(1)[0][1] / n
+    k = (agree - chance) / (1 - chance) if chance < 1 else float("nan")
+    return agree, baseline, k
+
+
+def score(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Recall per fault and severity, confusion, false alarms, agreement and kappa of judged ``rows``."""
+    recall: dict[str, dict[str, list[int]]] = {}
+    confusion: dict[str, Counter] = {}
+    quality_pairs, mode_pairs = [], []
+    for r in rows:
+        fault, severity, judge = r["fault"], r["severity"], r["judge"]
+        exp = expected_class(fault)
+        got = judged_class(judge) if judge else "error"
+        confusion.setdefault(fault if fault == "control" else f"{fault}", Counter())[got] += 1
+        if fault != "control":
+            hit = recall.setdefault(fault, {}).setdefault(severity, [0, 0])
+            hit[0] += int(got == exp)
+            hit[1] += 1
+        quality_pairs.append(
+            (
+                EXPECTED_QUALITY["control" if fault == "control" else severity],
+                judge.get("quality", "error") if judge else "error",
+            )
+        )
+        mode_pairs.append((exp, got))
+    controls = [r for r in rows if r["fault"] == "control"]
+    alarms = sum(1 for r in controls if not r["judge"] or r["judge"].get("quality") != "high")
+    return {
+        "recall": {f: {s: (h / n if n else None, n) for s, (h, n) in by.items()} for f, by in recall.items()},
+        "confusion": {k: dict(v.most_common()) for k, v in confusion.items()},
+        "false_alarms": (alarms, len(controls)),
+        "quality": kappa(quality_pairs),
+        "failure_mode": kappa(mode_pairs),
+    }
+
+
+def run_benchmark(
+    out: Path,
+    plan: Sequence[tuple[str, str, int]] = PLAN,
+    *,
+    controls: int = 24,
+    repeats: int = 2,
+    seed: int = 0,
+    shared: Path | None = None,
+    verbose: bool = True,
+    faults: Sequence[str] = FAULTS,
+    severities: Sequence[str] = SEVERITIES,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Build every dataset of ``plan`` under ``out``, judge it offline, and score all episodes."""
+    from strands_robots.episode_labels import read_labels, record_deterministic_verdicts
+    from strands_robots.judges import run_judge
+
+    rows: list[dict[str, Any]] = []
+    for k, (name, version, limit) in enumerate(plan):
+        t0 = time.perf_counter()
+        source = load_source(name, limit, root=shared)
+        episodes = build_episodes(
+            source, controls=controls, repeats=repeats, seed=seed + k, faults=faults, severities=severities
+        )
+        root = write_dataset(out / f"{name}-faults-{version}", source, episodes, version)
+        built = time.perf_counter() - t0
+        record_deterministic_verdicts(
+            root,
+            [{"episode": e, "success": True, "steps": ep.length} for e, ep in enumerate(episodes)],
+            benchmark="faults",
+        )
+        report = run_judge(root)
+        records = read_labels(root)["episodes"]
+        for e, ep in enumerate(episodes):
+            judge = records.get(str(e), {}).get("judge")
+            rows.append({"dataset": name, "episode": e, "fault": ep.fault, "severity": ep.severity, "judge": judge})
+        if verbose:
+            print(
+                f"{name} -> {root.name}: {len(episodes)} episodes ({version}, {len(source.cameras)} camera(s)), "
+                f"built in {built:.1f} s, judged in {report.seconds:.1f} s, {len(report.failed)} failed"
+            )
+    return rows, score(rows)
+
+
+def print_scores(result: dict[str, Any]) -> None:
+    """Print the figures of :func:`score`."""
+    print("\nrecall (judged class == expected class) by severity:")
+    print(f"  {'fault':12s} " + " ".join(f"{s:>14s}" for s in SEVERITIES))
+    for fault in FAULTS:
+        by = result["recall"].get(fault)
+        if not by:
+            continue
+        cells = [f"{by[s][0]:.2f} ({by[s][1]:3d})" if s in by else "-" for s in SEVERITIES]
+        print(f"  {fault:12s} " + " ".join(f"{c:>14s}" for c in cells))
+    print("\nconfusion (injected -> judged class):")
+    for fault, judged in result["confusion"].items():
+        print(f"  {fault:12s} {judged}")
+    alarms, n = result["false_alarms"]
+    print(f"\nfalse alarms on untouched controls (graded below high): {alarms}/{n} ({alarms / max(n, 1):.1%})")
+    for key in ("quality", "failure_mode"):
+        agree, base, k = result[key]
+        print(f"{key}: agreement {agree:.3f}, baseline {base:.3f}, Cohen's kappa {k:.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=None, help="Keep the datasets here (default: a temp dir).")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=2, help="Episodes per fault and severity per dataset.")
+    parser.add_argument("--controls", type=int, default=24, help="Untouched control episodes per dataset.")
+    parser.add_argument("--json", type=Path, default=None, help="Also write every judged row here.")
+    args = parser.parse_args()
+    tmp = None
+    if args.out is None:
+        tmp = tempfile.mkdtemp(prefix="judge-faults-")
+        out = Path(tmp)
+    else:
+        out = args.out
+        out.mkdir(parents=True, exist_ok=True)
+    try:
+        rows, result = run_benchmark(out, controls=args.controls, repeats=args.repeats, seed=args.seed)
+        print_scores(result)
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=1))
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,253 @@
+"""Per-channel motion signals of one episode: windowed jerk, steps, residual trends, frozen runs.
+
+Pure numpy on ``(frames, channels)`` arrays; rules that read them are in ``docs/judge.md``
+("Offline judge rules"). Every function tolerates NaN samples and returns None (or a
+list holding None) where a value is undefined, never a made-up "typical" number.
+
+- :func:`windowed_jerk`: per channel, the median and the largest windowed RMS of the
+  third difference / ``dt**3`` (a whole-episode RMS is dominated by its noisiest,
+  often quantised, channels; each channel is compared with its own typical value).
+- :func:`persistent_steps`: per channel, the largest one-frame jump that the signal
+  keeps afterwards (a collision's step; a spike that comes back scores ~0).
+- :func:`residual_trends`: per state channel with a matching action channel, the slow
+  trend of ``state - action`` over the episode, net of tracking lag (drift).
+- :func:`frozen_runs`: the longest run of bit-identical state rows while the commanded
+  action kept moving, and the catch-up jump at its end (a frozen stream).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+#: Windowed jerk: window length in seconds.
+JERK_WINDOW_S = 0.5
+#: Persistent steps: frames on each side compared, in seconds.
+STEP_SIDE_S = 0.2
+#: Frozen runs: the action must travel at least this share of a channel's range during the run.
+FROZEN_MIN_TRAVEL = 0.02
+
+
+def _finite_or_none(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def channel_ranges(array: np.ndarray) -> np.ndarray:
+    """Robust range (99th - 1st percentile) of each channel, NaN where all samples are NaN."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        hi, lo = np.nanpercentile(array, [99, 1], axis=0) if array.size else (np.array([]), np.array([]))
+    return np.asarray(hi - lo, dtype=np.float64)
+
+
+def windowed_jerk(array: np.ndarray, dt: float) -> tuple[list[float | None], list[float | None]]:
+    """Median and peak windowed RMS jerk of each channel (state units per second cubed).
+
+    The third difference ``Δ³x / dt³`` of each channel is squared and averaged over
+    sliding windows of ``JERK_WINDOW_S`` (at least 3 samples, NaN samples left out);
+    per channel the median and the maximum of the windows' square roots are returned.
+
+    Args:
+        array: ``(L, D)`` state.
+        dt: Frame period in seconds.
+
+    Returns:
+        ``(typical, peak)``, two lists of ``D`` values; None for a channel with fewer
+        than one full window of finite third differences (or when ``L < 4``).
+    """
+    frames, dims = array.shape
+    if frames < 4:
+        return [None] * dims, [None] * dims
+    third = np.diff(array, n=3, axis=0) / dt**3
+    finite = np.isfinite(third)
+    squared = np.where(finite, third, 0.0) ** 2
+    window = int(max(3, min(round(JERK_WINDOW_S / dt), third.shape[0])))
+    csum = np.concatenate([np.zeros((1, dims)), np.cumsum(squared, axis=0)])
+    ccount = np.concatenate([np.zeros((1, dims)), np.cumsum(finite, axis=0)])
+    sums = csum[window:] - csum[:-window]
+    counts = ccount[window:] - ccount[:-window]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rms = np.sqrt(np.where(counts >= max(1, window // 2), sums / np.maximum(counts, 1), np.nan))
+    typical: list[float | None] = []
+    peak: list[float | None] = []
+    for c in range(dims):
+        column = rms[:, c]
+        column = column[np.isfinite(column)]
+        typical.append(float(np.median(column)) if column.size else None)
+        peak.append(float(column.max()) if column.size else None)
+    return typical, peak
+
+
+def persistent_steps(
+    state: np.ndarray, dt: float, action: np.ndarray | None = None, pairs: Sequence[tuple[int, int]] = ()
+) -> tuple[list[float | None], list[int | None]]:
+    """Largest kept one-frame jump of each state channel that its action does not explain.
+
+    At each transition ``t -> t+1`` the step is ``min(|x[t+1] - x[t]|, |median(after) -
+    median(before)|)`` with ``STEP_SIDE_S`` of frames on each side (at least 3, odd): a step (the value
+    jumps and stays, as when a collision knocks the arm) scores its height, a one-frame
+    spike that comes back scores ~0, and smooth motion scores its per-frame speed. On a
+    channel with a matching action channel, the action's own largest step (same score)
+    over the ``2 * side`` frames up to ``t`` (the command leads the state) is subtracted:
+    a jump the robot was commanded to make is no collision.
+
+    Args:
+        state: ``(L, D)`` state.
+        dt: Frame period in seconds.
+        action: ``(L, A)`` action, or None.
+        pairs: ``(state channel, action channel)`` pairs (:func:`match_action_channels`).
+
+    Returns:
+        ``(heights, frames)``: per state channel the largest score (state units) and the
+        frame index after the jump; None for a channel too short or all-NaN.
+    """
+    frames, dims = state.shape
+    side = int(max(3, round(STEP_SIDE_S / dt))) | 1  # odd, so one spike never moves a median
+    if frames < 4 * side + 1:
+        return [None] * dims, [None] * dims
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        medians = np.nanmedian(sliding_window_view(state, side, axis=0), axis=-1)  # (L-side+1, D)
+        t = np.arange(side - 1, frames - side)  # medians[k] covers frames k .. k+side-1
+        shift = np.abs(medians[t + 1] - medians[t - side + 1])
+        jump = np.abs(state[t + 1] - state[t])
+        score = np.where(np.isfinite(jump) & np.isfinite(shift), np.fmin(jump, shift), np.nan)
+        if action is not None and pairs:
+            a_medians = np.nanmedian(sliding_window_view(action, side, axis=0), axis=-1)
+            a_shift = np.abs(a_medians[t + 1] - a_medians[t - side + 1])
+            a_jump = np.abs(action[t + 1] - action[t])
+            a_score = np.nan_to_num(np.fmin(a_jump, a_shift), nan=0.0)
+            # the largest commanded step over the lead window [t - 2*side, t]
+            lead = sliding_window_view(np.pad(a_score, ((2 * side, 0), (0, 0))), 2 * side + 1, axis=0).max(axis=-1)
+            for i, j in pairs:
+                score[:, i] = np.clip(score[:, i] - lead[:, j], 0.0, None)
+    heights: list[float | None] = []
+    where: list[int | None] = []
+    for c in range(dims):
+        column = score[:, c]
+        if not np.isfinite(column).any():
+            heights.append(None)
+            where.append(None)
+            continue
+        k = int(np.nanargmax(column))
+        heights.append(float(column[k]))
+        where.append(int(t[k] + 1))
+    return heights, where
+
+
+def match_action_channels(
+    state_names: Sequence[str], action_names: Sequence[str], state_dims: int, action_dims: int
+) -> list[tuple[int, int]]:
+    """``(state channel, action channel)`` pairs that command the same joint.
+
+    By name when both features name their channels (exact, case-insensitive); by
+    position when neither is named and the widths agree; otherwise only the named
+    matches (possibly none).
+    """
+    if state_names and action_names:
+        index = {str(n).lower(): j for j, n in enumerate(action_names)}
+        return [(i, index[str(n).lower()]) for i, n in enumerate(state_names) if str(n).lower() in index]
+    if not state_names and not action_names and state_dims == action_dims:
+        return [(i, i) for i in range(state_dims)]
+    return []
+
+
+def residual_trends(state: np.ndarray, action: np.ndarray, pairs: Sequence[tuple[int, int]]) -> list[float | None]:
+    """Slow trend of ``state - action`` over the episode, per matched channel (state units).
+
+    For each pair the residual ``r = x - a`` is fitted by least squares as
+    ``r = α + β·v + γ·s`` with ``v`` the action's per-frame velocity (tracking lag) and
+    ``s`` the episode progress from 0 to 1; ``γ`` is the trend: how far the state has
+    drifted from its command by the end of the episode.
+
+    Returns:
+        One value per pair (in ``pairs`` order), None with fewer than 8 finite frames.
+    """
+    frames = state.shape[0]
+    out: list[float | None] = []
+    if frames < 8:
+        return [None] * len(pairs)
+    progress = np.linspace(0.0, 1.0, frames)
+    for i, j in pairs:
+        r = state[:, i].astype(np.float64) - action[:, j].astype(np.float64)
+        v = np.gradient(action[:, j].astype(np.float64))
+        ok = np.isfinite(r) & np.isfinite(v)
+        if np.count_nonzero(ok) < 8:
+            out.append(None)
+            continue
+        design = np.stack([np.ones(frames), v, progress], axis=1)[ok]
+        coef, *_ = np.linalg.lstsq(design, r[ok], rcond=None)
+        out.append(_finite_or_none(coef[2]))
+    return out
+
+
+def frozen_runs(state: np.ndarray, action: np.ndarray | None, pairs: Sequence[tuple[int, int]]) -> dict[str, Any]:
+    """The longest stretch where the state stream stopped while the robot was commanded to move.
+
+    A *frozen run* is a maximal run of consecutive, bit-identical state rows (the
+    stream repeated its last value). It counts when, over the run, the matched action
+    channels move (max - min over the run) at least ``FROZEN_MIN_TRAVEL`` of a channel's range, or (without
+    an action) when the state then jumps by more than that share (the catch-up). A
+    robot that holds still holds its action too, so an idle pause is not a frozen run.
+
+    Returns:
+        ``{"frozen_frames": longest counted run in frames (0 if none), "frozen_start":
+        its first frame or None, "frozen_jump": the catch-up jump after it as a share of
+        the channel range (largest channel) or None, "identical_run": the longest run of
+        identical rows, counted or not}``.
+    """
+    frames = state.shape[0]
+    result: dict[str, Any] = {"frozen_frames": 0, "frozen_start": None, "frozen_jump": None, "identical_run": 0}
+    if frames < 3:
+        return result
+    same = np.all(state[1:] == state[:-1], axis=1)  # NaN rows never compare equal
+    if not same.any():
+        result["identical_run"] = 1
+        return result
+    ranges = channel_ranges(state)
+    ranges = np.where(np.isfinite(ranges) & (ranges > 0), ranges, np.nan)
+    edges = np.diff(np.concatenate([[0], same.astype(np.int8), [0]]))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)  # transitions [s, e) are "same"
+    result["identical_run"] = int((ends - starts).max()) + 1
+    best = 0
+    for s, e in zip(starts, ends, strict=True):
+        run = int(e - s) + 1  # rows s .. e are identical
+        if run <= best:
+            continue
+        jump = None
+        if e + 1 < frames:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                jump = float(np.nanmax(np.abs(state[e + 1] - state[e]) / ranges))
+        moved = False
+        if action is not None and pairs:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                for i, j in pairs:
+                    seg = action[s : e + 1, j].astype(np.float64)
+                    travel = float(np.nanmax(seg) - np.nanmin(seg)) if np.isfinite(seg).any() else 0.0
+                    if np.isfinite(ranges[i]) and travel >= FROZEN_MIN_TRAVEL * ranges[i]:
+                        moved = True
+                        break
+        elif jump is not None and np.isfinite(jump):
+            moved = jump >= FROZEN_MIN_TRAVEL
+        if moved:
+            best = run
+            result.update(
+                frozen_frames=run,
+                frozen_start=int(s),
+                frozen_jump=None if jump is None or not np.isfinite(jump) else round(jump, 6),
+            )
+    return result
+
+
+def longest_true_run(mask: np.ndarray) -> int:
+    """Length of the longest run of True in a 1-D boolean array."""
+    if mask.size == 0 or not mask.any():
+        return 0
+    edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    return int((np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)).max())

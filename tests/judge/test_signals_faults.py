@@ -1,0 +1,112 @@
+"""Per-channel signals on synthesized arrays with known answers (``strands_robots.signals``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from strands_robots.signals import episode_signals, frame_stats
+from strands_robots.signals.frames import occluded_frames
+from strands_robots.signals.motion import (
+    frozen_runs,
+    longest_true_run,
+    match_action_channels,
+    persistent_steps,
+    residual_trends,
+    windowed_jerk,
+)
+
+DT = 0.1
+
+
+def test_windowed_jerk_of_a_cubic_and_of_a_blip():
+    t = np.arange(40) * DT
+    state = np.stack([t**3, np.zeros(40)], axis=1)
+    state[20, 1] = 1.0  # one blip: third differences 1, -3, 3, -1 over four windows' worth
+    typical, peak = windowed_jerk(state, DT)
+    assert typical[0] == pytest.approx(6.0) and peak[0] == pytest.approx(6.0)  # Δ³(t³) = 6 dt³ everywhere
+    assert typical[1] == 0.0  # the median window never sees the blip
+    # window = 0.5 s / 0.1 s = 5 samples; the worst window holds 1, -3, 3, -1 (and a 0): sqrt(20/5) / dt³
+    assert peak[1] == pytest.approx(np.sqrt(20 / 5) / DT**3)
+    assert windowed_jerk(state[:3], DT) == ([None, None], [None, None])
+
+
+def test_persistent_steps_see_a_kept_jump_not_a_spike_nor_a_commanded_move():
+    n = 60
+    state = np.zeros((n, 3))
+    state[30:, 0] = 0.5  # a step that stays
+    state[30, 1] = 0.5  # a spike that comes back
+    state[:, 2] = np.linspace(0, 1, n)  # smooth motion: 1/59 per frame
+    heights, frames = persistent_steps(state, DT)
+    assert heights[0] == pytest.approx(0.5) and frames[0] == 30
+    assert heights[1] == pytest.approx(0.0)
+    assert heights[2] == pytest.approx(1 / 59)
+    action = state.copy()  # the action made the same step 2 frames earlier: commanded, no collision
+    action[28:, 0] = 0.5
+    action[28:30, 0] = 0.5
+    heights, _ = persistent_steps(state, DT, action, [(0, 0)])
+    assert heights[0] == pytest.approx(0.0)
+
+
+def test_match_action_channels():
+    assert match_action_channels(["a", "Gripper"], ["gripper", "b", "a"], 2, 3) == [(0, 2), (1, 0)]
+    assert match_action_channels([], [], 3, 3) == [(0, 0), (1, 1), (2, 2)]
+    assert match_action_channels(["a"], [], 1, 1) == []
+
+
+def test_residual_trend_is_the_drift_net_of_tracking_lag():
+    n = 200
+    s = np.linspace(0, 1, n)
+    action = np.sin(2 * np.pi * s)[:, None]
+    lagging = action - 3.0 * np.gradient(action[:, 0])[:, None]  # pure tracking lag: no drift
+    drifting = lagging + 0.2 * s[:, None]
+    assert residual_trends(lagging, action, [(0, 0)])[0] == pytest.approx(0.0, abs=1e-9)
+    assert residual_trends(drifting, action, [(0, 0)])[0] == pytest.approx(0.2, abs=1e-9)
+    assert residual_trends(drifting[:5], action[:5], [(0, 0)]) == [None]
+
+
+def test_frozen_runs_need_a_moving_action():
+    n = 50
+    action = np.linspace(0, 1, n)[:, None].repeat(2, axis=1)
+    state = action.copy()
+    state[10:20] = state[10]  # rows 10..19 identical while the action moves on, then a catch-up jump
+    out = frozen_runs(state, action, [(0, 0), (1, 1)])
+    assert (out["frozen_frames"], out["frozen_start"], out["identical_run"]) == (10, 10, 10)
+    assert out["frozen_jump"] == pytest.approx((10 / 49) / 0.98, rel=1e-3)  # the jump over the 1-99 % range
+    held = action.copy()
+    held[10:20] = held[10]  # an idle pause: the action holds too
+    assert frozen_runs(held.copy(), held, [(0, 0)])["frozen_frames"] == 0
+    assert frozen_runs(held.copy(), held, [(0, 0)])["identical_run"] == 10
+    no_action = frozen_runs(state, None, [])
+    assert no_action["frozen_frames"] == 10  # judged by the catch-up jump alone
+    assert longest_true_run(np.array([1, 1, 0, 1, 1, 1, 0], dtype=bool)) == 3
+
+
+def test_frame_stats_flag_flat_frames_on_a_textured_camera():
+    rng = np.random.default_rng(0)
+    textured = [rng.integers(0, 255, (24, 32, 3), dtype=np.uint8) for _ in range(6)]
+    textured[2] = np.zeros((24, 32, 3), np.uint8)  # blacked out
+    textured[4] = np.full((24, 32, 3), 35, np.uint8)  # covered
+    blank = [np.full((24, 32, 3), 10 * i, np.uint8) for i in range(6)]  # a camera that always films a wall
+    stats = frame_stats({"front": textured, "wrist": blank}, [0, 10, 20, 30, 40, 50])
+    assert stats["cameras"]["front"]["occluded_frames"] == [20, 40]
+    assert stats["cameras"]["wrist"]["occluded"] == 0
+    assert stats["occluded_share"] == pytest.approx(2 / 6, rel=1e-5)
+    assert frame_stats({}, [])["occluded_share"] is None
+    assert occluded_frames([]) == []
+
+
+def test_episode_signals_carry_the_per_channel_signals():
+    n = 90
+    t = np.arange(n) / 30
+    action = np.stack([np.sin(t), np.cos(t), (t > 1.5).astype(float)], axis=1)
+    state = action.copy()
+    state[45:, 0] += 0.4  # collision on j0
+    s = episode_signals(state, t, 30, ["j0", "j1", "gripper"], action, ["j0", "j1", "gripper"])
+    assert s["action_pairs"] == [[0, 0], [1, 1], [2, 2]] and s["gripper_channels"] == [2]
+    assert s["step_height"][0] == pytest.approx(0.4, abs=0.02) and s["step_frame"][0] == 45
+    assert s["step_height"][2] == pytest.approx(0.0)  # the gripper's step was commanded
+    assert len(s["jerk_typical"]) == len(s["jerk_peak"]) == len(s["channel_range"]) == 3
+    assert s["frozen_frames"] == 0 and s["gripper_swings"] == 1
+    short = episode_signals(state[:3], t[:3], 30, ["j0", "j1", "gripper"], action[:3], ["j0", "j1", "gripper"])
+    assert short["jerk_typical"] == [None, None, None] and short["residual_trend"] == [None, None, None]
