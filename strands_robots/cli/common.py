@@ -4,19 +4,69 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, overload
+from typing import TYPE_CHECKING, Annotated, Any, overload
 
 import typer
 from rich.console import Console
 
 from strands_robots.errors import LabelValidationError
 
+if TYPE_CHECKING:
+    from strands_robots.dataset.hub import HubDataset
+
 console = Console(soft_wrap=True)  # never break a path across lines (logs, CI captures)
 
-RootArg = Annotated[Path, typer.Argument(help="Dataset root (the folder holding meta/).")]
+#: ``strands-labels --revision REV ...``: the Hub revision a repo-id ROOT is resolved at.
+hub_revision: dict[str, str | None] = {"value": None}
+
+
+class DatasetRoot(type(Path())):  # type: ignore[misc]
+    """A ROOT after resolution: an absolute path, with ``hub`` set when it was a repo id."""
+
+    hub: HubDataset | None = None
+
+
+def parse_root(text: str) -> Path:
+    """ROOT as typed: a dataset directory, or a Hub repo id (``OWNER/NAME[@REVISION]``).
+
+    A repo id resolves to LeRobot's local copy, its metadata downloaded when absent
+    (:func:`strands_robots.dataset.hub.resolve_root`; docs/dataset.md, "Datasets by repo id").
+    """
+    if isinstance(text, Path):
+        return text
+    if Path(text).expanduser().exists():  # a path: no Hub machinery imported
+        return Path(text)
+    from strands_robots.dataset.hub import resolve_root
+
+    path, hub = resolve_root(text, hub_revision["value"])
+    root = DatasetRoot(path)
+    root.hub = hub
+    return root
+
+
+def _labels_dir_default(ctx: typer.Context, value: Path | None) -> Path | None:
+    """``--labels-dir`` as given; for a Hub ROOT the labels dir keyed by repo id and revision."""
+    if value is not None:
+        return value
+    hub = getattr((ctx.params or {}).get("root"), "hub", None)
+    return None if hub is None else hub.labels_dir
+
+
+RootArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Dataset root (the folder holding meta/), or a Hub repo id such as lerobot/pusht[@REVISION].",
+        parser=parse_root,
+    ),
+]
 LabelsDirOpt = Annotated[
     Path | None,
-    typer.Option("--labels-dir", help="Keep the label sidecars in this directory instead of the dataset root."),
+    typer.Option(
+        "--labels-dir",
+        help="Keep the label sidecars in this directory instead of the dataset root "
+        "(default for a Hub repo id: a labels dir keyed by repo id and revision, shown by info).",
+        callback=_labels_dir_default,
+    ),
 ]
 
 

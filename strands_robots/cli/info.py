@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import textwrap
-from pathlib import Path
 from typing import Any
 
 import typer
 
+from strands_robots.cli.common import RootArg
 from strands_robots.dataset import Dataset, open_dataset
+from strands_robots.dataset.hub import DEFAULT_REVISION, HubDataset
 
 
 def _index_span(ds: Dataset) -> str:
@@ -102,12 +103,35 @@ def register(app: typer.Typer) -> None:
 
     @app.command("info")
     def info(
-        root: Path = typer.Argument(..., help="Dataset root (the directory holding meta/)."),
+        root: RootArg,
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
         """Summarise a LeRobot dataset: version, fps, episodes, frames, tasks, cameras, state, problems."""
         ds = open_dataset(root)
+        hub = getattr(root, "hub", None)
         if as_json:
-            typer.echo(json.dumps(summary_dict(ds), indent=2, ensure_ascii=False))
+            summary = summary_dict(ds)
+            if hub is not None:
+                summary["hub"] = hub_dict(hub)
+            typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
         else:
-            typer.echo(format_summary(ds))
+            typer.echo(format_summary(ds) + ("" if hub is None else "\n" + format_hub(hub)))
+
+
+def hub_dict(hub: HubDataset) -> dict[str, Any]:
+    """Where a repo-id ROOT came from and where its labels go (``info --json``'s ``hub``)."""
+    return {
+        "repo_id": hub.repo_id,
+        "revision": hub.revision or DEFAULT_REVISION,
+        "local_copy": str(hub.root),
+        "labels_dir": str(hub.labels_dir),
+    }
+
+
+def format_hub(hub: HubDataset) -> str:
+    """The ``hub`` and ``labels`` lines of ``info`` for a repo-id ROOT."""
+    return (
+        f"hub       {hub.repo_id} @ {hub.revision or DEFAULT_REVISION}  (local copy above; data and videos "
+        "are fetched for the episodes a command reads)\n"
+        f"labels    {hub.labels_dir}  (default --labels-dir of this repo id and revision)"
+    )

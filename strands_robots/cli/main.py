@@ -50,6 +50,18 @@ def _warn_conflict() -> None:
         )
 
 
+@app.callback()
+def _options(
+    revision: str | None = typer.Option(
+        None, "--revision", help="Hub revision (branch, tag, commit) of a repo-id ROOT; default main."
+    ),
+) -> None:
+    """Label LeRobot datasets: verdicts, judge labels, reviews, outcomes, segments."""
+    from strands_robots.cli.common import hub_revision
+
+    hub_revision["value"] = revision
+
+
 for _name in COMMAND_MODULES:
     importlib.import_module(f"strands_robots.cli.{_name}").register(app)
 

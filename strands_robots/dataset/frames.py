@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from strands_robots.dataset.episodes import Episode
 from strands_robots.dataset.errors import MissingFileError
+from strands_robots.dataset.hub import fetch_missing
 from strands_robots.errors import DatasetError
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def read_frames(ds: Dataset, episode: int | Episode, columns: list[str] | None =
     """
     ep = resolve_episode(ds, episode)
     path = ep.data_file
-    if not path.is_file():
+    if not path.is_file() and not fetch_missing(ds.root, path):
         raise MissingFileError(
             f"data file {path} of episode {ep.episode_index} is missing; restore the dataset's data/ "
             "directory (the episodes metadata points there)."

@@ -30,6 +30,7 @@ from PIL import Image
 from strands_robots.dataset.episodes import Episode
 from strands_robots.dataset.errors import FrameIndexError, MissingFileError
 from strands_robots.dataset.frames import read_frames, resolve_episode
+from strands_robots.dataset.hub import fetch_missing
 from strands_robots.errors import DatasetError, FrameDecodeError
 
 if TYPE_CHECKING:
@@ -253,7 +254,7 @@ def decode_frames(
             f"episode {ep.episode_index} has no video reference for {camera!r}: meta/episodes lacks "
             f"videos/{camera}/chunk_index, file_index and from_timestamp. Repair the episodes metadata."
         )
-    if not ref.path.is_file():
+    if not ref.path.is_file() and not fetch_missing(ds.root, ref.path):
         raise MissingFileError(
             f"video file {ref.path} of episode {ep.episode_index} (camera {camera}) is missing; restore the "
             "dataset's videos/ directory, or read state only (read_frames)."

@@ -46,6 +46,9 @@ LOCAL_OBJECT_STORE = 128 * 1024**2
 #: Largest default batch (episodes).
 MAX_DEFAULT_BATCH = 32
 
+#: Environment a Hub dataset's workers get from the driver (where the copy is, offline or not).
+HUB_ENV = ("HF_LEROBOT_HOME", "HF_HOME", "HF_HUB_OFFLINE", "HF_ENDPOINT")
+
 _JUDGE_FIELDS = ("quality", "failure_mode", "note", "success_opinion", "model")
 
 
@@ -70,6 +73,8 @@ class JudgeWorker:
         images: Ask for camera images.
         retry: Backoff of transient model-call failures.
         base_url: Server of a spec's provider (see :func:`~strands_robots.model_spec.build_model`).
+        hub: ``(repo id, revision)`` when the dataset was named by repo id: the worker
+            resolves its own local copy (metadata first, files as it reads them).
     """
 
     def __init__(
@@ -81,8 +86,14 @@ class JudgeWorker:
         images: bool,
         retry: RetryPolicy,
         base_url: str | None = None,
+        hub: tuple[str, str | None] | None = None,
     ) -> None:
+        from strands_robots.dataset.hub import register_source, resolve_hub_dataset
         from strands_robots.tools.episode_judge import create_judge_agent
+
+        if hub is not None:
+            root = str(resolve_hub_dataset(*hub).root)  # this node's copy of the dataset
+            register_source(root, *hub)
 
         self.root = Path(root)
         self.frames = frames
@@ -139,6 +150,7 @@ def judge_on_ray(
     retry: RetryPolicy,
     base_url: str | None = None,
     address: str | None = None,
+    hub: tuple[str, str | None] | None = None,
     batch_size: int | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
 ) -> None:
@@ -156,6 +168,7 @@ def judge_on_ray(
         workers: Ray actors (default: the cluster's CPUs; never more than batches).
             Each reserves ``min(1, CPUs / workers)`` CPUs, so any count fits the cluster.
         address: Ray cluster to join (``ray.init(address=...)``).
+        hub: ``(repo id, revision)`` of a dataset named by repo id (see :class:`JudgeWorker`).
         batch_size: Episodes per task (default :func:`default_batch_size`).
         on_result: Called on the driver with each result once its label is written.
 
@@ -189,13 +202,15 @@ def judge_on_ray(
                 f"the model object cannot be sent to Ray workers ({type(exc).__name__}: {exc}); pass a "
                 "PROVIDER:MODEL_ID spec instead, so each worker builds its own client."
             ) from exc
-        actor_class = ray.remote(JudgeWorker).options(
-            num_cpus=min(1.0, cpus / count), max_restarts=ACTOR_RESTARTS, max_task_retries=ACTOR_RESTARTS
-        )
+        options = {"num_cpus": min(1.0, cpus / count), "max_restarts": ACTOR_RESTARTS}
+        hub_env = {k: os.environ[k] for k in HUB_ENV if os.environ.get(k)}
+        if hub is not None and hub_env:  # workers find (or fetch) the copy where the driver does
+            options["runtime_env"] = {"env_vars": hub_env}
+        actor_class = ray.remote(JudgeWorker).options(max_task_retries=ACTOR_RESTARTS, **options)
 
         def new_actor() -> Any:
             return actor_class.remote(
-                model, str(root), None if labels_dir is None else str(labels_dir), frames, images, retry, base_url
+                model, str(root), None if labels_dir is None else str(labels_dir), frames, images, retry, base_url, hub
             )
 
         actors = [new_actor() for _ in range(count)]

@@ -28,6 +28,7 @@ from typing import Any
 from strands import ModelRetryStrategy
 from strands.types.exceptions import ModelThrottledException
 
+from strands_robots.dataset.hub import resolve_root
 from strands_robots.episode_labels import labels_path, read_labels
 from strands_robots.errors import LabelsError, LabelValidationError
 from strands_robots.judges.heuristic import HeuristicJudgeModel, judge_prompt
@@ -263,11 +264,14 @@ def run_judge(
     executor: str = "thread",
     ray_address: str | None = None,
     batch_size: int | None = None,
+    revision: str | None = None,
 ) -> JudgeReport:
     """Label the selected episodes of ``root`` with a judge agent.
 
     Args:
-        root: Dataset root (a path a person gave; resolved here).
+        root: Dataset root (a path a person gave; resolved here), or a Hub repo id
+            (``lerobot/pusht``): its local copy, fetched as episodes are read, and by
+            default its labels dir (docs/dataset.md, "Datasets by repo id").
         model: None / ``"heuristic-v1"`` (the offline judge), a ``PROVIDER:MODEL_ID``
             spec (one model instance per worker) or a strands ``Model`` (shared).
         base_url: Server of the spec's provider (e.g. an OpenAI-compatible local
@@ -290,6 +294,7 @@ def run_judge(
         ray_address: Ray cluster to join (``ray.init(address=...)``: ``"auto"``,
             ``"ray://HOST:10001"``); None starts a local one unless Ray is already
             initialised or ``RAY_ADDRESS`` is set.
+        revision: Hub revision of a repo-id ``root`` (default ``main``).
         batch_size: Episodes per Ray task (default: about four batches per actor, at
             most 32 episodes each).
 
@@ -300,11 +305,14 @@ def run_judge(
         NoVerdictsError: the dataset has no sidecar.
         LabelValidationError: a bad ``frames``, ``workers``, ``limit``, ``executor`` or ``batch_size``.
         MissingExtraError: ``executor="ray"`` without Ray installed.
+        HubDatasetError: a repo id that is not in the local copy and cannot be downloaded.
         ModelSpecError: a bad model spec or ``base_url`` (also: a ``base_url`` without a spec).
         DatasetError: the dataset cannot be opened (offline judge).
     """
     start = time.perf_counter()
-    root = Path(root).expanduser().resolve()
+    root, hub = resolve_root(root, revision)
+    if hub is not None and labels_dir is None:
+        labels_dir = hub.labels_dir
     if frames < 1:
         raise LabelValidationError(f"frames must be >= 1, got {frames}.")
     if executor not in EXECUTORS:
@@ -403,6 +411,7 @@ def run_judge(
                 retry=retry,
                 base_url=base_url if isinstance(model, str) and not offline else None,
                 address=ray_address,
+                hub=None if hub is None else (hub.repo_id, hub.revision),
                 batch_size=batch_size,
                 on_result=on_result,
             )

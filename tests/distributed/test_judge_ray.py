@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import time
 
@@ -110,3 +111,28 @@ def test_without_ray_installed_the_error_names_the_extra(g1_with_verdicts, monke
     with pytest.raises(MissingExtraError, match=r"pip install 'strands-robots-labels\[ray\]'"):
         run_judge(g1_with_verdicts, executor="ray")
     assert "judge" not in read_labels(g1_with_verdicts)["episodes"]["0"]
+
+
+def test_ray_judges_a_hub_dataset_by_repo_id(ray_cluster, shared_dataset, tmp_path, monkeypatch):
+    from strands_robots.dataset.hub import resolve_root
+    from strands_robots.episode_labels import record_deterministic_verdicts
+    from tests.distributed.conftest import g1_verdicts
+
+    cache = tmp_path / "hf" / "lerobot" / "lerobot" / "g1"
+    shutil.copytree(shared_dataset("g1-inspire-v21"), cache)
+    for p in [cache, *cache.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    monkeypatch.setenv("HF_LEROBOT_HOME", str(tmp_path / "hf" / "lerobot"))
+    monkeypatch.setenv("STRANDS_LABELS_HOME", str(tmp_path / "labels"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the workers get it too: no download attempt anywhere
+    root, hub = resolve_root("lerobot/g1")
+    record_deterministic_verdicts(root, g1_verdicts(), labels_dir=hub.labels_dir)
+    report = run_judge("lerobot/g1", executor="ray", workers=2, limit=20)
+    assert [r.episode for r in report.labelled] == list(range(20)) and not report.failed
+    assert len(judge_blocks_in(root, hub.labels_dir)) == 20
+    assert not (root / "episode_labels.json").exists()
+
+
+def judge_blocks_in(root, labels_dir) -> dict[str, dict]:
+    records = read_labels(root, labels_dir=labels_dir)["episodes"]
+    return {k: r["judge"] for k, r in records.items() if "judge" in r}

@@ -1,0 +1,262 @@
+"""Datasets named by Hugging Face repo id (``lerobot/pusht``): the local copy LeRobot uses.
+
+Rules (docs/dataset.md, "Datasets by repo id"):
+
+- A ROOT that is not an existing path and reads ``OWNER/NAME`` (optionally
+  ``OWNER/NAME@REVISION``) is a repo id. Its local copy is where LeRobot keeps it:
+  ``$HF_LEROBOT_HOME/OWNER/NAME``, ``HF_LEROBOT_HOME`` defaulting to
+  ``$HF_HOME/lerobot`` (``HF_HOME`` defaulting to ``$XDG_CACHE_HOME/huggingface``, i.e.
+  ``~/.cache/huggingface``).
+- When the copy has no ``meta/info.json`` and the network is allowed (``HF_HUB_OFFLINE``
+  unset), ``meta/`` alone is downloaded with ``huggingface_hub``. A data or video file
+  is downloaded when a reader first needs it (:func:`fetch_missing`), so a command
+  fetches only the episodes it reads. Offline, a missing dataset or file is a
+  :class:`HubDatasetError` that names the remedy.
+- Labels of a Hub dataset default to ``$STRANDS_LABELS_HOME/hub/OWNER/NAME/REVISION``
+  (``STRANDS_LABELS_HOME`` defaulting to ``$XDG_DATA_HOME/strands-labels``, i.e.
+  ``~/.local/share/strands-labels``; REVISION ``main`` when none is given): the
+  download cache is not a place to keep labels.
+
+``huggingface_hub`` is imported only when something is downloaded.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from strands_robots.errors import DatasetError
+
+#: Revision a Hub dataset is downloaded at and its labels are keyed by when none is given.
+DEFAULT_REVISION = "main"
+
+_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+_TRUE = {"1", "on", "yes", "true"}
+_lock = threading.Lock()
+_file_locks: dict[str, threading.Lock] = {}
+_sources: dict[str, tuple[str, str | None]] = {}  # resolved local root -> (repo id, revision)
+
+
+class HubDatasetError(DatasetError, FileNotFoundError):
+    """A Hub dataset, or a file of it, is not in the local copy and cannot be downloaded now."""
+
+
+@dataclass(frozen=True)
+class HubDataset:
+    """A dataset named by repo id, resolved to its local copy.
+
+    Attributes:
+        repo_id: ``OWNER/NAME``.
+        revision: The revision asked for (None: :data:`DEFAULT_REVISION`).
+        root: The local copy (``$HF_LEROBOT_HOME/OWNER/NAME``).
+        labels_dir: Default directory of its label sidecars (keyed by repo id and revision).
+    """
+
+    repo_id: str
+    revision: str | None
+    root: Path
+    labels_dir: Path
+
+
+def split_revision(text: str) -> tuple[str, str | None]:
+    """``"lerobot/pusht@v2.1"`` -> ``("lerobot/pusht", "v2.1")``; no ``@`` -> revision None."""
+    name, sep, revision = text.partition("@")
+    return name, (revision or None) if sep else None
+
+
+def looks_like_repo_id(text: str) -> bool:
+    """Whether ``text`` (without ``@REVISION``) has the shape of a Hub repo id ``OWNER/NAME``."""
+    name, _ = split_revision(str(text))
+    return bool(_REPO_ID.fullmatch(name)) and ".." not in name
+
+
+def offline() -> bool:
+    """Whether downloads are forbidden (``HF_HUB_OFFLINE`` set to 1/true/yes/on)."""
+    return (os.environ.get("HF_HUB_OFFLINE") or "").strip().lower() in _TRUE
+
+
+def lerobot_home() -> Path:
+    """Where LeRobot keeps datasets: ``HF_LEROBOT_HOME``, else ``$HF_HOME/lerobot``."""
+    if os.environ.get("HF_LEROBOT_HOME"):
+        return Path(os.environ["HF_LEROBOT_HOME"]).expanduser()
+    hf_home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache", "huggingface")
+    return Path(hf_home).expanduser() / "lerobot"
+
+
+def labels_home() -> Path:
+    """Root of labels kept outside datasets: ``STRANDS_LABELS_HOME``, else ``$XDG_DATA_HOME/strands-labels``."""
+    if os.environ.get("STRANDS_LABELS_HOME"):
+        return Path(os.environ["STRANDS_LABELS_HOME"]).expanduser()
+    return Path(os.environ.get("XDG_DATA_HOME") or "~/.local/share").expanduser() / "strands-labels"
+
+
+def hub_labels_dir(repo_id: str, revision: str | None = None) -> Path:
+    """Default labels directory of a Hub dataset: ``labels_home()/hub/OWNER/NAME/REVISION``.
+
+    A revision with ``/`` (``refs/pr/1``) is percent-encoded into one path component.
+    """
+    return labels_home() / "hub" / repo_id / quote(revision or DEFAULT_REVISION, safe="")
+
+
+def _remedy(repo_id: str, revision: str | None, root: Path) -> str:
+    rev = f" --revision {revision}" if revision else ""
+    return (
+        f"unset HF_HUB_OFFLINE to let it be downloaded, or fetch it where the network is allowed: "
+        f"hf download {repo_id} --repo-type dataset{rev} --local-dir {root}"
+    )
+
+
+def resolve_hub_dataset(repo_id: str, revision: str | None = None) -> HubDataset:
+    """The local copy of ``repo_id``, with its metadata downloaded when absent.
+
+    Args:
+        repo_id: ``OWNER/NAME`` (``OWNER/NAME@REVISION`` accepted when ``revision`` is None).
+        revision: Branch, tag or commit (default :data:`DEFAULT_REVISION`).
+
+    Returns:
+        The :class:`HubDataset` (its ``root`` has ``meta/info.json``; its ``labels_dir``
+        is created).
+
+    Raises:
+        HubDatasetError: not a repo id; or not in the local copy and offline, not on the
+            Hub, or ``huggingface_hub`` missing (each message names the remedy).
+    """
+    name, inline = split_revision(repo_id)
+    revision = revision or inline
+    if not looks_like_repo_id(name):
+        raise HubDatasetError(f"{repo_id!r} is not a dataset directory nor a Hub repo id like lerobot/pusht.")
+    root = (lerobot_home() / name).resolve()
+    if not (root / "meta" / "info.json").is_file():
+        if offline():
+            raise HubDatasetError(
+                f"{name} is not a dataset directory here, and as a Hub repo id it is not in the local copy "
+                f"{root} while HF_HUB_OFFLINE is set; " + _remedy(name, revision, root) + "."
+            )
+        _download(name, revision, root, ["meta/**"])
+        if not (root / "meta" / "info.json").is_file():
+            raise HubDatasetError(
+                f"{name} on the Hub has no meta/info.json: it is not a LeRobot dataset (check the repo id)."
+            )
+    with _lock:
+        _sources[str(root)] = (name, revision)
+    labels_dir = hub_labels_dir(name, revision)
+    try:
+        labels_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HubDatasetError(
+            f"cannot create the labels directory {labels_dir} of {name} ({exc}); set STRANDS_LABELS_HOME to a "
+            "writable directory or pass --labels-dir."
+        ) from exc
+    return HubDataset(name, revision, root, labels_dir)
+
+
+def resolve_root(root: str | os.PathLike[str], revision: str | None = None) -> tuple[Path, HubDataset | None]:
+    """A ROOT as a person gives it: an existing path, or a repo id resolved to its local copy.
+
+    An existing path wins over a repo id of the same spelling.
+
+    Returns:
+        ``(absolute dataset root, HubDataset or None)``.
+
+    Raises:
+        HubDatasetError: as :func:`resolve_hub_dataset`.
+    """
+    text = os.fspath(root)
+    path = Path(text).expanduser()
+    if path.exists() or not looks_like_repo_id(text):
+        if revision is not None:
+            raise HubDatasetError(f"--revision {revision} applies to a Hub repo id, and {text} is a local path.")
+        return path.resolve(), None
+    hub = resolve_hub_dataset(text, revision)
+    return hub.root, hub
+
+
+def register_source(root: str | Path, repo_id: str, revision: str | None) -> None:
+    """Tell this process that ``root`` is the local copy of ``repo_id`` (a Ray worker's setup)."""
+    with _lock:
+        _sources[str(Path(root).resolve())] = (repo_id, revision)
+
+
+def hub_source(root: str | Path) -> tuple[str, str | None] | None:
+    """``(repo id, revision)`` of a local copy under :func:`lerobot_home`, else None.
+
+    Known when this process resolved it, or when ``huggingface_hub`` downloaded into it
+    (the revision is then the commit its ``meta/info.json`` came from).
+    """
+    resolved = Path(root).resolve()
+    with _lock:
+        known = _sources.get(str(resolved))
+    if known is not None:
+        return known
+    try:
+        relative = resolved.relative_to(lerobot_home().resolve())
+    except ValueError:
+        return None
+    if len(relative.parts) != 2 or not (resolved / ".cache" / "huggingface").is_dir():
+        return None
+    try:
+        from huggingface_hub._local_folder import read_download_metadata
+    except ImportError:
+        return None
+    metadata = read_download_metadata(resolved, "meta/info.json")
+    return relative.as_posix(), metadata.commit_hash if metadata is not None else None
+
+
+def fetch_missing(root: str | Path, path: str | Path) -> bool:
+    """Download ``path`` (a file of the dataset at ``root``) if ``root`` is a Hub copy.
+
+    The reader calls this before reporting a data or video file missing.
+
+    Returns:
+        True when the file is there now; False when ``root`` is not a Hub copy.
+
+    Raises:
+        HubDatasetError: offline, or the Hub does not have the file (remedy named).
+    """
+    source = hub_source(root)
+    if source is None:
+        return False
+    target = Path(path)
+    relative = target.resolve().relative_to(Path(root).resolve()).as_posix()
+    with _lock:
+        lock = _file_locks.setdefault(str(target), threading.Lock())
+    with lock:
+        if target.is_file():
+            return True
+        repo_id, revision = source
+        if offline():
+            raise HubDatasetError(
+                f"{relative} of {repo_id} is not in the local copy {root} and HF_HUB_OFFLINE is set; "
+                + _remedy(repo_id, revision, Path(root))
+                + "."
+            )
+        _download(repo_id, revision, Path(root), [relative])
+    if not target.is_file():
+        raise HubDatasetError(f"{relative} is not in {repo_id} on the Hub; the dataset's metadata points to it.")
+    return True
+
+
+def _download(repo_id: str, revision: str | None, root: Path, patterns: list[str]) -> None:
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, RepositoryNotFoundError
+    except ImportError as exc:
+        raise HubDatasetError(
+            f"downloading {repo_id} needs huggingface_hub, which is not installed; run: pip install huggingface_hub"
+        ) from exc
+    try:
+        snapshot_download(repo_id, repo_type="dataset", revision=revision, local_dir=root, allow_patterns=patterns)
+    except RepositoryNotFoundError as exc:
+        raise HubDatasetError(
+            f"{repo_id} is not a dataset directory here nor a dataset on the Hub (if it is private, log in "
+            "with `hf auth login`)."
+        ) from exc
+    except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as exc:
+        raise HubDatasetError(
+            f"downloading {patterns} of {repo_id} failed ({type(exc).__name__}: {exc}); check the network and "
+            "the revision, or " + _remedy(repo_id, revision, root) + "."
+        ) from exc
