@@ -3,6 +3,7 @@ flush, disputes, resolve."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from enum import Enum
 from pathlib import Path
@@ -125,6 +126,7 @@ def filter_cmd(
 ) -> None:
     """Print the episodes worth training on."""
     root, labels_dir = resolve(root), resolve(labels_dir)
+    fold_orphaned_journal(root, labels_dir)
     episodes = el.filter_episodes(
         root,
         require_success=require_success,
@@ -188,6 +190,7 @@ def show(
     from strands_robots.episode_labels.review import dispute_open, review_is_current
 
     root, labels_dir = resolve(root), resolve(labels_dir)
+    fold_orphaned_journal(root, labels_dir)
     document = el.read_labels(root, labels_dir=labels_dir)
     stale = el.stale_episodes(root, labels_dir=labels_dir)
     records = document["episodes"]
@@ -220,6 +223,39 @@ def show(
             "stale" if int(key) in stale else "",
         )
     console.print(table)
+    _print_journal_problems(root, labels_dir)
+
+
+def fold_orphaned_journal(root: Path, labels_dir: Path | None) -> None:
+    """Fold a journal left by a process that was killed before its exit fold (read-only
+    commands too), when the sidecar's directory is writable; a read-only one is read as is."""
+    from strands_robots.errors import StorageError
+
+    with contextlib.suppress(StorageError):  # a read-only directory or a busy lock: readers merge it
+        el.flush(root, labels_dir=labels_dir)
+
+
+def _print_journal_problems(root: Path, labels_dir: Path | None) -> None:
+    from strands_robots.episode_labels.document import open_store
+    from strands_robots.storage.journal import conflicts_path, rejected_path
+
+    store = open_store(root, labels_dir)
+    problems = store.problems()
+    if problems["conflicts"]:
+        n = problems["conflicts"]
+        console.print(
+            f"[yellow]{n} conflict{'s' if n != 1 else ''}[/yellow]: labels written here while another tool rewrote "
+            f"{store.path.name} differ from that tool's; the file keeps the other tool's, ours are in "
+            f"{conflicts_path(store.path)} (re-apply the ones to keep, then delete that file).",
+            soft_wrap=True,
+        )
+    if problems["rejected"]:
+        n = problems["rejected"]
+        console.print(
+            f"[yellow]{n} journal line{'s' if n != 1 else ''} refused[/yellow] (never applied), kept in "
+            f"{rejected_path(store.journal)} with the reason; re-record those labels, then delete that file.",
+            soft_wrap=True,
+        )
 
 
 def remap(

@@ -111,7 +111,14 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None) -> Record
     path = labels_path(root, labels_dir=labels_dir)
     if not path.parent.is_dir():
         raise SidecarError(f"{path.parent} is not a directory; pass an existing dataset root (or labels_dir=).")
-    return RecordStore.open(path, validate=validate_document, empty=empty_document)
+    return RecordStore.open(
+        path, validate=validate_document, empty=empty_document, check_record=_journal_record_problem
+    )
+
+
+def _journal_record_problem(key: str, record: Any) -> str | None:
+    """Why a journal line's record may not be applied (a delete, ``None``, always may)."""
+    return None if record is None else record_problem(key, record)
 
 
 def _missing(store: RecordStore) -> LabelsNotFoundError:

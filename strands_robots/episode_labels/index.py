@@ -33,7 +33,8 @@ from msgspec import UNSET, UnsetType
 from strands_robots.episode_labels.review import dispute_open, effective_quality, effective_success
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES, QUALITY_RANK, SCHEMA_VERSION
 from strands_robots.storage import RecordStore
-from strands_robots.storage.jsonl import read_jsonl
+from strands_robots.storage.atomic import check_target
+from strands_robots.storage.journal import read_lines
 from strands_robots.storage.lock import sidecar_lock
 from strands_robots.storage.record_store import file_identity, journal_header_matches
 
@@ -380,9 +381,9 @@ def _build_from_document(document: dict[str, Any]) -> tuple[dict[str, np.ndarray
 
 def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
     latest: dict[int, dict[str, Any] | None] = {}
-    for entry in entries:
-        if isinstance(entry, dict) and entry.get("op") == "put":
-            latest[int(entry["key"])] = entry.get("record")
+    for entry in entries:  # screened operations (see RecordStore.screen_lines)
+        if entry["op"] == "put":
+            latest[int(entry["key"])] = entry["record"]
     if not latest:
         return
     keys = np.fromiter(latest, dtype=np.int64, count=len(latest))
@@ -413,6 +414,12 @@ def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
             columns[name] = np.concatenate([columns[name], np.asarray(values, dtype=columns[name].dtype)])
         for name, column in _sorted(columns).items():
             setattr(index, name, column)
+
+
+def _from_document(document: dict[str, Any]) -> LabelIndex:
+    """An index of a merged document held in memory (not cached)."""
+    columns, task_lists = _build_from_document(document)
+    return LabelIndex(**columns, task_lists=task_lists)  # type: ignore[arg-type]
 
 
 def _index_path(sidecar: Path) -> Path:
@@ -486,6 +493,7 @@ def _fresh(store: RecordStore, identity: tuple[int, int, int] | None) -> LabelIn
     """The index of the canonical file alone (no journal), or None when the file changed meanwhile."""
     if identity is None:
         return LabelIndex(**_empty_columns(0), identity=None)  # type: ignore[arg-type]
+    check_target(store.path)  # a FIFO or a directory there: a typed refusal, never a hang in open()
     persisted = identity[1] >= PERSIST_MIN_BYTES
     index = _load(_index_path(store.path), identity) if persisted else None
     if index is not None:
@@ -528,16 +536,18 @@ def label_index(store: RecordStore) -> LabelIndex:
             index.journal_ino, index.journal_offset = None, 0
         else:
             offset = index.journal_offset if index.journal_ino == journal_ino else 0
-            entries, end = read_jsonl(store.journal, offset=offset)
-            if offset == 0 and entries:
+            lines, undecodable, end = read_lines(store.journal, offset=offset)
+            if offset == 0 and (lines or undecodable):
                 if index.digest is None and identity is not None:
                     index.digest = _digest_of(store.path, identity)
-                if not journal_header_matches(entries[0], index.digest):
-                    store.read(copy_document=False)  # moves the stale journal aside
+                if not (lines and lines[0][0] == 1 and journal_header_matches(lines[0][1], index.digest)):
+                    document = store.read(copy_document=False)  # merges the journal over the replaced file
                     _memory.pop(key, None)
+                    if store.journal.exists():  # the merge could not be stored (read-only): index it as read
+                        return _from_document(document)
                     return label_index(store)  # both locks are re-entrant; the journal is gone now
-                entries = entries[1:]
-            _apply_journal(index, entries)
+                lines = lines[1:]
+            _apply_journal(index, store.screen_lines(lines, undecodable, offset).ops)
             index.journal_ino, index.journal_offset = journal_ino, end
         _memory[key] = index
         return index

@@ -46,6 +46,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400: JSON allows the spelling, no float holds it
+        raise ValueError(f"the number {text} is out of range (it would be read as infinity)")
+    return value
+
+
 def load_json_bytes(data: bytes, path: Any) -> Any:
     """Decode JSON bytes strictly (valid UTF-8, no NaN/Infinity).
 
@@ -57,7 +64,7 @@ def load_json_bytes(data: bytes, path: Any) -> Any:
     except msgspec.DecodeError:
         pass
     try:
-        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
     except (UnicodeDecodeError, ValueError) as exc:
         raise SidecarError(
             f"{path} is not valid JSON ({exc}); it may be truncated or written by another tool. "

@@ -7,19 +7,28 @@ invalid JSON): readers ignore it and the next append cuts it off first.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from strands_robots.errors import StorageError
 from strands_robots.storage.atomic import check_target, fsync_dir, storage_error
 from strands_robots.storage.codec import dump_line, load_json_bytes
 
 
-def read_jsonl(path: Path, *, offset: int = 0) -> tuple[list[Any], int]:
+def read_jsonl(
+    path: Path, *, offset: int = 0, bad_lines: list[tuple[int, bytes]] | None = None
+) -> tuple[list[Any], int]:
     """Read complete records from byte ``offset`` on.
+
+    Args:
+        path: The JSON Lines file (missing = empty).
+        offset: Byte offset of a line start to read from.
+        bad_lines: When given, complete lines that are not valid JSON are skipped and
+            appended here as ``(line_number, raw_bytes)`` instead of raising; the
+            records returned are then ``(line_number, record)`` pairs.
 
     Returns:
         ``(records, end)``: the decoded records and the byte offset just after the last
@@ -35,14 +44,48 @@ def read_jsonl(path: Path, *, offset: int = 0) -> tuple[list[Any], int]:
     except FileNotFoundError:
         return [], 0
     end = data.rfind(b"\n") + 1
-    records = []
+    records: list[Any] = []
     for number, line in enumerate(data[:end].splitlines(), start=1):
         if line.strip():
             try:
-                records.append(msgspec.json.decode(line))
+                record = msgspec.json.decode(line)
             except msgspec.DecodeError:  # re-decode strictly for the error message naming the line
-                records.append(load_json_bytes(line, f"{path} (line {number} after byte {offset})"))
+                if bad_lines is not None:
+                    bad_lines.append((number, line))
+                    continue
+                record = load_json_bytes(line, f"{path} (line {number} after byte {offset})")
+            records.append((number, record) if bad_lines is not None else record)
     return records, offset + end
+
+
+def _double_fault(exc: OSError, second: OSError, path: Path, fd: int, valid_end: int, payload: bytes) -> StorageError:
+    """The append failed and cutting the file back failed too: say exactly what is stored.
+
+    A write's records are one line when they must be stored together (see
+    ``storage.journal``), so whatever reached the file is either every line of it
+    or a torn last line that readers ignore and the next append cuts off.
+    """
+    try:
+        size = os.fstat(fd).st_size
+        tail = os.pread(fd, max(0, size - valid_end), valid_end) if size > valid_end else b""
+    except OSError:
+        tail = b""
+    complete = tail[: tail.rfind(b"\n") + 1]
+    lines = complete.count(b"\n")
+    total = payload.count(b"\n")
+    if not complete:
+        stored = "none of the new records is stored (an incomplete last line, if any, is ignored by readers"
+        stored += " and cut off by the next write)"
+    elif complete == payload:
+        stored = "all of the new records reached the file and are read back, but they are not confirmed durable"
+    else:
+        stored = f"{lines} of the {total} new lines reached the file and are read back"
+    err = StorageError(
+        f"could not append to {path}: {exc.strerror or exc}, and cutting it back failed too "
+        f"({second.strerror or second}); {stored}. Check the file system (free disk space) and retry."
+    )
+    err.errno = exc.errno
+    return err
 
 
 def append_jsonl(path: Path, records: list[Any], *, valid_end: int | None = None) -> int:
@@ -61,7 +104,7 @@ def append_jsonl(path: Path, records: list[Any], *, valid_end: int | None = None
     check_target(path)
     payload = b"".join(dump_line(r) for r in records)
     if valid_end is None:
-        _, valid_end = read_jsonl(path)
+        _, valid_end = read_jsonl(path, bad_lines=[])
     created = not path.exists()
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
@@ -78,8 +121,10 @@ def append_jsonl(path: Path, records: list[Any], *, valid_end: int | None = None
                 view = view[written:]
             os.fdatasync(fd)  # data and the size needed to read it back
         except OSError as exc:
-            with contextlib.suppress(OSError):
+            try:
                 os.ftruncate(fd, valid_end)
+            except OSError as second:
+                raise _double_fault(exc, second, path, fd, valid_end, payload) from exc
             raise storage_error(exc, path, "append to") from exc
     finally:
         os.close(fd)

@@ -11,9 +11,10 @@ run. Every read and write holds the sidecar's inter-process lock.
 
 The journal's first line names the sha256 of the canonical file its entries apply to
 (a content digest, so a copied dataset — ``cp -r``, rsync, tar — keeps its pending
-labels). If another tool has replaced the canonical file since, the journal is stale: it
-is never replayed over the newer file but moved aside to ``.<name>.journal.stale-<ns>``
-for inspection.
+labels). Every journal line is screened before it is applied; a refused line is kept
+aside, never folded. If another tool has replaced the canonical file since, the pending
+entries are merged per record over the new file (three-way, against a hard link to the
+journal's base); conflicts are kept beside the file. See :mod:`.journal`.
 
 Within one process the parsed document is cached under the canonical file's identity
 (inode, size, mtime) and the journal's read offset, so a writer re-reads only new
@@ -27,18 +28,35 @@ import atexit
 import contextlib
 import hashlib
 import logging
+import math
 import os
+import shutil
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_robots.errors import SidecarError
+from strands_robots.errors import LabelsError, LabelValidationError, SidecarError, StorageError
 from strands_robots.storage.atomic import atomic_write_bytes, check_target, fsync_dir
-from strands_robots.storage.codec import dump_canonical, json_copy, load_json_bytes
-from strands_robots.storage.jsonl import append_jsonl, read_jsonl
+from strands_robots.storage.codec import dump_canonical, dump_line, json_copy, load_json_bytes
+from strands_robots.storage.journal import (
+    RecordCheck,
+    Rejected,
+    Screened,
+    apply_ops,
+    base_path,
+    conflicts_path,
+    count_lines,
+    keep_aside,
+    read_lines,
+    record_conflicts,
+    rejected_path,
+    report,
+    screen,
+    three_way,
+)
+from strands_robots.storage.jsonl import append_jsonl
 from strands_robots.storage.lock import sidecar_lock
 
 log = logging.getLogger(__name__)
@@ -66,6 +84,8 @@ class _Cached:
     journal_ino: int | None
     journal_offset: int
     document: dict[str, Any]
+    rejected: list[Rejected] = field(default_factory=list)  # journal lines not applied (kept aside on fold)
+    transient: bool = False  # a merge that could not be stored: never cached nor written over
 
 
 def content_digest(data: bytes) -> str:
@@ -121,6 +141,9 @@ class RecordStore:
             version); such a file is never overwritten.
         empty: Factory of the document to start from when the file does not exist.
         records_key: Top-level key holding the records mapping.
+        check_record: ``check_record(key, record)`` returns why one record (None = a
+            delete) may not be stored, or None; every journal line is screened with it
+            (and with ``validate`` for top-level fields) before it is applied.
     """
 
     def __init__(
@@ -131,6 +154,7 @@ class RecordStore:
         empty: Callable[[], dict[str, Any]],
         records_key: str = "episodes",
         write_through_bytes: int = WRITE_THROUGH_BYTES,
+        check_record: RecordCheck | None = None,
     ) -> None:
         self.path = Path(path)
         self.journal = self.path.with_name(f".{self.path.name}.journal")
@@ -138,6 +162,7 @@ class RecordStore:
         self.empty = empty
         self.records_key = records_key
         self.write_through_bytes = write_through_bytes
+        self.check_record = check_record
         self._cache: _Cached | None = None
         self._thread_lock = threading.RLock()
 
@@ -165,38 +190,124 @@ class RecordStore:
         self.validate(document, self.path)
         return identity, content_digest(data), document
 
-    def _apply(self, document: dict[str, Any], entries: list[Any]) -> None:
-        records = document.setdefault(self.records_key, {})
-        for entry in entries:
-            if not isinstance(entry, dict):
-                raise SidecarError(f"{self.journal} holds a non-object entry; move the journal away.")
-            op = entry.get("op")
-            if op == "put":
-                if entry.get("record") is None:
-                    records.pop(entry["key"], None)
-                else:
-                    records[entry["key"]] = entry["record"]
-            elif op == "set":
-                document[entry["field"]] = entry["value"]
-            else:
-                raise SidecarError(f"{self.journal} holds an unknown entry {op!r}; move the journal away.")
+    def _field_problem(self, name: str, value: Any) -> str | None:
+        candidate = self.empty()
+        candidate[name] = value
+        candidate[self.records_key] = {}
+        try:
+            self.validate(candidate, self.path)
+        except SidecarError as exc:
+            return str(exc)
+        return None
 
-    def _discard_stale_journal(self) -> None:
-        aside = self.journal.with_name(f"{self.journal.name}.stale-{time.time_ns()}")
+    def screen_lines(self, lines: list[tuple[int, Any]], undecodable: list[Rejected], offset: int = 0) -> Screened:
+        """Screen numbered journal lines (see :func:`.journal.screen`); refused lines are logged."""
+        screened = screen(
+            lines,
+            records_key=self.records_key,
+            offset=offset,
+            check_record=self.check_record,
+            check_field=self._field_problem,
+        )
+        screened.rejected[:0] = undecodable
+        report(self.journal, screened.rejected)
+        return screened
+
+    def _load_base(self, header: Any) -> dict[str, Any] | None:
+        """The document the journal was written against, or None when it is lost."""
+        if not isinstance(header, dict) or header.get("journal") != JOURNAL_VERSION:
+            return None
+        want = header.get("base_sha256")
+        if want is None:
+            return self.empty()
+        try:
+            check_target(base_path(self.journal))
+            data = base_path(self.journal).read_bytes()
+        except (OSError, SidecarError):
+            return None
+        if content_digest(data) != want:
+            return None
+        try:
+            document = load_json_bytes(data, base_path(self.journal))
+            self.validate(document, self.path)
+        except SidecarError:
+            return None
+        return document
+
+    def _merge_stale(
+        self,
+        cached: _Cached,
+        lines: list[tuple[int, Any]],
+        undecodable: list[Rejected],
+        end: int,
+        *,
+        writing: bool,
+    ) -> _Cached:
+        """Three-way merge of a journal whose base is not the canonical file (see ``storage.journal``)."""
+        header = lines[0][1] if lines and lines[0][0] == 1 else None
+        body = lines[1:] if header is not None else lines
+        if header is None:
+            undecodable = [item for item in undecodable if item.line != 1] + [
+                Rejected(1, "the journal has no header line", None)
+            ]
+        screened = self.screen_lines(body, undecodable)
+        base = self._load_base(header)
+        merge = three_way(base, cached.document, screened.ops, self.records_key)
         log.warning(
-            "%s was written for another version of %s (the file was replaced by another tool since); "
-            "it is not replayed and was moved to %s",
+            "%s was written for another version of %s (another tool replaced the file since); merged per record: "
+            "%d applied, %d conflicts kept in %s",
             self.journal,
             self.path,
-            aside,
+            len(merge.applied),
+            len(merge.conflicts),
+            conflicts_path(self.path),
         )
         try:
-            os.replace(self.journal, aside)
-            fsync_dir(self.journal.parent)
-        except OSError as exc:  # a read-only directory: still never replayed, just left in place
-            log.warning("could not move %s aside: %s", self.journal, exc)
+            self.validate(merge.document, self.path)
+            keep_aside(self.journal, screened.rejected)
+            record_conflicts(self.path, merge.conflicts)
+            if merge.applied:
+                data = self._encode(merge.document)
+                atomic_write_bytes(self.path, data)
+                cached.identity, cached.digest = file_identity(self.path), content_digest(data)
+            self._remove_journal()
+        except (OSError, LabelsError) as exc:
+            if writing:
+                raise StorageError(
+                    f"{self.journal} holds labels written before another tool replaced {self.path}; merging them "
+                    f"failed ({exc}). Nothing was changed and the journal is kept; fix the cause and retry."
+                ) from exc
+            log.warning("could not store the merge of %s (%s); it is read merged in memory", self.journal, exc)
+            merged = _Cached(cached.identity, cached.digest, None, end, merge.document)
+            merged.transient = True
+            return merged
+        cached.document = merge.document
+        cached.journal_ino, cached.journal_offset = None, 0
+        return cached
 
-    def _refresh(self) -> _Cached:
+    def _remove_journal(self) -> None:
+        """Delete the journal and its base link (after their entries reached the canonical file).
+
+        Raises:
+            StorageError: a file could not be removed; the message says the labels are stored.
+        """
+        for path in (self.journal, base_path(self.journal)):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                err = StorageError(
+                    f"the labels are stored in {self.path}, but {path} could not be removed ({exc.strerror or exc}); "
+                    "nothing is lost. Remove that file (or make the directory writable) - until then it is "
+                    "re-checked against the file on every load."
+                )
+                err.errno = exc.errno
+                raise err from exc
+        with contextlib.suppress(OSError):
+            fsync_dir(self.journal.parent)
+
+    def _refresh(self, *, writing: bool = False) -> _Cached:
         """Bring the cache up to date with disk. Caller holds both locks."""
         identity = file_identity(self.path)
         journal_identity = file_identity(self.journal)
@@ -209,27 +320,33 @@ class RecordStore:
             and (journal_identity is None or journal_identity[1] >= cached.journal_offset)
         ):
             if journal_identity is not None and journal_identity[1] > cached.journal_offset:
-                entries, end = read_jsonl(self.journal, offset=cached.journal_offset)
-                self._apply(cached.document, entries)
+                lines, undecodable, end = read_lines(self.journal, offset=cached.journal_offset)
+                screened = self.screen_lines(lines, undecodable, cached.journal_offset)
+                apply_ops(cached.document, screened.ops, self.records_key)
+                cached.rejected.extend(screened.rejected)
                 cached.journal_offset = end
             return cached
         self._cache = None
         identity, digest, document = self._load_canonical()
-        offset = 0
+        fresh = _Cached(identity, digest, None, 0, document)
         if journal_identity is not None:
             check_target(self.journal)
-            entries, end = read_jsonl(self.journal)
-            header = entries[0] if entries else None
-            if header is None:
-                offset = end  # empty or only a torn first line: appends restart the file
-            elif journal_header_matches(header, digest):
-                self._apply(document, entries[1:])
-                offset = end
+            lines, undecodable, end = read_lines(self.journal)
+            if not lines and not undecodable:
+                fresh.journal_ino, fresh.journal_offset = journal_ino, end  # empty or a torn first line
+            elif lines and lines[0][0] == 1 and journal_header_matches(lines[0][1], digest):
+                screened = self.screen_lines(lines[1:], undecodable)
+                apply_ops(document, screened.ops, self.records_key)
+                fresh.rejected = screened.rejected
+                fresh.journal_ino, fresh.journal_offset = journal_ino, end
+                if screened.rejected:
+                    _pending.add(self)  # fold (keeping the refused lines aside) at exit
             else:
-                self._discard_stale_journal()
-                journal_ino = None
-        self._cache = _Cached(identity, digest, journal_ino, offset, document)
-        return self._cache
+                fresh = self._merge_stale(fresh, lines, undecodable, end, writing=writing)
+                if fresh.transient:
+                    return fresh
+        self._cache = fresh
+        return fresh
 
     def read(self, *, copy_document: bool = True) -> dict[str, Any]:
         """The merged document (canonical file + journal).
@@ -271,24 +388,39 @@ class RecordStore:
 
         ``mutate(document)`` validates first and raises before touching the document when
         the input is bad; it then changes the document in place and returns
-        ``(Change(records=[...], fields=[...]), result)``. Durable when this returns.
+        ``(Change(records=[...], fields=[...]), result)``. Durable when this returns: the
+        changes of one call reach the file together or not at all.
 
         Returns:
             ``result`` from ``mutate``.
 
         Raises:
             SidecarError, StorageError: see :meth:`read` and :func:`atomic_write_bytes`;
-                on any error nothing on disk changed and the cache is dropped.
+                on any error nothing on disk changed (or the error says exactly what
+                is stored) and the cache is dropped.
         """
         with self._thread_lock, sidecar_lock(self.path):
             try:
-                cached = self._refresh()
+                cached = self._refresh(writing=True)
                 change, result = mutate(cached.document)
                 self._persist(cached, change)
             except BaseException:
                 self._cache = None
                 raise
             return result
+
+    def _encode(self, document: dict[str, Any]) -> bytes:
+        try:
+            return dump_canonical(document)
+        except LabelValidationError as exc:
+            raise self._non_finite(document) from exc
+
+    def _non_finite(self, value: Any) -> SidecarError:
+        where = _non_finite_at(value) or "?"
+        return SidecarError(
+            f"{self.path} (or its journal) holds a number JSON cannot store at {where} (NaN, or a value such as "
+            "1e400 read as infinity); nothing was changed. Fix or remove that value in the file and retry."
+        )
 
     def _persist(self, cached: _Cached, change: Change) -> None:
         if not change.records and not change.fields:
@@ -298,11 +430,17 @@ class RecordStore:
             self._fold(cached)
             return
         records = cached.document.get(self.records_key, {})
+        ops: list[Any] = [{"op": "set", "field": f, "value": cached.document.get(f)} for f in change.fields]
+        ops.extend({"op": "put", "key": k, "record": records.get(k)} for k in change.records)
         entries: list[Any] = []
         if cached.journal_offset == 0:
+            self._link_base(cached)
             entries.append({"journal": JOURNAL_VERSION, "base_sha256": cached.digest})
-        entries.extend({"op": "set", "field": f, "value": cached.document.get(f)} for f in change.fields)
-        entries.extend({"op": "put", "key": k, "record": records.get(k)} for k in change.records)
+        entries.append(ops[0] if len(ops) == 1 else {"op": "batch", "entries": ops})  # one line: all or nothing
+        try:
+            dump_line(entries[-1])
+        except LabelValidationError as exc:
+            raise self._non_finite(entries[-1]) from exc
         end = append_jsonl(self.journal, entries, valid_end=cached.journal_offset)
         if cached.journal_offset == 0:
             journal_identity = file_identity(self.journal)
@@ -310,20 +448,45 @@ class RecordStore:
         cached.journal_offset = end
         _pending.add(self)
         if end > max(canonical_size, MIN_FOLD_BYTES):
-            self._fold(cached)
+            try:
+                self._fold(cached)
+            except (OSError, LabelsError) as exc:  # the write is durable in the journal: it succeeded
+                log.warning(
+                    "the change is stored in %s, but folding it into %s failed (%s); it stays in the journal, "
+                    "is read back by every reader and is folded again later",
+                    self.journal,
+                    self.path,
+                    exc,
+                )
+
+    def _link_base(self, cached: _Cached) -> None:
+        """Keep the canonical file the journal starts from (for a three-way merge later)."""
+        base = base_path(self.journal)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(base)
+        if cached.identity is None:
+            return
+        try:
+            os.link(self.path, base)
+        except OSError:
+            try:
+                shutil.copyfile(self.path, base)
+            except OSError as exc:  # only a later merge gets more cautious (conflicts instead of replays)
+                log.warning("could not keep the journal's base %s: %s", base, exc)
 
     def _fold(self, cached: _Cached) -> None:
-        data = dump_canonical(cached.document)
+        data = self._encode(cached.document)
+        keep_aside(self.journal, cached.rejected)
         atomic_write_bytes(self.path, data)
         cached.identity = file_identity(self.path)
         cached.digest = content_digest(data)
-        if cached.journal_ino is not None or self.journal.exists():
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.journal)
-            fsync_dir(self.journal.parent)
+        cached.rejected = []
+        had_journal = cached.journal_ino is not None or self.journal.exists()
         cached.journal_ino = None
         cached.journal_offset = 0
         _pending.discard(self)
+        if had_journal:
+            self._remove_journal()
 
     def transform(self, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
         """Replace the whole document with ``fn(copy_of_document)`` in one lock hold.
@@ -333,7 +496,7 @@ class RecordStore:
         """
         with self._thread_lock, sidecar_lock(self.path):
             try:
-                cached = self._refresh()
+                cached = self._refresh(writing=True)
                 document = fn(json_copy(cached.document))
                 self.validate(document, self.path)
                 cached.document = document
@@ -344,10 +507,15 @@ class RecordStore:
                 raise
 
     def flush(self) -> bool:
-        """Fold the journal into the canonical file. Returns True when there was one."""
+        """Fold the journal into the canonical file. Returns True when there was one.
+
+        Raises:
+            StorageError: the fold failed; the labels stay in the journal and are still
+                read (the message says which file could not be written or removed).
+        """
         with self._thread_lock, sidecar_lock(self.path):
             try:
-                cached = self._refresh()
+                cached = self._refresh(writing=True)
                 if cached.journal_offset == 0 and not self.journal.exists():
                     return False
                 self._fold(cached)
@@ -355,3 +523,27 @@ class RecordStore:
             except BaseException:
                 self._cache = None
                 raise
+
+    def problems(self) -> dict[str, int]:
+        """Counts of journal lines kept aside and of merge conflicts recorded beside the file."""
+        return {
+            "rejected": count_lines(rejected_path(self.journal)),
+            "conflicts": count_lines(conflicts_path(self.path)),
+        }
+
+
+def _non_finite_at(value: Any, where: str = "$") -> str | None:
+    """JSON path of the first NaN/infinite float in ``value``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _non_finite_at(item, f"{where}.{key}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _non_finite_at(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None

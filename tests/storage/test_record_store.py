@@ -61,18 +61,19 @@ def test_journal_entries_are_merged_by_a_fresh_reader_and_folded_on_flush(tmp_pa
     assert _store(path).read()["episodes"]["4"] == {"v": 4}
 
 
-def test_a_journal_for_a_replaced_canonical_file_is_never_replayed(tmp_path):
+def test_a_journal_for_a_file_rewritten_in_place_keeps_its_entries_as_conflicts(tmp_path):
     path = tmp_path / "labels.json"
     _store(path, write_through=1 << 20).update(_put("0", 0))
     writer = _store(path)
     writer.update(_put("1", 1))
-    # another tool rewrites the canonical file without knowing about the journal
+    # another tool rewrites the canonical file in place (same inode): the journal's base is lost
     newer = {"schema_version": 1, "episodes": {"7": {"v": 7}}}
     path.write_bytes(dump_canonical(newer))
     os.utime(path, ns=(1, 1))
-    assert _store(path).read()["episodes"] == {"7": {"v": 7}}
-    aside = list(tmp_path.glob(".labels.json.journal.stale-*"))
-    assert len(aside) == 1 and not writer.journal.exists()
+    assert _store(path).read()["episodes"] == {"7": {"v": 7}}  # never replayed blindly
+    assert not writer.journal.exists()
+    conflicts = [json.loads(line) for line in (tmp_path / ".labels.json.conflicts.jsonl").read_text().splitlines()]
+    assert [(c["key"], c["ours"], c["theirs"], c["base_known"]) for c in conflicts] == [("1", {"v": 1}, None, False)]
 
 
 def test_a_torn_journal_tail_is_ignored_and_cut_off(tmp_path):

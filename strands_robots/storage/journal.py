@@ -1,0 +1,325 @@
+"""Journal entries of a :class:`~strands_robots.storage.record_store.RecordStore`: screening,
+the three-way merge over a canonical file another tool replaced, and the files kept aside.
+
+A journal is JSON Lines. Its first line is the header ``{"journal": 2, "base_sha256": ...}``
+naming the canonical file its entries apply to; each later line is one entry:
+
+- ``{"op": "put", "key": "<episode_index>", "record": {...} | null}`` (null deletes),
+- ``{"op": "set", "field": "<top-level field>", "value": ...}``,
+- ``{"op": "batch", "entries": [put | set, ...]}``: the entries of one write, applied
+  together or not at all (one line, so a torn write is always a torn, ignored line).
+
+Every entry is checked before it is applied (:func:`screen`): a line that is not an
+object, has an unknown op, lacks ``key``, names a key that is not an episode index, holds
+a record the store's rules refuse, or sets the records mapping itself is skipped, logged,
+and — when the journal is folded — appended to ``.<name>.journal.rejected`` (one JSON
+object per line with the reason), never folded into the canonical file.
+
+When the canonical file no longer has the journal's base digest (another tool, e.g.
+strands-robots 0.5.3, rewrote it), the pending entries are merged per record
+(:func:`three_way`): a record the other tool left as it was in the base takes our value,
+a record both changed the same way is kept, and a record both changed differently keeps
+the other tool's value while ours is appended to ``.<name>.conflicts.jsonl`` (reported
+by ``strands-labels show``). The base is a hard link ``.<name>.journal.base`` to the
+canonical file the journal started from (``os.replace`` by any tool leaves it intact).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands_robots.storage.jsonl import append_jsonl, read_jsonl
+
+log = logging.getLogger(__name__)
+
+#: ``check_record(key, record) -> reason | None`` (``record`` None = a delete).
+RecordCheck = Callable[[str, Any], "str | None"]
+#: ``check_field(field, value) -> reason | None``.
+FieldCheck = Callable[[str, Any], "str | None"]
+
+MISSING = object()  # "no such record" in a merge (distinct from a JSON null)
+
+
+def rejected_path(journal: Path) -> Path:
+    """``.<name>.journal.rejected`` beside the journal: lines that were never folded."""
+    return journal.with_name(f"{journal.name}.rejected")
+
+
+def base_path(journal: Path) -> Path:
+    """``.<name>.journal.base``: a hard link to the canonical file the journal applies to."""
+    return journal.with_name(f"{journal.name}.base")
+
+
+def conflicts_path(canonical: Path) -> Path:
+    """``.<name>.conflicts.jsonl`` beside the canonical file: pending writes another tool overtook."""
+    return canonical.with_name(f".{canonical.name}.conflicts.jsonl")
+
+
+@dataclass
+class Rejected:
+    """One journal line that was skipped."""
+
+    line: int  # counted from the byte offset the read started at
+    reason: str
+    entry: Any
+    after_byte: int = 0
+
+    def where(self) -> str:
+        return f"line {self.line}" + (f" after byte {self.after_byte}" if self.after_byte else "")
+
+    def as_json(self, journal: Path) -> dict[str, Any]:
+        return {"journal": journal.name, "line": self.where(), "reason": self.reason, "entry": self.entry}
+
+
+@dataclass
+class Screened:
+    """The applicable operations of some journal lines and the lines refused."""
+
+    ops: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+
+
+def _op_problem(
+    entry: Any, records_key: str, check_record: RecordCheck | None, check_field: FieldCheck | None
+) -> str | None:
+    if not isinstance(entry, dict):
+        return f"the entry is a {type(entry).__name__}, not an object"
+    op = entry.get("op")
+    if op == "put":
+        key = entry.get("key", MISSING)
+        if key is MISSING:
+            return "a 'put' entry without 'key'"
+        if not isinstance(key, str) or not key.isdigit() or str(int(key)) != key:
+            return f"key {key!r} is not the decimal spelling of an episode_index"
+        if "record" not in entry:
+            return "a 'put' entry without 'record'"
+        record = entry["record"]
+        if record is not None and not isinstance(record, dict):
+            return f"the record of key {key!r} is a {type(record).__name__}, not an object"
+        return check_record(key, record) if check_record is not None else None
+    if op == "set":
+        name = entry.get("field", MISSING)
+        if not isinstance(name, str) or not name:
+            return "a 'set' entry without a 'field' name"
+        if name == records_key:
+            return f"a 'set' entry replacing the whole {records_key!r} mapping (document-level edits are not journaled)"
+        if "value" not in entry:
+            return "a 'set' entry without 'value'"
+        return check_field(name, entry["value"]) if check_field is not None else None
+    return f"unknown op {op!r} (expected 'put', 'set' or 'batch')"
+
+
+def screen(
+    entries: list[tuple[int, Any]],
+    *,
+    records_key: str,
+    offset: int = 0,
+    check_record: RecordCheck | None = None,
+    check_field: FieldCheck | None = None,
+) -> Screened:
+    """Split numbered journal lines into applicable operations and refused lines.
+
+    Args:
+        entries: ``(line_number, decoded_line)`` pairs (the header excluded).
+        records_key: The document's records mapping (a ``set`` of it is refused).
+        offset: Byte offset the line numbers count from (for the report).
+        check_record: Store rule for one record; returns why it is refused, or None.
+        check_field: Store rule for one top-level field value.
+
+    Returns:
+        A :class:`Screened`; a ``batch`` line is applicable only when all its entries are.
+    """
+    out = Screened()
+    for number, entry in entries:
+        if isinstance(entry, dict) and entry.get("op") == "batch":
+            inner = entry.get("entries")
+            if not isinstance(inner, list) or not inner:
+                out.rejected.append(Rejected(number, "a 'batch' entry without a list of 'entries'", entry, offset))
+                continue
+            problems = [_op_problem(e, records_key, check_record, check_field) for e in inner]
+            bad = [p for p in problems if p]
+            if bad:
+                out.rejected.append(Rejected(number, f"a batch entry is refused: {bad[0]}", entry, offset))
+            else:
+                out.ops.extend(inner)
+            continue
+        problem = _op_problem(entry, records_key, check_record, check_field)
+        if problem:
+            out.rejected.append(Rejected(number, problem, entry, offset))
+        else:
+            out.ops.append(entry)
+    return out
+
+
+def apply_ops(document: dict[str, Any], ops: list[dict[str, Any]], records_key: str) -> None:
+    """Apply screened operations in order."""
+    records = document.setdefault(records_key, {})
+    for op in ops:
+        if op["op"] == "put":
+            if op["record"] is None:
+                records.pop(op["key"], None)
+            else:
+                records[op["key"]] = op["record"]
+        else:
+            document[op["field"]] = op["value"]
+
+
+def read_lines(path: Path, offset: int = 0) -> tuple[list[tuple[int, Any]], list[Rejected], int]:
+    """Numbered lines of a journal from ``offset``; lines that are not JSON are refused.
+
+    Returns:
+        ``(lines, undecodable, end)``: line numbers count from the start of the read.
+    """
+    bad: list[tuple[int, bytes]] = []
+    records, end = read_jsonl(path, offset=offset, bad_lines=bad)
+    refused = [
+        Rejected(number, "the line is not valid JSON", raw.decode("utf-8", "replace"), offset) for number, raw in bad
+    ]
+    return records, refused, end
+
+
+def report(journal: Path, rejected: list[Rejected]) -> None:
+    """Log refused journal lines (once per load)."""
+    for item in rejected:
+        log.warning(
+            "%s %s is not applied: %s; it is kept aside in %s when the journal is folded",
+            journal,
+            item.where(),
+            item.reason,
+            rejected_path(journal),
+        )
+
+
+def keep_aside(journal: Path, rejected: list[Rejected]) -> None:
+    """Append refused lines to ``.<name>.journal.rejected`` (durably) before a fold deletes the journal.
+
+    Raises:
+        StorageError: the append failed (the fold must then not delete the journal).
+    """
+    if rejected:
+        append_jsonl(rejected_path(journal), [item.as_json(journal) for item in rejected])
+
+
+def count_lines(path: Path) -> int:
+    """Complete lines in a JSON Lines file (0 when absent or unreadable)."""
+    try:
+        records, _ = read_jsonl(path, bad_lines=[])
+    except OSError:
+        return 0
+    return len(records)
+
+
+@dataclass
+class Merge:
+    """The result of :func:`three_way`."""
+
+    document: dict[str, Any]
+    applied: list[str]
+    conflicts: list[dict[str, Any]]
+
+
+def _final_values(ops: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    records: dict[str, Any] = {}
+    fields: dict[str, Any] = {}
+    for op in ops:
+        if op["op"] == "put":
+            records[op["key"]] = op["record"]
+        else:
+            fields[op["field"]] = op["value"]
+    return records, fields
+
+
+def three_way(
+    base: dict[str, Any] | None, theirs: dict[str, Any], ops: list[dict[str, Any]], records_key: str
+) -> Merge:
+    """Merge pending journal operations over a canonical file another tool rewrote.
+
+    Args:
+        base: The document the journal was written against, or None when it is lost
+            (then only records the other tool left equal to ours are kept; every other
+            pending record is a conflict).
+        theirs: The current canonical document (modified in place and returned).
+        ops: The journal's screened operations.
+        records_key: The records mapping's key.
+
+    Returns:
+        A :class:`Merge`; ``conflicts`` entries hold ``kind`` (record/field), ``key``,
+        ``base``, ``ours`` and ``theirs`` (``None`` for an absent record).
+    """
+    ours_records, ours_fields = _final_values(ops)
+    records = theirs.setdefault(records_key, {})
+    base_records = base.get(records_key, {}) if base is not None else {}
+    applied: list[str] = []
+    conflicts: list[dict[str, Any]] = []
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+    def decide(kind: str, key: str, mine: Any, current: Any, original: Any) -> bool:
+        if current == mine:
+            return False
+        if base is not None and current == original:
+            return True
+        conflicts.append(
+            {
+                "kind": kind,
+                "key": key,
+                "base": None if original is MISSING else original,
+                "ours": mine,
+                "theirs": None if current is MISSING else current,
+                "base_known": base is not None,
+                "at": now,
+            }
+        )
+        return False
+
+    for key, mine in ours_records.items():
+        current = records.get(key, MISSING)
+        original = base_records.get(key, MISSING)
+        mine_value = MISSING if mine is None else mine
+        if decide("record", key, mine_value, current, original):
+            applied.append(key)
+            if mine is None:
+                records.pop(key, None)
+            else:
+                records[key] = mine
+    for name, mine in ours_fields.items():
+        current = theirs.get(name, MISSING)
+        original = base.get(name, MISSING) if base is not None else MISSING
+        if decide("field", name, mine, current, original):
+            applied.append(f"field:{name}")
+            theirs[name] = mine
+    for item in conflicts:  # MISSING is not JSON
+        if item["ours"] is MISSING:
+            item["ours"] = None
+    return Merge(theirs, applied, conflicts)
+
+
+def record_conflicts(canonical: Path, conflicts: list[dict[str, Any]]) -> None:
+    """Append conflicts to ``.<name>.conflicts.jsonl`` durably, skipping ones already kept.
+
+    Raises:
+        StorageError: the append failed.
+    """
+    if not conflicts:
+        return
+    path = conflicts_path(canonical)
+    try:
+        pairs, _ = read_jsonl(path, bad_lines=[])
+    except OSError:
+        pairs = []
+    existing = [item for _, item in pairs]
+
+    def ident(item: Any) -> str:
+        if not isinstance(item, dict):
+            return ""
+        return json.dumps([item.get("kind"), item.get("key"), item.get("ours"), item.get("theirs")], sort_keys=True)
+
+    seen = {ident(item) for item in existing}
+    fresh = [item for item in conflicts if ident(item) not in seen]
+    if fresh:
+        append_jsonl(path, fresh)
