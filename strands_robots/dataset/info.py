@@ -10,7 +10,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from strands_robots.dataset.problems import HEADER, VERSION, Problem
@@ -278,3 +278,11 @@ def _check_template(name: str, template: Any, major: int, path: Path) -> None:
             f"{path}: {name} {template!r} uses a placeholder this v{major} reader does not fill ({exc}); "
             f"expected only {sorted(probe)}."
         ) from exc
+    parts = PurePosixPath(template.replace("\\", "/")).parts
+    if template.startswith(("/", "\\", "~")) or (parts and ":" in parts[0]) or ".." in parts:
+        default = {"data_path": (V3_DATA_PATH, V2_DATA_PATH), "video_path": (V3_VIDEO_PATH, V2_VIDEO_PATH)}[name]
+        raise DatasetError(
+            f"{path}: {name} {template!r} leads out of the dataset root (an absolute path or a '..' component); "
+            f"LeRobot paths are relative to the root, e.g. {default[0] if major == 3 else default[1]!r}. "
+            "Fix the header."
+        )

@@ -40,7 +40,13 @@ from strands_robots.signals.frames import STAT_FRAMES, STAT_MAX_SIDE
 from strands_robots.tools import envelope
 from strands_robots.tools.envelope import MissingVideoError, ToolInputError, json_block, run_tool, text_block
 from strands_robots.tools.images import DEFAULT_MAX_SIDE, image_block
-from strands_robots.tools.roots import allowed_roots_from_env, normalise_allow_list, resolve_dataset_root
+from strands_robots.tools.roots import (
+    allowed_roots_from_env,
+    check_dataset_files,
+    check_file_inside,
+    normalise_allow_list,
+    resolve_dataset_root,
+)
 
 STATE_KEY = "observation.state"
 MAX_SAMPLED_FRAMES = 64  # a model asking for more gets a clear refusal, not a 10 MB answer
@@ -121,10 +127,28 @@ class JudgeToolConfig:
                 self.tool_seconds[tool] = self.tool_seconds.get(tool, 0.0) + elapsed
                 self.tool_calls[tool] = self.tool_calls.get(tool, 0) + 1
 
+    def allowed(self) -> list[Path] | None:
+        """The allow-list in force for this call (None: no list)."""
+        return allowed_roots_from_env() if self.roots_from_env else self.roots
+
     def root(self, value: object) -> Path:
-        """Resolve a model-chosen root under this configuration's allow-list."""
-        allowed = allowed_roots_from_env() if self.roots_from_env else self.roots
-        return resolve_dataset_root(value, allowed)
+        """Resolve a model-chosen root under this configuration's allow-list; its metadata
+        files must resolve inside the allowed roots too (see ``tools.roots``)."""
+        allowed = self.allowed()
+        path = resolve_dataset_root(value, allowed)
+        check_dataset_files(path, allowed)
+        return path
+
+    def check_episode_files(self, root: Path, meta: Any, cameras: Iterable[str]) -> None:
+        """Refuse before reading when the episode's data file or a camera's mp4 resolves outside."""
+        allowed = self.allowed()
+        index = getattr(meta, "episode_index", "?")
+        check_file_inside(meta.data_file, root, allowed, f"data file of episode {index}")
+        videos = getattr(meta, "videos", {}) or {}
+        for camera in cameras:
+            ref = videos.get(camera)
+            if ref is not None:
+                check_file_inside(ref.path, root, allowed, f"video of camera {camera!r} of episode {index}")
 
     def record_write(self, root: Path, episode: int, judge: dict[str, Any]) -> None:
         """Remember a successful write (thread-safe)."""
@@ -274,6 +298,7 @@ def _sample_frames(
     dataset = cached_dataset(path)
     meta = _episode_meta(dataset, index)
     cameras = sorted(dataset.camera_keys) if include_images else []
+    cfg.check_episode_files(path, meta, cameras)  # every file read below resolves inside the allowed roots
     _check_videos(meta, cameras, index)  # before any work: the answer would be incomplete
     fps = dataset.fps
     columns = signal_columns(dataset)

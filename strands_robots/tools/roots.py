@@ -1,4 +1,4 @@
-"""Root safety for tools whose arguments a model chooses (issue 4, "Root safety").
+"""Root safety for tools whose arguments a model chooses (docs/judge.md, "Root safety").
 
 A model picks the ``root`` argument of every judge tool, so it is untrusted input. A
 root is accepted only when it
@@ -9,15 +9,23 @@ root is accepted only when it
 - holds ``meta/info.json`` (it is a LeRobot dataset root), and
 - lies inside one of the allowed roots, when an allow-list is in force.
 
+The dataset's own metadata is untrusted too: every file a tool opens (the metadata
+files, the episode's data parquet, its mp4 files) must resolve, symlinks followed,
+inside an allowed root (or, with no allow-list, outside the system directories); see
+:func:`check_dataset_files`. A ``data/`` symlink or a ``video_path`` template that leads
+out of the allowed roots is refused before anything is read.
+
 The allow-list comes from ``create_judge_agent(roots=[...])`` (tools bound to it) or,
 for the module-level tools, from the environment variable ``STRANDS_LABELS_ROOTS``
-(``os.pathsep``-separated, read at each call). No allow-list means any dataset root
-that passes the other checks. These refusals are for model-chosen arguments: the CLI
-resolves the paths a person types before it calls anything.
+(``os.pathsep``-separated, read at each call; its resolution is cached per value). No
+allow-list means any dataset root that passes the other checks. These refusals are for
+model-chosen arguments: the CLI resolves the paths a person types before it calls
+anything. Checks work on strings (``os.path``), one ``realpath`` per path.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Iterable
 from pathlib import Path, PurePath
@@ -52,8 +60,15 @@ SYSTEM_DIRS: tuple[Path, ...] = tuple(
 )
 
 
-def _is_within(path: Path, parent: Path) -> bool:
-    return path == parent or parent in path.parents
+_SYSTEM = tuple(str(d) for d in SYSTEM_DIRS)
+
+
+def _inside(real: str, parent: str) -> bool:
+    return real == parent or real.startswith(parent if parent.endswith(os.sep) else parent + os.sep)
+
+
+def _is_system(real: str) -> bool:
+    return real == os.path.dirname(real) or any(_inside(real, d) for d in _SYSTEM)
 
 
 def _checked_text(root: object, what: str) -> str:
@@ -65,28 +80,52 @@ def _checked_text(root: object, what: str) -> str:
         raise UnsafeRootError(f"{what} is empty; pass the dataset directory (it holds meta/info.json).")
     if "\x00" in root:
         raise UnsafeRootError(f"{what} contains a NUL byte; pass a plain dataset directory path.")
-    if ".." in PurePath(root).parts:
+    if ".." in root.split(os.sep):
         raise UnsafeRootError(f"{what} {root!r} has a '..' component; pass the dataset directory itself, without '..'.")
+    try:
+        root.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UnsafeRootError(
+            f"{what} {root!r} is not valid Unicode ({exc.reason}); pass a real directory path."
+        ) from exc
     return root
 
 
+def _realpath(text: str, what: str) -> str:
+    try:
+        return os.path.realpath(os.path.expanduser(text), strict=False)
+    except (OSError, ValueError, RuntimeError) as exc:  # over-long name, symlink loop, unreadable component
+        raise UnsafeRootError(
+            f"{what} {text[:120]!r}{'...' if len(text) > 120 else ''} cannot be resolved "
+            f"({getattr(exc, 'strerror', None) or exc}); pass a plain, existing dataset directory."
+        ) from exc
+
+
 def _resolve_allowed(roots: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    allowed = []
-    for entry in roots:
-        text = _checked_text(entry, "allowed root")
-        allowed.append(Path(text).expanduser().resolve())
-    return allowed
+    return [Path(_realpath(_checked_text(entry, "allowed root"), "allowed root")) for entry in roots]
+
+
+_env_cache: tuple[str, list[Path] | None] | None = None
 
 
 def allowed_roots_from_env() -> list[Path] | None:
     """The allow-list in ``STRANDS_LABELS_ROOTS``, or None when it is unset or empty.
 
+    Resolved once per distinct value of the variable (a change takes effect at the
+    next call).
+
     Raises:
         UnsafeRootError: an entry has a NUL byte or ``..``.
     """
+    global _env_cache
     value = os.environ.get(ROOTS_ENV, "")
+    cached = _env_cache
+    if cached is not None and cached[0] == value:
+        return None if cached[1] is None else list(cached[1])
     entries = [part for part in value.split(os.pathsep) if part.strip()]
-    return _resolve_allowed(entries) if entries else None
+    allowed = _resolve_allowed(entries) if entries else None
+    _env_cache = (value, allowed)
+    return None if allowed is None else list(allowed)
 
 
 def normalise_allow_list(roots: Iterable[str | os.PathLike[str]] | None) -> list[Path] | None:
@@ -103,6 +142,10 @@ def normalise_allow_list(roots: Iterable[str | os.PathLike[str]] | None) -> list
     return _resolve_allowed(roots)
 
 
+def _listed(allowed: list[Path]) -> str:
+    return os.pathsep.join(str(a) for a in allowed) or "(empty)"
+
+
 def resolve_dataset_root(root: object, allowed: list[Path] | None = None) -> Path:
     """Check a model-chosen dataset root and return it resolved.
 
@@ -114,28 +157,82 @@ def resolve_dataset_root(root: object, allowed: list[Path] | None = None) -> Pat
         The absolute, symlink-free dataset root.
 
     Raises:
-        UnsafeRootError: any rule in the module docstring is broken; the message names
-            the rule and the remedy.
+        UnsafeRootError: any rule in the module docstring is broken, or the path cannot
+            be resolved (too long, a symlink loop); the message names the rule and the remedy.
     """
     text = _checked_text(root, "root")
-    try:
-        resolved = Path(text).resolve()  # follows the symlinks that exist
-    except (RuntimeError, OSError) as exc:  # symlink loop, unreadable component
-        raise UnsafeRootError(f"root {text!r} cannot be resolved ({exc}); pass a plain dataset directory.") from exc
-    if resolved == Path(resolved.anchor) or any(_is_within(resolved, d) for d in SYSTEM_DIRS):
+    resolved = _realpath(text, "root")
+    if _is_system(resolved):
         raise UnsafeRootError(f"root {text!r} is (inside) a system directory ({resolved}); pass a dataset directory.")
-    if allowed is not None and not any(_is_within(resolved, a) for a in allowed):
-        listed = os.pathsep.join(str(a) for a in allowed) or "(empty)"
+    if allowed is not None and not any(_inside(resolved, str(a)) for a in allowed):
         raise UnsafeRootError(
-            f"root {text!r} ({resolved}) is outside the allowed roots {listed}; pass a dataset inside them "
+            f"root {text!r} ({resolved}) is outside the allowed roots {_listed(allowed)}; pass a dataset inside them "
             f"(the allow-list comes from create_judge_agent(roots=...) or {ROOTS_ENV})."
         )
-    if not resolved.exists():
+    try:
+        is_dir = os.path.isdir(resolved)
+        exists = is_dir or os.path.exists(resolved)
+        has_info = is_dir and os.path.isfile(os.path.join(resolved, "meta", "info.json"))
+    except (OSError, ValueError) as exc:  # pragma: no cover - os.path.* swallow most OSErrors
+        raise UnsafeRootError(f"root {text!r} cannot be checked ({exc}); pass a plain dataset directory.") from exc
+    if not exists:
         raise UnsafeRootError(f"root {text!r} does not exist; pass an existing dataset directory.")
-    if not resolved.is_dir():
+    if not is_dir:
         raise UnsafeRootError(f"root {text!r} is not a directory; pass the dataset directory.")
-    if not (resolved / "meta" / "info.json").is_file():
+    if not has_info:
         raise UnsafeRootError(
             f"root {text!r} is not a LeRobot dataset root (no meta/info.json); pass the directory that holds meta/."
         )
-    return resolved
+    return Path(resolved)
+
+
+def check_file_inside(path: str | os.PathLike[str], root: Path, allowed: list[Path] | None, what: str) -> str:
+    """Check that a file a tool is about to open resolves inside the allowed roots.
+
+    Args:
+        path: The file (as the dataset's metadata names it).
+        root: The dataset root it belongs to (resolved).
+        allowed: The allow-list in force (None: only system directories are refused).
+        what: What the file is, for the message ("data file of episode 3").
+
+    Returns:
+        The resolved path (open that one: it is the one that was checked).
+
+    Raises:
+        UnsafeRootError: the file resolves outside every allowed root or into a system
+            directory (a symlink, ``..`` or an absolute path in the metadata).
+    """
+    real = _realpath(os.fspath(path), what)
+    if allowed is not None:
+        if any(_inside(real, str(a)) for a in allowed):
+            return real
+        where = f"outside the allowed roots {_listed(allowed)}"
+    elif not _is_system(real):
+        return real
+    else:
+        where = "inside a system directory"
+    raise UnsafeRootError(
+        f"the {what} of dataset {root} resolves to {real}, {where} (a symlink or a path in meta/info.json points "
+        "there); refusing to read it. Fix the dataset (replace the symlink by the files, or correct data_path / "
+        "video_path), or add that directory to the allow-list."
+    )
+
+
+def metadata_files(root: Path) -> list[str]:
+    """The metadata files the reader opens: ``meta/`` itself, ``meta/info.json``, ``meta/*.jsonl``,
+    ``meta/*.parquet`` and ``meta/episodes/*/*.parquet`` (those that exist)."""
+    meta = os.path.join(root, "meta")
+    files = [meta]
+    for pattern in ("info.json", "*.jsonl", "*.parquet", os.path.join("episodes", "*", "*.parquet")):
+        files.extend(sorted(glob.glob(os.path.join(glob.escape(meta), pattern))))
+    return files
+
+
+def check_dataset_files(root: Path, allowed: list[Path] | None) -> None:
+    """Check every metadata file of ``root`` (before the dataset is opened); see :func:`check_file_inside`.
+
+    Raises:
+        UnsafeRootError: one resolves outside the allowed roots.
+    """
+    for path in metadata_files(root):
+        check_file_inside(path, root, allowed, f"metadata file {os.path.relpath(path, root)}")
