@@ -112,7 +112,8 @@ def test_metadata_pointing_outside_the_allowed_root_is_refused(layout, escape, t
     result = getattr(tools, tool)(root=str(ds), episode=0, **extra)
     text = "\n".join(block.get("text", "") for block in result["content"])
     touches_tool = not (
-        tool == "load_episode" and escape in {"data-symlink", "videos-symlink", "data-file-symlink", "video-file-symlink"}
+        tool == "load_episode"
+        and escape in {"data-symlink", "videos-symlink", "data-file-symlink", "video-file-symlink"}
     )
     touches_tool = touches_tool and not (
         escape in {"videos-symlink", "video-file-symlink"} and extra.get("include_images") is False
