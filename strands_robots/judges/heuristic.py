@@ -1,8 +1,10 @@
-"""``HeuristicJudgeModel``: the offline judge as a strands ``Model`` (issue 4, "Offline judge").
+"""``HeuristicJudgeModel``: the offline judge as a strands ``Model`` (``docs/judge.md``).
 
 It needs no model service. Like a real model it plans tool calls and reads their
-results, so an offline run goes through the same agent loop, tools, root checks and
-label writes as a VLM judge:
+results, through the same tools, root checks and label writes as a VLM judge. Inside a
+strands ``Agent`` it streams its tool calls like any model; ``run_judge`` instead lets
+it call the tools directly (:meth:`HeuristicJudgeModel.drive`: same tool functions and
+inputs, no event loop, which was most of an offline episode's cost). The plan:
 
 1. ``read_predicate_verdict`` (no verdict -> the episode is skipped, nothing written);
 2. ``load_episode`` (its resolved root selects the dataset profile);
@@ -137,23 +139,84 @@ class HeuristicJudgeModel(Model):
 
     def next_events(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The events of the next assistant message given the conversation so far."""
+        step = self.plan(messages)
+        if isinstance(step, tuple):
+            return list(tool_call_events(*step))
+        return list(text_events(step))
+
+    def plan(self, messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | str:
+        """The next step given the conversation: ``(tool name, input)`` or the final text."""
         request = parse_request(last_user_text(messages))
         if request is None:
-            return list(
-                text_events(
-                    'I label episodes when asked as: Label episode N of the dataset at "ROOT". '
-                    "Sample K frames each, without images."
-                )
+            return (
+                'I label episodes when asked as: Label episode N of the dataset at "ROOT". '
+                "Sample K frames each, without images."
             )
         history = exchanges(messages)
         outcomes: list[str] = []
         for episode in request.episodes:
             step = self._next_step(request, episode, [x for x in history if x.input.get("episode") == episode])
             if isinstance(step, tuple):
-                name, tool_input = step
-                return list(tool_call_events(name, tool_input))
+                return step
             outcomes.append(step)
-        return list(text_events("\n".join(outcomes)))
+        return "\n".join(outcomes)
+
+    def can_drive(self) -> bool:
+        """Whether :meth:`drive` plans as :meth:`stream` would (a subclass overriding the
+        streaming methods must run in the agent loop to be heard)."""
+        cls = type(self)
+        return cls.next_events is HeuristicJudgeModel.next_events and cls.stream is HeuristicJudgeModel.stream
+
+    def drive(self, tools: Any, prompt: str, *, max_steps: int = 64) -> list[dict[str, Any]]:
+        """Run the plan for ``prompt`` by calling ``tools`` directly, without the strands event loop.
+
+        The same tool functions run with the same inputs as inside an ``Agent`` (root
+        checks, envelopes, journaled label writes, per-tool timing); only the event
+        loop's streaming, hooks and message bookkeeping are skipped, which is most of an
+        offline episode's cost. ``run_judge`` uses it for the offline judge; a real
+        model always goes through the agent.
+
+        Args:
+            tools: :class:`~strands_robots.tools.episode_judge.JudgeTools` (tools by name).
+            prompt: A :func:`judge_prompt` text.
+            max_steps: Tool calls allowed before giving up (a plan never needs more than
+                5 per episode).
+
+        Returns:
+            The conversation in strands' message format (user prompt, tool uses and
+            results, the final assistant text).
+        """
+        messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": prompt}]}]
+        for step_number in range(max_steps):
+            step = self.plan(messages)
+            if not isinstance(step, tuple):
+                messages.append({"role": "assistant", "content": [{"text": step}]})
+                return messages
+            name, tool_input = step
+            use_id = f"tooluse_{step_number}"
+            result = getattr(tools, name)(**tool_input)
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": [{"toolUse": {"toolUseId": use_id, "name": name, "input": tool_input}}],
+                }
+            )
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "toolResult": {
+                                "toolUseId": use_id,
+                                "status": result.get("status"),
+                                "content": result.get("content", []),
+                            }
+                        }
+                    ],
+                }
+            )
+        messages.append({"role": "assistant", "content": [{"text": f"stopped after {max_steps} tool calls"}]})
+        return messages
 
     def _next_step(
         self, request: JudgeRequest, episode: int, calls: list[ToolExchange]

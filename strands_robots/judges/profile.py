@@ -40,6 +40,10 @@ MIN_CHANNEL_LOG_SCALE = 0.25
 LOG_SIGNALS = ("rms_state_jerk", "duration_s", "frames")
 LINEAR_SIGNALS = {"idle_fraction": MIN_FRACTION_SCALE, "idle_longest_s": 0.1}
 #: Per-channel signals profiled on a log scale (absolute values for the signed trend).
+#: Per-channel values are floored at this share of the median channel range before the log.
+CHANNEL_FLOOR_SHARE = 1e-4
+#: The per-channel signals in state units, which the floor applies to.
+FLOORED_SIGNALS = ("step_height", "residual_trend")
 CHANNEL_SIGNALS = ("jerk_typical", "jerk_peak", "step_height", "residual_trend", "channel_range")
 
 
@@ -88,6 +92,10 @@ class DatasetProfile:
             the absolute value; None for a channel no episode has).
         tasks: ``episode_index`` -> its first task string (when known).
         task_frames: Task -> log-length statistic over that task's episodes.
+        channel_floor: Per-channel values below this (``CHANNEL_FLOOR_SHARE`` of the
+            median channel range) count as this: a signal that is exactly 0 in every
+            episode (a simulator's state equal to its action) still has a statistic (state-unit
+            signals only: ``FLOORED_SIGNALS``).
     """
 
     signals: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -97,6 +105,16 @@ class DatasetProfile:
     channel_stats: dict[str, list[RobustStat | None]] = field(default_factory=dict)
     tasks: dict[int, str] = field(default_factory=dict)
     task_frames: dict[str, RobustStat] = field(default_factory=dict)
+    channel_floor: float = 0.0
+
+    def channel_z(self, name: str, index: int, value: float | None) -> float | None:
+        """Robust z of ``|value|`` against channel ``index`` of ``name`` (state-unit signals
+        floored at ``channel_floor``; None when undefined)."""
+        stat = self.channel(name, index)
+        if stat is None or value is None or not math.isfinite(value):
+            return None
+        x = max(abs(value), self.channel_floor) if name in FLOORED_SIGNALS else abs(value)
+        return stat.z(x) if x > 0 else None
 
     def channel(self, name: str, index: int) -> RobustStat | None:
         """The statistic of per-channel signal ``name`` at channel ``index`` (None if unknown)."""
@@ -138,8 +156,12 @@ class DatasetProfile:
             if stat is not None:
                 stats[name] = stat
         swings = [r["gripper_swings"] for r in rows.values() if r.get("gripper_swings") is not None]
-        ranges = [r["gripper_range"] for r in rows.values() if r.get("gripper_range") is not None]
+        grip_ranges = [r["gripper_range"] for r in rows.values() if r.get("gripper_range") is not None]
         channel_stats: dict[str, list[RobustStat | None]] = {}
+        ranges = [
+            abs(float(v)) for r in rows.values() for v in (r.get("channel_range") or []) if v is not None and v > 0
+        ]
+        floor = CHANNEL_FLOOR_SHARE * float(np.median(ranges)) if ranges else 0.0
         for name in CHANNEL_SIGNALS:
             width = max((len(r.get(name) or []) for r in rows.values()), default=0)
             per: list[RobustStat | None] = []
@@ -148,7 +170,7 @@ class DatasetProfile:
                 for r in rows.values():
                     column = r.get(name) or []
                     if c < len(column) and column[c] is not None:
-                        values.append(abs(float(column[c])))
+                        values.append(max(abs(float(column[c])), floor) if name in FLOORED_SIGNALS else abs(column[c]))
                 per.append(robust_stat(values, log=True, min_scale=MIN_CHANNEL_LOG_SCALE))
             if width:
                 channel_stats[name] = per
@@ -164,10 +186,11 @@ class DatasetProfile:
             rows,
             stats,
             float(np.median(swings)) if swings else None,
-            float(np.median(ranges)) if ranges else None,
+            float(np.median(grip_ranges)) if grip_ranges else None,
             channel_stats,
             task_of,
             task_frames,
+            floor,
         )
 
     @classmethod

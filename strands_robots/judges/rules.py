@@ -38,6 +38,8 @@ SPIKE_MEDIUM_Z, SPIKE_LOW_Z = 4.0, 6.0
 STEP_MEDIUM_Z, STEP_LOW_Z = 3.0, 5.0
 #: Drift: z of a channel's |state - action| trend, largest over matched arm channels.
 DRIFT_MEDIUM_Z, DRIFT_LOW_Z = 3.0, 5.0
+#: A collision's step must stand this far above the channel's own 95th-percentile frame step.
+MIN_STEP_PROMINENCE = 3.0
 #: A step or drift must also be at least this share of the channel's typical range.
 MIN_SHARE = 0.02
 #: Frozen stream: longest counted run, as a share of the episode (and at least FROZEN_MIN_FRAMES).
@@ -119,7 +121,7 @@ def _zs(
     out = []
     for c in channels:
         if c < len(values):
-            z = _z(profile.channel(name, c), values[c])
+            z = profile.channel_z(name, c, values[c])
             if z is not None and math.isfinite(z):
                 out.append((z, c))
     return sorted(out, reverse=True)
@@ -226,8 +228,13 @@ def flags_for(
     dt = (signals.get("duration_s") or 0) / frames if frames else 0
 
     collision: Flag | None = None
+    prominence = signals.get("step_prominence")
+    if prominence:  # tremor raises every step: only a jump that stands out can be a collision
+        arm_steps = [c for c in arm if c < len(prominence) and (prominence[c] or 0) >= MIN_STEP_PROMINENCE]
+    else:
+        arm_steps = arm
     if comparable:
-        ranked = _zs(profile, "step_height", steps, arm)
+        ranked = _zs(profile, "step_height", steps, arm_steps)
         if ranked:
             z, c = ranked[0]
             scale = _range_of(profile, signals, c)
@@ -243,7 +250,7 @@ def flags_for(
                 )
     else:
         best = None
-        for c in arm:
+        for c in arm_steps:
             scale = _range_of(None, signals, c)
             if c < len(steps) and steps[c] is not None and scale:
                 share = steps[c] / scale
@@ -278,7 +285,25 @@ def flags_for(
             )
         elif spikes and collision is None and frozen is None:
             z, c = spikes[0]
-            if severity := _severity(z, SPIKE_MEDIUM_Z, SPIKE_LOW_Z):
+            scale = _range_of(profile, signals, c)
+            kept = (
+                c in arm_steps
+                and c < len(steps)
+                and steps[c] is not None
+                and scale is not None
+                and steps[c] >= MIN_SHARE * scale
+            )
+            if (severity := _severity(z, SPIKE_MEDIUM_Z, SPIKE_LOW_Z)) and kept:
+                collision = Flag(
+                    severity,
+                    "collision",
+                    f"{_channel_name(names, c)} jumps {_fmt(steps[c])} in one frame near frame "
+                    f"{(signals.get('step_frame') or [None] * (c + 1))[c]} and stays there (a jerk spike of robust z "
+                    f"{z:.1f} that does not come back, unexplained by the action)",
+                    "collision",
+                )
+                flags.append(collision)
+            elif severity:
                 jerk_flag = Flag(
                     severity,
                     "jerky_motion",
@@ -321,7 +346,7 @@ def flags_for(
                 continue
             scale = _range_of(profile if comparable else None, signals, i)
             if comparable:
-                z = _z(profile.channel("residual_trend", k), trends[k])
+                z = profile.channel_z("residual_trend", k, trends[k])
                 if z is None or (scale is not None and abs(trends[k]) < MIN_SHARE * scale):
                     continue
                 severity = _severity(z, DRIFT_MEDIUM_Z, DRIFT_LOW_Z)

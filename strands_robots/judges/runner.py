@@ -221,7 +221,11 @@ def judge_episode(
     t0 = time.perf_counter()
     try:
         agent.messages = []
-        agent(judge_prompt(root, [episode], frames, images))
+        prompt = judge_prompt(root, [episode], frames, images)
+        if isinstance(agent.model, HeuristicJudgeModel) and agent.model.can_drive():
+            agent.messages = agent.model.drive(agent.judge_tools, prompt)  # same tools, no event loop
+        else:
+            agent(prompt)
         judge = agent.judge_tools.config.written.pop((str(root), episode), None)
         if judge is None:
             reply = str(agent.messages[-1]["content"][0].get("text", "")) if agent.messages else ""

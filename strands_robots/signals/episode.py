@@ -127,6 +127,8 @@ def episode_signals(
         step_height, step_frame: per state channel, the largest kept one-frame jump of
             the state that its action does not explain, and where
             (:func:`~strands_robots.signals.motion.persistent_steps`).
+        step_prominence: per state channel, that step over the channel's 95th-percentile
+            frame-to-frame step (:func:`~strands_robots.signals.motion.step_prominence`).
         action_pairs: ``[state channel, action channel]`` pairs that command one joint.
         residual_trend: per pair, the drift of state from its command over the episode
             (:func:`~strands_robots.signals.motion.residual_trends`).
@@ -153,6 +155,7 @@ def episode_signals(
         "jerk_peak": [],
         "step_height": [],
         "step_frame": [],
+        "step_prominence": [],
         "action_pairs": [],
         "residual_trend": [],
         "frozen_frames": 0,
@@ -205,6 +208,7 @@ def episode_signals(
         act = None
     heights, where = motion.persistent_steps(array, period, act, pairs)
     out["step_height"], out["step_frame"] = _rlist(heights), where
+    out["step_prominence"] = _rlist(motion.step_prominence(heights, array, period))
     out["action_pairs"] = [[i, j] for i, j in pairs]
     out["residual_trend"] = _rlist(motion.residual_trends(array, act, pairs)) if act is not None else []
     out.update(motion.frozen_runs(array, act, pairs))

@@ -32,15 +32,29 @@ STEP_SIDE_S = 0.2
 FROZEN_MIN_TRAVEL = 0.02
 
 
+def _median(x: np.ndarray, axis: int) -> np.ndarray:
+    """``np.median`` when every value is finite (several times faster), else ``np.nanmedian``."""
+    if np.isfinite(x).all():
+        return np.median(x, axis=axis)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmedian(x, axis=axis)
+
+
 def _finite_or_none(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
 def channel_ranges(array: np.ndarray) -> np.ndarray:
     """Robust range (99th - 1st percentile) of each channel, NaN where all samples are NaN."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        hi, lo = np.nanpercentile(array, [99, 1], axis=0) if array.size else (np.array([]), np.array([]))
+    if not array.size:
+        return np.zeros(array.shape[1] if array.ndim == 2 else 0)
+    if np.isfinite(array).all():
+        hi, lo = np.percentile(array, [99, 1], axis=0)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            hi, lo = np.nanpercentile(array, [99, 1], axis=0)
     return np.asarray(hi - lo, dtype=np.float64)
 
 
@@ -72,6 +86,8 @@ def windowed_jerk(array: np.ndarray, dt: float) -> tuple[list[float | None], lis
     counts = ccount[window:] - ccount[:-window]
     with np.errstate(invalid="ignore", divide="ignore"):
         rms = np.sqrt(np.where(counts >= max(1, window // 2), sums / np.maximum(counts, 1), np.nan))
+    if np.isfinite(rms).all():
+        return [float(v) for v in np.median(rms, axis=0)], [float(v) for v in rms.max(axis=0)]
     typical: list[float | None] = []
     peak: list[float | None] = []
     for c in range(dims):
@@ -109,15 +125,15 @@ def persistent_steps(
     side = int(max(3, round(STEP_SIDE_S / dt))) | 1  # odd, so one spike never moves a median
     if frames < 4 * side + 1:
         return [None] * dims, [None] * dims
+    medians = _median(sliding_window_view(state, side, axis=0), axis=-1)  # (L-side+1, D)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        medians = np.nanmedian(sliding_window_view(state, side, axis=0), axis=-1)  # (L-side+1, D)
         t = np.arange(side - 1, frames - side)  # medians[k] covers frames k .. k+side-1
         shift = np.abs(medians[t + 1] - medians[t - side + 1])
         jump = np.abs(state[t + 1] - state[t])
         score = np.where(np.isfinite(jump) & np.isfinite(shift), np.fmin(jump, shift), np.nan)
         if action is not None and pairs:
-            a_medians = np.nanmedian(sliding_window_view(action, side, axis=0), axis=-1)
+            a_medians = _median(sliding_window_view(action, side, axis=0), axis=-1)
             a_shift = np.abs(a_medians[t + 1] - a_medians[t - side + 1])
             a_jump = np.abs(action[t + 1] - action[t])
             a_score = np.nan_to_num(np.fmin(a_jump, a_shift), nan=0.0)
@@ -137,6 +153,26 @@ def persistent_steps(
         heights.append(float(column[k]))
         where.append(int(t[k] + 1))
     return heights, where
+
+
+def step_prominence(heights: Sequence[float | None], state: np.ndarray, dt: float) -> list[float | None]:
+    """How much each channel's largest kept step stands out from its own frame-to-frame steps.
+
+    ``height / p95(|Δx|)`` per channel: a collision is one jump far above the channel's
+    usual steps (large), tremor makes every step large (about 1). None where the height
+    is None; 0 for a channel that never moves.
+    """
+    steps = np.abs(np.diff(state, axis=0))
+    out: list[float | None] = []
+    for c, height in enumerate(heights):
+        if height is None or steps.shape[0] < 2:
+            out.append(None)
+            continue
+        column = steps[:, c]
+        column = column[np.isfinite(column)]
+        usual = float(np.percentile(column, 95)) if column.size else 0.0
+        out.append(float(height / usual) if usual > 0 else 0.0)
+    return out
 
 
 def match_action_channels(
@@ -172,6 +208,19 @@ def residual_trends(state: np.ndarray, action: np.ndarray, pairs: Sequence[tuple
     if frames < 8:
         return [None] * len(pairs)
     progress = np.linspace(0.0, 1.0, frames)
+    if pairs:
+        si, aj = [i for i, _ in pairs], [j for _, j in pairs]
+        r_all = state[:, si].astype(np.float64) - action[:, aj].astype(np.float64)
+        v_all = np.gradient(action[:, aj].astype(np.float64), axis=0)
+        if np.isfinite(r_all).all() and np.isfinite(v_all).all():  # one batched 3x3 solve for every pair
+            design = np.stack([np.ones_like(v_all), v_all, np.broadcast_to(progress[:, None], v_all.shape)], axis=-1)
+            gram = np.einsum("lpi,lpj->pij", design, design)
+            rhs = np.einsum("lpi,lp->pi", design, r_all)
+            try:
+                coef = np.linalg.solve(gram, rhs[..., None])[..., 0]
+                return [_finite_or_none(c) for c in coef[:, 2]]
+            except np.linalg.LinAlgError:  # a constant action: fall back to least squares per pair
+                pass
     for i, j in pairs:
         r = state[:, i].astype(np.float64) - action[:, j].astype(np.float64)
         v = np.gradient(action[:, j].astype(np.float64))

@@ -13,6 +13,7 @@ from strands_robots.signals.motion import (
     match_action_channels,
     persistent_steps,
     residual_trends,
+    step_prominence,
     windowed_jerk,
 )
 
@@ -46,6 +47,21 @@ def test_persistent_steps_see_a_kept_jump_not_a_spike_nor_a_commanded_move():
     action[28:30, 0] = 0.5
     heights, _ = persistent_steps(state, DT, action, [(0, 0)])
     assert heights[0] == pytest.approx(0.0)
+
+
+def test_step_prominence_tells_a_collision_from_tremor():
+    n = 60
+    rng = np.random.default_rng(1)
+    smooth = np.linspace(0, 1, n)[:, None]
+    hit = smooth.copy()
+    hit[30:] += 0.5
+    heights, _ = persistent_steps(hit, DT)
+    # 0.5 + 1/59 over the 95th-percentile frame step (1/59: the 5 % tail holds the jump itself)
+    assert step_prominence(heights, hit, DT)[0] == pytest.approx((0.5 + 1 / 59) / (1 / 59), rel=0.05)
+    shaky = smooth + rng.normal(0, 0.05, (n, 1))
+    heights, _ = persistent_steps(shaky, DT)
+    assert step_prominence(heights, shaky, DT)[0] < 1.5
+    assert step_prominence([None, 0.0], np.zeros((5, 2)), DT) == [None, 0.0]
 
 
 def test_match_action_channels():
