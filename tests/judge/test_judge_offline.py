@@ -130,11 +130,15 @@ def test_driving_the_tools_directly_plans_what_the_agent_loop_plans(faulty_datas
     via_drive = direct.judge_tools.config.written.pop((str(faulty_dataset), JITTERY))
     keep = ("quality", "failure_mode", "note", "success_opinion", "model")
     assert {k: via_drive[k] for k in keep} == {k: via_agent[k] for k in keep}
-    assert direct.judge_tools.config.tool_calls == agent.judge_tools.config.tool_calls == {
-        "read_predicate_verdict": 1,
-        "load_episode": 1,
-        "sample_frames": 1,
-        "write_label": 1,
-    }
+    assert (
+        direct.judge_tools.config.tool_calls
+        == agent.judge_tools.config.tool_calls
+        == {
+            "read_predicate_verdict": 1,
+            "load_episode": 1,
+            "sample_frames": 1,
+            "write_label": 1,
+        }
+    )
     assert messages[-1]["content"][0]["text"] == f"episode {JITTERY}: low (jerky_motion)"
     assert model.can_drive() and not type("Sub", (HeuristicJudgeModel,), {"next_events": lambda s, m: []})().can_drive()
