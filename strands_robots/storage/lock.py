@@ -1,16 +1,32 @@
-"""The inter-process lock held around every read-modify-write of a sidecar."""
+"""The inter-process lock held around every read-modify-write of a sidecar.
+
+An exclusive ``flock`` on ``.<name>.lock`` beside the sidecar (the primitive filelock's
+``UnixFileLock`` uses), with the lock file kept open for the life of the process: taking
+the lock is one ``flock`` and one ``stat`` (~20 µs) instead of filelock's per-acquire
+open, path resolution and fork bookkeeping (~250 µs, more than the fsync it guards).
+Re-entrant within a thread, exclusive between threads and processes. A lock file that
+was removed or replaced while waiting is re-opened, so two processes never hold locks on
+different files. A forked child closes the inherited descriptors and opens its own.
+Platforms without ``fcntl`` use ``filelock.FileLock``.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import os
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
-
-import filelock
+from typing import Any
 
 from strands_robots.errors import StorageError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None  # type: ignore[assignment]
 
 #: Seconds a writer waits for another writer before giving up.
 LOCK_TIMEOUT_S = float(os.environ.get("STRANDS_LABELS_LOCK_TIMEOUT", "120"))
@@ -21,16 +37,133 @@ def lock_path(sidecar: Path) -> Path:
     return sidecar.with_name(f".{sidecar.name}.lock")
 
 
-_locks: dict[str, filelock.FileLock] = {}
-os.register_at_fork(after_in_child=_locks.clear)  # a child takes its own locks
+class LockTimeout(TimeoutError):
+    """Another holder kept the lock past the timeout."""
 
 
-def _file_lock(sidecar: Path) -> filelock.FileLock:
-    """One FileLock object per lock file and process (creating one per call is costly)."""
+class ProcessFileLock:
+    """An exclusive, thread-re-entrant ``flock`` on one lock file, its descriptor kept open.
+
+    Args:
+        path: The lock file (created with mode 0644 if missing).
+        timeout: Default seconds :meth:`acquire` waits.
+    """
+
+    def __init__(self, path: str, timeout: float) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._mutex = threading.RLock()
+        self._fd: int | None = None
+        self._depth = 0
+
+    def acquire(self, timeout: float | None = None) -> None:
+        """Take the lock (nested calls in the holding thread only count).
+
+        Raises:
+            LockTimeout: not taken within ``timeout`` seconds.
+            OSError: the lock file cannot be created (read-only directory, permissions).
+        """
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + max(timeout, 0.0)
+        if not self._mutex.acquire(timeout=max(timeout, 0.0)):
+            raise LockTimeout(self.path)
+        try:
+            if self._depth == 0:
+                self._lock_file(deadline)
+            self._depth += 1
+        except BaseException:
+            self._mutex.release()
+            raise
+
+    def release(self) -> None:
+        """Release one acquisition; the file lock goes with the last."""
+        if self._depth == 1 and self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        self._depth -= 1
+        self._mutex.release()
+
+    def _lock_file(self, deadline: float) -> None:
+        pause = 0.0005
+        while True:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                _opened(self)
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(self.path) from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.02)
+                continue
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(self._fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                return
+            # the file was removed or replaced: a lock on the old inode excludes nobody
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def forget(self) -> None:
+        """Close the descriptor (in a forked child: it shares the parent's lock state)."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+
+
+_locks: dict[str, Any] = {}
+#: Lock files kept open at most (a process touching many datasets closes idle ones first).
+MAX_OPEN_LOCK_FILES = 64
+_open_lock = threading.Lock()
+_open: dict[ProcessFileLock, None] = {}  # insertion order: least recently opened first
+
+
+def _opened(lock: ProcessFileLock) -> None:
+    with _open_lock:
+        _open.pop(lock, None)
+        _open[lock] = None
+        for other in list(_open):
+            if len(_open) <= MAX_OPEN_LOCK_FILES:
+                break
+            if other is lock or not other._mutex.acquire(blocking=False):
+                continue
+            try:
+                if other._depth == 0:  # idle: the next acquire re-opens the file
+                    other.forget()
+                    _open.pop(other, None)
+            finally:
+                other._mutex.release()
+
+
+def _forget_after_fork() -> None:  # a child takes its own locks
+    global _open_lock
+    _open_lock = threading.Lock()  # another thread of the parent may have held it
+    for lock in _locks.values():
+        if isinstance(lock, ProcessFileLock):
+            lock.forget()
+    _locks.clear()
+    _open.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def _file_lock(sidecar: Path) -> Any:
+    """One lock object per lock file and process."""
     key = str(lock_path(sidecar))
     lock = _locks.get(key)
     if lock is None:
-        lock = _locks.setdefault(key, filelock.FileLock(key, timeout=LOCK_TIMEOUT_S))
+        if fcntl is not None:
+            lock = ProcessFileLock(key, timeout=LOCK_TIMEOUT_S)
+        else:  # pragma: no cover - not POSIX
+            import filelock
+
+            lock = filelock.FileLock(key, timeout=LOCK_TIMEOUT_S)
+        lock = _locks.setdefault(key, lock)
     return lock
 
 
@@ -38,7 +171,7 @@ def _file_lock(sidecar: Path) -> filelock.FileLock:
 def sidecar_lock(sidecar: Path, timeout: float | None = None, *, reading: bool = False) -> Iterator[None]:
     """Hold the exclusive inter-process lock of ``sidecar``.
 
-    Re-entrant within a thread (filelock counts nested acquisitions).
+    Re-entrant within a thread.
 
     Args:
         sidecar: The sidecar file the lock guards.
@@ -69,8 +202,8 @@ def sidecar_lock(sidecar: Path, timeout: float | None = None, *, reading: bool =
         lock.release()
 
 
-def _lock_error(sidecar: Path, lock: filelock.FileLock, exc: OSError) -> StorageError:
-    if isinstance(exc, filelock.Timeout):
+def _lock_error(sidecar: Path, lock: Any, exc: OSError) -> StorageError:
+    if isinstance(exc, TimeoutError):
         return StorageError(
             f"another process has held the lock on {sidecar} for over {lock.timeout:.0f} s; wait for it to "
             "finish (or set STRANDS_LABELS_LOCK_TIMEOUT) and retry."
