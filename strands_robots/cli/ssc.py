@@ -15,6 +15,7 @@ L3; without it L3 queries stay pending and are reported.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -43,6 +44,89 @@ ModelOpt = Annotated[str | None, typer.Option("--model", help="L3 model, PROVIDE
 ToleranceOpt = Annotated[int, typer.Option("--tolerance", min=0, help="Frames accepted outside a window.")]
 VlOnlyOpt = Annotated[bool, typer.Option("--vl-only", help="Skip L2 annotation lookup (the paper's VL-only mode).")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Also write the JSON result to this file.")]
+ThresholdOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--threshold",
+        help="Position mode: a fixed open/closed level in channel units (default: relative swing). "
+        "Command mode: dead band, |value| <= threshold counts as zero.",
+    ),
+]
+HysteresisOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--hysteresis",
+        min=0,
+        help="Position mode, fraction of the channel's range: the swing that makes an event (default 0.3), "
+        "or with --threshold the half-width of the band around it (default 0.1).",
+    ),
+]
+MinRangeOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-range",
+        min=0,
+        help="Position mode: an episode whose channel range is below this (channel units) yields no events "
+        "(default: 20%% of the channel's range across the dataset, at least 5%% of its magnitude).",
+    ),
+]
+PolarityOpt = Annotated[
+    str,
+    typer.Option(
+        "--polarity", help="open-high (larger values = more open, LeRobot gripper.pos) or open-low (larger = closed)."
+    ),
+]
+BaseSpeedOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--base-speed-threshold",
+        min=0,
+        help="Speed at which the base counts as moving when the dataset has a base-velocity feature "
+        "(default 0.05); without one, base motion comes from the verbs.",
+    ),
+]
+RangeOpt = Annotated[
+    str,
+    typer.Option(
+        "--range",
+        help="Position mode: 'dataset' (default): an episode whose channel moves less than 20%% of the channel's "
+        "range across the dataset is an idle hand (its noise yields no events); 'episode': only each "
+        "episode's own values count.",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Detector:
+    """The gripper detector's options as the ``ssc`` commands take them."""
+
+    mode: str = "position"
+    threshold: float | None = None
+    hysteresis: float | None = None
+    min_range: float | None = None
+    polarity: str = "open-high"
+    range_scope: str = "dataset"
+
+    def check(self) -> Detector:
+        if self.mode not in ("position", "command"):
+            raise LabelValidationError(f"--mode must be 'position' or 'command', got {self.mode!r}.")
+        if self.polarity not in ("open-high", "open-low"):
+            raise LabelValidationError(f"--polarity must be 'open-high' or 'open-low', got {self.polarity!r}.")
+        if self.range_scope not in ("dataset", "episode"):
+            raise LabelValidationError(f"--range must be 'dataset' or 'episode', got {self.range_scope!r}.")
+        if self.mode == "command" and self.threshold is not None and self.threshold < 0:
+            raise LabelValidationError(f"--threshold {self.threshold} must be >= 0 in command mode (a dead band).")
+        return self
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "threshold": self.threshold,
+            "hysteresis": self.hysteresis,
+            "min_range": self.min_range,
+            "polarity": self.polarity,
+            "range": self.range_scope if self.mode == "position" else None,
+        }
 
 
 def _path(path: Path) -> Path:
@@ -96,14 +180,39 @@ def _channels(ds: Any, specs: list[str] | None, mode: str, single_arm: str) -> d
     return out
 
 
-def _episode_events(ds: Any, episode: int, channels: dict[str, Any], mode: str) -> list[Any]:
+def _ranges(ds: Any, channels: dict[str, Any], detector: Detector) -> dict[str, tuple[float, float]] | None:
+    """Arm -> the channel's range across the dataset (position mode, ``--range dataset``)."""
+    if detector.mode != "position" or detector.range_scope != "dataset":
+        return None
+    from strands_robots.ssc.gripper import channel_range
+
+    found = {arm: channel_range(ds, ch) for arm, ch in channels.items()}
+    return {arm: r for arm, r in found.items() if r is not None}
+
+
+def _episode_events(
+    ds: Any,
+    episode: int,
+    channels: dict[str, Any],
+    detector: Detector,
+    ranges: dict[str, tuple[float, float]] | None = None,
+) -> list[Any]:
     import numpy as np
 
     from strands_robots.ssc.gripper import events_for_channels
 
     features = sorted({c.feature for c in channels.values()})
     cols = ds.read_frames(episode, columns=[*features, "frame_index"])
-    events = events_for_channels(cols, channels, mode="command" if mode == "command" else "position")
+    events = events_for_channels(
+        cols,
+        channels,
+        mode="command" if detector.mode == "command" else "position",
+        threshold=detector.threshold,
+        hysteresis=detector.hysteresis,
+        open_is_high=detector.polarity == "open-high",
+        min_range=detector.min_range,
+        ranges=ranges,
+    )
     frame_index = np.asarray(cols.get("frame_index", []))
     if frame_index.size and not np.array_equal(frame_index, np.arange(frame_index.size)):
         import msgspec
@@ -167,24 +276,27 @@ def _build_all(
     labels_dir: Path | None,
     episodes: str | None,
     gripper: list[str] | None,
-    mode: str,
+    detector: Detector,
     single_arm: str,
     model: str | None,
     tolerance: int,
     vl_only: bool,
+    base_speed_threshold: float | None = None,
 ) -> tuple[Any, dict[int, dict[str, Any]], Any]:
     from strands_robots.dataset import open_dataset
+    from strands_robots.segments.navigate import episode_base_velocity
     from strands_robots.ssc.cascade import ANNOTATION_FIELDS
     from strands_robots.ssc.chain import build_chain
 
     ds = open_dataset(root)
-    channels = _channels(ds, gripper, mode, single_arm)
+    channels = _channels(ds, gripper, detector.mode, single_arm)
     sources = _subtask_sources(root, resolve(annotations), labels_dir)
     wanted = _episodes(episodes)
     if not sources:
         raise LabelValidationError(
             "no subtasks found: save segmentations (`strands-labels segments ...`) or pass --annotations DIR."
         )
+    ranges = _ranges(ds, channels, detector)
     resolver = None
     if model is not None:
         from strands_robots.ssc.vlm import VLMResolver
@@ -198,7 +310,7 @@ def _build_all(
             results[ep] = {"error": f"episode {ep} has subtasks but is not in the dataset"}
             continue
         src = sources[ep]
-        events = _episode_events(ds, ep, channels, mode)
+        events = _episode_events(ds, ep, channels, detector, ranges)
         if resolver is not None:
             from strands_robots.ssc.vlm import dataset_frames
 
@@ -215,6 +327,8 @@ def _build_all(
             episode_index=ep,
             task_duration=src["task_duration"],
             arms=tuple(channels),
+            base_velocity=episode_base_velocity(root, ep, dataset=ds),
+            base_speed_threshold=base_speed_threshold,
         )
         results[ep] = {"chain": chain, "events": events, "source": src["source"]}
     return ds, results, resolver
@@ -233,6 +347,11 @@ def events_cmd(
     episodes: EpisodesOpt = None,
     gripper: GripperOpt = None,
     mode: ModeOpt = "position",
+    threshold: ThresholdOpt = None,
+    hysteresis: HysteresisOpt = None,
+    min_range: MinRangeOpt = None,
+    polarity: PolarityOpt = "open-high",
+    range_scope: RangeOpt = "dataset",
     single_arm: SingleArmOpt = "right",
     json_out: JsonOpt = False,
 ) -> None:
@@ -240,24 +359,36 @@ def events_cmd(
     from strands_robots.dataset import open_dataset
     from strands_robots.ssc.records import to_dict
 
+    detector = Detector(mode, threshold, hysteresis, min_range, polarity, range_scope).check()
     ds = open_dataset(_path(root))
     channels = _channels(ds, gripper, mode, single_arm)
+    ranges = _ranges(ds, channels, detector)
     wanted = _episodes(episodes)
     episodes_doc: dict[str, list[Any]] = {}
     doc: dict[str, Any] = {
-        "channels": {arm: {"feature": c.feature, "index": c.index, "name": c.name} for arm, c in channels.items()},
+        "channels": {
+            arm: {
+                "feature": c.feature,
+                "index": c.index,
+                "name": c.name,
+                "range": list(ranges[arm]) if ranges and arm in ranges else None,
+            }
+            for arm, c in channels.items()
+        },
         "mode": mode,
+        "detector": detector.describe(),
         "episodes": episodes_doc,
     }
     for ep in ds.episodes:
         if wanted is not None and ep not in wanted:
             continue
-        episodes_doc[str(ep)] = [to_dict(e) for e in _episode_events(ds, ep, channels, mode)]
+        episodes_doc[str(ep)] = [to_dict(e) for e in _episode_events(ds, ep, channels, detector, ranges)]
     if json_out:
         print_json(doc)
         return
     for arm, c in channels.items():
-        console.print(f"{arm}: {c.feature}[{c.index}] ({c.name}), mode {mode}")
+        scope = f", range {ranges[arm][0]:g}..{ranges[arm][1]:g} across the dataset" if ranges and arm in ranges else ""
+        console.print(f"{arm}: {c.feature}[{c.index}] ({c.name}), mode {mode}{scope}", markup=False)
     for ep, evs in episodes_doc.items():
         text = " ".join(f"{e['arm'][0]}:{e['kind']}@{e['frame']}" for e in evs) or "(none)"
         console.print(f"episode {ep} ({ds.episodes[int(ep)].length} frames): {text}", markup=False)
@@ -270,9 +401,15 @@ def build_cmd(
     episodes: EpisodesOpt = None,
     gripper: GripperOpt = None,
     mode: ModeOpt = "position",
+    threshold: ThresholdOpt = None,
+    hysteresis: HysteresisOpt = None,
+    min_range: MinRangeOpt = None,
+    polarity: PolarityOpt = "open-high",
+    range_scope: RangeOpt = "dataset",
     single_arm: SingleArmOpt = "right",
     tolerance: ToleranceOpt = 0,
     vl_only: VlOnlyOpt = False,
+    base_speed_threshold: BaseSpeedOpt = None,
     labels_dir: LabelsDirOpt = None,
     json_out: JsonOpt = False,
     out: OutOpt = None,
@@ -287,11 +424,12 @@ def build_cmd(
         labels_dir=resolve(labels_dir),
         episodes=episodes,
         gripper=gripper,
-        mode=mode,
+        detector=Detector(mode, threshold, hysteresis, min_range, polarity, range_scope).check(),
         single_arm=single_arm,
         model=model,
         tolerance=tolerance,
         vl_only=vl_only,
+        base_speed_threshold=base_speed_threshold,
     )
     doc: dict[str, Any] = {"episodes": {}, "model_failures": list(resolver.failures) if resolver else []}
     for ep, res in results.items():
@@ -326,9 +464,15 @@ def check_cmd(
     episodes: EpisodesOpt = None,
     gripper: GripperOpt = None,
     mode: ModeOpt = "position",
+    threshold: ThresholdOpt = None,
+    hysteresis: HysteresisOpt = None,
+    min_range: MinRangeOpt = None,
+    polarity: PolarityOpt = "open-high",
+    range_scope: RangeOpt = "dataset",
     single_arm: SingleArmOpt = "right",
     tolerance: ToleranceOpt = 0,
     vl_only: VlOnlyOpt = False,
+    base_speed_threshold: BaseSpeedOpt = None,
     reference: Annotated[
         Path | None, typer.Option("--reference", help="JSON written by `ssc build --out`: reference chains.")
     ] = None,
@@ -346,11 +490,12 @@ def check_cmd(
         labels_dir=resolve(labels_dir),
         episodes=episodes,
         gripper=gripper,
-        mode=mode,
+        detector=Detector(mode, threshold, hysteresis, min_range, polarity, range_scope).check(),
         single_arm=single_arm,
         model=model,
         tolerance=tolerance,
         vl_only=vl_only,
+        base_speed_threshold=base_speed_threshold,
     )
     refs = {}
     if reference is not None:

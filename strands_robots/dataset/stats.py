@@ -1,4 +1,4 @@
-"""Per-episode content digests from the statistics LeRobot stores in the episodes metadata.
+"""Per-episode content digests and whole-dataset feature ranges from the statistics LeRobot stores.
 
 LeRobot writes per-episode feature statistics: v3.0 as ``stats/<feature>/mean`` columns
 of ``meta/episodes/*/*.parquet``, v2.1 as ``meta/episodes_stats.jsonl``. The mean of
@@ -104,3 +104,66 @@ def episode_content_digests(root: str | Path, feature: str = FEATURE) -> dict[in
                 if digest is not None and isinstance(entry.get("episode_index"), int):
                     digests[entry["episode_index"]] = digest
     return digests
+
+
+def _as_vector(value: Any) -> np.ndarray | None:
+    if value is None:
+        return None
+    try:
+        vector = np.asarray(value, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        return None
+    return vector if vector.size else None
+
+
+def feature_range(root: str | Path, feature: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The per-component ``(min, max)`` of ``feature`` across the whole dataset, from its statistics.
+
+    Read from ``meta/stats.json`` (v3.0, v2.x), else aggregated over the per-episode
+    statistics (``stats/<feature>/min``/``max`` columns of ``meta/episodes/*/*.parquet`` in
+    v3.0, ``meta/episodes_stats.jsonl`` in v2.1). No frame data is read.
+
+    Returns:
+        Two arrays of shape ``(components,)``, or None when the dataset stores no
+        statistics of ``feature`` (the caller then scans the frames).
+    """
+    root = Path(root)
+    stats_json = root / "meta" / "stats.json"
+    if stats_json.is_file():
+        try:
+            entry = (json.loads(stats_json.read_text(encoding="utf-8")) or {}).get(feature) or {}
+        except (OSError, ValueError, AttributeError):
+            entry = {}
+        lo, hi = _as_vector(entry.get("min")), _as_vector(entry.get("max"))
+        if lo is not None and hi is not None and lo.shape == hi.shape:
+            return lo, hi
+    lows: list[np.ndarray] = []
+    highs: list[np.ndarray] = []
+    files = sorted((root / "meta" / "episodes").glob("*/*.parquet"))
+    columns = [f"stats/{feature}/min", f"stats/{feature}/max"]
+    for path in files:
+        if not set(columns) <= set(pq.read_schema(path).names):
+            continue
+        table = pq.read_table(path, columns=columns)
+        for lo_row, hi_row in zip(
+            table.column(columns[0]).to_pylist(), table.column(columns[1]).to_pylist(), strict=True
+        ):
+            lo, hi = _as_vector(lo_row), _as_vector(hi_row)
+            if lo is not None and hi is not None:
+                lows.append(lo)
+                highs.append(hi)
+    stats_file = root / "meta" / "episodes_stats.jsonl"
+    if not lows and stats_file.is_file():
+        with open(stats_file, encoding="utf-8") as handle:
+            for line in handle:
+                if not line.strip():
+                    continue
+                entry = ((json.loads(line).get("stats") or {}).get(feature)) or {}
+                lo, hi = _as_vector(entry.get("min")), _as_vector(entry.get("max"))
+                if lo is not None and hi is not None:
+                    lows.append(lo)
+                    highs.append(hi)
+    shapes = {v.shape for v in lows + highs}
+    if not lows or len(shapes) != 1:
+        return None
+    return np.min(np.stack(lows), axis=0), np.max(np.stack(highs), axis=0)

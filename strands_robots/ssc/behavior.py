@@ -32,6 +32,72 @@ from strands_robots.ssc.records import ParsedAction, Subtask
 from strands_robots.ssc.verbs import VERBS, UnknownVerbError, match_verb_prefix, normalize_verb
 
 _ARM_WORDS = {"left": "left", "right": "right", "both": "coop", "coop": "coop", "bimanual": "coop"}
+_ARM_NOUNS = ("arm", "hand", "arms", "hands", "gripper", "grippers")
+_ARTICLES = ("the", "a", "an")
+#: Words that open a source/destination phrase of a label (``from breakfast table``): a target.
+_PREPOSITIONS = (
+    ("on", "top", "of"),
+    ("in", "front", "of"),
+    ("next", "to"),
+    ("out", "of"),
+    ("from",),
+    ("onto",),
+    ("on",),
+    ("into",),
+    ("in",),
+    ("inside",),
+    ("to",),
+    ("toward",),
+    ("towards",),
+    ("under",),
+    ("over",),
+    ("above",),
+    ("below",),
+    ("beside",),
+    ("behind",),
+    ("near",),
+    ("at",),
+    ("off",),
+    ("against",),
+    ("across",),
+    ("between",),
+)
+#: Words that open a condition of a label (``with the knife``, ``while holding``): not the object.
+_CONDITION_LEADS = ("with", "using", "while", "until", "when", "if", "before", "after", "by")
+
+
+def _preposition_at(words: list[str], i: int) -> tuple[str, ...] | None:
+    for prep in _PREPOSITIONS:
+        if tuple(words[i : i + len(prep)]) == prep:
+            return prep
+    return None
+
+
+def _split_phrases(words: list[str]) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    """``book from breakfast table`` -> ``(["book"], [("from", "breakfast_table")], [])``.
+
+    The object is the words before the first preposition or condition word; each
+    preposition opens a target (its words joined by ``_``, like an object id); a condition
+    word opens a condition that runs to the end (``with knife``).
+    """
+    obj: list[str] = []
+    targets: list[tuple[str, list[str]]] = []
+    cond: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _CONDITION_LEADS and (obj or targets):
+            cond.append(" ".join(w for w in words[i:] if w not in _ARTICLES))
+            break
+        prep = _preposition_at(words, i) if (obj or targets) else None
+        if prep is not None:
+            targets.append((" ".join(prep), []))
+            i += len(prep)
+            continue
+        if word not in _ARTICLES:
+            (targets[-1][1] if targets else obj).append(word)
+        i += 1
+    return obj, [(p, "_".join(t)) for p, t in targets if t], cond
 
 
 @dataclass
@@ -122,7 +188,8 @@ def parse_skill_text(text: str, objects: list[str] | None = None) -> ParsedActio
     if words and words[0] in _ARM_WORDS:
         arm = _ARM_WORDS[words[0]]
         words = words[1:]
-        if words and words[0] in ("arm", "hand", "arms", "hands"):
+        # 'left hand pick cup': the arm noun goes; 'left hand over cup': 'hand over' is the verb
+        if words and words[0] in _ARM_NOUNS and (match_verb_prefix(words[1:]) or not match_verb_prefix(words)):
             words = words[1:]
     found = match_verb_prefix(words)
     if found is None:
@@ -131,20 +198,23 @@ def parse_skill_text(text: str, objects: list[str] | None = None) -> ParsedActio
             "strands_robots.ssc.verbs.VERBS (paper Appendix E: one new verb is one new row)."
         )
     row, used = found
-    rest = [w for w in words[used:] if w not in ("the", "a", "an")]
+    obj_words, text_targets, cond = _split_phrases(words[used:])
     objs = list(objects or [])
-    if not objs and rest:
-        objs = ["_".join(rest)]
     obj: str | None = None
     targets: list[tuple[str, str]] = []
-    if row.motion or row.role == "idle":
+    if not objs and (row.motion or row.role == "idle"):
+        named = ["_".join(obj_words)] if obj_words else []
+        targets = [(_prep(row.preps, i), o) for i, o in enumerate(named)] + text_targets
+    elif not objs:
+        obj = "_".join(obj_words) or None
+        targets = text_targets
+    elif row.motion or row.role == "idle":
         targets = [(_prep(row.preps, i), o) for i, o in enumerate(objs)]
     else:
-        if objs:
-            obj = objs[0]
+        obj = objs[0]
         targets = [(_prep(row.preps, i), o) for i, o in enumerate(objs[1:])]
     label_arm = cast(Literal["left", "right", "coop"] | None, arm)
-    return ParsedAction(verb=row.name, arm=label_arm, obj=obj, targets=targets, text=text)
+    return ParsedAction(verb=row.name, arm=label_arm, obj=obj, targets=targets, cond=cond, text=text)
 
 
 def _prep(preps: tuple[str, ...], i: int) -> str:

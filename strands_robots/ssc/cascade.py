@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import msgspec
+import numpy as np
 
 from strands_robots.errors import LabelValidationError
 from strands_robots.ssc.records import (
@@ -196,6 +197,11 @@ class EntryBuilder:
         annotation_fields: L2 fields to consult (see :data:`ANNOTATION_FIELDS`).
         arms: The hands the robot has (``("right",)`` for a single-arm robot: every
             action is that arm's, settled at L1).
+        base_speed: Smoothed base speed per frame (shape ``(frames,)``), or None: each
+            window's ``st_motion`` is then ``move`` where the speed reaches
+            ``base_speed_threshold`` and ``idle`` elsewhere, else it comes from the verbs.
+        base_speed_threshold: Speed at which the base counts as moving (default the
+            segment rules' ``DEFAULT_THRESHOLD``, 0.05).
     """
 
     def __init__(
@@ -208,6 +214,8 @@ class EntryBuilder:
         tolerance: int = 0,
         annotation_fields: Iterable[str] = ANNOTATION_FIELDS,
         arms: Iterable[str] = HANDS,
+        base_speed: Any = None,
+        base_speed_threshold: float | None = None,
     ) -> None:
         self.arms = tuple(a for a in HANDS if a in set(arms))
         if not self.arms:
@@ -219,6 +227,23 @@ class EntryBuilder:
         self.tolerance = tolerance
         self.fields = frozenset(annotation_fields)
         self.l3_calls = 0
+        self.base_speed = None if base_speed is None else np.asarray(base_speed, dtype=float).ravel()
+        if base_speed_threshold is None and base_speed is not None:
+            from strands_robots.segments.motion import DEFAULT_THRESHOLD  # one default with the segment rules
+
+            base_speed_threshold = DEFAULT_THRESHOLD
+        self.base_speed_threshold = float(base_speed_threshold or 0.0)
+        if base_speed is not None and not self.base_speed_threshold > 0:
+            raise LabelValidationError(f"base_speed_threshold must be > 0, got {base_speed_threshold!r}.")
+
+    def motion(self, subtask: Subtask, plans: list[_Plan]) -> str:
+        """``move`` or ``idle`` for a window: the base speed when known, else the verbs."""
+        if self.base_speed is not None:
+            window = self.base_speed[max(0, subtask.start) : max(subtask.start + 1, subtask.end)]
+            finite = window[np.isfinite(window)]
+            if finite.size:
+                return "move" if float(finite.max()) >= self.base_speed_threshold else "idle"
+        return "move" if any(p.row.motion for p in plans) else "idle"
 
     # ------------------------------------------------------------------ entry
     def build(self, subtask: Subtask, before: SceneGraph) -> SubtaskEntry:
@@ -235,7 +260,7 @@ class EntryBuilder:
         ctx.fallback()
         actions = ctx.materialize()
         after, _ = advance(before, actions)  # re-advance the snapshot with resolved values
-        motion = "move" if any(p.row.motion for p in plans) else "idle"
+        motion = self.motion(subtask, plans)
         motion_cond = [f"{prep} {obj}" for p in plans if p.role == "idle" for prep, obj in p.parsed.targets] + [
             c for p in plans if p.role == "idle" for c in p.parsed.cond
         ]
@@ -282,6 +307,11 @@ class _Ctx:
 
     def plan_for(self, q: PendingQuery) -> _Plan:
         return self.plans[q.target_action_idx or 0]
+
+    def co_acquires(self, p: _Plan) -> list[_Plan]:
+        """The other acquires of this entry whose object is a different one (``cup_1`` and
+        ``plate_2``; two instance ids ``candle_89`` and ``candle_90``): one hand each."""
+        return [s for s in self.plans if s is not p and s.role == "acquire" and _different(s.parsed.obj, p.parsed.obj)]
 
     # ------------------------------------------------------- construction
     def construct(self) -> None:
@@ -405,17 +435,15 @@ class _Ctx:
             return [self.b.arms[0]], "high", f"single-arm robot: only the {self.b.arms[0]} arm exists"
         if p.role == "acquire":
             closing, free = sig.closed(), self.free()
+            siblings = self.co_acquires(p)
             if p.same is True and len(closing) != 1:
                 return ["coop"], "high", "both hands on one object (same-object answer)"
-            if p.same is False and len(closing) == 2:
+            if p.same is False and len(closing) == 2 and not siblings:
                 return ["left", "right"], "high", "both grippers closed on two instances"
             if len(closing) == 1:
                 (arm,) = closing
                 return [arm], "high", f"only the {arm} gripper closed in the window"
             if len(closing) == 2:
-                siblings = [
-                    s for s in self.plans if s is not p and s.role == "acquire" and not same_name(s.parsed.obj, o)
-                ]
                 if siblings and len(free) == 2:  # E -> D: two objects, one per hand
                     taken = [s.arms[0] for s in siblings if s.arms and s.arms[0] in HANDS]
                     if taken:
@@ -554,6 +582,9 @@ class _Ctx:
             ids = {i for i in self.st.object_ids if same_name(i, o) and has_instance_index(i)}
             if len(ids) >= 2:
                 return self._same(p, False, "L2", f"the annotation names {len(ids)} instances: {sorted(ids)}")
+            if len(ids) == 1 and (o in ids or not has_instance_index(o)):
+                (only,) = ids
+                return self._same(p, True, "L2", f"the annotation names one instance, {only}: both hands on it")
         return None
 
     def _same(self, p: _Plan, value: bool, level: str, note: str):
@@ -629,8 +660,11 @@ class _Ctx:
                 free = self.free()
                 if p.role in ("contact", "transient") and len(free) == 1:
                     p.arms, p.source, p.confidence = free, "heuristic", "low"
-                elif p.role == "acquire" and len(self.sig.closed()) == 2 and len(free) == 2:
+                elif p.role == "acquire" and len(self.sig.closed()) == 2 and len(free) == 2 and not self.co_acquires(p):
                     p.arms, p.source, p.same = ["unsure"], "unresolved", "unsure"  # E -> D?
+                elif p.role == "acquire" and self.co_acquires(p):
+                    # E -> D: each object went to one hand, which one is open; never a co-hold
+                    p.arms, p.source, p.same = ["unsure"], "unresolved", False
                 else:
                     p.arms, p.source = ["unsure"], "unresolved"
                 p.confidence = "low"
@@ -708,6 +742,15 @@ class _Ctx:
             a.arm_source, a.arm_confidence, a.inferred = "L1", "high", True
             out.append(a)
         return out
+
+
+def _different(a: str | None, b: str | None) -> bool:
+    """Two objects that cannot be one: different names, or two different instance ids."""
+    if a is None or b is None:
+        return False
+    if not same_name(a, b):
+        return True
+    return has_instance_index(a) and has_instance_index(b) and a != b
 
 
 def _as_bool(value: Any) -> bool | None:

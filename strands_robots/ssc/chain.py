@@ -33,6 +33,16 @@ def _subtasks(subtasks: Iterable[Subtask | Mapping[str, Any]]) -> list[Subtask]:
     return sorted(out, key=lambda s: (s.start, s.st_idx))
 
 
+def _base_speed(base_velocity: Any) -> Any:
+    """Per-frame smoothed base speed (the segment rules' norm and moving median), or None."""
+    if base_velocity is None:
+        return None
+    from strands_robots.segments.motion import base_speed, smooth
+    from strands_robots.segments.validate import DEFAULT_SMOOTH_FRAMES
+
+    return smooth(base_speed(base_velocity), DEFAULT_SMOOTH_FRAMES)
+
+
 def build_chain(
     subtasks: Iterable[Subtask | Mapping[str, Any]],
     events: Iterable[GripperEvent | Mapping[str, Any]],
@@ -45,6 +55,8 @@ def build_chain(
     episode_index: int | None = None,
     task_duration: tuple[int, int] | None = None,
     arms: Iterable[str] = ("left", "right"),
+    base_velocity: Any = None,
+    base_speed_threshold: float | None = None,
 ) -> StructuredSubtaskChain:
     """Build the SSC of one episode.
 
@@ -61,12 +73,21 @@ def build_chain(
         episode_index: Recorded in the chain.
         task_duration: ``[start, end)``; defaults to the span of the subtasks.
         arms: The hands the robot has; ``("right",)`` for a single-arm robot.
+        base_velocity: The episode's base velocity, one row per frame (shape ``(frames,)``
+            or ``(frames, dims)``, e.g. from
+            :func:`strands_robots.segments.navigate.episode_base_velocity`). With it each
+            subtask's ``st_motion`` is ``move`` where the median-smoothed base speed
+            reaches ``base_speed_threshold`` inside its window and ``idle`` elsewhere;
+            without it (or for a window with no finite speed) it comes from the verb
+            (docs/ssc.md, "Base motion").
+        base_speed_threshold: Speed (feature units, m/s for a base velocity) at which the
+            base counts as moving; default the segment rules' 0.05.
 
     Returns:
         The chain; every unresolved field stays visible as a pending query.
 
     Raises:
-        LabelValidationError: malformed subtasks or events.
+        LabelValidationError: malformed subtasks or events, a base velocity of the wrong shape.
         UnknownVerbError: a subtask verb not in the vocabulary.
     """
     subs = _subtasks(subtasks)
@@ -85,6 +106,8 @@ def build_chain(
         tolerance=tolerance,
         annotation_fields=annotation_fields,
         arms=arms,
+        base_speed=_base_speed(base_velocity),
+        base_speed_threshold=base_speed_threshold,
     )
     state = SceneGraph()
     entries = []

@@ -11,7 +11,12 @@ Two detectors:
   30% of the range away from the last turning point is an event, so a grasp that stops
   on a wide object above mid-range, or a partial release, still counts, and noise
   smaller than the band never does. With an explicit ``threshold`` the detector is a
-  fixed open/closed level with a hysteresis band around it.
+  fixed open/closed level with a hysteresis band around it. With ``value_range``, the
+  channel's range across the whole dataset (what the ``ssc`` commands pass by default), an
+  episode in which the channel moves less than 20% of that range is an idle hand holding
+  only sensor noise and yields no events, so the acting hand can be singled out; the
+  swing within an episode that does move stays relative to that episode's own range (a
+  grasp on a small object closes the gripper less far than the dataset's widest swing).
 
 Channels are found by name (:func:`find_gripper_channels`): ``gripper.pos``,
 ``left_gripper``, ``right_gripper.pos``... A name without a side is a single-arm robot.
@@ -39,6 +44,9 @@ SETTLE = 0.1
 DEFAULT_HYSTERESIS = 0.1
 #: A position channel whose range is below this fraction of its magnitude never moved.
 DEFAULT_MIN_RANGE_FRACTION = 0.05
+#: With ``value_range``: an episode whose channel range is below this fraction of the
+#: channel's range across the dataset is an idle hand (no events).
+DEFAULT_IDLE_FRACTION = 0.2
 
 
 def detect_gripper_events(
@@ -50,6 +58,7 @@ def detect_gripper_events(
     hysteresis: float | None = None,
     open_is_high: bool = True,
     min_range: float | None = None,
+    value_range: tuple[float, float] | None = None,
 ) -> list[GripperEvent]:
     """Open/close events of one arm's gripper channel.
 
@@ -68,8 +77,13 @@ def detect_gripper_events(
             (default 0.1); the state changes only when the value leaves the band.
         open_is_high: Whether larger values mean more open (LeRobot ``gripper.pos``:
             yes) or, in command mode, whether a positive command opens.
-        min_range: Position mode: a channel whose range (max - min) is below this never
-            moved and yields no events (default: 5% of its largest magnitude).
+        min_range: Position mode: a channel whose range (max - min) in this episode is
+            below this never moved and yields no events (default: 5% of its largest
+            magnitude, and with ``value_range`` at least 20% of that range).
+        value_range: Position mode: ``(min, max)`` of the channel across the whole dataset
+            (see :func:`channel_range`); an episode moving less than
+            :data:`DEFAULT_IDLE_FRACTION` of it is idle (unless ``min_range`` is given).
+            Default None: only the episode's own values are known.
 
     Returns:
         Events in frame order; an event's ``frame`` is the first frame in the new state.
@@ -77,7 +91,8 @@ def detect_gripper_events(
 
     Raises:
         LabelValidationError: bad ``arm``/``mode``, values not 1-D numbers, negative
-            threshold or hysteresis.
+            threshold, hysteresis or min_range, a ``value_range`` that is not two finite
+            numbers ``min <= max``.
     """
     if arm not in HANDS:
         raise LabelValidationError(f"arm must be 'left' or 'right', got {arm!r}.")
@@ -93,6 +108,9 @@ def detect_gripper_events(
         )
     if (hysteresis is not None and hysteresis < 0) or (threshold is not None and mode == "command" and threshold < 0):
         raise LabelValidationError("threshold (command mode) and hysteresis must be >= 0.")
+    if min_range is not None and not min_range >= 0:
+        raise LabelValidationError(f"min_range must be >= 0, got {min_range!r}.")
+    value_range = _check_range(value_range)
     hand = cast(Hand, arm)
     if mode == "command":
         dead = threshold or 0.0
@@ -104,7 +122,21 @@ def detect_gripper_events(
                 stacklevel=2,
             )
         return _command_events(x, hand, dead, open_is_high)
-    return _position_events(x, hand, threshold, hysteresis, open_is_high, min_range)
+    return _position_events(x, hand, threshold, hysteresis, open_is_high, min_range, value_range)
+
+
+def _check_range(value_range: Any) -> tuple[float, float] | None:
+    if value_range is None:
+        return None
+    try:
+        lo, hi = (float(v) for v in value_range)
+    except (TypeError, ValueError) as exc:
+        raise LabelValidationError(
+            f"value_range must be (min, max) of the channel across the dataset, got {value_range!r}."
+        ) from exc
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+        raise LabelValidationError(f"value_range must be two finite numbers min <= max, got {value_range!r}.")
+    return lo, hi
 
 
 def _command_events(x: np.ndarray, arm: Hand, dead: float, open_is_high: bool) -> list[GripperEvent]:
@@ -128,13 +160,18 @@ def _position_events(
     hysteresis: float | None,
     open_is_high: bool,
     min_range: float | None,
+    value_range: tuple[float, float] | None = None,
 ) -> list[GripperEvent]:
     finite = x[~np.isnan(x)]
     if finite.size == 0:
         return []
     lo, hi = float(finite.min()), float(finite.max())
+    floor = min_range
+    if floor is None:
+        floor = DEFAULT_MIN_RANGE_FRACTION * max(abs(lo), abs(hi))
+        if value_range is not None:
+            floor = max(floor, DEFAULT_IDLE_FRACTION * (value_range[1] - value_range[0]))
     span = hi - lo
-    floor = min_range if min_range is not None else DEFAULT_MIN_RANGE_FRACTION * max(abs(lo), abs(hi))
     if span <= 0 or span < floor:
         return []
     y = x if open_is_high else -x
@@ -301,12 +338,18 @@ def events_for_channels(
     threshold: float | None = None,
     hysteresis: float | None = None,
     open_is_high: bool = True,
+    min_range: float | None = None,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
 ) -> list[GripperEvent]:
     """Events of every arm, merged in frame order.
 
     Args:
         columns: Feature key -> array of shape ``(frames, dims)`` (``read_frames`` output).
         channels: Output of :func:`find_gripper_channels`.
+        mode, threshold, hysteresis, open_is_high, min_range: As for
+            :func:`detect_gripper_events`, for every arm.
+        ranges: Arm -> the channel's ``(min, max)`` across the dataset
+            (:func:`channel_range`), the ``value_range`` of that arm.
 
     Raises:
         LabelValidationError: a channel's feature is missing from ``columns``.
@@ -318,6 +361,42 @@ def events_for_channels(
         data = np.asarray(columns[ch.feature])
         series = data[:, ch.index] if data.ndim == 2 else data
         events += detect_gripper_events(
-            series, arm=arm, mode=mode, threshold=threshold, hysteresis=hysteresis, open_is_high=open_is_high
+            series,
+            arm=arm,
+            mode=mode,
+            threshold=threshold,
+            hysteresis=hysteresis,
+            open_is_high=open_is_high,
+            min_range=min_range,
+            value_range=(ranges or {}).get(arm),
         )
     return sorted(events, key=lambda e: (e.frame, e.arm))
+
+
+def channel_range(dataset: Any, channel: GripperChannel) -> tuple[float, float] | None:
+    """``(min, max)`` of one gripper channel across every episode of ``dataset``.
+
+    Taken from the dataset's stored statistics
+    (:func:`strands_robots.dataset.stats.feature_range`) when it has them, else from the
+    frames of every episode. NaN samples are ignored.
+
+    Returns:
+        The range, or None when the channel has no finite sample.
+    """
+    from strands_robots.dataset.stats import feature_range
+
+    stored = feature_range(dataset.root, channel.feature)
+    if stored is not None and channel.index < stored[0].size:
+        lo, hi = float(stored[0][channel.index]), float(stored[1][channel.index])
+        if math.isfinite(lo) and math.isfinite(hi) and lo <= hi:
+            return lo, hi
+    lows: list[float] = []
+    highs: list[float] = []
+    for episode in dataset.episodes:
+        data = np.asarray(dataset.read_frames(episode, columns=[channel.feature])[channel.feature], dtype=np.float64)
+        series = data[:, channel.index] if data.ndim == 2 else data
+        finite = series[np.isfinite(series)]
+        if finite.size:
+            lows.append(float(finite.min()))
+            highs.append(float(finite.max()))
+    return (min(lows), max(highs)) if lows else None

@@ -54,7 +54,9 @@ def test_events_command(shared_dataset):
     result = invoke("events", root, "--json", "--episodes", "0,3")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
-    assert doc["channels"] == {"right": {"feature": "observation.state", "index": 5, "name": "gripper.pos"}}
+    right = doc["channels"]["right"]
+    assert (right["feature"], right["index"], right["name"]) == ("observation.state", 5, "gripper.pos")
+    assert right["range"] == pytest.approx([1.954, 39.151], abs=1e-3)  # meta/stats.json, the whole dataset
     assert [(e["frame"], e["kind"]) for e in doc["episodes"]["0"]] == [
         (94, "open"),
         (198, "close"),
