@@ -315,7 +315,7 @@ def _index_list(text: str) -> list[int]:
 
 
 def _episodes_before(root: Path, deleted: int) -> int:
-    from strands_robots.episode_labels.fingerprint import open_dataset_if_present
+    from strands_robots.fingerprint import open_dataset_if_present
 
     dataset = open_dataset_if_present(root)
     if dataset is None:

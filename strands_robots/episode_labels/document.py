@@ -27,6 +27,7 @@ from strands_robots.episode_labels.vocab import (
 )
 from strands_robots.errors import LabelsNotFoundError, SidecarError
 from strands_robots.storage import RecordStore
+from strands_robots.storage.labels_dir import check_labels_dir
 
 
 def labels_path(root: str | Path, *, labels_dir: str | Path | None = None) -> Path:
@@ -111,6 +112,7 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None) -> Record
     path = labels_path(root, labels_dir=labels_dir)
     if not path.parent.is_dir():
         raise SidecarError(f"{path.parent} is not a directory; pass an existing dataset root (or labels_dir=).")
+    check_labels_dir(root, labels_dir)
     return RecordStore.open(
         path, validate=validate_document, empty=empty_document, check_record=_journal_record_problem
     )

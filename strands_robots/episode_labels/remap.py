@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.episode_labels.document import open_store
-from strands_robots.episode_labels.fingerprint import IDENTITY_KEYS, Fingerprinter, open_dataset_if_present
 from strands_robots.errors import LabelValidationError
+from strands_robots.fingerprint import IDENTITY_KEYS, Fingerprinter, open_dataset_if_present
 from strands_robots.storage.codec import dump_canonical
 from strands_robots.storage.mapping import EpisodeMapping, check_targets
 from strands_robots.storage.record_store import content_digest

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.episode_labels.document import existing_store
-from strands_robots.episode_labels.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks
+from strands_robots.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks
 
 CACHE_VERSION = 1
 _COLUMNS = ("episode", "length", "index_from", "index_to", "task_code", "content")

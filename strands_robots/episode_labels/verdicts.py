@@ -11,8 +11,8 @@ from typing import Any
 
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
-from strands_robots.episode_labels.fingerprint import Fingerprinter, open_dataset_if_present
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.fingerprint import Fingerprinter, open_dataset_if_present
 from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
 

@@ -35,7 +35,7 @@ from strands_robots.outcomes.model import (
     label_fields,
     validate_label,
 )
-from strands_robots.outcomes.store import OutcomeStore, outcomes_path
+from strands_robots.outcomes.store import OutcomeStore, open_outcome_store
 from strands_robots.storage import atomic_write_bytes, load_json_bytes
 from strands_robots.storage.codec import dump_line
 
@@ -264,4 +264,4 @@ def import_outcomes(
             "unlabelled": n_lines - len(parsed),
         }
 
-    return OutcomeStore.open(outcomes_path(root, labels_dir)).write(build)
+    return open_outcome_store(root, labels_dir).write(build)

@@ -28,7 +28,7 @@ from strands_robots.outcomes.model import (
     WRITABLE_FIELDS,
     validate_label,
 )
-from strands_robots.outcomes.store import OutcomeStore, outcomes_path, paused_gc
+from strands_robots.outcomes.store import OutcomeStore, open_outcome_store, paused_gc
 
 PathLike = str | Path
 
@@ -95,7 +95,7 @@ def new_version(
 
 def load_store(root: PathLike, labels_dir: PathLike | None) -> OutcomeStore:
     """The up-to-date outcome store of a dataset (no dataset access)."""
-    return OutcomeStore.open(outcomes_path(root, labels_dir)).refresh()
+    return open_outcome_store(root, labels_dir).refresh()
 
 
 def set_outcome(root: PathLike, episode: int, *, labels_dir: PathLike | None = None, **fields: Any) -> dict[str, Any]:
@@ -128,7 +128,7 @@ def set_outcome(root: PathLike, episode: int, *, labels_dir: PathLike | None = N
         record = new_version(episode, label, store.current(episode))
         return [record], record
 
-    record = OutcomeStore.open(outcomes_path(root, labels_dir)).write(build)
+    record = open_outcome_store(root, labels_dir).write(build)
     return public_label(episode, record, is_current=True)
 
 

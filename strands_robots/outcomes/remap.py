@@ -17,7 +17,7 @@ from typing import Any
 
 from strands_robots.outcomes.episodes import open_episodes
 from strands_robots.outcomes.labels import utc_now
-from strands_robots.outcomes.store import OutcomeStore, outcomes_path
+from strands_robots.outcomes.store import open_outcome_store
 from strands_robots.storage.mapping import EpisodeMapping, check_targets
 from strands_robots.storage.remap_txn import Participant, Step, run_remap
 
@@ -36,8 +36,7 @@ def normalise_mapping(mapping: Any) -> dict[int, int]:
 
 def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow_drop: bool = False) -> Participant:
     """This sidecar's part of a remap (see :func:`strands_robots.storage.remap_txn.run_remap`)."""
-    path = outcomes_path(root, labels_dir)
-    store = OutcomeStore.open(path)
+    store = open_outcome_store(root, labels_dir)
 
     def plan(mapping: EpisodeMapping) -> Step:
         if (Path(root) / "meta" / "info.json").is_file():

@@ -21,7 +21,7 @@ from typing import Any
 from strands_robots.errors import LabelValidationError
 from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
 from strands_robots.outcomes.model import LEAKAGE_GROUP_KEYS, WRITABLE_FIELDS
-from strands_robots.outcomes.store import OutcomeStore, outcomes_path
+from strands_robots.outcomes.store import OutcomeStore, open_outcome_store
 
 PathLike = str | Path
 
@@ -257,4 +257,4 @@ def split_by_groups(
 
     if dry_run:
         return build(load_store(root, labels_dir))[1]
-    return OutcomeStore.open(outcomes_path(root, labels_dir)).write(build)
+    return open_outcome_store(root, labels_dir).write(build)

@@ -65,6 +65,20 @@ def outcomes_path(root: str | Path, labels_dir: str | Path | None = None) -> Pat
     return Path(labels_dir if labels_dir is not None else root) / SIDECAR_NAME
 
 
+def open_outcome_store(root: str | Path, labels_dir: str | Path | None = None) -> OutcomeStore:
+    """The process-wide store of this dataset's ``episode_outcomes.jsonl``.
+
+    Raises:
+        LabelsDirMismatchError: ``labels_dir`` holds another dataset's labels
+            (:func:`strands_robots.storage.labels_dir.check_labels_dir`).
+    """
+    from strands_robots.storage.labels_dir import check_labels_dir
+
+    if labels_dir is not None and Path(labels_dir).is_dir():
+        check_labels_dir(root, labels_dir)
+    return OutcomeStore.open(outcomes_path(root, labels_dir))
+
+
 class OutcomeStore:
     """The cached index of one ``episode_outcomes.jsonl``; use :meth:`open`.
 

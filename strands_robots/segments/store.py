@@ -35,6 +35,7 @@ from strands_robots.segments.success import episode_failure
 from strands_robots.segments.templates import COHORTS, TASK_COMPLETE, check_cohort
 from strands_robots.segments.validate import raw_segments, sorted_segments, validate_segmentation
 from strands_robots.storage import RecordStore
+from strands_robots.storage.labels_dir import check_labels_dir
 from strands_robots.storage.record_store import Change
 
 SIDECAR_FILENAME = "episode_segments.json"
@@ -152,6 +153,7 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None) -> Record
     path = segments_path(root, labels_dir=labels_dir)
     if not path.parent.is_dir():
         raise SidecarError(f"{path.parent} is not a directory; pass an existing dataset root (or labels_dir=).")
+    check_labels_dir(root, labels_dir)
     return RecordStore.open(path, validate=validate_document, empty=empty_document, records_key="episodes")
 
 

@@ -1,0 +1,137 @@
+"""A labels directory remembers which dataset its sidecars belong to.
+
+With ``labels_dir=`` (CLI ``--labels-dir``) the sidecars live outside the dataset, so two
+datasets could be pointed at one directory and overwrite each other's records. The first
+label store opened for a dataset with LeRobot metadata writes ``.strands-labels-dataset.json``
+in the directory (``docs/sidecar-format.md``, "Labels directory")::
+
+    {"format": "strands-robots-labels/labels-dir", "version": 1,
+     "root": "/abs/path/of/the/dataset", "episodes": 50,
+     "sample": ["<16 hex>", ...]}
+
+``sample`` holds the fingerprint tokens (:meth:`Fingerprinter.token`: ``length``,
+``tasks``, ``content``) of up to 64 episodes spread over the dataset. A later store opened
+for the same root passes at once; for another root the dataset's tokens are compared and
+the directory is refused with :class:`LabelsDirMismatchError` when none of the sample is
+among them (another dataset). A moved, copied, renumbered or extended dataset keeps some
+of its episodes, so it still passes. The sidecar files themselves are unchanged, so they
+stay interchangeable with strands-robots 0.5.3.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from strands_robots.errors import LabelsDirMismatchError
+from strands_robots.storage.atomic import atomic_write_bytes
+from strands_robots.storage.codec import dump_canonical, load_json_bytes
+from strands_robots.storage.record_store import file_identity
+
+KEY_NAME = ".strands-labels-dataset.json"
+KEY_FORMAT = "strands-robots-labels/labels-dir"
+KEY_VERSION = 1
+SAMPLE_SIZE = 64
+
+_lock = threading.Lock()
+_checked: dict[tuple[str, str], tuple[Any, ...]] = {}
+os.register_at_fork(after_in_child=_checked.clear)
+
+
+def key_path(labels_dir: str | Path) -> Path:
+    """The key file of a labels directory."""
+    return Path(labels_dir) / KEY_NAME
+
+
+def _sample_positions(count: int) -> list[int]:
+    if count <= SAMPLE_SIZE:
+        return list(range(count))
+    return sorted({i * (count - 1) // (SAMPLE_SIZE - 1) for i in range(SAMPLE_SIZE)})
+
+
+def dataset_key(dataset: Any) -> dict[str, Any]:
+    """The key of an opened dataset (what the key file stores)."""
+    from strands_robots.fingerprint import Fingerprinter
+
+    fingerprinter = Fingerprinter(dataset)
+    episodes = sorted(dataset.episodes)
+    sample = [fingerprinter.token(episodes[i]) for i in _sample_positions(len(episodes))]
+    return {
+        "format": KEY_FORMAT,
+        "version": KEY_VERSION,
+        "root": os.path.abspath(dataset.root),
+        "episodes": len(episodes),
+        "sample": sample,
+    }
+
+
+def _read_key(path: Path) -> dict[str, Any] | None:
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        return None
+    try:
+        key = load_json_bytes(data, path)
+    except Exception:  # a torn or foreign key file only loses the check; it is rewritten
+        return None
+    if not isinstance(key, dict) or key.get("format") != KEY_FORMAT or not isinstance(key.get("sample"), list):
+        return None
+    return key
+
+
+def check_labels_dir(root: str | Path, labels_dir: str | Path | None) -> None:
+    """Refuse a labels directory that holds another dataset's labels; key a new one.
+
+    A no-op without ``labels_dir``, when it is the dataset root, or when ``root`` has no
+    LeRobot metadata (nothing to recognise the dataset by). Cached per process while the
+    key file and the dataset's metadata are unchanged.
+
+    Raises:
+        LabelsDirMismatchError: the directory is keyed to another dataset; the message
+            names both and the remedy (a different ``--labels-dir``).
+    """
+    if labels_dir is None:
+        return
+    root_abs, dir_abs = os.path.abspath(root), os.path.abspath(labels_dir)
+    if root_abs == dir_abs or not os.path.isfile(os.path.join(root_abs, "meta", "info.json")):
+        return
+    from strands_robots.dataset.cache import metadata_signature
+
+    path = key_path(dir_abs)
+    stamp = (file_identity(path), metadata_signature(root_abs))
+    with _lock:
+        if _checked.get((root_abs, dir_abs)) == stamp:
+            return
+    key = _read_key(path)
+    if key is None or key.get("root") != root_abs:
+        from strands_robots.dataset.cache import cached_dataset
+
+        current = dataset_key(cached_dataset(root_abs))
+        if key is None:
+            with contextlib.suppress(OSError):  # a read-only directory: nothing can be written there either
+                atomic_write_bytes(path, dump_canonical(current))
+        elif key["sample"] and not set(key["sample"]) & _all_tokens(root_abs):
+            raise LabelsDirMismatchError(
+                f"{dir_abs} holds the labels of another dataset ({key.get('root')}, {key.get('episodes')} "
+                f"episodes), not of {root_abs}: none of its episodes match (fingerprints). Use a different "
+                f"--labels-dir (labels_dir=) for {root_abs}. If it is that same dataset moved or rebuilt, delete "
+                f"{path} to key the directory to it. Nothing was changed."
+            )
+        stamp = (file_identity(path), metadata_signature(root_abs))
+    with _lock:
+        _checked[(root_abs, dir_abs)] = stamp
+
+
+def _all_tokens(root: str) -> set[str]:
+    from strands_robots.dataset.cache import cached_dataset
+    from strands_robots.fingerprint import Fingerprinter
+
+    dataset = cached_dataset(root)
+    fingerprinter = Fingerprinter(dataset)
+    return {fingerprinter.token(e) for e in dataset.episodes}
+
+
+__all__ = ["KEY_NAME", "check_labels_dir", "dataset_key", "key_path"]
