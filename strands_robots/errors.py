@@ -62,3 +62,10 @@ class RemapConflictError(SidecarError):
 
 class LabelsDirMismatchError(SidecarError):
     """A labels directory holds the labels of another dataset than the one asked about."""
+
+
+class LabelArgumentError(LabelValidationError, TypeError):
+    """A public-API argument of the wrong type (``5`` for a list, ``"no"`` for a bool); nothing was stored.
+
+    Also a ``TypeError``, which is what the other ``strands_robots`` implementation raises there.
+    """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, overload
 
@@ -93,14 +94,34 @@ def load_json_file(path: Path) -> Any:
         raise LabelValidationError(f"{path} is not valid UTF-8 JSON ({exc}).") from exc
 
 
+def whole_number(text: str) -> int:
+    """Parse an integer argument typed as digits (typer would read ``1.0`` as 1).
+
+    Raises:
+        typer.BadParameter: ``1.0``, ``1e3``, ``0x1``, ``one``.
+    """
+    value = text.strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", value):
+        raise typer.BadParameter(f"{text!r} is not a valid integer: type a whole number as digits, e.g. 3.")
+    return int(value)
+
+
 def load_json_or_jsonl(path: Path) -> Any:
     """A JSON document, or a JSON Lines file as a list of objects."""
+    example = '[{"episode": 0, "success": true}]'
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
-        raise LabelValidationError(f"{path} does not exist.") from exc
+        raise LabelValidationError(
+            f"{path} does not exist; pass the path of an existing JSON file (a list such as {example}) or a JSON "
+            "Lines file (one object per line)."
+        ) from exc
+    except IsADirectoryError as exc:
+        raise LabelValidationError(f"{path} is a directory; pass the JSON (or JSON Lines) file inside it.") from exc
+    except PermissionError as exc:
+        raise LabelValidationError(f"{path} cannot be read (permission denied); make it readable and retry.") from exc
     except UnicodeDecodeError as exc:
-        raise LabelValidationError(f"{path} is not UTF-8 text ({exc}).") from exc
+        raise LabelValidationError(f"{path} is not UTF-8 text ({exc}); save it as UTF-8 JSON and retry.") from exc
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -111,7 +132,10 @@ def load_json_or_jsonl(path: Path) -> Any:
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                raise LabelValidationError(f"{path} line {number} is not valid JSON ({exc}).") from exc
+                raise LabelValidationError(
+                    f"{path} line {number} is not valid JSON ({exc}); fix that line (in JSON Lines each line is one "
+                    f'complete object such as {{"episode": 0, "success": true}}) or pass one JSON list like {example}.'
+                ) from exc
     return rows
 
 

@@ -21,6 +21,7 @@ from strands_robots.cli.common import (
     load_json_or_jsonl,
     print_json,
     resolve,
+    whole_number,
 )
 from strands_robots.errors import LabelValidationError
 
@@ -80,7 +81,7 @@ def verdicts(
 
 def annotate(
     root: RootArg,
-    episode: Annotated[int, typer.Argument(help="Real episode_index.")],
+    episode: Annotated[int, typer.Argument(help="Real episode_index.", parser=whole_number)],
     quality: Annotated[Quality, typer.Option(help="Grade of the execution, not the outcome.")],
     failure_mode: Annotated[str | None, typer.Option(help="One of the fixed failure modes.")] = None,
     note: Annotated[str, typer.Option(help="Free-text note.")] = "",
@@ -183,7 +184,7 @@ def agreement(
 
 def show(
     root: RootArg,
-    episode: Annotated[int | None, typer.Argument(help="Show one episode's full record.")] = None,
+    episode: Annotated[int | None, typer.Argument(help="Show one episode's full record.", parser=whole_number)] = None,
     labels_dir: LabelsDirOpt = None,
 ) -> None:
     """A table of verdict, quality, failure_mode, disputed and stale per episode."""
@@ -370,7 +371,7 @@ class Decision(str, Enum):
 
 def resolve_cmd(
     root: RootArg,
-    episode: Annotated[int, typer.Argument(help="Real episode_index.")],
+    episode: Annotated[int, typer.Argument(help="Real episode_index.", parser=whole_number)],
     decision: Annotated[Decision, typer.Option(help="uphold_verdict, overrule_verdict or grade_only.")],
     reviewer: Annotated[str, typer.Option(help="Your name.")],
     note: Annotated[str, typer.Option()] = "",

@@ -17,11 +17,11 @@ import typer
 from rich.table import Table
 
 from strands_robots import outcomes as oc
-from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_file, print_json, resolve
+from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_file, print_json, resolve, whole_number
 from strands_robots.errors import LabelValidationError
 from strands_robots.outcomes.model import READ_ONLY_FIELDS
 
-EpisodeArg = Annotated[int, typer.Argument(help="The episode's real episode_index.")]
+EpisodeArg = Annotated[int, typer.Argument(help="The episode's real episode_index.", parser=whole_number)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
@@ -62,8 +62,8 @@ def set_cmd(
     file: Annotated[Path | None, typer.Option("--file", help="JSON file of the whole label.")] = None,
     outcome: Annotated[str | None, typer.Option(help="The outcome (required unless in --file).")] = None,
     progress: Annotated[float | None, typer.Option(help="Task progress 0..1.")] = None,
-    quality: Annotated[int | None, typer.Option(help="Execution quality 1..5.")] = None,
-    speed: Annotated[int | None, typer.Option(help="Execution speed 1..5.")] = None,
+    quality: Annotated[int | None, typer.Option(help="Execution quality 1..5.", parser=whole_number)] = None,
+    speed: Annotated[int | None, typer.Option(help="Execution speed 1..5.", parser=whole_number)] = None,
     subtasks_file: Annotated[Path | None, typer.Option(help="JSON list of {label, start_ts, end_ts, outcome}.")] = None,
     hand_actions_file: Annotated[Path | None, typer.Option(help='JSON {"left": [...], "right": [...]}.')] = None,
     mistake_type: Annotated[str | None, typer.Option()] = None,

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from strands_robots.cli.common import LabelsDirOpt, RootArg, console, print_json, resolve
+from strands_robots.cli.common import LabelsDirOpt, RootArg, console, print_json, resolve, whole_number
 from strands_robots.errors import DatasetError, LabelValidationError
 from strands_robots.segments import (
     COHORTS,
@@ -118,7 +118,9 @@ def validate_cmd(
 @app.command("show")
 def show_cmd(
     root: RootArg,
-    episode: Annotated[int | None, typer.Argument(help="One episode's segments (default: a summary).")] = None,
+    episode: Annotated[
+        int | None, typer.Argument(help="One episode's segments (default: a summary).", parser=whole_number)
+    ] = None,
     history: Annotated[bool, typer.Option(help="Every saved version, newest first.")] = False,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
@@ -184,7 +186,9 @@ def import_cmd(
     annotator: Annotated[
         str, typer.Option(help="Recorded as the annotator where the input names none (an export keeps its own).")
     ],
-    episode: Annotated[int | None, typer.Option(help="Episode of a file holding one episode's spans.")] = None,
+    episode: Annotated[
+        int | None, typer.Option(help="Episode of a file holding one episode's spans.", parser=whole_number)
+    ] = None,
     fps: Annotated[float | None, typer.Option(help="fps for seconds when the dataset has no metadata.")] = None,
     cohort: Annotated[str | None, typer.Option(help="robocasa365, agibot or allex (default: inferred).")] = None,
     normalize: Annotated[bool, typer.Option(help="Normalise official labels.")] = True,
@@ -319,7 +323,7 @@ def templates_cmd(
 @app.command("prefill")
 def prefill_cmd(
     root: RootArg,
-    episode: Annotated[int, typer.Argument(help="Episode index.")],
+    episode: Annotated[int, typer.Argument(help="Episode index.", parser=whole_number)],
     feature: Annotated[str | None, typer.Option(help="Base-velocity feature (default: auto-detect).")] = None,
     threshold: Annotated[float, typer.Option(help="Speed threshold (feature units).")] = 0.05,
 ) -> None:

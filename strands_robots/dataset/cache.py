@@ -15,6 +15,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import path_argument
 from strands_robots.dataset.reader import Dataset, open_dataset
 
 _MAX_ROOTS = 8
@@ -49,9 +50,10 @@ def cached_dataset(root: str | Path) -> Dataset:
     """``open_dataset(root)``, reused while the dataset's metadata is unchanged.
 
     Raises:
+        LabelArgumentError: ``root`` is not a path (str or Path).
         Whatever :func:`open_dataset` raises (``DatasetError`` and subclasses).
     """
-    key = os.path.abspath(root)
+    key = os.path.abspath(path_argument(root, "root"))
     signature = metadata_signature(key)
     with _lock:
         hit = _cache.get(key)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from strands_robots.arguments import path_argument
 from strands_robots.dataset.episodes import Episode, EpisodeTable, load_episodes_v2, load_episodes_v3
 from strands_robots.dataset.frames import Frames, read_frames
 from strands_robots.dataset.info import STATE_KEY, DatasetInfo, feature_names, load_info_document, parse_info
@@ -140,7 +141,7 @@ def open_dataset(root: str | Path) -> Dataset:
             ``strands_robots.dataset.problems``' docstring and ``docs/dataset.md``).
         UnsupportedVersionError: A ``codebase_version`` other than v3.*, v2.1, v2.0.
     """
-    root = Path(root).expanduser().resolve()
+    root = path_argument(root, "root").expanduser().resolve()
     info = parse_info(load_info_document(root), root)
     if info.major == 3:
         episodes = load_episodes_v3(root, info)

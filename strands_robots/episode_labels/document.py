@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import path_argument
 from strands_robots.episode_labels.vocab import (
     FAILURE_MODES,
     QUALITY_GRADES,
@@ -37,8 +38,14 @@ def labels_path(root: str | Path, *, labels_dir: str | Path | None = None) -> Pa
         root: Dataset root.
         labels_dir: Keep labels in this directory instead (e.g. for a dataset in a
             read-only cache).
+
+    Raises:
+        LabelArgumentError: ``root`` or ``labels_dir`` is not a path (str or Path).
     """
-    return Path(labels_dir if labels_dir is not None else root) / SIDECAR_FILENAME
+    root = path_argument(root, "root")
+    if labels_dir is not None:
+        return path_argument(labels_dir, "labels_dir") / SIDECAR_FILENAME
+    return root / SIDECAR_FILENAME
 
 
 def empty_document(benchmark: str = "") -> dict[str, Any]:
@@ -110,7 +117,14 @@ def record_problem(key: str, record: Any) -> str | None:
 def open_store(root: str | Path, labels_dir: str | Path | None = None) -> RecordStore:
     """The process-wide :class:`RecordStore` of this dataset's ``episode_labels.json``."""
     path = labels_path(root, labels_dir=labels_dir)
-    if not path.parent.is_dir():
+    try:
+        is_dir = path.parent.is_dir()
+    except OSError as exc:  # a name too long for the file system, a component that is not a directory
+        raise SidecarError(
+            f"{str(path.parent)[:120]}... cannot be used ({exc.strerror or exc}); pass an existing dataset root "
+            "(or labels_dir=) with a shorter path."
+        ) from exc
+    if not is_dir:
         raise SidecarError(f"{path.parent} is not a directory; pass an existing dataset root (or labels_dir=).")
     check_labels_dir(root, labels_dir)
     return RecordStore.open(

@@ -6,6 +6,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import names_argument
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
 from strands_robots.episode_labels.stale import stale_episodes
@@ -21,7 +22,7 @@ def _as_set(value: Any, what: str, allowed: tuple[str, ...]) -> set[str] | None:
     """One value or a list, each from ``allowed`` (a typo must not empty a training set)."""
     if value is None:
         return None
-    values = [value] if isinstance(value, str) else list(value)
+    values = [value] if isinstance(value, str) else names_argument(value, what, f"[{allowed[0]!r}]") or []
     for v in values:
         if v not in allowed:
             raise LabelValidationError(

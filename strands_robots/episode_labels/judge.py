@@ -13,8 +13,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import items_argument
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
+from strands_robots.episode_labels.vocab import QUALITY_GRADES, did_you_mean
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
 from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
@@ -131,6 +133,7 @@ def annotate_episode(
         SidecarError, StorageError: unusable file or failed write; nothing changed.
     """
     index = checks.episode_index(episode)
+    keep_history = checks.boolean(keep_history, "keep_history")
     fields = _judge_fields(
         quality=quality, failure_mode=failure_mode, note=note, success_opinion=success_opinion, model=model
     )
@@ -160,14 +163,25 @@ def annotate_episodes(
         Same as :func:`annotate_episode`; all-or-nothing: one bad item stores none.
     """
     items: list[tuple[int, dict[str, Any], bool]] = []
-    for position, item in enumerate(annotations):
+    example = "[{'episode': 0, 'quality': 'high'}]"
+    for position, item in enumerate(items_argument(annotations, "annotations", example)):
         if not isinstance(item, Mapping) or "episode" not in item:
-            raise LabelValidationError(f"annotations[{position}] must be a dict with 'episode' and 'quality'.")
-        unknown = set(item) - _ANNOTATION_KEYS - {"episode"}
+            raise LabelValidationError(
+                f"annotations[{position}] must be a dict with 'episode' and 'quality', got {type(item).__name__}; "
+                f"pass e.g. {example}."
+            )
+        unknown = sorted(str(k) for k in set(item) - _ANNOTATION_KEYS - {"episode"})
         if unknown:
-            raise LabelValidationError(f"annotations[{position}] has unknown keys {sorted(unknown)}.")
+            hints = "".join(did_you_mean(k, tuple(sorted(_ANNOTATION_KEYS))) for k in unknown)
+            raise LabelValidationError(
+                f"annotations[{position}] has unknown keys {unknown}.{hints} The keys are 'episode' and "
+                f"{', '.join(repr(k) for k in sorted(_ANNOTATION_KEYS))}."
+            )
         if "quality" not in item:
-            raise LabelValidationError(f"annotations[{position}] has no 'quality'.")
+            raise LabelValidationError(
+                f"annotations[{position}] has no 'quality'; add one of {', '.join(QUALITY_GRADES)} "
+                f"(e.g. {{'episode': {item['episode']!r}, 'quality': 'medium'}})."
+            )
         index = checks.episode_index(item["episode"], f"annotations[{position}].episode")
         fields = _judge_fields(
             quality=item["quality"],
@@ -176,7 +190,8 @@ def annotate_episodes(
             success_opinion=item.get("success_opinion"),
             model=item.get("model", ""),
         )
-        items.append((index, fields, bool(item.get("keep_history", False))))
+        keep = checks.boolean(item.get("keep_history", False), f"annotations[{position}].keep_history")
+        items.append((index, fields, keep))
     if not items:
         return []
     store = existing_store(root, labels_dir)

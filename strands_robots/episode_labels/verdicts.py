@@ -11,6 +11,7 @@ from typing import Any
 
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
+from strands_robots.episode_labels.vocab import did_you_mean
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
 from strands_robots.fingerprint import Fingerprinter, open_dataset_if_present
 from strands_robots.storage.codec import json_copy
@@ -194,7 +195,11 @@ def verdicts_from_dataset(root: str | Path, column: str | None = None) -> list[d
                 "boolean per-frame success feature, or record verdicts from a benchmark run."
             )
     elif column not in dataset.features:
-        raise DatasetError(f"the dataset at {root} has no feature {column!r}; features: {sorted(dataset.features)}")
+        features = tuple(sorted(dataset.features))
+        raise DatasetError(
+            f"the dataset at {root} has no feature {column!r}.{did_you_mean(column, features)} Pass --from-column "
+            f"(column=) naming a boolean per-frame success feature of this dataset; its features are {list(features)}."
+        )
     has_reward = "next.reward" in dataset.features
     verdicts = []
     for index in sorted(dataset.episodes):

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import path_argument
 from strands_robots.errors import SidecarError
 from strands_robots.storage import append_jsonl, check_target, read_jsonl, sidecar_lock
 
@@ -62,7 +63,8 @@ def paused_gc() -> Iterator[None]:
 
 def outcomes_path(root: str | Path, labels_dir: str | Path | None = None) -> Path:
     """``<labels_dir or root>/episode_outcomes.jsonl``."""
-    return Path(labels_dir if labels_dir is not None else root) / SIDECAR_NAME
+    root = path_argument(root, "root")
+    return (root if labels_dir is None else path_argument(labels_dir, "labels_dir")) / SIDECAR_NAME
 
 
 def open_outcome_store(root: str | Path, labels_dir: str | Path | None = None) -> OutcomeStore:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import path_argument
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError
 from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
 from strands_robots.segments.findings import Finding
@@ -76,7 +77,8 @@ class SaveResult:
 
 def segments_path(root: str | Path, *, labels_dir: str | Path | None = None) -> Path:
     """``<labels_dir or root>/episode_segments.json``."""
-    return Path(labels_dir if labels_dir is not None else root) / SIDECAR_FILENAME
+    root = path_argument(root, "root")
+    return (root if labels_dir is None else path_argument(labels_dir, "labels_dir")) / SIDECAR_FILENAME
 
 
 def empty_document() -> dict[str, Any]:

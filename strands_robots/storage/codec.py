@@ -28,7 +28,41 @@ def dump_canonical(document: Any) -> bytes:
         raise LabelValidationError(
             f"a value is NaN or infinite, which JSON cannot store ({exc}); pass a finite number or None."
         ) from exc
-    return (text + "\n").encode("utf-8")
+    return _utf8(text, document)
+
+
+def _utf8(text: str, value: Any) -> bytes:
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError as exc:
+        where = _surrogate_at(value) or "?"
+        raise LabelValidationError(
+            f"the text at {where} is not valid Unicode ({exc.reason}: a lone surrogate such as '\\ud800'); pass "
+            "text decoded from UTF-8 (e.g. bytes.decode('utf-8', errors='replace')). Nothing was stored."
+        ) from exc
+
+
+def _surrogate_at(value: Any, where: str = "$") -> str | None:
+    """JSON path of the first string (value or key) that UTF-8 cannot encode."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _surrogate_at(str(key)) is not None:
+                return f"{where} (a key)"
+            found = _surrogate_at(item, f"{where}.{key}")
+            if found:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = _surrogate_at(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
 
 
 def dump_line(obj: Any) -> bytes:
@@ -39,7 +73,7 @@ def dump_line(obj: Any) -> bytes:
         raise LabelValidationError(
             f"a value is NaN or infinite, which JSON cannot store ({exc}); pass a finite number or None."
         ) from exc
-    return (text + "\n").encode("utf-8")
+    return _utf8(text, obj)
 
 
 def _reject_constant(name: str) -> Any:

@@ -413,6 +413,8 @@ class RecordStore:
         try:
             return dump_canonical(document)
         except LabelValidationError as exc:
+            if _non_finite_at(document) is None:
+                raise  # the caller's value (e.g. text that is not valid Unicode)
             raise self._non_finite(document) from exc
 
     def _non_finite(self, value: Any) -> SidecarError:
@@ -440,6 +442,8 @@ class RecordStore:
         try:
             dump_line(entries[-1])
         except LabelValidationError as exc:
+            if _non_finite_at(entries[-1]) is None:
+                raise
             raise self._non_finite(entries[-1]) from exc
         end = append_jsonl(self.journal, entries, valid_end=cached.journal_offset)
         if cached.journal_offset == 0:

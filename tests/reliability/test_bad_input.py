@@ -19,6 +19,7 @@ from strands_robots import episode_labels as el
 from strands_robots.cli.main import app
 from strands_robots.errors import (
     EpisodeNotFoundError,
+    LabelArgumentError,
     LabelsError,
     LabelValidationError,
     SidecarError,
@@ -167,7 +168,22 @@ API_CASES = [
         V,
         "unknown keys",
     ),
-    ("batch-no-quality", "annotate_episodes", ([{"episode": 0}],), {}, V, "no 'quality'"),
+    ("batch-no-quality", "annotate_episodes", ([{"episode": 0}],), {}, V, "no 'quality'; add one of low"),
+    (
+        "batch-typo-key",
+        "annotate_episodes",
+        ([{"episode": 0, "qualty": "high"}],),
+        {},
+        V,
+        "Did you mean 'quality'?",
+    ),
+    ("batch-int", "annotate_episodes", (5,), {}, LabelArgumentError, "pass a list such as"),
+    ("batch-none", "annotate_episodes", (None,), {}, LabelArgumentError, "pass a list such as"),
+    ("batch-item-int", "annotate_episodes", ([3],), {}, V, "must be a dict with 'episode'"),
+    ("keep-history-no", "annotate_episode", (0,), {"quality": "high", "keep_history": "no"}, V, "keep_history"),
+    ("filter-outcomes-int", "filter_episodes", (), {"outcomes": 5}, LabelArgumentError, "list of strings"),
+    ("filter-membership-int-item", "filter_episodes", (), {"evaluation_membership": [5]}, LabelArgumentError, "[0]"),
+    ("filter-labels-dir-int", "filter_episodes", (), {"labels_dir": 5}, LabelArgumentError, "labels_dir"),
     ("filter-min-quality", "filter_episodes", (), {"min_quality": "good"}, V, "min_quality"),
     ("filter-require-str", "filter_episodes", (), {"require_success": "false"}, V, "real boolean"),
     ("filter-disputed-int", "filter_episodes", (), {"exclude_disputed": 1}, V, "real boolean"),
@@ -308,8 +324,13 @@ CLI_CASES = [
     ("annotate-episode-text", ["annotate", "{root}", "zero", "--quality", "high"], "valid integer"),
     ("annotate-no-verdict", ["annotate", "{root}", "4", "--quality", "high"], "no deterministic verdict"),
     ("annotate-mode", ["annotate", "{root}", "0", "--quality", "high", "--failure-mode", "oops"], "failure_mode"),
-    ("verdicts-missing-file", ["verdicts", "{root}", "{root}/nope.json"], "does not exist"),
+    ("verdicts-missing-file", ["verdicts", "{root}", "{root}/nope.json"], "does not exist; pass the path"),
     ("verdicts-bad-json", ["verdicts", "{root}", "{root}/bad.json"], "not valid JSON"),
+    ("verdicts-bad-jsonl-line", ["verdicts", "{root}", "{root}/bad.jsonl"], "line 2 is not valid JSON"),
+    ("verdicts-directory", ["verdicts", "{root}", "{root}/meta"], "is a directory"),
+    ("annotate-episode-float", ["annotate", "{root}", "1.0", "--quality", "high"], "valid integer"),
+    ("annotate-episode-exp", ["annotate", "{root}", "1e0", "--quality", "high"], "valid integer"),
+    ("show-episode-float", ["show", "{root}", "0.0"], "valid integer"),
     ("verdicts-unknown-episode", ["verdicts", "{root}", "{root}/unknown.json"], "no episodes [42]"),
     ("verdicts-nan", ["verdicts", "{root}", "{root}/nan.json"], "finite"),
     ("filter-quality", ["filter", "{root}", "--min-quality", "great"], "great"),
@@ -326,6 +347,7 @@ CLI_CASES = [
 @pytest.mark.parametrize("case", CLI_CASES, ids=[c[0] for c in CLI_CASES])
 def test_cli_refusals_exit_nonzero_with_the_reason_and_change_nothing(root, case):
     (root / "bad.json").write_text("[{")
+    (root / "bad.jsonl").write_text('{"episode": 0, "success": true}\n{"episode": 1,\n')
     (root / "unknown.json").write_text(json.dumps([{"episode": 42, "success": True}]))
     (root / "nan.json").write_text('[{"episode": 0, "success": true, "cumulative_reward": NaN}]')
     (root / "collide.json").write_text(json.dumps({"0": 1, "2": 1}))

@@ -317,3 +317,36 @@ def test_a_huge_number_already_in_the_file_is_refused_without_blaming_the_caller
             call()
         assert "left untouched" in str(caught.value) and "pass a finite" not in str(caught.value)
     assert (root / "episode_labels.json").read_text() == text
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "invalid-utf8"])
+@pytest.mark.parametrize("operation", ["filter", "read", "annotate", "flush"])
+def test_a_sidecar_path_that_is_no_json_file_is_a_typed_refusal_never_a_hang(tmp_path, kind, operation):
+    import signal
+
+    root = tmp_path / "ds"
+    root.mkdir()
+    path = root / "episode_labels.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.write_bytes(b'{"schema_version": 1, "benchmark": "\xff\xfe", "episodes": {}}\n')
+    call = {
+        "filter": lambda: el.filter_episodes(root),
+        "read": lambda: el.read_labels(root),
+        "annotate": lambda: el.annotate_episode(root, 0, quality="high"),
+        "flush": lambda: el.flush(root),
+    }[operation]
+    previous = signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(TimeoutError("hung")))
+    signal.alarm(10)
+    try:
+        with pytest.raises(SidecarError) as caught:
+            call()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    text = str(caught.value)
+    assert ("move it away" in text) or ("left untouched" in text), text
+    assert (kind == "fifo") == path.is_fifo() and (kind == "directory") == path.is_dir()
