@@ -34,9 +34,7 @@ from strands_robots.episode_labels.review import dispute_open, effective_quality
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES, QUALITY_RANK, SCHEMA_VERSION
 from strands_robots.storage import RecordStore
 from strands_robots.storage.atomic import check_target
-from strands_robots.storage.journal import read_lines
-from strands_robots.storage.lock import sidecar_lock
-from strands_robots.storage.record_store import file_identity, journal_header_matches
+from strands_robots.storage.record_store import file_identity
 
 INDEX_VERSION = 3
 PERSIST_MIN_BYTES = 8 << 20
@@ -522,32 +520,32 @@ def label_index(store: RecordStore) -> LabelIndex:
     Raises:
         SidecarError: the file is not a sidecar this version reads (raised by the full reader).
     """
-    with store._thread_lock, sidecar_lock(store.path, reading=True):
+    with store.reading():
         identity = file_identity(store.path)
-        journal_identity = file_identity(store.journal)
-        journal_ino = journal_identity[0] if journal_identity else None
         key = str(store.path)
         index = _memory.get(key)
         if index is None or index.identity != identity or identity is None:
             index = _fresh(store, identity)
             if index is None:  # replaced while we looked (another tool takes no lock): start over
                 return label_index(store)
-        if journal_ino is None:
+        built = index
+
+        def digest() -> str | None:
+            if built.digest is None and identity is not None:
+                built.digest = _digest_of(store.path, identity)
+            return built.digest
+
+        tail = store.journal_tail(digest, index.journal_ino, index.journal_offset)
+        if tail is None:  # the journal is for a replaced file: the store merges it
+            document = store.read(copy_document=False)
+            _memory.pop(key, None)
+            if store.journal.exists():  # the merge could not be stored (read-only): index it as read
+                return _from_document(document)
+            return label_index(store)  # both locks are re-entrant; the journal is gone now
+        if tail.ino is None:
             index.journal_ino, index.journal_offset = None, 0
         else:
-            offset = index.journal_offset if index.journal_ino == journal_ino else 0
-            lines, undecodable, end = read_lines(store.journal, offset=offset)
-            if offset == 0 and (lines or undecodable):
-                if index.digest is None and identity is not None:
-                    index.digest = _digest_of(store.path, identity)
-                if not (lines and lines[0][0] == 1 and journal_header_matches(lines[0][1], index.digest)):
-                    document = store.read(copy_document=False)  # merges the journal over the replaced file
-                    _memory.pop(key, None)
-                    if store.journal.exists():  # the merge could not be stored (read-only): index it as read
-                        return _from_document(document)
-                    return label_index(store)  # both locks are re-entrant; the journal is gone now
-                lines = lines[1:]
-            _apply_journal(index, store.screen_lines(lines, undecodable, offset).ops)
-            index.journal_ino, index.journal_offset = journal_ino, end
+            _apply_journal(index, tail.ops)
+            index.journal_ino, index.journal_offset = tail.ino, tail.end
         _memory[key] = index
         return index

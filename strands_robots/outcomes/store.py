@@ -37,6 +37,7 @@ from typing import Any
 from strands_robots.arguments import path_argument
 from strands_robots.errors import SidecarError
 from strands_robots.storage import append_jsonl, check_target, read_jsonl, sidecar_lock
+from strands_robots.storage.registry import ProcessRegistry
 
 SIDECAR_NAME = "episode_outcomes.jsonl"
 FORMAT = "strands-robots-labels/episode_outcomes"
@@ -90,8 +91,7 @@ class OutcomeStore:
             shared: callers copy what they hand out (see ``labels.public_label``).
     """
 
-    _registry: dict[str, OutcomeStore] = {}
-    _registry_lock = threading.Lock()
+    _registry: ProcessRegistry[OutcomeStore] = ProcessRegistry()
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -103,12 +103,7 @@ class OutcomeStore:
     @classmethod
     def open(cls, path: Path) -> OutcomeStore:
         """The process-wide store of ``path`` (it carries the index)."""
-        key = os.path.abspath(path)
-        with cls._registry_lock:
-            store = cls._registry.get(key)
-            if store is None:
-                store = cls._registry[key] = cls(Path(key))
-            return store
+        return cls._registry.get(path, cls)
 
     # -- reading ---------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ import math
 import os
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,23 +58,13 @@ from strands_robots.storage.journal import (
 )
 from strands_robots.storage.jsonl import append_jsonl
 from strands_robots.storage.lock import sidecar_lock
+from strands_robots.storage.registry import Identity, ProcessRegistry, file_identity
 
 log = logging.getLogger(__name__)
 
 JOURNAL_VERSION = 2
 WRITE_THROUGH_BYTES = 256 << 10
 MIN_FOLD_BYTES = 1 << 20
-
-Identity = tuple[int, int, int]
-
-
-def file_identity(path: Path) -> Identity | None:
-    """``(inode, size, mtime_ns)`` of ``path`` or None when it does not exist."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 @dataclass
@@ -99,6 +89,15 @@ def journal_header_matches(header: Any, digest: str | None) -> bool:
 
 
 @dataclass
+class JournalTail:
+    """Journal operations after a byte offset (see :meth:`RecordStore.journal_tail`)."""
+
+    ino: int | None
+    ops: list[Any]
+    end: int
+
+
+@dataclass
 class Change:
     """What a mutation changed: record keys (``None`` value = deleted) and top-level fields."""
 
@@ -106,8 +105,7 @@ class Change:
     fields: list[str]
 
 
-_registry_lock = threading.Lock()
-_stores: dict[str, RecordStore] = {}
+_stores: ProcessRegistry[RecordStore] = ProcessRegistry()
 _pending: set[RecordStore] = set()  # stores this process journaled into since their last fold
 
 
@@ -121,8 +119,7 @@ def _flush_pending_at_exit() -> None:
 
 def _forget_after_fork() -> None:
     # a forked child must not reuse the parent's caches or thread locks
-    _stores.clear()
-    _pending.clear()
+    _pending.clear()  # (the registry of stores empties itself in a child)
 
 
 atexit.register(_flush_pending_at_exit)
@@ -169,13 +166,7 @@ class RecordStore:
     @classmethod
     def open(cls, path: Path, **kwargs: Any) -> RecordStore:
         """The process-wide store for ``path`` (created on first use)."""
-        key = os.path.abspath(path)
-        with _registry_lock:
-            store = _stores.get(key)
-            if store is None:
-                store = cls(Path(key), **kwargs)
-                _stores[key] = store
-            return store
+        return _stores.get(path, lambda key: cls(key, **kwargs))
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -527,6 +518,47 @@ class RecordStore:
             except BaseException:
                 self._cache = None
                 raise
+
+    # -- derived views (indexes) -----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Hold the store's locks for a read, in the store's order (thread lock, then file lock).
+
+        For views derived from the file (an index) that combine :meth:`journal_tail` with
+        their own decode of the canonical file; both locks are re-entrant.
+        """
+        with self._thread_lock, sidecar_lock(self.path, reading=True):
+            yield
+
+    def journal_tail(self, digest: Callable[[], str | None], ino: int | None, offset: int) -> JournalTail | None:
+        """The screened journal operations a derived view of the canonical file has not applied.
+
+        Call inside :meth:`reading`.
+
+        Args:
+            digest: Returns the sha256 of the canonical file the view was built from
+                (called only when the journal's header has to be checked).
+            ino: Journal inode the view last read (None: none read yet).
+            offset: Byte offset the view read the journal up to.
+
+        Returns:
+            ``JournalTail(ino, ops, end)`` (``ino`` None when there is no journal; ``ops``
+            are the screened ``put``/``set`` entries after ``offset``, refused lines kept
+            aside as for every read), or None when the journal was written for another
+            version of the canonical file: then build the view from :meth:`read`, which
+            merges it.
+        """
+        identity = file_identity(self.journal)
+        if identity is None:
+            return JournalTail(None, [], 0)
+        start = offset if ino == identity[0] else 0
+        lines, undecodable, end = read_lines(self.journal, offset=start)
+        if start == 0 and (lines or undecodable):
+            if not (lines and lines[0][0] == 1 and journal_header_matches(lines[0][1], digest())):
+                return None
+            lines = lines[1:]
+        return JournalTail(identity[0], self.screen_lines(lines, undecodable, start).ops, end)
 
     def problems(self) -> dict[str, int]:
         """Counts of journal lines kept aside and of merge conflicts recorded beside the file."""

@@ -1,0 +1,72 @@
+"""The process registry of sidecar stores: one instance (and its cache) per file and process.
+
+Every store type (``RecordStore`` for the JSON sidecars, ``OutcomeStore`` for
+``episode_outcomes.jsonl``) keeps its instances in a :class:`ProcessRegistry`, keyed by
+the absolute path. A forked child starts with empty registries (``os.register_at_fork``):
+it must not reuse the parent's caches or thread locks, and it takes its own file locks
+(:mod:`.lock`). Caches are validated by :func:`file_identity`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+
+Identity = tuple[int, int, int]
+
+
+def file_identity(path: str | Path) -> Identity | None:
+    """``(inode, size, mtime_ns)`` of ``path`` or None when it does not exist."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+_registries: weakref.WeakSet[ProcessRegistry[object]] = weakref.WeakSet()
+
+
+class ProcessRegistry[T]:
+    """Instances keyed by absolute path, created on first use, emptied in a forked child."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, T] = {}
+        self._lock = threading.Lock()
+        _registries.add(self)  # type: ignore[arg-type]
+
+    def get(self, path: str | Path, factory: Callable[[Path], T]) -> T:
+        """The instance for ``path``, made by ``factory(absolute_path)`` the first time."""
+        key = os.path.abspath(path)
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                item = self._items[key] = factory(Path(key))
+            return item
+
+    def values(self) -> list[T]:
+        """The instances made so far."""
+        with self._lock:
+            return list(self._items.values())
+
+    def clear(self) -> None:
+        """Forget every instance (the next :meth:`get` makes a fresh one, as a new process would)."""
+        with self._lock:
+            self._items.clear()
+
+    def _reset_after_fork(self) -> None:
+        self._items = {}
+        self._lock = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    for registry in list(_registries):
+        registry._reset_after_fork()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+__all__ = ["ProcessRegistry", "file_identity"]

@@ -1,0 +1,54 @@
+"""One process registry for every store type, emptied in a forked child; the store's public
+journal view used by the label index."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from strands_robots import episode_labels as el
+from strands_robots.episode_labels.document import open_store
+from strands_robots.outcomes.store import OutcomeStore
+from strands_robots.storage.record_store import RecordStore, _stores
+
+
+def _in_child(check) -> int:
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's exit code is the assertion
+        os._exit(0 if check() else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def test_every_store_type_is_one_instance_per_file_and_fresh_in_a_fork(tmp_path):
+    outcome = OutcomeStore.open(tmp_path / "episode_outcomes.jsonl")
+    assert OutcomeStore.open(str(tmp_path / "." / "episode_outcomes.jsonl")) is outcome
+    labels = open_store(tmp_path)
+    assert open_store(tmp_path) is labels and isinstance(labels, RecordStore)
+    assert labels in _stores.values()
+    parent_ids = (id(outcome), id(labels))
+    child = _in_child(
+        lambda: (
+            (id(OutcomeStore.open(tmp_path / "episode_outcomes.jsonl")), id(open_store(tmp_path))) != parent_ids
+            and OutcomeStore._registry.values() != []
+        )
+    )
+    assert child == 0
+    assert OutcomeStore.open(tmp_path / "episode_outcomes.jsonl") is outcome  # the parent keeps its own
+
+
+def test_journal_tail_gives_the_ops_since_an_offset_and_none_for_a_replaced_file(tmp_path):
+    el.record_deterministic_verdicts(tmp_path, [{"episode": i, "success": True} for i in range(3)])
+    store = open_store(tmp_path)
+    store.write_through_bytes = 0  # journal every write
+    el.annotate_episode(tmp_path, 1, quality="high")
+    with store.reading():
+        digest = hashlib.sha256(store.path.read_bytes()).hexdigest()
+        tail = store.journal_tail(lambda: digest, None, 0)
+        assert tail is not None and tail.ino == os.stat(store.journal).st_ino
+        assert [op["key"] for op in tail.ops if op.get("op") == "put"] == ["1"]
+        assert store.journal_tail(lambda: digest, tail.ino, tail.end).ops == []
+        assert store.journal_tail(lambda: "0" * 64, None, 0) is None  # written for another canonical file
+    el.flush(tmp_path)
+    with store.reading():
+        assert store.journal_tail(lambda: digest, None, 0).ino is None
