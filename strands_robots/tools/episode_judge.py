@@ -33,7 +33,7 @@ from strands_robots.dataset.cache import cached_dataset
 from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, annotate_episode, deterministic_verdict
 from strands_robots.episode_labels.document import query_document
 from strands_robots.episode_labels.judge import judge_block
-from strands_robots.errors import EpisodeNotFoundError
+from strands_robots.errors import DatasetError, EpisodeNotFoundError
 from strands_robots.signals import frame_stats, sample_indices
 from strands_robots.signals.episode import signal_columns, signals_of
 from strands_robots.signals.frames import STAT_FRAMES, STAT_MAX_SIDE
@@ -261,6 +261,24 @@ def _check_videos(meta: Any, cameras: Iterable[str], index: int) -> None:
             )
 
 
+def _check_state_width(dataset: Any, state: Any, index: int) -> None:
+    """Refuse a state whose rows are not as wide as ``meta/info.json`` declares (signals would be wrong).
+
+    Raises:
+        DatasetError: the widths differ (the message gives both).
+    """
+    shape = (dataset.features.get(STATE_KEY) or {}).get("shape") or []
+    if state is None or not shape or np.asarray(state).ndim != 2:
+        return
+    declared, width = int(np.prod(shape)), int(np.asarray(state).shape[1])
+    if width != declared:
+        raise DatasetError(
+            f"observation.state of episode {index} has {width} value(s) per frame but meta/info.json declares "
+            f"shape {list(shape)} ({declared}); its signals cannot be computed. Fix the data file or the feature's "
+            "declared shape."
+        )
+
+
 def _frame_stats(dataset: Any, meta: Any, index: int, timestamps: Any) -> dict[str, Any] | None:
     """Occlusion statistics of ``STAT_FRAMES`` evenly spaced frames per camera (None without cameras).
 
@@ -304,6 +322,7 @@ def _sample_frames(
     columns = signal_columns(dataset)
     rows = dataset.read_frames(index, columns) if columns else {}
     state = rows.get(STATE_KEY)
+    _check_state_width(dataset, state, index)
     timestamps = rows.get("timestamp")
     if timestamps is None and fps:
         timestamps = np.arange(meta.length, dtype=np.float64) / fps

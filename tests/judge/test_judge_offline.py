@@ -142,3 +142,15 @@ def test_driving_the_tools_directly_plans_what_the_agent_loop_plans(faulty_datas
     )
     assert messages[-1]["content"][0]["text"] == f"episode {JITTERY}: low (jerky_motion)"
     assert model.can_drive() and not type("Sub", (HeuristicJudgeModel,), {"next_events": lambda s, m: []})().can_drive()
+
+
+def test_a_state_narrower_than_declared_is_a_per_episode_error(tmp_path):
+    root = make_v3_dataset(tmp_path / "narrow", [LENGTH] * 3, state_dim=4, state_names=NAMES, episodes_per_file=1)
+    replace_states(root, lambda e: trajectory(e)[:, :3] if e == 1 else trajectory(e))
+    record_deterministic_verdicts(root, [{"episode": e, "success": True, "steps": LENGTH} for e in range(3)])
+    report = run_judge(root)
+    assert [r.episode for r in report.labelled] == [0, 2]
+    assert [r.episode for r in report.failed] == [1]
+    assert "observation.state of episode 1 has 3 value(s) per frame but meta/info.json declares shape [4]" in (
+        report.failed[0].error
+    )
