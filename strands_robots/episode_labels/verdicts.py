@@ -133,7 +133,7 @@ def record_deterministic_verdicts(
 
     store = open_store(root, labels_dir)
     store.update(mutate)
-    return store.read()
+    return store.take()  # the caller's own document (no deep copy of a large document)
 
 
 def deterministic_verdict(root: str | Path, episode: int, *, labels_dir: str | Path | None = None) -> dict[str, Any]:

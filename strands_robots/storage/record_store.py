@@ -343,19 +343,47 @@ class RecordStore:
         """The merged document (canonical file + journal).
 
         Args:
-            copy_document: Return a deep copy (safe to mutate). ``False`` returns the
-                cached object itself, for internal read-only use.
+            copy_document: Return a document the caller owns (safe to mutate): a deep
+                copy of the cache, or, when this call had to read the file anyway, the
+                freshly parsed document itself (the cache gives it up: no copy, no
+                second copy in memory). ``False`` returns the cached object itself, for
+                internal read-only use.
 
         Raises:
             SidecarError: the file is foreign, truncated, a future version, or not a file.
         """
         with self._thread_lock, sidecar_lock(self.path, reading=True):
+            before = self._cache
             try:
-                document = self._refresh().document
+                cached = self._refresh()
             except BaseException:
                 self._cache = None
                 raise
-            return json_copy(document) if copy_document else document
+            if not copy_document:
+                return cached.document
+            if cached is not before:  # parsed by this call: hand it over
+                if self._cache is cached:
+                    self._cache = None
+                return cached.document
+            return json_copy(cached.document)
+
+    def take(self) -> dict[str, Any]:
+        """The merged document for the caller to own, without a copy: the cache gives it
+        up, so the next access reads the file again. For a writer that returns the whole
+        document once (a deep copy of a large document doubles the memory).
+
+        Raises:
+            SidecarError: see :meth:`read`.
+        """
+        with self._thread_lock, sidecar_lock(self.path, reading=True):
+            try:
+                cached = self._refresh()
+            except BaseException:
+                self._cache = None
+                raise
+            if self._cache is cached:
+                self._cache = None
+            return cached.document
 
     def query(self, fn: Callable[[dict[str, Any]], Any]) -> Any:
         """Run ``fn(document)`` on the merged document under the lock; returns its result.
