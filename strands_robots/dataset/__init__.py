@@ -9,7 +9,15 @@ from strands_robots.dataset.errors import FrameIndexError, MissingFileError
 from strands_robots.dataset.frames import Frames, read_frames
 from strands_robots.dataset.problems import Problem
 from strands_robots.dataset.reader import Dataset, open_dataset
-from strands_robots.dataset.video import decode_frames
+
+
+def __getattr__(name: str):  # PyAV and Pillow load only when video decoding is used
+    if name == "decode_frames":
+        from strands_robots.dataset.video import decode_frames
+
+        return decode_frames
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Dataset",

@@ -19,7 +19,6 @@ from strands_robots.dataset.frames import Frames, read_frames
 from strands_robots.dataset.info import STATE_KEY, DatasetInfo, feature_names, load_info_document, parse_info
 from strands_robots.dataset.problems import Problem, file_status, find_problems
 from strands_robots.dataset.tasks import load_tasks_v2, load_tasks_v3
-from strands_robots.dataset.video import decode_frames
 
 
 class Dataset:
@@ -115,6 +114,8 @@ class Dataset:
         timestamps: np.ndarray | None = None,
     ) -> list[np.ndarray]:
         """Camera images of chosen frames; see :func:`strands_robots.dataset.video.decode_frames`."""
+        from strands_robots.dataset.video import decode_frames  # PyAV and Pillow: only when decoding
+
         return decode_frames(self, episode, camera, frame_indices, max_side, timestamps)
 
     def __repr__(self) -> str:

@@ -45,3 +45,16 @@ def test_filter_without_meta_loads_only_numpy(tmp_path):
     )
     loaded = _loaded_after(code, tmp_path)
     assert {m for m, present in loaded.items() if present} <= {"numpy"}
+
+
+def test_stale_checks_beside_meta_load_no_video_library(toy_dataset):
+    code = (
+        "import strands_robots.episode_labels as el\n"
+        f"root = {str(toy_dataset)!r}\n"
+        "el.record_deterministic_verdicts(root, [{'episode': 0, 'success': True}, {'episode': 1, 'success': True}])\n"
+        "el.annotate_episode(root, 1, quality='high', model='m')\n"
+        "assert el.filter_episodes(root) == [1]\n"
+        "assert el.stale_episodes(root) == {}\n"
+    )
+    loaded = _loaded_after(code, toy_dataset)
+    assert not loaded["av"] and not loaded["PIL"] and not loaded["strands"]
