@@ -36,6 +36,7 @@ from strands_robots.segments.success import episode_failure
 from strands_robots.segments.templates import COHORTS, TASK_COMPLETE, check_cohort
 from strands_robots.segments.validate import raw_segments, sorted_segments, validate_segmentation
 from strands_robots.storage import RecordStore
+from strands_robots.storage.atomic import check_target
 from strands_robots.storage.labels_dir import check_labels_dir
 from strands_robots.storage.record_store import Change
 
@@ -153,6 +154,7 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None) -> Record
         SidecarError: the directory does not exist.
     """
     path = segments_path(root, labels_dir=labels_dir)
+    check_target(path)  # a name too long for the file system is a typed refusal too
     if not path.parent.is_dir():
         raise SidecarError(f"{path.parent} is not a directory; pass an existing dataset root (or labels_dir=).")
     check_labels_dir(root, labels_dir)

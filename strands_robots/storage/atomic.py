@@ -16,12 +16,18 @@ def check_target(path: Path) -> None:
     """Refuse a sidecar path that is a symlink or not a regular file.
 
     Raises:
-        SidecarError: ``path`` is a symlink, a directory or another non-regular file.
+        SidecarError: ``path`` is a symlink, a directory or another non-regular file, or
+            cannot be looked up (a name too long for the file system).
     """
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return
+    except OSError as exc:  # a name too long, a parent that is a file
+        raise SidecarError(
+            f"{str(path)[:120]}{'...' if len(str(path)) > 120 else ''} cannot be used ({exc.strerror or exc}); "
+            "pass an existing dataset root (or labels dir) with a shorter path."
+        ) from exc
     if stat.S_ISLNK(st.st_mode):
         raise SidecarError(
             f"{path} is a symbolic link; refusing to write through it. Replace the link with a regular "

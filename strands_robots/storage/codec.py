@@ -35,15 +35,15 @@ def _utf8(text: str, value: Any) -> bytes:
     try:
         return (text + "\n").encode("utf-8")
     except UnicodeEncodeError as exc:
-        where = _surrogate_at(value) or "?"
+        where = surrogate_at(value) or "?"
         raise LabelValidationError(
             f"the text at {where} is not valid Unicode ({exc.reason}: a lone surrogate such as '\\ud800'); pass "
             "text decoded from UTF-8 (e.g. bytes.decode('utf-8', errors='replace')). Nothing was stored."
         ) from exc
 
 
-def _surrogate_at(value: Any, where: str = "$") -> str | None:
-    """JSON path of the first string (value or key) that UTF-8 cannot encode."""
+def surrogate_at(value: Any, where: str = "$") -> str | None:
+    """JSON path of the first string (value or key) that UTF-8 cannot encode (a lone surrogate), or None."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")
@@ -52,14 +52,14 @@ def _surrogate_at(value: Any, where: str = "$") -> str | None:
         return None
     if isinstance(value, dict):
         for key, item in value.items():
-            if _surrogate_at(str(key)) is not None:
+            if surrogate_at(str(key)) is not None:
                 return f"{where} (a key)"
-            found = _surrogate_at(item, f"{where}.{key}")
+            found = surrogate_at(item, f"{where}.{key}")
             if found:
                 return found
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            found = _surrogate_at(item, f"{where}[{i}]")
+            found = surrogate_at(item, f"{where}[{i}]")
             if found:
                 return found
     return None

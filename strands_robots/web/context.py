@@ -27,6 +27,7 @@ from strands_robots.errors import (
     SidecarError,
     StorageError,
 )
+from strands_robots.storage.codec import surrogate_at
 from strands_robots.web.frames import FrameCache
 from strands_robots.web.security import Guard
 
@@ -162,7 +163,8 @@ async def read_json_body(request: Request) -> Any:
     """The request's JSON body (at most :data:`MAX_BODY_BYTES`).
 
     Raises:
-        RequestError: 413 for a larger body, 400 for invalid JSON.
+        RequestError: 413 for a larger body, 400 for invalid JSON or text that is not
+            valid Unicode (a lone surrogate escape).
     """
     chunks: list[bytes] = []
     size = 0
@@ -172,6 +174,14 @@ async def read_json_body(request: Request) -> Any:
             raise RequestError(f"request body larger than {MAX_BODY_BYTES} bytes.", 413)
         chunks.append(chunk)
     try:
-        return json.loads(b"".join(chunks).decode("utf-8"))
+        body = json.loads(b"".join(chunks).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise RequestError(f"the body is not UTF-8 JSON ({exc}).", 400) from exc
+    where = surrogate_at(body)
+    if where is not None:  # "\ud800" is valid JSON but no text: it could be neither stored nor answered
+        raise RequestError(
+            f"the text at {where} of the body is not valid Unicode (a lone surrogate escape such as \\ud800); "
+            "send text only.",
+            400,
+        )
+    return body
