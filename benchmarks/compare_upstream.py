@@ -244,6 +244,7 @@ def main() -> None:
     parser.add_argument("--loop", type=int, default=2000, help="calls of annotate_loop / fsync")
     parser.add_argument("--work", type=Path, default=HERE / "_work" / "compare")
     args = parser.parse_args()
+    args.work = args.work.resolve()  # the children run inside the scratch directories
     pythons = {"ours": args.ours, "0.5.3": args.upstream}
     ops = args.ops.split(",")
     print(f"load average at start: {os.getloadavg()[0]:.1f}; cpus: {os.cpu_count()}; repeat {args.repeat}, medians")
