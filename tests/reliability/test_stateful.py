@@ -21,12 +21,29 @@ QUALITIES = ("low", "medium", "high")
 RANK = {q: i for i, q in enumerate(QUALITIES)}
 
 
+def judge_key(entry: dict) -> tuple | None:
+    """What identifies the judge block a review saw: the annotation and its dispute flag."""
+    judge = entry["judge"]
+    return None if judge is None else (judge["version"], judge["disputes"])
+
+
+def review_is_current(entry: dict) -> bool:
+    """A review counts while the verdict it saw is the verdict now (docs/review.md); a decision
+    also needs the judge block it saw, a ``grade_only`` grade does not. A verdict changed and
+    changed back is the verdict the review saw, so the review counts again."""
+    review = entry["review"]
+    if review is None or review["verdict_seen"] != entry["det"]:
+        return False
+    return review["decision"] == "grade_only" or review["judge_seen"] == judge_key(entry)
+
+
 class LabelsMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.dir = Path(tempfile.mkdtemp())
-        # the reference model: episode -> {"det": dict, "judge": dict|None, "review": dict|None, "current": bool}
+        # the reference model: episode -> {"det": dict, "judge": dict|None, "review": dict|None}
         self.model: dict[int, dict] = {}
+        self.annotations = 0  # every annotation writes a new judge block (a new labeled_at)
 
     def teardown(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -35,12 +52,10 @@ class LabelsMachine(RuleBasedStateMachine):
     def record(self, episode, success, steps):
         el.record_deterministic_verdicts(self.dir, [{"episode": episode, "success": success, "steps": steps}])
         block = {"success": success, "failure": False, "steps": steps}
-        entry = self.model.setdefault(episode, {"det": None, "judge": None, "review": None, "current": False})
-        if entry["det"] != block:
-            entry["current"] = False
-            if entry["judge"] is not None:
-                opinion = entry["judge"]["opinion"]
-                entry["judge"]["disputes"] = opinion is not None and opinion != success
+        entry = self.model.setdefault(episode, {"det": None, "judge": None, "review": None})
+        if entry["det"] != block and entry["judge"] is not None:
+            opinion = entry["judge"]["opinion"]
+            entry["judge"]["disputes"] = opinion is not None and opinion != success
         entry["det"] = block
 
     @precondition(lambda self: self.model)
@@ -50,15 +65,13 @@ class LabelsMachine(RuleBasedStateMachine):
         el.annotate_episode(self.dir, episode, quality=quality, success_opinion=opinion)
         entry = self.model[episode]
         success = entry["det"]["success"]
+        self.annotations += 1
         entry["judge"] = {
+            "version": self.annotations,
             "quality": quality,
             "opinion": opinion,
             "disputes": opinion is not None and opinion != success,
         }
-        # a decision saw the old judge label and is outdated; a grade_only grade is about the
-        # episode itself and stays current until the verdict changes (issue 6)
-        if entry["review"] is None or entry["review"]["decision"] != "grade_only":
-            entry["current"] = False
 
     @precondition(lambda self: self.model)
     @rule(
@@ -76,8 +89,12 @@ class LabelsMachine(RuleBasedStateMachine):
             assert decision != "grade_only" and not disputed
             return
         assert decision == "grade_only" or disputed
-        entry["review"] = {"decision": decision, "quality": quality}
-        entry["current"] = True
+        entry["review"] = {
+            "decision": decision,
+            "quality": quality,
+            "verdict_seen": dict(entry["det"]),
+            "judge_seen": judge_key(entry),
+        }
 
     @precondition(lambda self: self.model)
     @rule(data=st.data())
@@ -99,7 +116,7 @@ class LabelsMachine(RuleBasedStateMachine):
             return
         expected = []
         for episode, entry in sorted(self.model.items()):
-            judge, review = entry["judge"], entry["review"] if entry["current"] else None
+            judge, review = entry["judge"], entry["review"] if review_is_current(entry) else None
             if judge is None:
                 continue
             success = entry["det"]["success"]
