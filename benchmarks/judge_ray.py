@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # tests/synth.py lives beside the package
     sys.path.insert(0, str(REPO))
 
-from strands_robots.episode_labels import record_deterministic_verdicts  # noqa: E402
+from strands_robots.episode_labels import flush, record_deterministic_verdicts  # noqa: E402
 from strands_robots.episode_labels.judge import annotate_episodes  # noqa: E402
 from strands_robots.judges import DatasetProfile, run_judge  # noqa: E402
 from strands_robots.judges.heuristic import HeuristicJudgeModel, parse_request  # noqa: E402
@@ -125,6 +125,7 @@ def timed(root: Path, **kwargs: Any) -> tuple[Any, float, float]:
     stamps: list[float] = []
     start = time.perf_counter()
     report = run_judge(root, on_result=lambda result: stamps.append(time.perf_counter()), **kwargs)
+    flush(root)  # fold the journal while the temp directory still exists
     if len(stamps) < 2:
         return report, report.seconds, rate(report)
     return report, stamps[0] - start, (len(stamps) - 1) / (stamps[-1] - stamps[0])
