@@ -24,7 +24,10 @@ def shared_dataset_path(name: str) -> Path:
     """Path of a shared dataset, or skip the test with the reason."""
     path = SHARED_DATASETS / name
     if not (path / "meta" / "info.json").is_file():
-        pytest.skip(f"shared dataset {name!r} not found at {path} (../shared is absent on this machine)")
+        pytest.skip(
+            f"shared dataset {name!r} not found at {path}: ../shared is absent on this machine; "
+            "set STRANDS_LABELS_SHARED=/path/to/shared (the folder holding datasets/) to run this test"
+        )
     return path
 
 

@@ -9,7 +9,7 @@ pq.write_table(pa.table({"episode_index": [0, 1, 2], "length": [90, 90, 90]}),
 root / "meta/episodes/chunk-000/file-000.parquet")
 (root / "meta/info.json").write_text(json.dumps({"total_episodes": 3, "total_frames": 270, "fps": 30, "features": {}}))
 (root / "episode_labels.json").unlink(missing_ok=True)
-verdicts = [ # the per-episode list evaluate_benchmark returns
+verdicts = [ # one verdict per episode, as a benchmark evaluation reports them
 {"episode": 0, "success": True, "failure": False, "steps": 90, "cumulative_reward": 1.0, "seed": 0},
 {"episode": 1, "success": True, "failure": False, "steps": 90, "cumulative_reward": 1.0, "seed": 1},
 {"episode": 2, "success": False, "failure": True, "steps": 90, "cumulative_reward": 0.0, "seed": 2},

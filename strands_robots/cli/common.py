@@ -9,13 +9,32 @@ from typing import TYPE_CHECKING, Annotated, Any, overload
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from strands_robots.errors import LabelValidationError
 
 if TYPE_CHECKING:
     from strands_robots.dataset.hub import HubDataset
 
-console = Console(soft_wrap=True)  # never break a path across lines (logs, CI captures)
+# Markup is off: messages carry user data (paths with ``[...]``, ``pip install 'pkg[extra]'``,
+# notes with ``[/x]``) that must print as typed. Styled words go through :func:`styled`.
+# soft_wrap: never break a path across lines (logs, CI captures).
+console = Console(soft_wrap=True, markup=False)
+err_console = Console(stderr=True, soft_wrap=True, markup=False)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """A line of plain text with some styled words: ``styled(("error:", "red"), " ", message)``.
+
+    Strings are printed literally (never parsed as rich markup); ``(text, style)`` pairs are styled.
+    """
+    return Text.assemble(*parts)
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """``"1 verdict"``, ``"2 verdicts"``."""
+    return f"{count} {singular if count == 1 else (plural_form or singular + 's')}"
+
 
 #: ``strands-labels --revision REV ...``: the Hub revision a repo-id ROOT is resolved at.
 hub_revision: dict[str, str | None] = {"value": None}
@@ -56,6 +75,7 @@ def _labels_dir_default(ctx: typer.Context, value: Path | None) -> Path | None:
 RootArg = Annotated[
     Path,
     typer.Argument(
+        metavar="ROOT",
         help="Dataset root (the folder holding meta/), or a Hub repo id such as lerobot/pusht[@REVISION].",
         parser=parse_root,
     ),

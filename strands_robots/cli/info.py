@@ -1,7 +1,7 @@
 """``strands-labels info ROOT``: a dataset summary.
 
 Prints version, fps, episodes, frames, tasks, cameras (with whether each video is
-present), state names and any problems found (issue 2, "Dataset reader").
+present), state names and any problems found (docs/dataset.md).
 :func:`format_summary` returns the same text for other callers (the demo).
 """
 
@@ -44,6 +44,37 @@ def _camera_line(ds: Dataset, key: str, status: dict[str, tuple[int, int]]) -> s
     return f"{key}  video {shape}{' ' + codec if codec else ''}  {state}"
 
 
+#: Per-frame bookkeeping columns every LeRobot dataset has; listed on one line.
+BOOKKEEPING = ("timestamp", "frame_index", "episode_index", "index", "task_index")
+
+
+def _other_features(ds: Dataset) -> dict[str, dict[str, Any]]:
+    """Non-camera features (``action``, ``observation.state``, ``next.success``, ...), in file order."""
+    cameras = set(ds.camera_keys)
+    out = {}
+    for key, feature in ds.features.items():
+        if key in cameras or key in BOOKKEEPING or not isinstance(feature, dict):
+            continue
+        names = feature.get("names")
+        if isinstance(names, dict):  # {"motors": [...]} in older files
+            names = next(iter(names.values()), None)
+        if isinstance(names, list) and len(names) == 1 and isinstance(names[0], list):  # [[...]] in v2.1 files
+            names = names[0]
+        out[key] = {
+            "dtype": feature.get("dtype"),
+            "shape": feature.get("shape"),
+            "names": list(names) if isinstance(names, list) else None,
+        }
+    return out
+
+
+def _feature_line(key: str, feature: dict[str, Any]) -> str:
+    shape = "x".join(str(v) for v in feature.get("shape") or []) or "?"
+    names = feature.get("names")
+    described = f"  {len(names)} names" if names else ""
+    return f"{key}  {feature.get('dtype')} {shape}{described}"
+
+
 def summary_dict(ds: Dataset) -> dict[str, Any]:
     """The summary as plain data (what ``info --json`` prints)."""
     status = ds.video_status()
@@ -66,6 +97,7 @@ def summary_dict(ds: Dataset) -> dict[str, Any]:
         "frames": ds.total_frames,
         "tasks": {str(k): v for k, v in ds.tasks.items()},
         "cameras": cameras,
+        "features": _other_features(ds),
         "state_names": list(ds.state_names),
         "problems": [{"kind": p.kind, "message": p.message} for p in ds.problems],
     }
@@ -85,6 +117,12 @@ def format_summary(ds: Dataset) -> str:
     lines += [f"  [{index}] {task}" for index, task in ds.tasks.items()]
     lines.append(f"cameras   {len(ds.camera_keys)}")
     lines += [f"  {_camera_line(ds, key, status)}" for key in ds.camera_keys]
+    others = _other_features(ds)
+    lines.append(f"features  {len(others)} besides cameras")
+    lines += [f"  {_feature_line(key, feature)}" for key, feature in others.items()]
+    present = [key for key in BOOKKEEPING if key in ds.features]
+    if present:
+        lines.append(f"  (and per-frame {', '.join(present)})")
     names = ds.state_names
     if names:
         lines.append(f"state     observation.state: {len(names)} names")

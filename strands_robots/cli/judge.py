@@ -3,24 +3,22 @@
 Without ``--model`` the offline judge (``heuristic-v1``) runs; with ``--model
 PROVIDER:MODEL_ID`` a real model does. Resumable (episodes already labelled are skipped
 unless ``--relabel``), parallel (``--workers``), and a failing episode is reported at
-the end instead of stopping the run (exit status 1 when any failed). Issue 4.
+the end instead of stopping the run (exit status 1 when any failed).
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
+from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from strands_robots.cli.common import LabelsDirOpt, RootArg, console, resolve
-from strands_robots.errors import LabelValidationError
-
-err_console = Console(stderr=True)
+from strands_robots.cli.common import LabelsDirOpt, RootArg, console, err_console, resolve, styled
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
 
 
 def parse_episode_list(text: str) -> list[int]:
@@ -43,6 +41,37 @@ def parse_episode_list(text: str) -> list[int]:
                 f"--episodes {text!r}: {part!r} is not an episode index or range; use e.g. 0,3,7 or 0-9,12."
             )
     return sorted(out)
+
+
+def check_episodes_exist(root: Path, wanted: list[int]) -> None:
+    """Refuse ``--episodes`` naming episodes the dataset does not have (named in the message).
+
+    Raises:
+        EpisodeNotFoundError: some of ``wanted`` are not in the dataset.
+    """
+    from strands_robots.dataset import open_dataset
+
+    indices = [int(i) for i in open_dataset(root).episodes.indices]
+    present = set(indices)
+    absent = [i for i in wanted if i not in present]
+    if absent:
+        span = f"{indices[0]}..{indices[-1]}" if indices else "none"
+        raise EpisodeNotFoundError(
+            f"--episodes names {len(absent)} episode(s) the dataset does not have: {_ranges(absent)} "
+            f"(it has {len(indices)}, episode_index {span}); pass only existing episodes, e.g. "
+            f"--episodes {_ranges(sorted(present & set(wanted))) or span.replace('..', '-')}."
+        )
+
+
+def _ranges(values: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2,5"``."""
+    parts: list[str] = []
+    for value in values:
+        if parts and value == int(parts[-1].split("-")[-1]) + 1:
+            parts[-1] = f"{parts[-1].split('-')[0]}-{value}"
+        else:
+            parts.append(str(value))
+    return ",".join(parts)
 
 
 def judge(
@@ -95,13 +124,15 @@ def judge(
     dataset_root, sidecar_dir = resolve(root), resolve(labels_dir)
     assert dataset_root is not None
     wanted = parse_episode_list(episodes) if episodes is not None else None
+    if wanted is not None:
+        check_episodes_exist(dataset_root, wanted)
     progress = Progress(
         TextColumn("[bold]judge"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        TextColumn("{task.fields[last]}"),
+        TextColumn("{task.fields[last]}", markup=False),
         console=err_console,
         transient=False,
     )
@@ -143,7 +174,9 @@ def judge(
         with contextlib.suppress(FileNotFoundError):
             flush(dataset_root, labels_dir=sidecar_dir)
     if interrupted or report is None:
-        err_console.print("[yellow]interrupted:[/] labels written so far are kept; run the same command to resume.")
+        err_console.print(
+            styled(("interrupted:", "yellow"), " labels written so far are kept; run the same command to resume.")
+        )
         raise typer.Exit(130)
     _print_report(report)
     if report.failed:
@@ -170,7 +203,7 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
     console.print(f"labels: {report.root}", soft_wrap=True, highlight=False)
     console.print(f"{len(report.labelled)} labelled in {report.seconds:.1f} s", style="dim")
     for warning in getattr(report, "warnings", []):
-        console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True, highlight=False)
+        console.print(styled(("warning:", "yellow"), f" {warning}"), soft_wrap=True, highlight=False)
     if report.failed:
         failures = Table(title=f"{len(report.failed)} episode(s) failed (no label written)")
         failures.add_column("episode", justify="right")

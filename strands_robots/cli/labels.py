@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import warnings
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,10 +18,13 @@ from strands_robots.cli.common import (
     LabelsDirOpt,
     RootArg,
     console,
+    err_console,
     load_json_file,
     load_json_or_jsonl,
+    plural,
     print_json,
     resolve,
+    styled,
     whole_number,
 )
 from strands_robots.errors import LabelValidationError
@@ -40,6 +44,12 @@ class Opinion(str, Enum):
 class FilterFormat(str, Enum):
     json = "json"
     lerobot = "lerobot"
+    lerobot_delete = "lerobot-delete"
+
+
+#: One choice per failure mode, so ``--help`` lists them and a typo is refused with the list.
+FailureMode = Enum("FailureMode", {mode: mode for mode in el.FAILURE_MODES}, type=str)  # type: ignore[misc]
+FAILURE_MODE_HELP = "What went wrong: " + ", ".join(el.FAILURE_MODES) + "."
 
 
 def lerobot_argument(episodes: list[int]) -> str:
@@ -47,10 +57,17 @@ def lerobot_argument(episodes: list[int]) -> str:
     return f'--dataset.episodes="[{",".join(str(i) for i in episodes)}]"'
 
 
+def lerobot_delete_argument(episodes: list[int]) -> str:
+    """The arguments of ``lerobot-edit-dataset`` that delete ``episodes`` (the ones *not* selected)."""
+    indices = ",".join(str(i) for i in episodes)
+    return f'--operation.type delete_episodes --operation.episode_indices "[{indices}]"'
+
+
 def verdicts(
     root: RootArg,
     file: Annotated[
-        Path | None, typer.Argument(help="JSON list (or JSONL) of verdicts: episode, success, failure, ...")
+        Path | None,
+        typer.Argument(metavar="FILE", help="JSON list (or JSONL) of verdicts: episode, success, failure, ..."),
     ] = None,
     benchmark: Annotated[str, typer.Option(help="Benchmark the verdicts came from.")] = "",
     from_column: Annotated[
@@ -70,20 +87,43 @@ def verdicts(
     else:
         entries = el.verdicts_from_dataset(root, column=from_column)
         benchmark = benchmark or f"dataset:{from_column}"
+    before = _verdict_blocks(root, labels_dir)
     document = el.record_deterministic_verdicts(root, entries, benchmark=benchmark, labels_dir=labels_dir)
     el.flush(root, labels_dir=labels_dir)
+    after = {key: record.get("deterministic") for key, record in document["episodes"].items()}
+    added = sum(1 for key, block in after.items() if block is not None and before.get(key) is None)
+    changed = sum(
+        1
+        for key, block in after.items()
+        if block is not None and before.get(key) is not None and _verdict_of(before[key]) != _verdict_of(block)
+    )
     successes = sum(e.get("success") is True for e in entries)
     console.print(
-        f"recorded {len(entries)} verdicts ({successes} success) in {el.labels_path(root, labels_dir=labels_dir)}; "
-        f"{len(document['episodes'])} episodes have records"
+        f"recorded {plural(len(entries), 'verdict')} ({successes} success) in "
+        f"{el.labels_path(root, labels_dir=labels_dir)}: {added} new, {changed} changed, "
+        f"{len(entries) - added - changed} unchanged; {plural(len(document['episodes']), 'episode')} "
+        f"{'has' if len(document['episodes']) == 1 else 'have'} records"
     )
+
+
+def _verdict_blocks(root: Path, labels_dir: Path | None) -> dict[str, Any]:
+    try:
+        return {
+            key: r.get("deterministic") for key, r in el.read_labels(root, labels_dir=labels_dir)["episodes"].items()
+        }
+    except FileNotFoundError:
+        return {}
+
+
+def _verdict_of(block: dict[str, Any]) -> tuple[Any, Any]:
+    return block.get("success"), block.get("failure")
 
 
 def annotate(
     root: RootArg,
-    episode: Annotated[int, typer.Argument(help="Real episode_index.", parser=whole_number)],
+    episode: Annotated[int, typer.Argument(metavar="EPISODE", help="Real episode_index.", parser=whole_number)],
     quality: Annotated[Quality, typer.Option(help="Grade of the execution, not the outcome.")],
-    failure_mode: Annotated[str | None, typer.Option(help="One of the fixed failure modes.")] = None,
+    failure_mode: Annotated[FailureMode | None, typer.Option(help=FAILURE_MODE_HELP)] = None,
     note: Annotated[str, typer.Option(help="Free-text note.")] = "",
     opinion: Annotated[Opinion | None, typer.Option(help="Your own read of the outcome.")] = None,
     model: Annotated[str, typer.Option(help="Who labelled (model id or 'human').")] = "human",
@@ -95,7 +135,7 @@ def annotate(
         root,
         episode,
         quality=quality.value,
-        failure_mode=failure_mode,
+        failure_mode=None if failure_mode is None else failure_mode.value,
         note=note,
         success_opinion=None if opinion is None else opinion is Opinion.success,
         model=model,
@@ -111,33 +151,76 @@ def annotate(
 
 def filter_cmd(
     root: RootArg,
-    require_success: Annotated[bool, typer.Option("--require-success/--no-require-success")] = True,
+    require_success: Annotated[
+        bool,
+        typer.Option(
+            "--require-success/--no-require-success",
+            help="Keep only successful episodes (the verdict, flipped by a human overrule).",
+        ),
+    ] = True,
     min_quality: Annotated[Quality, typer.Option(help="Lowest acceptable quality.")] = Quality.medium,
     exclude_disputed: Annotated[bool, typer.Option("--exclude-disputed", help="Drop open disputes.")] = False,
-    outcome: Annotated[list[str] | None, typer.Option(help="Keep episodes with this outcome (repeatable).")] = None,
+    outcome: Annotated[
+        list[str] | None, typer.Option(metavar="OUTCOME", help="Keep episodes with this outcome (repeatable).")
+    ] = None,
     membership: Annotated[
         list[str] | None,
-        typer.Option(help="Keep this evaluation_membership (train, held_out_eval, none; '' for unset)."),
+        typer.Option(
+            metavar="MEMBERSHIP",
+            help="Keep this evaluation_membership (train, held_out_eval, none; '' for unset; repeatable).",
+        ),
     ] = None,
-    fmt: Annotated[FilterFormat, typer.Option("--format", help="json list or a lerobot-train argument.")] = (
-        FilterFormat.json
-    ),
-    out: Annotated[Path | None, typer.Option(help="Write the episode list (JSON) to this file.")] = None,
+    include_held_out: Annotated[
+        bool,
+        typer.Option(
+            "--include-held-out",
+            help="Keep held_out_eval episodes too (left out by default: they never belong in a training set).",
+        ),
+    ] = False,
+    fmt: Annotated[
+        FilterFormat,
+        typer.Option(
+            "--format",
+            help="json: a JSON list; lerobot: a lerobot-train --dataset.episodes argument; lerobot-delete: "
+            "lerobot-edit-dataset arguments deleting every other episode.",
+        ),
+    ] = FilterFormat.json,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="List the dropped episodes under each reason (on stderr).")
+    ] = False,
+    out: Annotated[Path | None, typer.Option(help="Write the episode list to this file instead of stdout.")] = None,
     labels_dir: LabelsDirOpt = None,
 ) -> None:
-    """Print the episodes worth training on."""
+    """Print the episodes worth training on; stderr counts what was dropped and why."""
+    from strands_robots.episode_labels.explain import explain_filter
+
     root, labels_dir = resolve(root), resolve(labels_dir)
     fold_orphaned_journal(root, labels_dir)
-    episodes = el.filter_episodes(
-        root,
+    options = dict(
         require_success=require_success,
         min_quality=min_quality.value,
         exclude_disputed=exclude_disputed,
         outcomes=outcome or None,
         evaluation_membership=membership or None,
+        include_held_out=include_held_out,
         labels_dir=labels_dir,
     )
-    text = lerobot_argument(episodes) if fmt is FilterFormat.lerobot else json.dumps(episodes)
+    if outcome or membership:
+        _require_outcome_labels(root, labels_dir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", el.StaleLabelsWarning)  # the explanation below counts them
+        episodes = el.filter_episodes(root, **options)  # type: ignore[arg-type]
+    explanation = explain_filter(root, **options)  # type: ignore[arg-type]
+    _print_drops(explanation["dropped"], len(episodes), explain)
+    if fmt is FilterFormat.lerobot:
+        text = lerobot_argument(episodes)
+    elif fmt is FilterFormat.lerobot_delete:
+        from strands_robots.dataset import open_dataset
+
+        kept = set(episodes)
+        text = lerobot_delete_argument([int(i) for i in open_dataset(root).episodes.indices if int(i) not in kept])
+    else:
+        text = json.dumps(episodes)
     if out is None:
         typer.echo(text)
         return
@@ -148,13 +231,45 @@ def filter_cmd(
         raise LabelValidationError(
             f"cannot write {out}: {exc.strerror or exc}; pass --out a writable file path."
         ) from exc
-    console.print(f"wrote {len(episodes)} episodes to {out}", style="dim")
+    console.print(f"wrote {plural(len(episodes), 'episode')} to {out}", style="dim")
+
+
+def _require_outcome_labels(root: Path, labels_dir: Path | None) -> None:
+    from strands_robots.outcomes import current_outcomes, outcomes_path
+
+    path = outcomes_path(root, labels_dir)
+    if not path.exists() or not current_outcomes(root, labels_dir=labels_dir):
+        raise LabelValidationError(
+            f"--outcome / --membership select by outcome label, and {path} has none, so nothing could match. "
+            "Record outcome labels first (`strands-labels outcome set ROOT EPISODE ...` or "
+            "`strands-labels outcome import ROOT FILE`), or drop the option."
+        )
+
+
+def _print_drops(dropped: dict[str, list[int]], kept: int, explain: bool) -> None:
+    """``kept 3 episodes; dropped 5: 2 unjudged, 3 below quality`` on stderr (+ the lists with --explain)."""
+    counts = [(reason, episodes) for reason, episodes in dropped.items() if episodes]
+    total = sum(len(episodes) for _, episodes in counts)
+    line = f"kept {plural(kept, 'episode')}"
+    if total:
+        line += f"; dropped {total}: " + ", ".join(f"{len(episodes)} {reason}" for reason, episodes in counts)
+    err_console.print(line, highlight=False)
+    if explain:
+        for reason, episodes in counts:
+            err_console.print(f"  {reason}: {', '.join(map(str, episodes))}", highlight=False)
+
+
+#: Below this many compared episodes `agreement` warns that the figures are unstable.
+SMALL_SAMPLE = 30
 
 
 def agreement(
     root: RootArg,
     human: Annotated[
-        Path | None, typer.Argument(help="Holdout JSON {episode: {quality, failure_mode}}; default: review grades.")
+        Path | None,
+        typer.Argument(
+            metavar="HUMAN", help="Holdout JSON {episode: {quality, failure_mode}}; default: review grades."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON.")] = False,
     labels_dir: LabelsDirOpt = None,
@@ -168,7 +283,7 @@ def agreement(
         return
     table = Table(title=f"judge vs human on {result['episodes_compared']} episodes")
     for column in ("field", "agreement", "baseline", "kappa"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
 
     def fmt(value: Any) -> str:
         return "—" if value is None else f"{value:.3f}"
@@ -178,17 +293,45 @@ def agreement(
             field, fmt(result[f"{field}_agreement"]), fmt(result[f"{field}_baseline"]), fmt(result[f"{field}_kappa"])
         )
     console.print(table)
+    compared = result["episodes_compared"]
+    if compared < SMALL_SAMPLE:
+        err_console.print(
+            styled(
+                ("warning:", "yellow"),
+                f" only {plural(compared, 'episode')} compared; with fewer than {SMALL_SAMPLE} the agreement "
+                "and kappa move a lot with one label (read the disagreements below, grade more episodes).",
+            )
+        )
+    disagreements = result["disagreements"]
+    if disagreements:
+        rows = Table(title=f"{plural(len(disagreements), 'disagreement')}")
+        for column in ("episode", "field", "judge", "human"):
+            rows.add_column(column, overflow="fold")
+        for d in disagreements:
+            rows.add_row(str(d["episode"]), d["field"], str(d["judge"] or "—"), str(d["human"] or "—"))
+        console.print(rows)
     if result["missing"]:
-        console.print(f"not scored (no judge label): {result['missing']}")
+        console.print(f"not scored (no judge label): {', '.join(map(str, result['missing']))}")
 
 
 def show(
     root: RootArg,
-    episode: Annotated[int | None, typer.Argument(help="Show one episode's full record.", parser=whole_number)] = None,
+    episode: Annotated[
+        int | None, typer.Argument(metavar="EPISODE", help="Show one episode's full record.", parser=whole_number)
+    ] = None,
     labels_dir: LabelsDirOpt = None,
 ) -> None:
-    """A table of verdict, quality, failure_mode, disputed and stale per episode."""
-    from strands_robots.episode_labels.review import dispute_open, review_is_current
+    """A table per episode: the verdict and quality `filter` uses (after reviews), failure_mode, disputes, stale.
+
+    A verdict a human overruled shows as e.g. ``failure (overruled success)``; a quality a
+    review replaced as ``high (review; judge low)``.
+    """
+    from strands_robots.episode_labels.review import (
+        dispute_open,
+        effective_quality,
+        effective_success,
+        review_is_current,
+    )
 
     root, labels_dir = resolve(root), resolve(labels_dir)
     fold_orphaned_journal(root, labels_dir)
@@ -198,26 +341,38 @@ def show(
     if episode is not None:
         if str(episode) not in records:
             raise LabelValidationError(
-                f"episode {episode} has no record in {el.labels_path(root, labels_dir=labels_dir)}."
+                f"episode {episode} has no record in {el.labels_path(root, labels_dir=labels_dir)}; "
+                f"`strands-labels show ROOT` lists the {plural(len(records), 'episode')} that have one."
             )
-        print_json({**records[str(episode)], "stale": stale.get(episode)})
+        record = records[str(episode)]
+        success = effective_success(record)
+        effective = {"success": success, "quality": effective_quality(record), "dispute_open": dispute_open(record)}
+        print_json({**record, "effective": effective, "stale": stale.get(episode)})
         return
     table = Table(
         title=f"{el.labels_path(root, labels_dir=labels_dir)} (benchmark: {document.get('benchmark') or '—'})"
     )
     for column in ("episode", "verdict", "quality", "failure_mode", "disputed", "review", "stale"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for key in sorted(records, key=int):
         record = records[key]
         det, judge = record.get("deterministic"), record.get("judge") or {}
-        verdict = "—" if det is None else ("success" if det["success"] else "failure")
+        success = effective_success(record)
+        verdict = "—" if success is None else ("success" if success else "failure")
+        if det is not None and success != bool(det["success"]):
+            verdict += f" (overruled {'success' if det['success'] else 'failure'})"
+        quality = effective_quality(record) or "—"
+        if judge and quality != judge.get("quality"):
+            quality += f" (review; judge {judge.get('quality')})"
+        elif not judge and quality != "—":
+            quality += " (review)"
         disputed = "open" if dispute_open(record) else ("resolved" if judge.get("disputes_verdict") else "")
         review = record.get("review")
         review_text = "" if not review else review["decision"] + ("" if review_is_current(record) else " (outdated)")
         table.add_row(
             key,
             verdict,
-            judge.get("quality", "—"),
+            quality,
             judge.get("failure_mode") or "",
             disputed,
             review_text,
@@ -245,16 +400,22 @@ def _print_journal_problems(root: Path, labels_dir: Path | None) -> None:
     if problems["conflicts"]:
         n = problems["conflicts"]
         console.print(
-            f"[yellow]{n} conflict{'s' if n != 1 else ''}[/yellow]: labels written here while another tool rewrote "
-            f"{store.path.name} differ from that tool's; the file keeps the other tool's, ours are in "
-            f"{conflicts_path(store.path)} (re-apply the ones to keep, then delete that file).",
+            styled(
+                (plural(n, "conflict"), "yellow"),
+                f": labels written here while another tool rewrote {store.path.name} differ from that tool's; "
+                f"the file keeps the other tool's, ours are in {conflicts_path(store.path)} (re-apply the ones "
+                "to keep, then delete that file).",
+            ),
             soft_wrap=True,
         )
     if problems["rejected"]:
         n = problems["rejected"]
         console.print(
-            f"[yellow]{n} journal line{'s' if n != 1 else ''} refused[/yellow] (never applied), kept in "
-            f"{rejected_path(store.journal)} with the reason; re-record those labels, then delete that file.",
+            styled(
+                (f"{plural(n, 'journal line')} refused", "yellow"),
+                f" (never applied), kept in {rejected_path(store.journal)} with the reason; re-record those "
+                "labels, then delete that file.",
+            ),
             soft_wrap=True,
         )
 
@@ -262,7 +423,10 @@ def _print_journal_problems(root: Path, labels_dir: Path | None) -> None:
 def remap(
     root: RootArg,
     mapping: Annotated[
-        Path | None, typer.Argument(help="JSON object {old_episode_index: new_episode_index} (or use --deleted).")
+        Path | None,
+        typer.Argument(
+            metavar="MAPPING", help="JSON object {old_episode_index: new_episode_index} (or use --deleted)."
+        ),
     ] = None,
     deleted: Annotated[
         str | None,
@@ -337,7 +501,7 @@ def flush(root: RootArg, labels_dir: LabelsDirOpt = None) -> None:
 def disputes(
     root: RootArg,
     show_all: Annotated[bool, typer.Option("--all", help="Include resolved disputes.")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the disputes as a JSON list.")] = False,
     labels_dir: LabelsDirOpt = None,
 ) -> None:
     """List judge opinions that contradict the verdict."""
@@ -346,9 +510,9 @@ def disputes(
     if as_json:
         print_json(rows)
         return
-    table = Table(title=f"{len(rows)} {'disputes' if show_all else 'open disputes'}")
+    table = Table(title=plural(len(rows), "dispute" if show_all else "open dispute"))
     for column in ("episode", "verdict", "judge opinion", "quality", "failure_mode", "note", "status"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for row in rows:
         status = row["review"]["decision"] if row["review"] else ("open" if not row["resolved"] else "")
         table.add_row(
@@ -371,12 +535,20 @@ class Decision(str, Enum):
 
 def resolve_cmd(
     root: RootArg,
-    episode: Annotated[int, typer.Argument(help="Real episode_index.", parser=whole_number)],
-    decision: Annotated[Decision, typer.Option(help="uphold_verdict, overrule_verdict or grade_only.")],
+    episode: Annotated[int, typer.Argument(metavar="EPISODE", help="Real episode_index.", parser=whole_number)],
+    decision: Annotated[
+        Decision,
+        typer.Option(
+            help="uphold_verdict (the verdict stands), overrule_verdict (flip it for `filter`) or grade_only "
+            "(grade the episode, no dispute decided)."
+        ),
+    ],
     reviewer: Annotated[str, typer.Option(help="Your name.")],
-    note: Annotated[str, typer.Option()] = "",
-    quality: Annotated[Quality | None, typer.Option()] = None,
-    failure_mode: Annotated[str | None, typer.Option()] = None,
+    note: Annotated[str, typer.Option(help="Why you decided so (kept with the review).")] = "",
+    quality: Annotated[
+        Quality | None, typer.Option(help="Your grade; replaces the judge's quality in `filter` while current.")
+    ] = None,
+    failure_mode: Annotated[FailureMode | None, typer.Option(help=FAILURE_MODE_HELP)] = None,
     labels_dir: LabelsDirOpt = None,
 ) -> None:
     """Record a human review of an episode (resolves a dispute or grades it)."""
@@ -388,7 +560,7 @@ def resolve_cmd(
         reviewer=reviewer,
         note=note,
         quality=None if quality is None else quality.value,
-        failure_mode=failure_mode,
+        failure_mode=None if failure_mode is None else failure_mode.value,
         labels_dir=labels_dir,
     )
     el.flush(root, labels_dir=labels_dir)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import sys
+from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from strands_robots.cli.common import err_console, styled
 from strands_robots.errors import LabelsError
 
 COMMAND_MODULES = ["info", "labels", "outcomes", "ssc", "judge", "segments", "web"]
@@ -21,15 +22,33 @@ COMMAND_MODULES = ["info", "labels", "outcomes", "ssc", "judge", "segments", "we
 #: The other PyPI project that ships a ``strands_robots`` package of the same name.
 CONFLICTING_DISTRIBUTION = "strands-robots"
 
-err_console = Console(stderr=True, soft_wrap=True)
-
 app = typer.Typer(
     name="strands-labels",
     help="Label LeRobot datasets: verdicts, judge labels, reviews, outcomes, segments.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # plain click help: no rich panels that cut option names and choices mid-word
+    rich_markup_mode=None,
+    context_settings={"max_content_width": 100},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from strands_robots import __version__
+
+        typer.echo(f"strands-labels {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Label LeRobot datasets: verdicts, judge labels, reviews, outcomes, segments."""
 
 
 def conflicting_distribution_installed() -> str | None:
@@ -44,9 +63,12 @@ def _warn_conflict() -> None:
     version = conflicting_distribution_installed()
     if version is not None:
         err_console.print(
-            f"[yellow]warning:[/] the distribution '{CONFLICTING_DISTRIBUTION}' {version} is installed in this "
-            "environment. It ships a different 'strands_robots' package; the two cannot share one environment. "
-            "Uninstall one of them (pip uninstall strands-robots) or use separate virtual environments."
+            styled(
+                ("warning:", "yellow"),
+                f" the distribution '{CONFLICTING_DISTRIBUTION}' {version} is installed in this "
+                "environment. It ships a different 'strands_robots' package; the two cannot share one environment. "
+                "Uninstall one of them (pip uninstall strands-robots) or use separate virtual environments.",
+            )
         )
 
 
@@ -72,7 +94,7 @@ def run() -> None:
     try:
         app()
     except LabelsError as exc:
-        err_console.print(f"[red]error:[/] {exc}")
+        err_console.print(styled(("error:", "red"), f" {exc}"))
         sys.exit(2)
 
 

@@ -1,6 +1,6 @@
 """``strands-labels outcome set|get|history|list|export|import|split|recovery|verdicts ROOT ...``.
 
-Outcome labels (``strands_robots.outcomes``; seed 002, issue 7). ``set`` takes a JSON
+Outcome labels (``strands_robots.outcomes``). ``set`` takes a JSON
 file of the label (``--file``; a label as ``outcome get`` prints it is accepted, its
 read-only fields are ignored) and/or flags named as in the document's CLI
 (``--subtasks-file``, ``--hand-actions-file``, repeatable ``--leakage-group KEY=ID``,
@@ -21,7 +21,9 @@ from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_
 from strands_robots.errors import LabelValidationError
 from strands_robots.outcomes.model import READ_ONLY_FIELDS
 
-EpisodeArg = Annotated[int, typer.Argument(help="The episode's real episode_index.", parser=whole_number)]
+EpisodeArg = Annotated[
+    int, typer.Argument(metavar="EPISODE", help="The episode's real episode_index.", parser=whole_number)
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
@@ -181,7 +183,7 @@ def export_cmd(
 
 def import_cmd(
     root: RootArg,
-    file: Annotated[Path, typer.Argument(help="An avala_sequence_outcomes.jsonl file.")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="An avala_sequence_outcomes.jsonl file.")],
     labeled_by: Annotated[str | None, typer.Option(help="Recorded on the new versions.")] = None,
     labels_dir: LabelsDirOpt = None,
 ) -> None:
@@ -263,7 +265,7 @@ def verdicts_cmd(
 
 def register(app: typer.Typer) -> None:
     """Add the ``outcome`` command group to ``app``."""
-    group = typer.Typer(name="outcome", help="Versioned outcome labels (seed 002).", no_args_is_help=True)
+    group = typer.Typer(name="outcome", help="Versioned outcome labels.", no_args_is_help=True)
     group.command("set")(set_cmd)
     group.command("get")(get_cmd)
     group.command("history")(history_cmd)

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from strands_robots.cli.common import LabelsDirOpt, RootArg, console, print_json, resolve, whole_number
+from strands_robots.cli.common import LabelsDirOpt, RootArg, console, print_json, resolve, styled, whole_number
 from strands_robots.errors import DatasetError, LabelValidationError
 from strands_robots.segments import (
     COHORTS,
@@ -60,14 +60,16 @@ def _findings_table(title: str, findings: list[Finding]) -> Table:
         table.add_column(column, overflow="fold")
     colour = {"error": "red", "warning": "yellow", "skipped": "dim"}
     for f in findings:
-        table.add_row(f"[{colour[f.severity]}]{f.severity}[/]", f.kind, f"[{f.start}, {f.end})", f.message)
+        table.add_row(styled((f.severity, colour[f.severity])), f.kind, f"[{f.start}, {f.end})", f.message)
     return table
 
 
 @app.command("validate")
 def validate_cmd(
     root: RootArg,
-    episodes: Annotated[list[int] | None, typer.Argument(help="Episodes to check (default: every saved one).")] = None,
+    episodes: Annotated[
+        list[int] | None, typer.Argument(metavar="EPISODES", help="Episodes to check (default: every saved one).")
+    ] = None,
     cohort: Annotated[str | None, typer.Option(help="Override the saved cohort.")] = None,
     base_velocity: Annotated[
         str | None, typer.Option("--base-velocity", help="Base-velocity feature (default: auto-detect).")
@@ -109,7 +111,7 @@ def validate_cmd(
             if fs:
                 console.print(_findings_table(f"episode {ep}", fs))
             else:
-                console.print(f"episode {ep}: [green]valid[/], every rule checked")
+                console.print(styled(f"episode {ep}: ", ("valid", "green"), ", every rule checked"))
         console.print(f"{len(results)} segmentations checked, {errors} errors")
     if errors:
         raise typer.Exit(1)
@@ -119,7 +121,8 @@ def validate_cmd(
 def show_cmd(
     root: RootArg,
     episode: Annotated[
-        int | None, typer.Argument(help="One episode's segments (default: a summary).", parser=whole_number)
+        int | None,
+        typer.Argument(metavar="EPISODE", help="One episode's segments (default: a summary).", parser=whole_number),
     ] = None,
     history: Annotated[bool, typer.Option(help="Every saved version, newest first.")] = False,
     as_json: JsonOpt = False,
@@ -182,7 +185,7 @@ def show_cmd(
 @app.command("import")
 def import_cmd(
     root: RootArg,
-    source: Annotated[Path, typer.Argument(help="JSON or JSONL file of segmentations.")],
+    source: Annotated[Path, typer.Argument(metavar="SOURCE", help="JSON or JSONL file of segmentations.")],
     annotator: Annotated[
         str, typer.Option(help="Recorded as the annotator where the input names none (an export keeps its own).")
     ],
@@ -226,7 +229,7 @@ def import_cmd(
         summary = report.to_dict()
         for ep in report.episodes:
             colour = {"imported": "green", "would_import": "green", "skipped": "yellow"}.get(ep.status, "red")
-            console.print(f"episode {ep.episode_index}: [{colour}]{ep.status}[/] ({ep.segments} segments)")
+            console.print(styled(f"episode {ep.episode_index}: ", (ep.status, colour), f" ({ep.segments} segments)"))
             for line in ep.changes:
                 console.print(f"  changed: {line}")
             for r in ep.relabels:
@@ -234,9 +237,9 @@ def import_cmd(
                     f"  relabelled: {r['from']!r} -> {r['to']!r} ({', '.join(r['rewrites']) or 'case/space'})"
                 )
             for x in ep.exceptions:
-                console.print(f"  [yellow]kept raw[/]: {x['label']!r}: {x['why']}")
+                console.print(styled("  ", ("kept raw", "yellow"), f": {x['label']!r}: {x['why']}"))
             for e in ep.errors:
-                console.print(f"  [red]error[/]: {e}")
+                console.print(styled("  ", ("error", "red"), f": {e}"))
         counts = summary["counts"]
         console.print(
             f"{counts['imported']} imported, {counts['would_import']} would import, {counts['skipped']} skipped, "
@@ -268,7 +271,7 @@ def export_cmd(
 @app.command("pool")
 def pool_cmd(
     root: RootArg,
-    task: Annotated[str | None, typer.Argument(help="Task text (or use --episode).")] = None,
+    task: Annotated[str | None, typer.Argument(metavar="TASK", help="Task text (or use --episode).")] = None,
     episode: Annotated[
         int | None, typer.Option(help="Use this episode's task; its own segmentation is not a reference example.")
     ] = None,
@@ -323,7 +326,7 @@ def templates_cmd(
 @app.command("prefill")
 def prefill_cmd(
     root: RootArg,
-    episode: Annotated[int, typer.Argument(help="Episode index.", parser=whole_number)],
+    episode: Annotated[int, typer.Argument(metavar="EPISODE", help="Episode index.", parser=whole_number)],
     feature: Annotated[str | None, typer.Option(help="Base-velocity feature (default: auto-detect).")] = None,
     threshold: Annotated[float, typer.Option(help="Speed threshold (feature units).")] = 0.05,
 ) -> None:

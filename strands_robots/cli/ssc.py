@@ -1,4 +1,4 @@
-"""``strands-labels ssc events|build|check ROOT ...``: the Structured Subtask Chain (issue 9).
+"""``strands-labels ssc events|build|check ROOT ...``: the Structured Subtask Chain.
 
 - ``events``: per-arm gripper open/close events of every episode.
 - ``build``: the chain per episode (JSON with ``--json`` / ``--out``) and its
@@ -22,7 +22,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_file, print_json, resolve
+from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_file, print_json, resolve, styled
 from strands_robots.errors import LabelValidationError
 
 GripperOpt = Annotated[
@@ -448,13 +448,13 @@ def build_cmd(
         return
     for ep, item in doc["episodes"].items():
         if "error" in item:
-            console.print(f"[red]episode {ep}:[/] {item['error']}")
+            console.print(styled((f"episode {ep}:", "red"), f" {item['error']}"))
             continue
-        console.print(f"[bold]episode {ep}[/] ({item['pending_queries']} pending queries)")
+        console.print(styled((f"episode {ep}", "bold"), f" ({item['pending_queries']} pending queries)"))
         for line in item["rendering"]:
             console.print(f"  {line}", markup=False)
     for line in doc["model_failures"]:
-        console.print(f"[yellow]model failure:[/] {line}")
+        console.print(styled(("model failure:", "yellow"), f" {line}"))
 
 
 def check_cmd(
@@ -536,7 +536,7 @@ def check_cmd(
     console.print(f"{s['total']} anomalies; by invariant {s['by_invariant']}; by arm {s['by_arm']}", markup=False)
     for ep, item in doc["episodes"].items():
         if "error" in item:
-            console.print(f"[red]episode {ep}:[/] {item['error']}")
+            console.print(styled((f"episode {ep}:", "red"), f" {item['error']}"))
             continue
         if item["pending_queries"]:
             console.print(f"episode {ep}: {len(item['pending_queries'])} pending queries (no L3 answer)", markup=False)
@@ -544,7 +544,7 @@ def check_cmd(
             acc = item["accuracy"]
             console.print(f"episode {ep}: per-action accuracy {acc['correct']}/{acc['cells']}", markup=False)
     for line in doc["model_failures"]:
-        console.print(f"[yellow]model failure:[/] {line}")
+        console.print(styled(("model failure:", "yellow"), f" {line}"))
 
 
 def register(app: typer.Typer) -> None:

@@ -31,6 +31,25 @@ def _as_set(value: Any, what: str, allowed: tuple[str, ...]) -> set[str] | None:
     return set(values)
 
 
+#: The ``evaluation_membership`` that keeps an episode out of every training release.
+HELD_OUT = "held_out_eval"
+
+
+def held_out_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> set[int]:
+    """Episodes whose current outcome label is ``held_out_eval`` (empty without outcome labels)."""
+    from strands_robots.outcomes.store import outcomes_path
+
+    if not outcomes_path(root, labels_dir).exists():
+        return set()
+    from strands_robots.outcomes import current_outcomes
+
+    return {
+        e
+        for e, label in current_outcomes(root, labels_dir=labels_dir).items()
+        if label.get("evaluation_membership") == HELD_OUT
+    }
+
+
 def filter_episodes(
     root: str | Path,
     *,
@@ -39,6 +58,7 @@ def filter_episodes(
     exclude_disputed: bool = False,
     outcomes: str | list[str] | None = None,
     evaluation_membership: str | list[str] | None = None,
+    include_held_out: bool = False,
     labels_dir: str | Path | None = None,
 ) -> list[int]:
     """Episode indices that clear the bar, sorted.
@@ -53,6 +73,10 @@ def filter_episodes(
     - ``exclude_disputed`` drops disputes that no current review has decided;
     - ``outcomes`` / ``evaluation_membership`` keep only episodes whose current outcome
       label (``episode_outcomes.jsonl``) has one of the given values;
+    - an episode whose current outcome label has ``evaluation_membership ==
+      "held_out_eval"`` never enters a training selection (docs/outcomes.md, "Held-out
+      episodes"): it is left out unless ``include_held_out`` is true or
+      ``evaluation_membership`` asks for ``held_out_eval`` by name;
     - labels whose dataset fingerprint no longer matches (the dataset was renumbered)
       are excluded with a :class:`StaleLabelsWarning`.
 
@@ -66,6 +90,7 @@ def filter_episodes(
         outcomes: Outcome value(s) to keep, e.g. ``["expert_success", "slow_success"]``.
         evaluation_membership: ``train``, ``held_out_eval``, ``none``, or ``""`` for labels
             whose membership is unset (or a list of these).
+        include_held_out: Keep held-out evaluation episodes too (for evaluation, not training).
         labels_dir: Directory of the sidecars (default ``root``).
 
     Returns:
@@ -77,6 +102,7 @@ def filter_episodes(
     """
     require_success = checks.boolean(require_success, "require_success")
     exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
+    include_held_out = checks.boolean(include_held_out, "include_held_out")
     minimum = QUALITY_RANK[checks.quality(min_quality, "min_quality")]
     wanted_outcomes = wanted_membership = None
     if outcomes is not None or evaluation_membership is not None:  # the outcomes store: only when asked
@@ -91,6 +117,9 @@ def filter_episodes(
     chosen = index.select(require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed).tolist()
     if wanted_outcomes is not None or wanted_membership is not None:
         chosen = _filter_by_outcomes(root, chosen, wanted_outcomes, wanted_membership, labels_dir)
+    if not include_held_out and not (wanted_membership and HELD_OUT in wanted_membership):
+        held_out = held_out_episodes(root, labels_dir=labels_dir)
+        chosen = [i for i in chosen if i not in held_out]
     # only records that carry a fingerprint can be stale (files written by other tools have none)
     stale = stale_episodes(root, labels_dir=labels_dir) if index.with_fingerprint(chosen) else {}
     if stale:

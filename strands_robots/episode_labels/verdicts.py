@@ -23,7 +23,7 @@ def _normalise_verdict(position: int, entry: Any) -> tuple[int, dict[str, Any]]:
     if not isinstance(entry, dict):
         raise LabelValidationError(
             f"{where} is a {type(entry).__name__}; each verdict is a dict with episode, success, failure, "
-            "steps, cumulative_reward, seed (the list evaluate_benchmark returns)."
+            "steps, cumulative_reward, seed (one entry per episode of a benchmark evaluation)."
         )
     if "episode" not in entry:
         raise LabelValidationError(f"{where} has no 'episode' key; add the episode_index it describes.")
@@ -34,6 +34,11 @@ def _normalise_verdict(position: int, entry: Any) -> tuple[int, dict[str, Any]]:
         "success": checks.boolean(entry["success"], f"{where}.success"),
         "failure": checks.boolean(entry.get("failure", False), f"{where}.failure"),
     }
+    if block["success"] and block["failure"]:
+        raise LabelValidationError(
+            f"{where} (episode {index}) has success: true and failure: true; an episode cannot be both. "
+            "Set failure: false for a success (failure marks an unrecoverable error), or success: false."
+        )
     if "steps" in entry:
         block["steps"] = checks.non_negative_int(entry["steps"], f"{where}.steps")
     if "cumulative_reward" in entry:
@@ -74,14 +79,15 @@ def record_deterministic_verdicts(
         The whole document after the write (a copy).
 
     Raises:
-        LabelValidationError: a malformed entry, an empty list or duplicate episodes.
+        LabelValidationError: a malformed entry (``success`` and ``failure`` both true
+            included), an empty list or duplicate episodes.
         EpisodeNotFoundError: the dataset's metadata does not have some episodes (all listed).
         SidecarError: the file on disk is not a sidecar this version writes.
         StorageError: the write failed; nothing changed.
     """
     if not isinstance(episodes, list | tuple) or not episodes:
         raise LabelValidationError(
-            "episodes must be a non-empty list of verdict dicts (the list evaluate_benchmark returns)."
+            "episodes must be a non-empty list of verdict dicts, one per episode: {'episode': 0, 'success': True, ...}."
         )
     benchmark = checks.name(benchmark, "benchmark")
     blocks: dict[int, dict[str, Any]] = {}

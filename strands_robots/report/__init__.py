@@ -1,4 +1,4 @@
-"""PNG plots of a labelled dataset for people who will not open a browser (issue 6, "Report").
+"""PNG plots of a labelled dataset for people who will not open a browser (docs/review.md, "Report").
 
 ``write_report(root, out)`` writes quality and failure-mode counts split by verdict, the
 judge-vs-human confusion matrices (kappa and baseline in the titles), disputes over time

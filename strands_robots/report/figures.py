@@ -1,4 +1,4 @@
-"""The report's matplotlib figures (issue 6, "Report").
+"""The report's matplotlib figures (docs/review.md, "Report").
 
 matplotlib is imported inside each function (the ``web`` extra), and only its
 object-oriented API is used: every figure is a ``matplotlib.figure.Figure`` drawn by

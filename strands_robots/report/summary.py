@@ -1,4 +1,4 @@
-"""Per-episode summaries of ``episode_labels.json`` and the counts the plots draw (issue 6).
+"""Per-episode summaries of ``episode_labels.json`` and the counts the plots draw.
 
 Pure Python over the sidecar document (no matplotlib, no dataset): the review page's
 queue and the PNG report read the same numbers from here.

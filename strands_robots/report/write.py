@@ -1,4 +1,4 @@
-"""``write_report``: the PNG plots of a labelled dataset (issue 6, "Report").
+"""``write_report``: the PNG plots of a labelled dataset (docs/review.md, "Report").
 
 Written into ``out`` (default ``<labels dir>/report``):
 
@@ -9,7 +9,7 @@ Written into ``out`` (default ``<labels dir>/report``):
 - ``disputes_over_time.png``;
 - ``episodes/episode_<index:06d>.png``: per episode, the state channels over the frames
   with the frames a judge samples marked (``sample_indices(length, 4)``, the default of
-  the ``sample_frames`` tool, issue 4) and their camera images above when the video exists.
+  the ``sample_frames`` tool) and their camera images above when the video exists.
 
 The review page serves the same figures (:func:`summary_figure`, :func:`episode_figure`).
 """
@@ -43,7 +43,7 @@ SUMMARY_PLOTS: dict[str, str] = {
     "judge_vs_human": "judge_vs_human.png",
     "disputes_over_time": "disputes_over_time.png",
 }
-#: Frames marked per episode: the ``sample_frames`` tool's default ``n_frames`` (issue 4).
+#: Frames marked per episode: the ``sample_frames`` tool's default ``n_frames``.
 SAMPLED_FRAMES = 4
 #: Longer side of the thumbnails in the episode plots, pixels.
 THUMBNAIL_SIDE = 240

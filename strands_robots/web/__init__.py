@@ -1,4 +1,4 @@
-"""The local label server: the review page (issue 6) and, later, the segment tool (issue 8).
+"""The local label server: the review page and, later, the segment tool.
 
 Needs the ``web`` extra (starlette, uvicorn, jinja2, matplotlib). Entry points:
 ``create_app(root, ...)`` (:mod:`.app`), ``serve(root, ...)`` and ``BackgroundServer``

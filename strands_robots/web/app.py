@@ -2,7 +2,7 @@
 
 Each module in :data:`ROUTE_MODULES` exposes ``routes(ctx) -> list[BaseRoute]`` and,
 when it is a page, ``NAV = (title, path)`` for the header. Adding a page (the segment
-annotation tool of issue 8) is one module and one entry here; it gets the guard, the
+annotation tool) is one module and one entry here; it gets the guard, the
 dataset, the frame and state endpoints of :mod:`strands_robots.web.media` and the base
 template for free.
 """

@@ -1,4 +1,4 @@
-"""The review page: humans uphold or overrule disputed verdicts (issue 6, "Review page").
+"""The review page: humans uphold or overrule disputed verdicts (docs/review.md).
 
 Routes:
 

@@ -1,4 +1,4 @@
-"""The review queue: open disputes first, then every episode, filterable (issue 6).
+"""The review queue: open disputes first, then every episode, filterable.
 
 Rows are :func:`strands_robots.report.summary.summarize` rows of the dataset's own
 episodes (records of episodes the dataset does not have are ignored). Filters match the

@@ -1,4 +1,4 @@
-"""Request guards of the local label server (issue 6, "Review page", Security).
+"""Request guards of the local label server ("Review page", Security).
 
 The server listens on a loopback address and trusts nothing in a request beyond an
 episode number it checks against its own dataset. :class:`GuardMiddleware` enforces:

@@ -1,4 +1,4 @@
-"""The segment annotation page: split an episode into subtasks, one template each (issue 8, "Annotation tool").
+"""The segment annotation page: split an episode into subtasks, one template each ("Annotation tool").
 
 Seed ``000_0d474dc75f5d9f55.txt`` section 6: "Press B to insert a boundary at the
 playhead, choose the template of each segment from the task's label pool, S saves and

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from strands_robots.cli.judge import parse_episode_list
 from strands_robots.cli.main import app
 from strands_robots.episode_labels import labels_path, read_labels
-from strands_robots.errors import LabelValidationError
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
 from strands_robots.judges import HeuristicJudgeModel, RetryPolicy, run_judge
 from strands_robots.judges.heuristic import judge_prompt, parse_request
 from strands_robots.judges.runner import NoVerdictsError, is_transient
@@ -122,7 +122,11 @@ def test_cli_judge(toy_with_verdicts):
     assert '"judge"' in labels_path(toy_with_verdicts).read_text()  # flushed into the canonical file
     again = runner.invoke(app, ["judge", str(toy_with_verdicts)])
     assert again.exit_code == 0 and "nothing to judge: 3 episode(s) already labelled" in again.output
-    failing = runner.invoke(app, ["judge", str(toy_with_verdicts), "--episodes", "1,7", "--relabel"])
-    assert failing.exit_code == 1
-    assert "1 episode(s) failed" in failing.output and "no deterministic verdict" in failing.output
+    # an episode the dataset does not have is refused up front, by name, before any label changes
+    missing = runner.invoke(app, ["judge", str(toy_with_verdicts), "--episodes", "1,7", "--relabel"])
+    assert isinstance(missing.exception, EpisodeNotFoundError), missing.output
+    assert "does not have: 7" in str(missing.exception) and "--episodes 1" in str(missing.exception)
+    assert "judge_history" not in read_labels(toy_with_verdicts)["episodes"]["1"]
+    relabel = runner.invoke(app, ["judge", str(toy_with_verdicts), "--episodes", "1", "--relabel"])
+    assert relabel.exit_code == 0, relabel.output
     assert len(read_labels(toy_with_verdicts)["episodes"]["1"]["judge_history"]) == 1

@@ -24,7 +24,7 @@ def make_minimal_dataset(root: Path, lengths: dict[int, int], fps: int = 30) -> 
 
 
 def verdict(episode: int, success: bool, **extra) -> dict:
-    """A verdict dict as evaluate_benchmark returns it."""
+    """A verdict dict as a benchmark evaluation reports it."""
     return {
         "episode": episode,
         "success": success,
