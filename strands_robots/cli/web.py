@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_file, resolve
+from strands_robots.cli.common import LabelsDirOpt, RootArg, console, err_console, load_json_file, plural, resolve
 from strands_robots.errors import LabelsError
 
 
@@ -110,20 +110,39 @@ def report(
 ) -> None:
     """Write PNG plots: quality and failure modes by verdict, judge vs human, disputes, episodes."""
     _require_extra("report")
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     from strands_robots.report import write_report
 
     holdout = None if human is None else load_json_file(_path(human))
-    result = write_report(
-        _path(root),
-        resolve(out),
-        labels_dir=resolve(labels_dir),
-        human_labels=holdout,
-        episodes=episode or None,
-        max_episodes=max_episodes,
+    progress = Progress(
+        TextColumn("report", style="bold"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[last]}", markup=False),
+        console=err_console,
+        transient=True,
     )
+    task = progress.add_task("report", total=None, last="")
+
+    def on_progress(done: int, total: int, what: str) -> None:
+        progress.update(task, completed=done, total=total, last=what)
+
+    with progress:
+        result = write_report(
+            _path(root),
+            resolve(out),
+            labels_dir=resolve(labels_dir),
+            human_labels=holdout,
+            episodes=episode or None,
+            max_episodes=max_episodes,
+            on_progress=on_progress,
+        )
     summary = sum(1 for p in result.files if p.parent == result.out)
+    episodes_drawn = len(result.files) - summary
     console.print(
-        f"wrote {summary} summary plots and {len(result.files) - summary} episode plots to {result.out}",
+        f"wrote {plural(summary, 'summary plot')} and {plural(episodes_drawn, 'episode plot')} to {result.out}",
         highlight=False,
     )
     for note in result.notes:

@@ -10,7 +10,6 @@ extra. :func:`png_bytes` renders a figure to PNG.
 from __future__ import annotations
 
 import io
-import math
 import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -25,8 +24,8 @@ if TYPE_CHECKING:
 
 #: Bar colours per verdict (colour-blind safe blue / orange).
 VERDICT_COLORS = {"success": "#2b7bba", "failure": "#e8743b"}
-#: At most this many state channels share one panel of the episode plot.
-CHANNELS_PER_PANEL = 7
+#: At most this many state channels share one panel of the episode plot (grouped by name).
+CHANNELS_PER_PANEL = 8
 DPI = 100
 
 # matplotlib's font cache and text layout are not documented as thread-safe; the web
@@ -200,6 +199,7 @@ def disputes_over_time(timeline: Mapping[str, Sequence[float]]) -> Figure:
             :func:`strands_robots.report.summary.dispute_timeline`.
     """
     import datetime as dt
+    import time
 
     figure = _new_figure(6.4, 4.0)
     ax = figure.add_subplot()
@@ -210,6 +210,10 @@ def disputes_over_time(timeline: Mapping[str, Sequence[float]]) -> Figure:
         ax.set_title("Disputes over time")
         return figure
     times = sorted({*raised, *resolved})
+    # a post-step ends at its own time: carry the last counts on to now (or a little past the
+    # last event) so the final step is drawn with a width
+    span = times[-1] - times[0]
+    times.append(max(times[-1] + max(span * 0.05, 60.0), min(time.time(), times[-1] + max(span, 3600.0))))
     n_raised = np.searchsorted(raised, times, side="right")
     n_resolved = np.searchsorted(resolved, times, side="right")
     stamps = np.array([dt.datetime.fromtimestamp(t) for t in times], dtype=object)
@@ -259,8 +263,11 @@ def episode_state(
         title: Extra title text (verdict, judge opinion, quality).
         missing_video: Shown in place of the thumbnails when there is no video.
     """
+    from strands_robots.dataset.channels import channel_groups
+
     channels = 0 if state is None else (1 if state.ndim == 1 else state.shape[1])
-    panels = max(1, math.ceil(channels / CHANNELS_PER_PANEL))
+    groups = channel_groups(list(names), channels, max_size=CHANNELS_PER_PANEL)
+    panels = max(1, len(groups))
     has_strip = bool(thumbnails) or bool(missing_video)
     heights = ([1.8] if has_strip else []) + [1.6] * panels
     figure = _new_figure(11.0, 1.0 + sum(heights))
@@ -287,9 +294,10 @@ def episode_state(
             continue
         values = state.reshape(state.shape[0], -1)
         frames = np.arange(values.shape[0])
-        for c in range(p * CHANNELS_PER_PANEL, min(channels, (p + 1) * CHANNELS_PER_PANEL)):
+        for c in groups[p].channels:
             label = names[c] if c < len(names) and names[c] else f"state[{c}]"
             ax.plot(frames, values[:, c], linewidth=1.1, label=label)
+        ax.set_title(groups[p].label, fontsize=8, loc="left")
         for f in sampled:
             ax.axvline(f, color="#888888", linestyle="--", linewidth=0.8)
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7, frameon=False)

@@ -16,7 +16,7 @@ The review page serves the same figures (:func:`summary_figure`, :func:`episode_
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -232,8 +232,12 @@ def write_report(
     human_labels: dict[Any, dict[str, Any]] | None = None,
     episodes: Iterable[int] | None = None,
     max_episodes: int = MAX_EPISODE_PLOTS,
+    on_progress: Callable[[int, int, str], None] | None = None,
 ) -> ReportResult:
     """Write the report's PNG files.
+
+    A summary plot with nothing to show but an error (``judge_vs_human`` without any
+    human grade) is not written; the reason is in ``notes``.
 
     Args:
         root: Dataset root.
@@ -243,6 +247,8 @@ def write_report(
         episodes: Episodes to draw per-episode plots for (default: every episode of the
             dataset, open disputes first, up to ``max_episodes``).
         max_episodes: Cap on per-episode plots when ``episodes`` is None (0: none).
+        on_progress: Called as ``on_progress(done, total, what)`` after each file (the CLI's
+            progress bar); ``total`` is known before the first call.
 
     Returns:
         A :class:`ReportResult`.
@@ -268,25 +274,38 @@ def write_report(
     (out_dir / "episodes").mkdir(parents=True, exist_ok=True)
     result = ReportResult(out=out_dir)
     in_dataset = list(dataset.episodes)
+    order = _episode_order(dataset, document, episodes)
+    if episodes is None and len(order) > max_episodes:
+        result.skipped_episodes = order[max_episodes:]
+        order = order[:max_episodes]
+    total = len(SUMMARY_PLOTS) + len(order)
+    done = 0
+
+    def progress(what: str) -> None:
+        nonlocal done
+        done += 1
+        if on_progress is not None:
+            on_progress(done, total, what)
+
     for name, filename in SUMMARY_PLOTS.items():
         figure, note = summary_figure(
             name, root, document, labels_dir=labels_dir, episodes=in_dataset, human_labels=human_labels
         )
         path = out_dir / filename
-        atomic_write_bytes(path, figures.png_bytes(figure))
-        result.files.append(path)
-        if note:
-            result.notes.append(note)
-    order = _episode_order(dataset, document, episodes)
-    if episodes is None and len(order) > max_episodes:
-        result.skipped_episodes = order[max_episodes:]
-        order = order[:max_episodes]
+        if note:  # only an error to show: no PNG (and none left from an earlier run)
+            result.notes.append(note.replace(f"{name}: ", f"{filename} not written: ", 1))
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write_bytes(path, figures.png_bytes(figure))
+            result.files.append(path)
+        progress(filename)
     missing_video = []
     for episode in order:
         figure = episode_figure(dataset, episode, document["episodes"].get(str(episode)))
         path = out_dir / "episodes" / f"episode_{episode:06d}.png"
         atomic_write_bytes(path, figures.png_bytes(figure))
         result.files.append(path)
+        progress(f"episode {episode}")
         if dataset.camera_keys and video_problem(dataset, episode, dataset.camera_keys[0]):
             missing_video.append(episode)
     if missing_video:

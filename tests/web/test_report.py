@@ -1,4 +1,4 @@
-"""The report: summary counts, PNG files and their titles (issue 6, "Report")."""
+"""The report: summary counts, PNG files and their titles (docs/review.md, "Report")."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def test_write_report_files(labelled_toy, tmp_path):
             sizes[path.name] = image.size
     assert sizes["quality_by_verdict.png"] == (640, 400)
     assert sizes["judge_vs_human.png"] == (1000, 460)
-    # 26 state channels -> 4 panels of 1.6 in, a 1.8 in strip of sampled frames, 1 in of titles
+    # 26 state channels -> 4 name groups (left/right arm, left/right hand), panels of 1.6 in, a 1.8 in strip of sampled frames, 1 in of titles
     assert sizes["episode_000002.png"] == (1100, 920)
     # open disputes are drawn first
     assert [p.name for p in result.files[4:]] == ["episode_000002.png", "episode_000000.png", "episode_000001.png"]
@@ -99,19 +99,57 @@ def test_write_report_files(labelled_toy, tmp_path):
 
 def test_write_report_cap_and_choice(labelled_toy, tmp_path):
     result = write_report(labelled_toy, tmp_path / "a", max_episodes=1)
-    assert [p.name for p in result.files[4:]] == ["episode_000001.png"]
+    assert [p.name for p in result.files if p.parent.name == "episodes"] == ["episode_000001.png"]
     assert result.skipped_episodes == [2, 0]
     assert any("not drawn" in note for note in result.notes)
     result = write_report(labelled_toy, tmp_path / "b", episodes=[0])
-    assert [p.name for p in result.files[4:]] == ["episode_000000.png"]
+    assert [p.name for p in result.files if p.parent.name == "episodes"] == ["episode_000000.png"]
     with pytest.raises(LabelValidationError, match=r"episodes \[7\]"):
         write_report(labelled_toy, tmp_path / "c", episodes=[7])
 
 
-def test_report_without_human_grades_says_so(labelled_toy, tmp_path):
-    result = write_report(labelled_toy, tmp_path / "r", max_episodes=0)
-    assert len(result.files) == 4
-    assert any(note.startswith("judge_vs_human: no human_labels given") for note in result.notes)
+def test_report_without_human_grades_says_so_and_writes_no_error_png(labelled_toy, tmp_path):
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "judge_vs_human.png").write_bytes(b"from an earlier run")
+    calls = []
+    result = write_report(labelled_toy, tmp_path / "r", max_episodes=1, on_progress=lambda *a: calls.append(a))
+    assert sorted(p.name for p in result.files) == sorted(
+        ["quality_by_verdict.png", "failure_modes_by_verdict.png", "disputes_over_time.png", "episode_000001.png"]
+    )
+    assert not (tmp_path / "r" / "judge_vs_human.png").exists()
+    assert any(
+        note.startswith("judge_vs_human.png not written: no human_labels given") for note in result.notes
+    )
+    # one call per summary plot tried and per episode plot, the total known from the start
+    assert [c[:2] for c in calls] == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)] and calls[-1][2] == "episode 1"
+
+
+def test_episode_plot_panels_follow_the_state_names(labelled_toy):
+    from strands_robots.dataset import open_dataset
+    from strands_robots.report.write import episode_figure
+
+    figure = episode_figure(open_dataset(labelled_toy), 0, None)
+    panels = [ax for ax in figure.axes if ax.get_legend() is not None]
+    legends = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in panels]
+    assert [ax.get_title(loc="left") for ax in panels] == [
+        "kLeft Shoulder/Elbow/Wrist",
+        "kRight Shoulder/Elbow/Wrist",
+        "kLeftHand Pinky/Ring/Middle/…",
+        "kRightHand Pinky/Ring/Middle/…",
+    ]
+    assert legends[1][0] == "kRightShoulderPitch" and len(legends[1]) == 7  # no left channel in the right panel
+    assert all(name.startswith("kLeftHand") for name in legends[2]) and len(legends[2]) == 6
+
+
+def test_disputes_over_time_draws_the_last_step():
+    from strands_robots.report.figures import disputes_over_time
+
+    figure = disputes_over_time({"raised": [1000.0, 2000.0], "resolved": [3000.0]})
+    ax = figure.axes[0]
+    decided = next(line for line in ax.get_lines() if line.get_label().startswith("decided"))
+    x = decided.get_xdata()
+    assert len(x) == 4 and x[-1] > x[-2]  # the step after the last event has a width
+    assert list(decided.get_ydata()) == [0, 0, 1, 1]
 
 
 def test_report_without_sidecar_is_refused(toy_dataset, tmp_path):
@@ -146,8 +184,10 @@ def test_cli_report(labelled_toy, tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "wrote 4 summary plots and 1 episode plots" in done.stdout
-    assert sorted(p.name for p in out.iterdir()) == sorted([*SUMMARY_FILES, "episodes"])
+    assert "wrote 3 summary plots and 1 episode plot" in done.stdout
+    assert "judge_vs_human.png not written: no human_labels given" in done.stdout
+    written = [name for name in SUMMARY_FILES if name != "judge_vs_human.png"]
+    assert sorted(p.name for p in out.iterdir()) == sorted([*written, "episodes"])
     missing = subprocess.run(
         [sys.executable, "-m", "strands_robots.cli.main", "report", str(tmp_path), "--out", str(tmp_path / "x")],
         capture_output=True,
