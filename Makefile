@@ -1,6 +1,7 @@
 # The README's two commands: `make demo` and `make test`. Both set up .venv on a fresh machine.
 SHELL := /bin/bash
-PYTHON ?= $(shell scripts/find_python.sh)
+# PYTHON: an interpreter >= 3.12 to build .venv with (default: scripts/find_python.sh searches)
+PYTHON ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -10,11 +11,15 @@ export AWS_EC2_METADATA_DISABLED := true
 
 venv: $(STAMP)
 
+# A .venv whose interpreter is missing or older than 3.12 (e.g. left by PYTHON=python3.11) is
+# rebuilt; a .venv created here whose install fails is removed, so no later run reuses it.
 $(STAMP): pyproject.toml
-	@test -n "$(PYTHON)" || { echo "No Python >= 3.12: see the message above."; exit 1; }
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,web,ray]'
+	@python=$$(PYTHON='$(PYTHON)' scripts/find_python.sh) || exit 1; \
+	if [ -e $(VENV) ] && ! scripts/find_python.sh --ok $(PY); then \
+	  echo "$(VENV) does not run Python >= 3.12: rebuilding it with $$python"; rm -rf $(VENV); fi; \
+	fresh=; if [ ! -x $(PY) ]; then "$$python" -m venv $(VENV) || { rm -rf $(VENV); exit 1; }; fresh=1; fi; \
+	{ $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q -e '.[dev,web,ray]'; } || { \
+	  if [ -n "$$fresh" ]; then rm -rf $(VENV); echo "install failed: removed the new $(VENV)" >&2; fi; exit 1; }
 	@touch $(STAMP)
 
 demo: $(STAMP)

@@ -19,7 +19,7 @@ from rich.table import Table
 from strands_robots import outcomes as oc
 from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_file, print_json, resolve, whole_number
 from strands_robots.errors import LabelValidationError
-from strands_robots.outcomes.model import READ_ONLY_FIELDS
+from strands_robots.outcomes.model import AUTONOMY_LEVELS, LEAKAGE_GROUP_KEYS, OUTCOMES, READ_ONLY_FIELDS
 
 EpisodeArg = Annotated[
     int, typer.Argument(metavar="EPISODE", help="The episode's real episode_index.", parser=whole_number)
@@ -62,19 +62,26 @@ def set_cmd(
     root: RootArg,
     episode: EpisodeArg,
     file: Annotated[Path | None, typer.Option("--file", help="JSON file of the whole label.")] = None,
-    outcome: Annotated[str | None, typer.Option(help="The outcome (required unless in --file).")] = None,
+    outcome: Annotated[
+        str | None, typer.Option(help=f"One of {', '.join(OUTCOMES)} (required unless in --file).")
+    ] = None,
     progress: Annotated[float | None, typer.Option(help="Task progress 0..1.")] = None,
     quality: Annotated[int | None, typer.Option(help="Execution quality 1..5.", parser=whole_number)] = None,
     speed: Annotated[int | None, typer.Option(help="Execution speed 1..5.", parser=whole_number)] = None,
     subtasks_file: Annotated[Path | None, typer.Option(help="JSON list of {label, start_ts, end_ts, outcome}.")] = None,
     hand_actions_file: Annotated[Path | None, typer.Option(help='JSON {"left": [...], "right": [...]}.')] = None,
-    mistake_type: Annotated[str | None, typer.Option()] = None,
-    recovery_type: Annotated[str | None, typer.Option()] = None,
-    failure_stage: Annotated[str | None, typer.Option()] = None,
-    autonomy_level: Annotated[str | None, typer.Option()] = None,
-    model_version: Annotated[str | None, typer.Option()] = None,
+    mistake_type: Annotated[str | None, typer.Option(help="Free tag naming the mistake, e.g. dropped_object.")] = None,
+    recovery_type: Annotated[str | None, typer.Option(help="Free tag naming how it was recovered.")] = None,
+    failure_stage: Annotated[str | None, typer.Option(help="Free tag naming the stage that failed.")] = None,
+    autonomy_level: Annotated[str | None, typer.Option(help=f"One of {', '.join(AUTONOMY_LEVELS)}.")] = None,
+    model_version: Annotated[
+        str | None, typer.Option(help="Policy that ran the episode (empty for human demonstrations).")
+    ] = None,
     evaluation_membership: Annotated[str | None, typer.Option(help="train, held_out_eval or none.")] = None,
-    leakage_group: Annotated[list[str] | None, typer.Option(help="KEY=ID (repeatable).")] = None,
+    leakage_group: Annotated[
+        list[str] | None,
+        typer.Option(metavar="KEY=ID", help=f"Leakage group, KEY one of {', '.join(LEAKAGE_GROUP_KEYS)} (repeatable)."),
+    ] = None,
     source: Annotated[str | None, typer.Option(help="human, model or imported.")] = None,
     source_metadata: Annotated[str | None, typer.Option(help="Flat JSON object.")] = None,
     confidence: Annotated[float | None, typer.Option(help="0..1, only with --source model.")] = None,
@@ -211,7 +218,11 @@ def split_cmd(
     root: RootArg,
     held_out: Annotated[str, typer.Option(help="Episode count (12) or fraction (0.2) to hold out.")] = "0.2",
     group_key: Annotated[
-        list[str] | None, typer.Option(help="Leakage-group key that must not leak (repeatable; default all five).")
+        list[str] | None,
+        typer.Option(
+            metavar="KEY",
+            help=f"Leakage-group key that must not leak: {', '.join(LEAKAGE_GROUP_KEYS)} (repeatable; default all).",
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Shuffles the groups; same seed, same split.")] = 0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report without writing.")] = False,

@@ -29,6 +29,7 @@ GripperOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--gripper",
+        metavar="ARM=FEATURE:COMPONENT",
         help="ARM=FEATURE:COMPONENT (component name or index), e.g. right=observation.state:gripper.pos. "
         "Repeatable. Default: components named *gripper* (left/right by name).",
     ),

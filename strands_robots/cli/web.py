@@ -101,7 +101,8 @@ def report(
         ),
     ] = None,
     episode: Annotated[
-        list[int] | None, typer.Option("--episode", help="Draw this episode's plot (repeatable; default: all).")
+        list[int] | None,
+        typer.Option("--episode", metavar="EPISODE", help="Draw this episode's plot (repeatable; default: all)."),
     ] = None,
     max_episodes: Annotated[
         int, typer.Option(help="At most this many per-episode plots when --episode is not given (open disputes first).")
