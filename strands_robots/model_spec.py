@@ -29,6 +29,31 @@ class ModelSpecError(LabelsError, ValueError):
     """A model spec string is malformed, names an unknown provider, or its SDK is missing."""
 
 
+class ModelCredentialsError(ModelSpecError):
+    """The provider needs credentials and none are configured (raised before any call)."""
+
+
+def check_bedrock_credentials() -> None:
+    """Raise :class:`ModelCredentialsError` when boto3 finds no AWS credentials.
+
+    Looks where botocore looks (environment, ``~/.aws`` files, SSO, container and, unless
+    ``AWS_EC2_METADATA_DISABLED=true``, instance metadata) without calling Bedrock.
+    """
+    import boto3
+    import botocore.exceptions
+
+    remedy = (
+        "set AWS credentials (`aws configure`, `aws sso login` with AWS_PROFILE, or AWS_ACCESS_KEY_ID and "
+        "AWS_SECRET_ACCESS_KEY), or choose another provider (e.g. ollama:llava) or the offline judge (no model)."
+    )
+    try:
+        credentials = boto3.Session().get_credentials()
+    except botocore.exceptions.BotoCoreError as exc:
+        raise ModelCredentialsError(f"bedrock: AWS credentials cannot be loaded ({exc}); {remedy}") from None
+    if credentials is None:
+        raise ModelCredentialsError(f"bedrock needs AWS credentials and none were found; {remedy}")
+
+
 @dataclass(frozen=True)
 class ProviderInfo:
     """Where a provider's strands model class lives and how its model id is passed."""
@@ -162,6 +187,8 @@ def build_model(model: Any, *, base_url: str | None = None, **model_kwargs: Any)
     Raises:
         ModelSpecError: bad spec, a bad ``base_url`` (or one given without a spec), or
             the provider's SDK is not installed (the message names the extra to install).
+        ModelCredentialsError: ``bedrock`` without AWS credentials (the message says how
+            to set them).
     """
     url = check_base_url(base_url)
     if model is None or not isinstance(model, str):
@@ -186,6 +213,8 @@ def build_model(model: Any, *, base_url: str | None = None, **model_kwargs: Any)
         ) from exc
     cls = getattr(module, info.cls)
     kwargs = dict(model_kwargs)
+    if parsed.provider == "bedrock" and "boto_session" not in kwargs:
+        check_bedrock_credentials()
     if parsed.provider == "ollama":
         kwargs.setdefault("host", None)
     if url is not None:

@@ -243,8 +243,9 @@ def test_help_has_no_bool_metavar_and_no_empty_help(command, needle):
 
 
 def test_no_internal_jargon_in_any_help():
-    from strands_robots.cli.main import app
     from typer.main import get_command
+
+    from strands_robots.cli.main import app
 
     group = get_command(app)
     texts = []

@@ -88,7 +88,21 @@ def test_agent_tools_refuse_roots_outside_the_allow_list(toy_with_verdicts, tmp_
     assert "judge" not in read_labels(toy_with_verdicts)["episodes"]["0"]
 
 
-def test_model_argument_forms():
+def test_bedrock_without_credentials_is_one_clear_error(monkeypatch, tmp_path):
+    from strands_robots.model_spec import ModelCredentialsError
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    with pytest.raises(ModelCredentialsError, match="aws configure") as info:
+        create_judge_agent("bedrock:us.example.model-v1:0", callback_handler=None)
+    assert "\n" not in str(info.value) and "offline judge" in str(info.value)
+
+
+def test_model_argument_forms(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")  # dummy credentials: nothing is called
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "example")
     with pytest.raises(ModelSpecError, match="PROVIDER:MODEL_ID"):
         create_judge_agent("not-a-spec")
     with pytest.raises(ModelSpecError, match="ollama"):

@@ -323,7 +323,7 @@ CLI_CASES = [
     ("annotate-quality", ["annotate", "{root}", "0", "--quality", "superb"], "superb"),
     ("annotate-episode-text", ["annotate", "{root}", "zero", "--quality", "high"], "valid integer"),
     ("annotate-no-verdict", ["annotate", "{root}", "4", "--quality", "high"], "no deterministic verdict"),
-    ("annotate-mode", ["annotate", "{root}", "0", "--quality", "high", "--failure-mode", "oops"], "failure_mode"),
+    ("annotate-mode", ["annotate", "{root}", "0", "--quality", "high", "--failure-mode", "oops"], "near_miss"),
     ("verdicts-missing-file", ["verdicts", "{root}", "{root}/nope.json"], "does not exist; pass the path"),
     ("verdicts-bad-json", ["verdicts", "{root}", "{root}/bad.json"], "not valid JSON"),
     ("verdicts-bad-jsonl-line", ["verdicts", "{root}", "{root}/bad.jsonl"], "line 2 is not valid JSON"),

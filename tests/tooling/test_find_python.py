@@ -26,7 +26,7 @@ def test_a_good_python_is_printed():
 
 def test_a_too_old_python_is_refused_once(tmp_path):
     old = tmp_path / "python3.11"
-    old.write_text("#!/bin/sh\nif [ \"$1\" = -c ]; then case \"$2\" in *print*) echo 3.11;; *) exit 1;; esac; fi\n")
+    old.write_text('#!/bin/sh\nif [ "$1" = -c ]; then case "$2" in *print*) echo 3.11;; *) exit 1;; esac; fi\n')
     old.chmod(0o755)
     done = run(PYTHON=str(old))
     assert done.returncode == 1 and done.stdout == ""

@@ -117,9 +117,7 @@ def test_report_without_human_grades_says_so_and_writes_no_error_png(labelled_to
         ["quality_by_verdict.png", "failure_modes_by_verdict.png", "disputes_over_time.png", "episode_000001.png"]
     )
     assert not (tmp_path / "r" / "judge_vs_human.png").exists()
-    assert any(
-        note.startswith("judge_vs_human.png not written: no human_labels given") for note in result.notes
-    )
+    assert any(note.startswith("judge_vs_human.png not written: no human_labels given") for note in result.notes)
     # one call per summary plot tried and per episode plot, the total known from the start
     assert [c[:2] for c in calls] == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)] and calls[-1][2] == "episode 1"
 
