@@ -35,19 +35,19 @@ def _as_set(value: Any, what: str, allowed: tuple[str, ...]) -> set[str] | None:
 HELD_OUT = "held_out_eval"
 
 
+#: ``strands_robots.outcomes.store.SIDECAR_NAME``, named here so that a directory without
+#: outcome labels costs one ``stat`` and no import of the outcomes package (it loads the reader).
+OUTCOMES_SIDECAR = "episode_outcomes.jsonl"
+
+
 def held_out_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> set[int]:
     """Episodes whose current outcome label is ``held_out_eval`` (empty without outcome labels)."""
-    from strands_robots.outcomes.store import outcomes_path
-
-    if not outcomes_path(root, labels_dir).exists():
+    if not (Path(labels_dir if labels_dir is not None else root) / OUTCOMES_SIDECAR).exists():
         return set()
     from strands_robots.outcomes import current_outcomes
 
-    return {
-        e
-        for e, label in current_outcomes(root, labels_dir=labels_dir).items()
-        if label.get("evaluation_membership") == HELD_OUT
-    }
+    current = current_outcomes(root, labels_dir=labels_dir)
+    return {e for e, label in current.items() if label.get("evaluation_membership") == HELD_OUT}
 
 
 def filter_episodes(
