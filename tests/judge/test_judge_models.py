@@ -45,7 +45,9 @@ def test_gemini_and_litellm_models_are_built():
     }
 
 
-def test_base_url_reaches_the_other_providers():
+def test_base_url_reaches_the_other_providers(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")  # bedrock needs credentials; nothing is called
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "example")
     llama = build_model("llamacpp:qwen", base_url="http://127.0.0.1:8080")
     assert llama.base_url == "http://127.0.0.1:8080"
     bedrock = build_model("bedrock:us.example.model-v1:0", base_url="https://bedrock.vpce.example")
