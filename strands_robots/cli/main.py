@@ -42,15 +42,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
-def _main(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
-    ] = False,
-) -> None:
-    """Label LeRobot datasets: verdicts, judge labels, reviews, outcomes, segments."""
-
-
 def conflicting_distribution_installed() -> str | None:
     """Version of the other ``strands-robots`` distribution if it is installed, else None."""
     try:
@@ -77,6 +68,9 @@ def _options(
     revision: str | None = typer.Option(
         None, "--revision", help="Hub revision (branch, tag, commit) of a repo-id ROOT; default main."
     ),
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     """Label LeRobot datasets: verdicts, judge labels, reviews, outcomes, segments."""
     from strands_robots.cli.common import hub_revision
