@@ -138,7 +138,7 @@ def test_a_journal_line_without_key_is_no_key_error_in_another_process(root):
     assert "KeyError" not in done.stderr and json.loads(done.stdout) == [0, 4]
     assert "line 3 is not applied: a 'put' entry without 'key'" in done.stderr
     result = runner.invoke(app, ["filter", str(root)])  # a read-only command folds it, the bad line aside
-    assert result.exit_code == 0 and json.loads(result.output) == [0, 4]
+    assert result.exit_code == 0 and json.loads(result.stdout) == [0, 4]
     assert not journal(root).exists()
     assert canonical(root)["episodes"]["4"]["judge"]["quality"] == "medium"
     assert (root / ".episode_labels.json.journal.rejected").exists()
