@@ -15,6 +15,7 @@ import typer
 
 from strands_robots.cli.common import RootArg
 from strands_robots.dataset import Dataset, open_dataset
+from strands_robots.dataset.channels import feature_names
 from strands_robots.dataset.hub import DEFAULT_REVISION, HubDataset
 
 
@@ -55,16 +56,8 @@ def _other_features(ds: Dataset) -> dict[str, dict[str, Any]]:
     for key, feature in ds.features.items():
         if key in cameras or key in BOOKKEEPING or not isinstance(feature, dict):
             continue
-        names = feature.get("names")
-        if isinstance(names, dict):  # {"motors": [...]} in older files
-            names = next(iter(names.values()), None)
-        if isinstance(names, list) and len(names) == 1 and isinstance(names[0], list):  # [[...]] in v2.1 files
-            names = names[0]
-        out[key] = {
-            "dtype": feature.get("dtype"),
-            "shape": feature.get("shape"),
-            "names": list(names) if isinstance(names, list) else None,
-        }
+        names = feature_names(feature)
+        out[key] = {"dtype": feature.get("dtype"), "shape": feature.get("shape"), "names": names or None}
     return out
 
 

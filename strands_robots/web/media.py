@@ -4,9 +4,11 @@
   (``camera`` is the position in ``dataset.camera_keys``; ``frame`` a ``frame_index``).
   404 with ``{"error"}`` when the episode, camera or frame does not exist or the video
   file is missing.
-- ``GET /api/episodes/{episode}/state``: ``observation.state`` per frame as JSON columns
-  (``channels[c][frame_index]``; NaN/inf as null), the timestamps in seconds, the
-  channel names and the frames a judge samples (``sample_indices(length, 4)``).
+- ``GET /api/episodes/{episode}/state``: ``observation.state`` and then ``action`` per frame
+  as JSON columns (``channels[c][frame_index]``; NaN/inf as null), each channel's
+  ``names[c]`` and ``sources[c]`` (the feature), ``groups`` of channel positions by name
+  prefix (:func:`strands_robots.dataset.channels.channel_groups`, per feature), the
+  timestamps in seconds and the frames a judge samples (``sample_indices(length, 4)``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from strands_robots.report.write import SAMPLED_FRAMES, STATE_KEY, video_problem
 from strands_robots.signals import sample_indices
 from strands_robots.web.context import ServerContext, json_response
 
+ACTION_KEY = "action"
+
 #: Frames may be cached by the browser for this long (the dataset does not change under a run).
 FRAME_MAX_AGE = 3600
 
@@ -35,6 +39,10 @@ def _column(values: np.ndarray) -> list[float | None]:
         for i in np.flatnonzero(~finite).tolist():
             out[i] = None
     return out
+
+
+def _is_vector(feature: Any) -> bool:
+    return isinstance(feature, dict) and feature.get("dtype") in ("float32", "float64", "int32", "int64")
 
 
 def camera_list(ctx: ServerContext, episode: int) -> list[dict[str, Any]]:
@@ -56,9 +64,12 @@ def camera_list(ctx: ServerContext, episode: int) -> list[dict[str, Any]]:
 
 def state_payload(ctx: ServerContext, episode: int) -> dict[str, Any]:
     """The body of the state endpoint (see the module docstring)."""
+    from strands_robots.dataset.channels import channel_groups, feature_names
+
     ds = ctx.dataset
     meta = ds.episodes[episode]
-    columns = [c for c in (STATE_KEY, "timestamp") if c in ds.features]
+    vectors = [key for key in (STATE_KEY, ACTION_KEY) if _is_vector(ds.features.get(key))]
+    columns = [*vectors, *(["timestamp"] if "timestamp" in ds.features else [])]
     frames = ds.read_frames(episode, columns) if columns else {}
     timestamps = frames.get("timestamp")
     if timestamps is None:
@@ -66,18 +77,36 @@ def state_payload(ctx: ServerContext, episode: int) -> dict[str, Any]:
     state = frames.get(STATE_KEY)
     channels: list[list[float | None]] = []
     names: list[str] = []
-    if state is not None:
-        values = np.asarray(state).reshape(meta.length, -1)
-        declared = list(ds.state_names)
+    sources: list[str] = []
+    groups: list[dict[str, Any]] = []
+    for key in vectors:
+        values = np.asarray(frames[key]).reshape(meta.length, -1)
+        declared = list(ds.state_names) if key == STATE_KEY else feature_names(ds.features[key])
+        short = "state" if key == STATE_KEY else key
+        first = len(channels)
+        own_names: list[str] = []
         for c in range(values.shape[1]):
             channels.append(_column(values[:, c]))
-            names.append(declared[c] if c < len(declared) and declared[c] else f"state[{c}]")
+            name = declared[c] if c < len(declared) and declared[c] else f"{short}[{c}]"
+            own_names.append(name)
+            names.append(name)
+            sources.append(key)
+        for group in channel_groups(own_names):
+            groups.append(
+                {
+                    "label": f"{short} · {group.label}",
+                    "source": key,
+                    "channels": [first + c for c in group.channels],
+                }
+            )
     return {
         "episode": episode,
         "length": meta.length,
         "fps": ds.fps,
         "timestamps": _column(np.asarray(timestamps)),
         "names": names,
+        "sources": sources,
+        "groups": groups,
         "channels": channels,
         "sampled_frames": sample_indices(meta.length, SAMPLED_FRAMES),
         "has_state": state is not None,

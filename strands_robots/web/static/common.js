@@ -120,7 +120,12 @@ window.StrandsLabels = (() => {
         return;
       }
       if (isTyping(event.target)) {
-        if (event.key === "Escape") event.target.blur();
+        // Esc leaves any field; Enter leaves a one-line field and a note (Shift+Enter: a new line)
+        const multiline = event.target.tagName === "TEXTAREA";
+        if (event.key === "Escape" || (event.key === "Enter" && !(multiline && event.shiftKey) && !event.isComposing)) {
+          if (event.key === "Enter") event.preventDefault();
+          event.target.blur();
+        }
         return;
       }
       const key = event.key;
@@ -213,9 +218,48 @@ window.StrandsLabels = (() => {
 
     function stopPlaying() {
       state.playing = false;
-      clearTimeout(playTimer);
+      cancelAnimationFrame(playTimer);
       $("play").textContent = "\u25B6\uFE0E";
       $("play").setAttribute("aria-label", "play");
+    }
+
+    // Real-time playback: the shown frame follows the wall clock through the episode's
+    // timestamps (times the speed). A frame whose image has not arrived yet is skipped
+    // rather than waited for, so a slow network drops frames but never slows time.
+    function speed() {
+      const value = Number($("speed") ? $("speed").value : 1);
+      return value > 0 ? value : 1;
+    }
+
+    function timeOf(frame) {
+      const t = state.timestamps && state.timestamps[frame];
+      return typeof t === "number" ? t : frame / state.detail.fps;
+    }
+
+    function frameAtTime(seconds) {
+      const last = state.detail.length - 1;
+      if (!state.timestamps) return Math.min(last, Math.floor(seconds * state.detail.fps + 1e-6));
+      let lo = 0;
+      let hi = last;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (timeOf(mid) <= seconds + 1e-6) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    }
+
+    function prefetchAhead(seconds) {
+      const end = Math.min(state.detail.length, frameAtTime(timeOf(state.frame) + seconds) + 1);
+      for (const camera of state.detail.cameras) {
+        if (!camera.available) continue;
+        for (let f = state.frame + 1; f < end; f += 1) {
+          const url = frameUrl(camera.index, f);
+          if (state.prefetched.has(url)) continue;
+          state.prefetched.add(url);
+          new Image().src = url;
+        }
+      }
     }
 
     function togglePlay() {
@@ -228,19 +272,27 @@ window.StrandsLabels = (() => {
       state.playing = true;
       $("play").textContent = "\u275A\u275A";
       $("play").setAttribute("aria-label", "pause");
-      const tick = () => {
+      let startWall = performance.now();
+      let startTime = timeOf(state.frame);
+      let startSpeed = speed();
+      const tick = (now) => {
         if (!state.playing) return;
-        const images = [...document.querySelectorAll("#cameras img")];
-        if (images.every((img) => img.complete)) {
-          if (state.frame >= state.detail.length - 1) {
-            stopPlaying();
-            return;
-          }
-          setFrame(state.frame + 1);
+        if (speed() !== startSpeed) {  // a speed change restarts the clock at the shown frame
+          startWall = now;
+          startTime = timeOf(state.frame);
+          startSpeed = speed();
         }
-        playTimer = setTimeout(tick, 1000 / state.detail.fps);
+        const target = frameAtTime(startTime + ((now - startWall) / 1000) * startSpeed);
+        const images = [...document.querySelectorAll("#cameras img")];
+        if (target !== state.frame && images.every((img) => img.complete)) setFrame(target);
+        if (state.frame >= state.detail.length - 1) {
+          stopPlaying();
+          return;
+        }
+        prefetchAhead(1.5 * startSpeed);
+        playTimer = requestAnimationFrame(tick);
       };
-      playTimer = setTimeout(tick, 1000 / state.detail.fps);
+      playTimer = requestAnimationFrame(tick);
     }
 
     function stepFrames(delta) {
@@ -267,6 +319,15 @@ window.StrandsLabels = (() => {
       $("prev-frame").addEventListener("click", () => stepFrames(-1));
       $("next-frame").addEventListener("click", () => stepFrames(1));
       $("play").addEventListener("click", togglePlay);
+      const speedSelect = $("speed");
+      if (speedSelect) {
+        const saved = localStorage.getItem("strands-labels.speed");
+        if (saved && [...speedSelect.options].some((o) => o.value === saved)) speedSelect.value = saved;
+        speedSelect.addEventListener("change", () => {
+          localStorage.setItem("strands-labels.speed", speedSelect.value);
+          speedSelect.blur();  // keys go back to the player (Space plays)
+        });
+      }
     }
 
     // head, task line, slider range and camera tiles of state.detail; `missingNote` ends the
@@ -296,6 +357,26 @@ window.StrandsLabels = (() => {
 
     return { setFrame, stopPlaying, togglePlay, frameKeys, bindPlayer, renderPlayer };
   }
+
+  // ---------------------------------------------------------------- plots loading
+  // A figure.loading shows its .plot-status text until its image has arrived (or says it failed).
+  function watchPlots() {
+    for (const figure of document.querySelectorAll("figure.loading")) {
+      const img = figure.querySelector("img");
+      const status = figure.querySelector(".plot-status");
+      if (!img) continue;
+      const done = () => figure.classList.remove("loading");
+      if (img.complete && img.naturalWidth > 0) done();
+      img.addEventListener("load", done);
+      img.addEventListener("error", () => {
+        figure.classList.remove("loading");
+        figure.classList.add("failed");
+        if (status) status.textContent = "This plot could not be drawn; see the server's log.";
+      });
+    }
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watchPlots);
+  else watchPlots();
 
   return {
     config,

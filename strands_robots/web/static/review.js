@@ -132,6 +132,7 @@
       state.episode = episode;
       state.detail = detail;
       state.series = series;
+      state.timestamps = series.timestamps;
       state.prefetched = new Set();
       history.replaceState(null, "", `#episode=${episode}`);
       renderEpisode();
@@ -252,27 +253,102 @@
     return [lo, hi];
   }
 
-  function renderLegend() {
+  // Channel groups (by name prefix, per feature: observation.state, then action) are picked
+  // above the per-channel chips; only the channels of the groups shown get a chip. The choice
+  // is kept per dataset in localStorage. The shared axis spans the channels shown.
+  const GROUPS_KEY = `strands-labels.groups.${config.dataset || ""}`;
+
+  function channelKey(c) {
+    const series = state.series;
+    return `${(series.sources && series.sources[c]) || "observation.state"}:${series.names[c]}`;
+  }
+
+  function groupsShown() {
+    const series = state.series;
+    const groups = series.groups || [{ label: "state", source: "observation.state", channels: series.names.map((_, c) => c) }];
+    if (!state.groupsOn) {
+      let saved = null;
+      try {
+        saved = JSON.parse(localStorage.getItem(GROUPS_KEY) || "null");
+      } catch (error) {
+        saved = null;
+      }
+      const known = new Set(groups.map((g) => g.label));
+      const kept = Array.isArray(saved) ? saved.filter((label) => known.has(label)) : [];
+      // default: every state group when they are few channels, else the first one (readable lines)
+      const stateGroups = groups.filter((g) => g.source === "observation.state");
+      const stateChannels = stateGroups.reduce((n, g) => n + g.channels.length, 0);
+      const initial = stateChannels <= 8 ? stateGroups : stateGroups.slice(0, 1);
+      state.groupsOn = new Set(kept.length ? kept : initial.map((g) => g.label));
+    }
+    return groups;
+  }
+
+  function channelShown(c) {
+    return state.channelGroupOn[c] && !state.hidden.has(channelKey(c));
+  }
+
+  function updateRanges() {
     const series = state.series;
     plot.ranges = series.channels.map(channelRange);
-    plot.shared = channelRange(series.channels.flat());
-    const chips = series.names.map((name, c) => {
+    const shown = series.channels.filter((_, c) => channelShown(c));
+    plot.shared = channelRange((shown.length ? shown : series.channels).flat());
+  }
+
+  function renderLegend() {
+    const series = state.series;
+    const groups = groupsShown();
+    state.channelGroupOn = series.channels.map(() => false);
+    for (const group of groups) {
+      if (state.groupsOn.has(group.label)) for (const c of group.channels) state.channelGroupOn[c] = true;
+    }
+    updateRanges();
+    const groupChips = groups.map((group) => {
+      const on = state.groupsOn.has(group.label);
       const chip = h(
         "button",
-        { type: "button", class: state.hidden.has(name) ? "off" : "", title: `${name}: click to hide or show` },
+        {
+          type: "button",
+          class: `group${on ? " on" : ""}`,
+          "aria-pressed": on ? "true" : "false",
+          title: `${group.channels.length} channels: ${group.channels.map((c) => series.names[c]).join(", ")}`,
+        },
+        group.label,
+        h("span", { class: "n" }, String(group.channels.length)),
+      );
+      chip.addEventListener("click", () => {
+        if (state.groupsOn.has(group.label)) state.groupsOn.delete(group.label);
+        else state.groupsOn.add(group.label);
+        localStorage.setItem(GROUPS_KEY, JSON.stringify([...state.groupsOn]));
+        renderLegend();
+        updateLegendValues();
+        drawPlot();
+      });
+      return chip;
+    });
+    const chips = [];
+    series.names.forEach((name, c) => {
+      if (!state.channelGroupOn[c]) return;
+      const key = channelKey(c);
+      const chip = h(
+        "button",
+        { type: "button", class: state.hidden.has(key) ? "off" : "", title: `${name}: click to hide or show` },
         h("span", { class: "swatch" }),
         h("span", {}, name),
         h("span", { class: "value", dataset: { channel: c } }, ""),
       );
       chip.querySelector(".swatch").style.background = PALETTE[c % PALETTE.length];
       chip.addEventListener("click", () => {
-        if (state.hidden.has(name)) state.hidden.delete(name);
-        else state.hidden.add(name);
+        if (state.hidden.has(key)) state.hidden.delete(key);
+        else state.hidden.add(key);
         chip.classList.toggle("off");
+        updateRanges();
         drawPlot();
       });
-      return chip;
+      chips.push(chip);
     });
+    if (!chips.length) chips.push(h("span", { class: "muted" }, "No channel group chosen: pick one above."));
+    $("channel-groups").replaceChildren(...groupChips);
     $("legend").replaceChildren(...chips);
   }
 
@@ -354,7 +430,7 @@
     g.lineWidth = 1.4;
     g.lineJoin = "round";
     state.series.channels.forEach((values, c) => {
-      if (state.hidden.has(state.series.names[c])) return;
+      if (!channelShown(c)) return;
       const [lo, hi] = plot.perChannel ? plot.ranges[c] : plot.shared;
       g.strokeStyle = PALETTE[c % PALETTE.length];
       g.beginPath();

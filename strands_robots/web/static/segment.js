@@ -280,7 +280,26 @@
     else leaveTo(target);
   }
 
-  async function openEpisode(episode, { cohort = null } = {}) {
+  // the template set (cohort) the annotator picked stays across episodes and page loads
+  const COHORT_KEY = `strands-labels.cohort.${config.dataset || ""}`;
+
+  function chosenCohort() {
+    const saved = localStorage.getItem(COHORT_KEY);
+    return saved && (config.cohorts || []).includes(saved) ? saved : null;
+  }
+
+  function headerBadges() {
+    const d = state.detail;
+    const badges = [];
+    if (d.record) {
+      badges.push(badge(`saved v${d.record.version} by ${d.record.annotator}`, "success"));
+      if (d.record.reference) badges.push(badge("reference example", "resolved"));
+    } else badges.push(badge("not segmented yet"));
+    badges.push(badge(`templates: ${d.cohort}`));
+    return badges;
+  }
+
+  async function openEpisode(episode, { cohort = chosenCohort() } = {}) {
     const ticket = ++state.loadTicket;
     stopPlaying();
     try {
@@ -304,6 +323,7 @@
       state.episode = episode;
       state.detail = detail;
       state.series = series;
+      state.timestamps = series.timestamps;
       state.segments = segments;
       state.loaded = snapshot();
       state.undo = [];
@@ -328,13 +348,7 @@
 
   function renderEpisode() {
     const d = state.detail;
-    const badges = [];
-    if (d.record) {
-      badges.push(badge(`saved v${d.record.version} by ${d.record.annotator}`, "success"));
-      if (d.record.reference) badges.push(badge("reference example", "resolved"));
-    } else badges.push(badge("not segmented yet"));
-    badges.push(badge(d.cohort));
-    renderPlayer(badges);
+    renderPlayer(headerBadges());
     $("cohort").value = d.cohort;
     $("reference").checked = Boolean(d.record && d.record.reference);
     $("seg-note").value = d.record && d.record.note ? d.record.note : "";
@@ -378,6 +392,8 @@
       state.detail.cohort = detail.cohort;
       state.detail.choices = detail.choices;
       state.detail.suggestions = detail.suggestions;
+      localStorage.setItem(COHORT_KEY, detail.cohort);
+      $("ep-badges").replaceChildren(...headerBadges());
       setChoices(state.detail);
       changed();
       setStatus(`Cohort ${cohort}: the lists show its templates.`);
@@ -751,6 +767,7 @@
     g.lineWidth = 1;
     g.globalAlpha = 0.45;
     series.channels.forEach((values, c) => {
+      if (series.sources && series.sources[c] !== "observation.state") return;  // state only under the segments
       const [lo, hi] = extent(values);
       if (!(hi - lo > 1e-9)) return;
       g.strokeStyle = PALETTE[c % PALETTE.length];
@@ -994,6 +1011,12 @@
     $("reference").addEventListener("change", () => $("reference").blur());
     $("seg-load-more").addEventListener("click", () => loadList({ append: true }).then(markActive));
     onEpisodeHash(state, leaveTo);
+    // closing or reloading the tab with unsaved segments asks first (the browser's own dialog)
+    window.addEventListener("beforeunload", (event) => {
+      if (!dirty()) return;
+      event.preventDefault();
+      event.returnValue = "";
+    });
     try {
       const list = await loadList();
       const wanted = episodeFromHash();
