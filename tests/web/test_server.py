@@ -91,9 +91,21 @@ def test_episode_detail(client):
 def test_state_endpoint_matches_the_dataset(client, labelled_toy):
     payload = client.get("/api/episodes/1/state").json()
     ds = open_dataset(labelled_toy)
-    frames = ds.read_frames(1, ["observation.state", "timestamp"])
-    assert payload["names"] == list(ds.state_names) and len(payload["channels"]) == 26
-    assert np.allclose(np.array(payload["channels"]).T, frames["observation.state"], atol=1e-6)
+    frames = ds.read_frames(1, ["observation.state", "action", "timestamp"])
+    # observation.state's 26 channels, then action's 26 beside them
+    assert payload["names"][:26] == list(ds.state_names) and len(payload["channels"]) == 52
+    assert payload["sources"] == ["observation.state"] * 26 + ["action"] * 26
+    assert np.allclose(np.array(payload["channels"][:26]).T, frames["observation.state"], atol=1e-6)
+    assert np.allclose(np.array(payload["channels"][26:]).T, frames["action"], atol=1e-6)
+    # groups by name prefix cover every channel once, per feature
+    groups = payload["groups"]
+    assert sorted(c for g in groups for c in g["channels"]) == list(range(52))
+    assert groups[0] == {
+        "label": "state · kLeft Shoulder/Elbow/Wrist",
+        "source": "observation.state",
+        "channels": [0, 1, 2, 3, 4, 5, 6],
+    }
+    assert groups[4]["label"] == "action · kLeft Shoulder/Elbow/Wrist" and groups[4]["channels"][0] == 26
     assert np.allclose(payload["timestamps"], frames["timestamp"], atol=1e-6)
     assert payload["timestamps"][-1] == pytest.approx(89 / 30, abs=1e-4)
     assert payload["sampled_frames"] == [0, 30, 59, 89] and payload["has_state"] is True
