@@ -278,7 +278,8 @@ def test_dataset_without_videos(labelled_no_video):
     response = client.get("/api/episodes/1/frames/0/0.jpg")
     assert response.status_code == 404 and "is missing" in response.json()["error"]
     state = client.get("/api/episodes/1/state").json()
-    assert state["has_state"] and len(state["channels"]) == 6 and len(state["channels"][0]) == 374
+    assert state["has_state"] and len(state["channels"][0]) == 374
+    assert state["sources"] == ["observation.state"] * 6 + ["action"] * 6  # action beside state
     assert client.get("/review").status_code == 200
     assert [r["episode"] for r in client.get("/api/queue").json()["disputes"]] == [1]
 
