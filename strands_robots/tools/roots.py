@@ -25,7 +25,6 @@ anything. Checks work on strings (``os.path``), one ``realpath`` per path.
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterable
 from pathlib import Path, PurePath
@@ -218,21 +217,28 @@ def check_file_inside(path: str | os.PathLike[str], root: Path, allowed: list[Pa
     )
 
 
-def metadata_files(root: Path) -> list[str]:
-    """The metadata files the reader opens: ``meta/`` itself, ``meta/info.json``, ``meta/*.jsonl``,
-    ``meta/*.parquet`` and ``meta/episodes/*/*.parquet`` (those that exist)."""
-    meta = os.path.join(root, "meta")
-    files = [meta]
-    for pattern in ("info.json", "*.jsonl", "*.parquet", os.path.join("episodes", "*", "*.parquet")):
-        files.extend(sorted(glob.glob(os.path.join(glob.escape(meta), pattern))))
-    return files
-
-
 def check_dataset_files(root: Path, allowed: list[Path] | None) -> None:
-    """Check every metadata file of ``root`` (before the dataset is opened); see :func:`check_file_inside`.
+    """Check ``meta/`` and every file the reader may open in it (``meta/*``, ``meta/episodes/*/*``)
+    before the dataset is opened; see :func:`check_file_inside`.
+
+    ``meta/`` is resolved once; inside it only symbolic links need resolving (a plain
+    entry of a directory that resolves inside the allowed roots is inside them too).
 
     Raises:
-        UnsafeRootError: one resolves outside the allowed roots.
+        UnsafeRootError: ``meta/`` or an entry resolves outside the allowed roots.
     """
-    for path in metadata_files(root):
-        check_file_inside(path, root, allowed, f"metadata file {os.path.relpath(path, root)}")
+    meta = os.path.join(root, "meta")
+    check_file_inside(meta, root, allowed, "metadata directory meta/")
+
+    def walk(directory: str, depth: int) -> None:
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return  # the reader reports a missing or unreadable directory itself
+        for entry in entries:
+            if entry.is_symlink():
+                check_file_inside(entry.path, root, allowed, f"metadata file {os.path.relpath(entry.path, root)}")
+            if depth < 2 and (depth == 1 or entry.name == "episodes") and entry.is_dir():
+                walk(entry.path, depth + 1)
+
+    walk(meta, 0)
