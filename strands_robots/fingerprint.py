@@ -113,3 +113,52 @@ class Fingerprinter:
 def episode_fingerprint(dataset: Any, episode: int) -> dict[str, Any]:
     """The fingerprint of one episode (see :class:`Fingerprinter` for many)."""
     return Fingerprinter(dataset)(episode)
+
+
+_fingerprinters: Any = None
+
+
+def fingerprinter_of(dataset: Any) -> Fingerprinter:
+    """The :class:`Fingerprinter` of an opened dataset, made once per dataset object (the
+    reader's cache hands out one object while the metadata is unchanged)."""
+    global _fingerprinters
+    import weakref
+
+    if _fingerprinters is None:
+        _fingerprinters = weakref.WeakKeyDictionary()
+    try:
+        found = _fingerprinters.get(dataset)
+    except TypeError:  # not weak-referenceable: no cache
+        return Fingerprinter(dataset)
+    if found is None:
+        found = _fingerprinters[dataset] = Fingerprinter(dataset)
+    return found
+
+
+def stale_records(
+    root: str | Path, fingerprints: dict[int, Any], keys: tuple[str, ...] | None = None
+) -> dict[int, str]:
+    """``{episode: reason}`` for the stored fingerprints that no longer match the dataset.
+
+    The one stale rule of every label store (``docs/sidecar-format.md``, ``fingerprint``):
+    a record without a fingerprint is never stale; only keys present on both sides count.
+
+    Args:
+        root: The dataset root; without ``meta/`` (or a dataset the reader refuses, with a
+            warning) nothing is stale.
+        fingerprints: ``{episode_index: stored fingerprint or None}``.
+        keys: Compare only these keys (e.g. :data:`IDENTITY_KEYS` for append-only stores
+            whose stored fingerprints are not refreshed by a remap).
+    """
+    if not any(fingerprints.values()) or not has_dataset_metadata(root):
+        return {}
+    dataset = open_dataset_for_checks(root)
+    if dataset is None:
+        return {}
+    fingerprinter = fingerprinter_of(dataset)
+    stale = {}
+    for episode, stored in fingerprints.items():
+        reason = fingerprinter.stale_reason(episode, stored, keys)
+        if reason:
+            stale[episode] = reason
+    return stale

@@ -16,6 +16,7 @@ from strands_robots.outcomes.labels import (
     list_outcomes,
     outcome_history,
     set_outcome,
+    stale_outcomes,
 )
 from strands_robots.outcomes.model import OUTCOMES, OutcomeValidationError, Violation
 from strands_robots.outcomes.recovery import recovery_track
@@ -41,6 +42,7 @@ __all__ = [
     "record_verdicts_from_outcomes",
     "recovery_track",
     "remap",
+    "stale_outcomes",
     "set_outcome",
     "split_by_groups",
     "verdicts_from_outcomes",

@@ -124,8 +124,12 @@ def set_outcome(root: PathLike, episode: int, *, labels_dir: PathLike | None = N
     fields.setdefault("labeled_by", default_labeled_by())
     label = validate_label(fields, duration=duration_s(dataset, episode))
 
+    from strands_robots.fingerprint import fingerprinter_of
+
+    fingerprint = fingerprinter_of(dataset)(episode)
+
     def build(store: OutcomeStore) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        record = new_version(episode, label, store.current(episode))
+        record = dict(new_version(episode, label, store.current(episode)), fingerprint=fingerprint)
         return [record], record
 
     record = open_outcome_store(root, labels_dir).write(build)
@@ -236,3 +240,20 @@ def list_outcomes(
             ):
                 out.append(public_label(episode, record, is_current=True))
     return out
+
+
+def stale_outcomes(root: PathLike, *, labels_dir: PathLike | None = None) -> dict[int, str]:
+    """Episodes whose current outcome label was recorded for another episode: ``{episode: reason}``.
+
+    Each version stores the episode's fingerprint (``length``, ``index_range``, ``tasks``,
+    ``content``; ``docs/outcomes.md``, "Storage"). A renumbering edit without a remap
+    leaves labels on the wrong episodes; this names them by comparing ``length``,
+    ``tasks`` and ``content`` with the dataset (``index_range`` moves legitimately after a
+    remap, and append-only lines are never refreshed). Versions written before
+    fingerprints existed are never stale. Empty without the dataset's metadata.
+    """
+    from strands_robots.fingerprint import IDENTITY_KEYS, stale_records
+
+    store = load_store(root, labels_dir)
+    stored = {episode: versions[-1].get("fingerprint") for episode, versions in store.versions.items() if versions}
+    return stale_records(root, stored, IDENTITY_KEYS)

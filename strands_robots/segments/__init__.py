@@ -35,6 +35,7 @@ from strands_robots.segments.store import (
     save_segmentation,
     segmentation_history,
     segments_path,
+    stale_segmentations,
 )
 from strands_robots.segments.templates import COHORTS, OPERATIONS, TASK_COMPLETE, TEMPLATES, Template
 from strands_robots.segments.validate import validate_segmentation
@@ -70,6 +71,7 @@ __all__ = [
     "reference_examples",
     "remap",
     "check_readable",
+    "stale_segmentations",
     "render",
     "save_segmentation",
     "segmentation_history",

@@ -103,6 +103,10 @@ def _moved(records: dict[str, Any], mapping: EpisodeMapping, dataset: Any) -> di
                 "deleted episodes: mapping_after_delete, CLI --deleted 3,7). Nothing was changed."
             )
         record = dict(record, episode_index=new)
+        if dataset is not None and record.get("fingerprint"):
+            from strands_robots.fingerprint import fingerprinter_of
+
+            record["fingerprint"] = fingerprinter_of(dataset)(new)
         record["history"] = [dict(h, episode_index=new) for h in record.get("history", [])]
         moved[str(new)] = record
     return moved

@@ -296,6 +296,7 @@ def prepare_record(
     base_speed_threshold: float = DEFAULT_THRESHOLD,
     annotated_at: str | None = None,
     failure: str | None = None,
+    fingerprint: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[Finding]]:
     """Check a segmentation and build its record (without version/history).
 
@@ -343,7 +344,33 @@ def prepare_record(
         "reference": reference,
         "source": source,
     }
+    if fingerprint:
+        record["fingerprint"] = fingerprint
     return record, findings
+
+
+def _fingerprint(dataset: Any, episode: int) -> dict[str, Any] | None:
+    """The episode's dataset fingerprint (None without metadata)."""
+    if dataset is None:
+        return None
+    from strands_robots.fingerprint import fingerprinter_of
+
+    return fingerprinter_of(dataset)(episode)
+
+
+def stale_segmentations(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[int, str]:
+    """Episodes whose saved segmentation was made for another episode: ``{episode: reason}``.
+
+    Compares each record's stored ``fingerprint`` (``docs/segments.md``, "Storage") with
+    the dataset, as ``episode_labels.stale_episodes`` does; a remap refreshes it. Records
+    saved before fingerprints existed are never stale. Empty without the dataset's metadata.
+    """
+    from strands_robots.fingerprint import stale_records
+
+    stored = query_records(
+        root, lambda records: {int(k): r.get("fingerprint") for k, r in records.items()}, labels_dir=labels_dir
+    )
+    return stale_records(root, stored)
 
 
 def put_record(document: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
@@ -433,6 +460,7 @@ def save_segmentation(
         facts,
         segments,
         annotator=annotator,
+        fingerprint=_fingerprint(dataset, facts.episode_index),
         note=note,
         reference=reference,
         cohort=cohort,
@@ -547,4 +575,5 @@ __all__ = [
     "save_segmentation",
     "segmentation_history",
     "segments_path",
+    "stale_segmentations",
 ]
