@@ -629,6 +629,10 @@ def import_segmentations(
                 report=ep_report,
                 failure=failed.get(ep),
             )
+            if dataset is not None:
+                from strands_robots.segments.store import record_fingerprint
+
+                prepared[str(ep)]["fingerprint"] = record_fingerprint(dataset, ep)
             ep_report.status = "would_import" if dry_run else "imported"
         except SegmentationRefused as exc:
             ep_report.errors.extend(f"{f.kind} at frames [{f.start}, {f.end}): {f.message}" for f in exc.findings)

@@ -349,7 +349,7 @@ def prepare_record(
     return record, findings
 
 
-def _fingerprint(dataset: Any, episode: int) -> dict[str, Any] | None:
+def record_fingerprint(dataset: Any, episode: int) -> dict[str, Any] | None:
     """The episode's dataset fingerprint (None without metadata)."""
     if dataset is None:
         return None
@@ -460,7 +460,7 @@ def save_segmentation(
         facts,
         segments,
         annotator=annotator,
-        fingerprint=_fingerprint(dataset, facts.episode_index),
+        fingerprint=record_fingerprint(dataset, facts.episode_index),
         note=note,
         reference=reference,
         cohort=cohort,
