@@ -68,7 +68,7 @@ def blocks_of(path: Path) -> list[dict]:
 
 def test_every_doc_has_its_snippets_found():
     counts = {p.name: len(blocks_of(p)) for p in DOCS}
-    assert counts["README.md"] >= 5 and counts["outcomes.md"] >= 1 and counts["dataset.md"] == 1
+    assert counts["README.md"] >= 5 and counts["outcomes.md"] >= 1 and counts["dataset.md"] >= 1
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
