@@ -69,3 +69,23 @@ class LabelArgumentError(LabelValidationError, TypeError):
 
     Also a ``TypeError``, which is what the other ``strands_robots`` implementation raises there.
     """
+
+
+class RootNotFoundError(SidecarError, FileNotFoundError):
+    """A dataset root (or ``labels_dir``) that is not an existing directory.
+
+    Both a :class:`SidecarError` (``ValueError``) and a ``FileNotFoundError``, the type
+    the other ``strands_robots`` implementation raises for it.
+    """
+
+
+class VerdictNotFoundError(EpisodeNotFoundError, ValueError):
+    """An episode with no deterministic verdict where one is needed.
+
+    Both an :class:`EpisodeNotFoundError` (``KeyError``) and a ``ValueError``, the type
+    the other ``strands_robots`` implementation raises for it.
+    """
+
+
+class NonFiniteNumberWarning(UserWarning):
+    """A JSON file written by another tool holds ``NaN`` or ``Infinity``; it was read as null."""

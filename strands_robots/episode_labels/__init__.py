@@ -22,9 +22,11 @@ from strands_robots.episode_labels.verdicts import (
 )
 from strands_robots.episode_labels.vocab import (
     FAILURE_MODES,
+    LABEL_SCHEMA_VERSION,
     QUALITY_GRADES,
     REVIEW_DECISIONS,
     SCHEMA_VERSION,
+    SIDECAR_FILENAME,
 )
 
 
@@ -59,9 +61,11 @@ def flush(root: str | Path, *, labels_dir: str | Path | None = None) -> bool:
 
 __all__ = [
     "FAILURE_MODES",
+    "LABEL_SCHEMA_VERSION",
     "QUALITY_GRADES",
     "REVIEW_DECISIONS",
     "SCHEMA_VERSION",
+    "SIDECAR_FILENAME",
     "StaleLabelsWarning",
     "annotate_episode",
     "annotate_episodes",

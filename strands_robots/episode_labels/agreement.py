@@ -15,7 +15,7 @@ from typing import Any
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import query_document
 from strands_robots.episode_labels.review import review_is_current
-from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES
+from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES, did_you_mean
 from strands_robots.errors import LabelValidationError
 
 _NULL = "null"  # how a null failure_mode is spelled in confusion matrices
@@ -52,7 +52,8 @@ def _confusion(judge: list[Any], human: list[Any], classes: tuple[str, ...]) -> 
 def _check_holdout(human_labels: Any) -> dict[int, dict[str, Any]]:
     if not isinstance(human_labels, dict) or not human_labels:
         raise LabelValidationError(
-            "human_labels must be a non-empty mapping of episode -> {'quality': ..., 'failure_mode': ...}."
+            "measure_agreement: human_labels must be a non-empty mapping of episode -> "
+            "{'quality': ..., 'failure_mode': ...}."
         )
     holdout: dict[int, dict[str, Any]] = {}
     for raw_key, value in human_labels.items():
@@ -67,11 +68,22 @@ def _check_holdout(human_labels: Any) -> dict[int, dict[str, Any]]:
             )
         entry: dict[str, Any] = {}
         if "quality" in value:
-            entry["quality"] = checks.quality(value["quality"], f"human_labels[{raw_key!r}].quality")
+            grade = value["quality"]
+            if not isinstance(grade, str) or grade not in QUALITY_GRADES:
+                raise LabelValidationError(
+                    f"measure_agreement: human_labels[{raw_key!r}] must be a dict with 'quality' in {QUALITY_GRADES}."
+                    f"{did_you_mean(grade, QUALITY_GRADES)}"
+                )
+            entry["quality"] = grade
         if "failure_mode" in value:
-            entry["failure_mode"] = checks.failure_mode(
-                value["failure_mode"], f"human_labels[{raw_key!r}].failure_mode"
-            )
+            mode = value["failure_mode"]
+            if mode is not None and (not isinstance(mode, str) or mode not in FAILURE_MODES):
+                raise LabelValidationError(
+                    f"measure_agreement: human_labels[{raw_key!r}]['failure_mode'] must be None or one of "
+                    f"{FAILURE_MODES}, got {mode!r}. A tag outside the vocabulary never equals the judge's, so "
+                    f"scoring it would understate the agreement.{did_you_mean(mode, FAILURE_MODES)}"
+                )
+            entry["failure_mode"] = mode
         holdout[index] = entry
     return holdout
 
@@ -115,12 +127,13 @@ def measure_agreement(
         ``failure_mode_agreement``, ``failure_mode_baseline``, ``failure_mode_kappa``,
         ``failure_mode_confusion`` (null spelled ``"null"``), ``disagreements``
         (``{episode, field, judge, human}`` rows) and ``missing`` (holdout episodes
-        with no judge block: reported, not scored). A field no holdout entry carries
-        has None values.
+        with no judge block: reported, not scored; at least one holdout episode must
+        be judged). A field no holdout entry carries has None values.
 
     Raises:
         LabelValidationError: empty or malformed holdout, or out-of-vocabulary values;
-            no review grades when ``human_labels`` is None.
+            no review grades when ``human_labels`` is None; no holdout episode has a judge
+            block (agreement over nothing is not a measurement).
     """
 
     def compute(document: dict[str, Any]) -> dict[str, Any]:
@@ -150,6 +163,12 @@ def measure_agreement(
                 columns[field][1].append(human_value)
                 if judge_value != human_value:
                     disagreements.append({"episode": index, "field": field, "judge": judge_value, "human": human_value})
+        if compared == 0:
+            raise LabelValidationError(
+                f"measure_agreement: no holdout episode carries a judge annotation (holdout episodes {missing}); "
+                "agreement over nothing is not a measurement. Annotate the holdout first (strands-labels judge "
+                "ROOT --episodes ...) or pass a holdout of judged episodes."
+            )
         result: dict[str, Any] = {"episodes_compared": compared}
         for field, classes in (("quality", QUALITY_GRADES), ("failure_mode", (_NULL, *FAILURE_MODES))):
             judged, human = columns[field]

@@ -92,7 +92,7 @@ def non_negative_int(value: Any, what: str) -> int:
 def text(value: Any, what: str, *, limit: int = MAX_NOTE_CHARS) -> str:
     """A string of at most ``limit`` characters that encodes as UTF-8 (no lone surrogates)."""
     if not isinstance(value, str):
-        raise LabelValidationError(f"{what} must be text (str), got {type(value).__name__}.")
+        raise LabelValidationError(f"{what} must be a string, got {type(value).__name__}.")
     if len(value) > limit:
         raise LabelValidationError(
             f"{what} is {len(value)} characters; the limit is {limit}. Shorten it (keep details elsewhere)."
@@ -111,22 +111,33 @@ def name(value: Any, what: str) -> str:
     return text(value, what, limit=MAX_NAME_CHARS)
 
 
-def quality(value: Any, what: str = "quality") -> str:
-    """One of ``QUALITY_GRADES``."""
+def _prefix(context: str) -> str:
+    return f"{context}: " if context else ""
+
+
+def quality(value: Any, what: str = "quality", *, context: str = "") -> str:
+    """One of ``QUALITY_GRADES``.
+
+    Args:
+        value: The grade to check.
+        what: The field's name in the message.
+        context: The public function refusing it (``annotate_episode``), said first.
+    """
     if not isinstance(value, str) or value not in QUALITY_GRADES:
         raise LabelValidationError(
-            f"{what} must be one of {', '.join(QUALITY_GRADES)}, got {value!r}.{did_you_mean(value, QUALITY_GRADES)}"
+            f"{_prefix(context)}{what} must be one of {QUALITY_GRADES}, got {value!r}."
+            f"{did_you_mean(value, QUALITY_GRADES)}"
         )
     return value
 
 
-def failure_mode(value: Any, what: str = "failure_mode") -> str | None:
-    """``None`` or one of ``FAILURE_MODES``."""
+def failure_mode(value: Any, what: str = "failure_mode", *, context: str = "") -> str | None:
+    """``None`` or one of ``FAILURE_MODES`` (``context`` as in :func:`quality`)."""
     if value is None:
         return None
     if not isinstance(value, str) or value not in FAILURE_MODES:
         raise LabelValidationError(
-            f"{what} must be None or one of {', '.join(FAILURE_MODES)}, got {value!r}."
+            f"{_prefix(context)}{what} must be None or one of {FAILURE_MODES}, got {value!r}."
             f"{did_you_mean(value, FAILURE_MODES)}"
         )
     return value

@@ -26,7 +26,7 @@ from strands_robots.episode_labels.vocab import (
     SCHEMA_VERSION,
     SIDECAR_FILENAME,
 )
-from strands_robots.errors import LabelsNotFoundError, SidecarError
+from strands_robots.errors import LabelsNotFoundError, RootNotFoundError, SidecarError
 from strands_robots.storage import RecordStore
 from strands_robots.storage.labels_dir import check_labels_dir
 
@@ -72,7 +72,7 @@ def validate_document(document: Any, path: Path) -> None:
         raise _refuse(path, f"the top level is a {type(document).__name__}, not an object")
     version = document.get("schema_version")
     if type(version) is not int or version != SCHEMA_VERSION:
-        raise _refuse(path, f"schema_version is {version!r}, this build reads {SCHEMA_VERSION}")
+        raise _refuse(path, f"it has schema_version {version!r}; this build reads version {SCHEMA_VERSION}")
     episodes = document.get("episodes")
     if not isinstance(episodes, dict):
         raise _refuse(path, "it has no 'episodes' object")
@@ -89,13 +89,13 @@ def record_problem(key: str, record: Any) -> str | None:
     if not key.isdigit() or str(int(key)) != key:
         return f"episodes key {key!r} is not the decimal spelling of an episode_index"
     if not isinstance(record, dict):
-        return f"episodes[{key!r}] is not an object"
+        return f"episodes[{key!r}] is {type(record).__name__}, expected a JSON object"
     index = record.get("episode_index", int(key))
     if type(index) is not int or index != int(key):
         return f"episodes[{key!r}].episode_index is {index!r}"
     for block in ("deterministic", "judge", "review"):
         if block in record and not isinstance(record[block], dict):
-            return f"episodes[{key!r}].{block} is {type(record[block]).__name__}, not an object"
+            return f"episodes[{key!r}].{block} is {type(record[block]).__name__}, expected a JSON object"
     det = record.get("deterministic")
     if det is not None:
         if type(det.get("success")) is not bool:
@@ -108,7 +108,7 @@ def record_problem(key: str, record: Any) -> str | None:
             return f"episodes[{key!r}].judge.quality is not one of {QUALITY_GRADES}"
         mode = judge.get("failure_mode")
         if mode is not None and mode not in FAILURE_MODES:
-            return f"episodes[{key!r}].judge.failure_mode {mode!r} is outside the vocabulary"
+            return f"episodes[{key!r}].judge.failure_mode is {mode!r}, which is not None or one of {FAILURE_MODES}"
         if "disputes_verdict" in judge and type(judge["disputes_verdict"]) is not bool:
             return f"episodes[{key!r}].judge.disputes_verdict is not a boolean"
     return None
@@ -125,7 +125,10 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None) -> Record
             "(or labels_dir=) with a shorter path."
         ) from exc
     if not is_dir:
-        raise SidecarError(f"{path.parent} is not a directory; pass an existing dataset root (or labels_dir=).")
+        raise RootNotFoundError(
+            f"Dataset root {path.parent} is not an existing directory; nothing to label. Pass an existing "
+            "dataset root (or labels_dir=)."
+        )
     check_labels_dir(root, labels_dir)
     return RecordStore.open(
         path, validate=validate_document, empty=empty_document, check_record=_journal_record_problem
@@ -139,7 +142,7 @@ def _journal_record_problem(key: str, record: Any) -> str | None:
 
 def _missing(store: RecordStore) -> LabelsNotFoundError:
     return LabelsNotFoundError(
-        f"no {SIDECAR_FILENAME} at {store.path}; record verdicts first (record_deterministic_verdicts or "
+        f"No label sidecar at {store.path}. Record deterministic verdicts first (record_deterministic_verdicts or "
         "`strands-labels verdicts ROOT FILE`)."
     )
 

@@ -103,7 +103,7 @@ def filter_episodes(
     require_success = checks.boolean(require_success, "require_success")
     exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
     include_held_out = checks.boolean(include_held_out, "include_held_out")
-    minimum = QUALITY_RANK[checks.quality(min_quality, "min_quality")]
+    minimum = QUALITY_RANK[checks.quality(min_quality, "min_quality", context="filter_episodes")]
     wanted_outcomes = wanted_membership = None
     if outcomes is not None or evaluation_membership is not None:  # the outcomes store: only when asked
         from strands_robots.outcomes.model import EVALUATION_MEMBERSHIPS, OUTCOMES

@@ -17,17 +17,19 @@ from strands_robots.arguments import items_argument
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
 from strands_robots.episode_labels.vocab import QUALITY_GRADES, did_you_mean
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.errors import LabelValidationError, VerdictNotFoundError
 from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
 
 _ANNOTATION_KEYS = {"quality", "failure_mode", "note", "success_opinion", "model", "keep_history"}
 
 
-def _judge_fields(*, quality: Any, failure_mode: Any, note: Any, success_opinion: Any, model: Any) -> dict[str, Any]:
+def _judge_fields(
+    *, quality: Any, failure_mode: Any, note: Any, success_opinion: Any, model: Any, context: str
+) -> dict[str, Any]:
     return {
-        "quality": checks.quality(quality),
-        "failure_mode": checks.failure_mode(failure_mode),
+        "quality": checks.quality(quality, context=context),
+        "failure_mode": checks.failure_mode(failure_mode, context=context),
         "note": checks.text(note, "note"),
         "success_opinion": checks.optional_boolean(success_opinion, "success_opinion"),
         "model": checks.name(model, "model"),
@@ -38,9 +40,10 @@ def _apply(records: dict[str, Any], index: int, fields: dict[str, Any], keep_his
     key = str(index)
     record = records.get(key)
     if not record or "deterministic" not in record:
-        raise EpisodeNotFoundError(
-            f"episode {index} has no deterministic verdict; the judge annotates on top of a verdict and never "
-            "supplies one. Record it first (record_deterministic_verdicts or `strands-labels verdicts`)."
+        raise VerdictNotFoundError(
+            f"No deterministic verdict recorded for episode {index}; refusing to annotate. The judge annotates on "
+            "top of a verdict and never supplies one: record it first (record_deterministic_verdicts or "
+            "`strands-labels verdicts ROOT FILE`)."
         )
     success = record["deterministic"]["success"]
     opinion = fields["success_opinion"]
@@ -128,14 +131,22 @@ def annotate_episode(
 
     Raises:
         LabelValidationError: a value outside its domain.
-        EpisodeNotFoundError: the episode has no deterministic verdict.
-        FileNotFoundError: no sidecar yet.
+        VerdictNotFoundError: the episode has no deterministic verdict (a ``KeyError`` and
+            a ``ValueError``).
+        LabelsNotFoundError: no sidecar yet (a ``FileNotFoundError``).
+        RootNotFoundError: ``root`` (or ``labels_dir``) is not an existing directory (a
+            ``FileNotFoundError`` and a ``ValueError``).
         SidecarError, StorageError: unusable file or failed write; nothing changed.
     """
     index = checks.episode_index(episode)
     keep_history = checks.boolean(keep_history, "keep_history")
     fields = _judge_fields(
-        quality=quality, failure_mode=failure_mode, note=note, success_opinion=success_opinion, model=model
+        quality=quality,
+        failure_mode=failure_mode,
+        note=note,
+        success_opinion=success_opinion,
+        model=model,
+        context="annotate_episode",
     )
     return annotate_episodes(root, [{"episode": index, **fields, "keep_history": keep_history}], labels_dir=labels_dir)[
         0
@@ -189,6 +200,7 @@ def annotate_episodes(
             note=item.get("note", ""),
             success_opinion=item.get("success_opinion"),
             model=item.get("model", ""),
+            context=f"annotate_episodes: annotations[{position}]",
         )
         keep = checks.boolean(item.get("keep_history", False), f"annotations[{position}].keep_history")
         items.append((index, fields, keep))

@@ -24,7 +24,7 @@ from typing import Any
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.vocab import REVIEW_DECISIONS, did_you_mean
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.errors import LabelValidationError, VerdictNotFoundError
 from strands_robots.storage.codec import dump_line, json_copy
 from strands_robots.storage.record_store import Change
 
@@ -112,7 +112,7 @@ def review_episode(
     Raises:
         LabelValidationError: a value outside its domain, an empty reviewer, or
             uphold/overrule on an episode whose judge does not dispute the verdict.
-        EpisodeNotFoundError: no deterministic verdict for the episode.
+        VerdictNotFoundError: no deterministic verdict for the episode.
     """
     index = checks.episode_index(episode)
     if decision not in REVIEW_DECISIONS:
@@ -127,16 +127,17 @@ def review_episode(
         "decision": decision,
         "reviewer": reviewer,
         "note": checks.text(note, "note"),
-        "quality": None if quality is None else checks.quality(quality),
-        "failure_mode": checks.failure_mode(failure_mode),
+        "quality": None if quality is None else checks.quality(quality, context="review_episode"),
+        "failure_mode": checks.failure_mode(failure_mode, context="review_episode"),
     }
 
     def mutate(document: dict[str, Any]) -> tuple[Change, dict[str, Any]]:
         key = str(index)
         record = document["episodes"].get(key)
         if not record or "deterministic" not in record:
-            raise EpisodeNotFoundError(
-                f"episode {index} has no deterministic verdict to review; record verdicts first."
+            raise VerdictNotFoundError(
+                f"No deterministic verdict recorded for episode {index}, so there is nothing to review; record "
+                "verdicts first (record_deterministic_verdicts or `strands-labels verdicts ROOT FILE`)."
             )
         if decision != "grade_only" and not (record.get("judge") or {}).get("disputes_verdict"):
             raise LabelValidationError(

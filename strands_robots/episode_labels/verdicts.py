@@ -12,7 +12,7 @@ from typing import Any
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.vocab import did_you_mean
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, VerdictNotFoundError
 from strands_robots.fingerprint import Fingerprinter, open_dataset_if_present
 from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
@@ -83,6 +83,8 @@ def record_deterministic_verdicts(
             included), an empty list or duplicate episodes.
         EpisodeNotFoundError: the dataset's metadata does not have some episodes (all listed).
         SidecarError: the file on disk is not a sidecar this version writes.
+        RootNotFoundError: ``root`` (or ``labels_dir``) is not an existing directory (a
+            ``FileNotFoundError`` and a ``ValueError``).
         StorageError: the write failed; nothing changed.
     """
     if not isinstance(episodes, list | tuple) or not episodes:
@@ -147,8 +149,9 @@ def deterministic_verdict(root: str | Path, episode: int, *, labels_dir: str | P
 
     Raises:
         LabelValidationError: ``episode`` is not a non-negative int.
-        FileNotFoundError: no sidecar yet.
-        EpisodeNotFoundError: no verdict recorded for ``episode``.
+        LabelsNotFoundError: no sidecar yet (a ``FileNotFoundError``).
+        VerdictNotFoundError: no verdict recorded for ``episode`` (a ``KeyError`` and a
+            ``ValueError``).
     """
     index = checks.episode_index(episode)
 
@@ -159,8 +162,8 @@ def deterministic_verdict(root: str | Path, episode: int, *, labels_dir: str | P
 
     block = query_document(root, get, labels_dir)
     if block is None:
-        raise EpisodeNotFoundError(
-            f"no deterministic verdict recorded for episode {index}; record it first with "
+        raise VerdictNotFoundError(
+            f"No deterministic verdict recorded for episode {index}; record it first with "
             "record_deterministic_verdicts (or `strands-labels verdicts ROOT FILE`)."
         )
     return block

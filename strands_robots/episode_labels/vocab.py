@@ -9,6 +9,8 @@ from __future__ import annotations
 import difflib
 
 SCHEMA_VERSION = 1
+#: The name strands-robots 0.5.3 exports for :data:`SCHEMA_VERSION`.
+LABEL_SCHEMA_VERSION = SCHEMA_VERSION
 SIDECAR_FILENAME = "episode_labels.json"
 
 QUALITY_GRADES: tuple[str, ...] = ("low", "medium", "high")
@@ -36,9 +38,13 @@ MAX_NAME_CHARS = 255
 
 
 def did_you_mean(value: object, choices: tuple[str, ...]) -> str:
-    """`` Did you mean 'x'?`` when ``value`` is close to one of ``choices``, else ``""``."""
+    """`` Did you mean: 'Medium' -> 'medium'?`` when ``value`` is close to one of ``choices``, else ``""``.
+
+    The wording of the other ``strands_robots`` implementation's vocabulary refusals, so
+    a caller matching on it keeps working (``docs/compatibility.md``).
+    """
     if isinstance(value, str):
         close = difflib.get_close_matches(value.lower(), choices, n=1)
         if close:
-            return f" Did you mean {close[0]!r}?"
+            return f" Did you mean: {value!r} -> {close[0]!r}?"
     return ""

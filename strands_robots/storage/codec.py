@@ -1,19 +1,23 @@
 """The canonical JSON encoding of every JSON sidecar.
 
 UTF-8 without ASCII escaping, keys sorted, indent 2, trailing newline, no NaN or
-Infinity (issue "episode_labels.json", File format). Python's ``json`` reads what the
-other ``strands_robots`` implementation writes (it escapes non-ASCII; both are JSON).
+Infinity (``docs/sidecar-format.md``). Python's ``json`` reads what the other
+``strands_robots`` implementation writes (it escapes non-ASCII; both are JSON). That
+implementation can write the non-JSON tokens ``NaN``, ``Infinity`` and ``-Infinity``
+(e.g. a ``cumulative_reward`` of NaN); they are read as null with a
+:class:`~strands_robots.errors.NonFiniteNumberWarning`, and never written back.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import warnings
 from typing import Any
 
 import msgspec
 
-from strands_robots.errors import LabelValidationError, SidecarError
+from strands_robots.errors import LabelValidationError, NonFiniteNumberWarning, SidecarError
 
 
 def dump_canonical(document: Any) -> bytes:
@@ -76,10 +80,6 @@ def dump_line(obj: Any) -> bytes:
     return _utf8(text, obj)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):  # 1e400: JSON allows the spelling, no float holds it
@@ -88,7 +88,12 @@ def _finite_float(text: str) -> float:
 
 
 def load_json_bytes(data: bytes, path: Any) -> Any:
-    """Decode JSON bytes strictly (valid UTF-8, no NaN/Infinity).
+    """Decode JSON bytes (valid UTF-8; ``NaN``/``Infinity``/``-Infinity`` read as null).
+
+    The non-finite tokens are not JSON but Python's ``json.dump`` writes them by
+    default, so a file another tool wrote may hold them. Each reads as ``None`` and one
+    :class:`~strands_robots.errors.NonFiniteNumberWarning` names ``path`` and how many
+    there were; a field that must be a number or a boolean then fails its own check.
 
     Raises:
         SidecarError: the bytes are not valid UTF-8 JSON; the message names ``path``.
@@ -97,13 +102,26 @@ def load_json_bytes(data: bytes, path: Any) -> Any:
         return msgspec.json.decode(data)
     except msgspec.DecodeError:
         pass
+    seen: list[str] = []
+
+    def non_finite(name: str) -> None:
+        seen.append(name)
+
     try:
-        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+        document = json.loads(data.decode("utf-8"), parse_constant=non_finite, parse_float=_finite_float)
     except (UnicodeDecodeError, ValueError) as exc:
         raise SidecarError(
             f"{path} is not valid JSON ({exc}); it may be truncated or written by another tool. "
             "It was left untouched: restore it from a backup or move it away and record the labels again."
         ) from exc
+    if seen:
+        warnings.warn(
+            f"{path} holds {len(seen)} non-finite number(s) ({', '.join(sorted(set(seen)))}), which JSON cannot "
+            "store; each was read as null and will be written as null.",
+            NonFiniteNumberWarning,
+            stacklevel=2,
+        )
+    return document
 
 
 def json_copy(value: Any) -> Any:

@@ -39,5 +39,5 @@ def test_typed_errors_print_the_message_and_exit_2(tmp_path):
         [sys.executable, "-m", "strands_robots.cli.main", "filter", str(tmp_path)], capture_output=True, text=True
     )
     assert done.returncode == 2
-    assert "record verdicts first" in done.stderr
+    assert "Record deterministic verdicts first" in done.stderr
     assert "Traceback" not in done.stderr

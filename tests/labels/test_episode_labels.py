@@ -105,7 +105,7 @@ def test_annotate_refuses_episode_without_verdict(root):
 
 
 def test_annotate_without_sidecar_is_file_not_found(root):
-    with pytest.raises(FileNotFoundError, match="record verdicts first"):
+    with pytest.raises(FileNotFoundError, match="Record deterministic verdicts first"):
         annotate_episode(root, 0, quality="high")
 
 
@@ -113,14 +113,14 @@ def test_annotate_without_sidecar_is_file_not_found(root):
     "kwargs, match",
     [
         ({"quality": "great"}, "quality must be one of"),
-        ({"quality": "hgih"}, "Did you mean 'high'"),
+        ({"quality": "hgih"}, "Did you mean: 'hgih' -> 'high'?"),
         ({"quality": "high", "failure_mode": "slipped"}, "failure_mode must be None or one of"),
         ({"quality": "high", "success_opinion": "true"}, "real boolean"),
         ({"quality": "high", "success_opinion": 1}, "real boolean"),
-        ({"quality": "high", "note": 5}, "note must be text"),
+        ({"quality": "high", "note": 5}, "note must be a string"),
         ({"quality": "high", "note": "x" * 10_001}, "limit is 10000"),
         ({"quality": "high", "note": "bad \udcff"}, "not valid Unicode"),
-        ({"quality": "high", "model": None}, "model must be text"),
+        ({"quality": "high", "model": None}, "model must be a string"),
     ],
 )
 def test_annotate_refusals_change_nothing(root, kwargs, match):
@@ -283,8 +283,8 @@ def test_agreement_kappa_none_when_expected_agreement_is_one(root):
         ({}, "non-empty"),
         ([], "non-empty"),
         ({0: "high"}, "must be a dict"),
-        ({0: {"quality": "great"}}, "quality must be one of"),
-        ({0: {"failure_mode": "slip"}}, "failure_mode must be None or one of"),
+        ({0: {"quality": "great"}}, "must be a dict with 'quality' in"),
+        ({0: {"failure_mode": "slip"}}, r"\['failure_mode'\] must be None or one of"),
         ({0: {"grade": "high"}}, "'quality' and/or 'failure_mode' only"),
         ({-1: {"quality": "high"}}, "non-negative"),
     ],

@@ -169,7 +169,7 @@ def test_cli_without_a_sidecar_says_what_to_do(tmp_path):
         result = runner.invoke(app, argv)
         assert result.exit_code != 0
         assert isinstance(result.exception, LabelsNotFoundError)
-        assert "record verdicts first" in str(result.exception)
+        assert "Record deterministic verdicts first" in str(result.exception)
 
 
 def test_cli_filter_out_writes_the_chosen_format_and_reports_bad_paths(tmp_path):
@@ -221,7 +221,10 @@ def test_reads_work_in_a_read_only_directory_and_writes_say_why_not(tmp_path, mo
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [({"outcomes": "bogus"}, "expert_success"), ({"evaluation_membership": "tran"}, "Did you mean 'train'")],
+    [
+        ({"outcomes": "bogus"}, "expert_success"),
+        ({"evaluation_membership": "tran"}, "Did you mean: 'tran' -> 'train'?"),
+    ],
 )
 def test_a_typo_in_an_outcome_filter_is_refused_not_an_empty_list(tmp_path, kwargs, match):
     el.record_deterministic_verdicts(tmp_path, [{"episode": 0, "success": True}])

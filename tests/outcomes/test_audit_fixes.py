@@ -40,7 +40,7 @@ def test_unset_membership_is_not_none(mixed):
     assert el.filter_episodes(mixed, evaluation_membership="none") == [3]
     assert el.filter_episodes(mixed, evaluation_membership="") == [2]
     assert el.filter_episodes(mixed, evaluation_membership=["train", ""]) == [1, 2]
-    with pytest.raises(LabelValidationError, match="Did you mean 'none'"):
+    with pytest.raises(LabelValidationError, match=r"Did you mean: 'nnone' -> 'none'\?"):
         el.filter_episodes(mixed, evaluation_membership="nnone")
 
 
