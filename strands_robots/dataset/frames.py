@@ -217,6 +217,30 @@ def _read_episode_rows(path: Path, layout: _Layout, episode: int, columns: list[
     return table
 
 
+def data_columns(ds: Dataset, episode: int | Episode) -> list[str]:
+    """Column names of the data parquet holding ``episode`` (read from its footer, cached).
+
+    A feature ``meta/info.json`` declares may still be absent from the file; ask here
+    before :func:`read_frames` refuses an unknown column.
+
+    Raises:
+        EpisodeNotFoundError: No such episode.
+        MissingFileError: The data parquet is missing (a ``FileNotFoundError``).
+        DatasetError: The file is not readable parquet.
+    """
+    ep = resolve_episode(ds, episode)
+    path = ep.data_file
+    if not path.is_file():
+        raise MissingFileError(
+            f"data file {path} of episode {ep.episode_index} is missing; restore the dataset's data/ "
+            "directory (the episodes metadata points there)."
+        )
+    try:
+        return list(_file_layout(str(path), *_stamp(path)).names)
+    except (pa.ArrowException, OSError) as exc:
+        raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read as parquet ({exc}).") from exc
+
+
 def data_file_path(ds: Dataset, episode: int | Episode) -> Path:
     """The parquet file holding ``episode`` (it may be missing)."""
     return resolve_episode(ds, episode).data_file

@@ -85,11 +85,16 @@ def judge_block(
 
     Raises:
         LabelValidationError: a value outside its domain.
-        EpisodeNotFoundError: ``record`` has no deterministic verdict.
+        VerdictNotFoundError: ``record`` has no deterministic verdict.
     """
     index = checks.episode_index(episode)
     fields = _judge_fields(
-        quality=quality, failure_mode=failure_mode, note=note, success_opinion=success_opinion, model=model
+        quality=quality,
+        failure_mode=failure_mode,
+        note=note,
+        success_opinion=success_opinion,
+        model=model,
+        context="annotate_episode",
     )
     records = {str(index): dict(record)} if record else {}
     _apply(records, index, fields, False, time.time())

@@ -12,9 +12,11 @@ import numpy as np
 def sample_indices(length: int, n_frames: int) -> list[int]:
     """Evenly spaced frame indices of an episode, first and last included.
 
-    ``index_i = floor(i*(L-1)/(n-1) + 0.5)`` for ``i = 0 .. n-1`` (exact integer
-    arithmetic, no float rounding); ``n`` is clamped to ``L``; ``n == 1`` gives the last
-    frame (the state before the final action). Rule: ``docs/judge.md``, ``sample_frames``.
+    ``index_i = round(i*(L-1)/(n-1))`` for ``i = 0 .. n-1`` with Python's ``round``
+    (a tie goes to the even neighbour), computed in exact integer arithmetic: the
+    positions strands-robots 0.5.3 samples, so both judges look at the same frames.
+    ``n`` is clamped to ``L``; ``n == 1`` gives the last frame (the state before the
+    final action). Rule: ``docs/judge.md``, ``sample_frames``.
 
     Args:
         length: Episode length ``L`` in frames (>= 1).
@@ -33,8 +35,14 @@ def sample_indices(length: int, n_frames: int) -> list[int]:
     n = min(n_frames, length)
     if n == 1:
         return [length - 1]
-    # floor(i*(L-1)/(n-1) + 1/2) == floor((2*i*(L-1) + (n-1)) / (2*(n-1)))
-    return [(2 * i * (length - 1) + (n - 1)) // (2 * (n - 1)) for i in range(n)]
+    picks = []
+    for i in range(n):
+        quotient, remainder = divmod(i * (length - 1), n - 1)
+        twice = 2 * remainder
+        if twice > n - 1 or (twice == n - 1 and quotient % 2 == 1):  # past the half, or a tie to an odd floor
+            quotient += 1
+        picks.append(quotient)
+    return picks
 
 
 def frame_period(timestamps: np.ndarray | None, fps: float | None) -> float | None:

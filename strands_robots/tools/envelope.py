@@ -19,6 +19,7 @@ from strands_robots.errors import (
     FrameDecodeError,
     LabelsError,
     LabelValidationError,
+    RootNotFoundError,
     SidecarError,
     StorageError,
     UnsafeRootError,
@@ -72,8 +73,15 @@ def error(tool: str, episode: Any, message: str, remedy: str) -> dict[str, Any]:
 
 def remedy_for(exc: BaseException) -> str:
     """The default remedy for an exception type (the message often carries a finer one)."""
-    if isinstance(exc, UnsafeRootError):
+    if isinstance(exc, UnsafeRootError | RootNotFoundError):
         return "pass the dataset directory that holds meta/info.json, inside the allowed roots, without '..'."
+    if isinstance(exc, ImportError) and not isinstance(exc, LabelsError):  # MissingExtraError names its extra
+        if _missing_module(exc) == "pyarrow":
+            return (
+                "this tool requires pyarrow to read parquet: install it (pip install 'pyarrow>=15'; it is a "
+                "dependency of strands-robots-labels and comes with the lerobot extra of strands-robots)."
+            )
+        return f"install the missing package ({_missing_module(exc) or exc}) and call the tool again."
     if isinstance(exc, EpisodeNotFoundError):
         return "use an episode_index the dataset has (load_episode lists it) and that has a verdict."
     if isinstance(exc, MissingVideoError):
@@ -93,6 +101,14 @@ def remedy_for(exc: BaseException) -> str:
     if isinstance(exc, LabelsError):
         return "fix the input as the message says, or skip this episode."
     return "this is unexpected: skip this episode and report the message to a human."
+
+
+def _missing_module(exc: ImportError) -> str:
+    """Top-level name of the module an ImportError is about (``"pyarrow"`` for ``pyarrow.parquet``)."""
+    name = exc.name or ""
+    if not name and "pyarrow" in str(exc):
+        name = "pyarrow"
+    return name.split(".")[0]
 
 
 def run_tool(tool: str, episode: Any, body: Callable[[], dict[str, Any]]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ The module-level tools read the allow-list from ``STRANDS_LABELS_ROOTS`` at each
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 import time
@@ -30,10 +31,11 @@ from typing import Any
 import numpy as np
 
 from strands_robots.dataset.cache import cached_dataset
+from strands_robots.dataset.frames import data_columns
 from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, annotate_episode, deterministic_verdict
 from strands_robots.episode_labels.document import query_document
 from strands_robots.episode_labels.judge import judge_block
-from strands_robots.errors import DatasetError, EpisodeNotFoundError
+from strands_robots.errors import DatasetError, EpisodeNotFoundError, LabelsNotFoundError, VerdictNotFoundError
 from strands_robots.signals import frame_stats, sample_indices
 from strands_robots.signals.episode import signal_columns, signals_of
 from strands_robots.signals.frames import STAT_FRAMES, STAT_MAX_SIDE
@@ -47,6 +49,7 @@ from strands_robots.tools.roots import (
     normalise_allow_list,
     resolve_dataset_root,
 )
+from strands_robots.tools.schema import FailureModeArg, JsonBool, JsonInt, QualityArg
 
 STATE_KEY = "observation.state"
 MAX_SAMPLED_FRAMES = 64  # a model asking for more gets a clear refusal, not a 10 MB answer
@@ -64,8 +67,8 @@ For each episode you are asked about, in this order:
 (observation.state, timestamps and rms_state_jerk always; images per camera when asked);
 - then call write_label(root, episode, quality, ...) exactly once.
 
-Grade the execution, not the outcome: the verdict already carries success, so do not re-derive it in \
-the grade. A failed episode executed cleanly up to its failure can be medium or high; a successful \
+Grade the execution, not the outcome: quality is about how the robot moved, not about the outcome, \
+and the verdict already carries success, so do not re-derive it in the grade. A failed episode executed cleanly up to its failure can be medium or high; a successful \
 episode with jerky, hesitant or lucky motion can be low. quality is one of low, medium, high. \
 failure_mode is one of jerky_motion, near_miss, camera_occlusion, wrong_but_lucky, drift, collision, \
 incomplete, other, or null when nothing went wrong; near_miss and wrong_but_lucky are legal on a \
@@ -79,6 +82,9 @@ you have no independent evidence.
 
 If a tool answers with an error, follow its remedy; never invent data you did not receive.
 """
+
+#: The name strands-robots 0.5.3 exports for :data:`SYSTEM_PROMPT`.
+JUDGE_SYSTEM_PROMPT = SYSTEM_PROMPT
 
 
 @dataclass
@@ -206,12 +212,30 @@ def _sidecar_record(root: Path, episode: int, labels_dir: Path | None) -> dict[s
 
     try:
         return query_document(root, get, labels_dir)
-    except FileNotFoundError:
+    except LabelsNotFoundError:
         return None
 
 
-def _episode_meta(dataset: Any, episode: int) -> Any:
-    return dataset.episodes[episode]  # EpisodeNotFoundError names the episode
+def _episode_meta(dataset: Any, episode: int, root: Path) -> Any:
+    """The episode's metadata row.
+
+    Raises:
+        EpisodeNotFoundError: ``"Episode N not in dataset ROOT; it has no frames there: ..."``
+            followed by the episode indices the dataset has.
+    """
+    try:
+        return dataset.episodes[episode]
+    except EpisodeNotFoundError as exc:
+        raise EpisodeNotFoundError(f"Episode {episode} not in dataset {root}; it has no frames there: {exc}") from exc
+
+
+def _require_parquet() -> None:
+    """Fail now, with a remedy naming pyarrow, when the parquet reader cannot be imported.
+
+    Raises:
+        ImportError: ``pyarrow.parquet`` is not importable (a broken or partial install).
+    """
+    importlib.import_module("pyarrow.parquet")
 
 
 def _state_names(dataset: Any) -> list[str]:
@@ -221,8 +245,9 @@ def _state_names(dataset: Any) -> list[str]:
 def _load_episode(cfg: JudgeToolConfig, root: object, episode: object) -> dict[str, Any]:
     path = cfg.root(root)
     index = episode_arg(episode)
+    _require_parquet()
     dataset = cached_dataset(path)
-    meta = _episode_meta(dataset, index)
+    meta = _episode_meta(dataset, index, path)
     record = _record(cfg, path, index) or {}
     fps = dataset.fps
     features = {
@@ -232,8 +257,10 @@ def _load_episode(cfg: JudgeToolConfig, root: object, episode: object) -> dict[s
     cameras = sorted(dataset.camera_keys)
     info = {
         "root": str(path),
+        "episode": index,
         "episode_index": index,
         "length": meta.length,
+        "total_episodes": len(dataset.episodes),
         "fps": fps,
         "duration_s": round(meta.length / fps, 6) if fps else None,
         "features": features,
@@ -241,6 +268,7 @@ def _load_episode(cfg: JudgeToolConfig, root: object, episode: object) -> dict[s
         "state_names": _state_names(dataset),
         "tasks": list(meta.tasks),
         "has_verdict": "deterministic" in record,
+        "has_deterministic_verdict": "deterministic" in record,
         "has_judge_label": "judge" in record,
     }
     summary = (
@@ -302,6 +330,23 @@ def _frame_stats(dataset: Any, meta: Any, index: int, timestamps: Any) -> dict[s
     return stats
 
 
+def _max_state_delta(state: np.ndarray | None) -> float:
+    """Largest ``|state[t+1] - state[t]|`` over every dimension and step (non-finite skipped); 0.0 without two
+    finite consecutive states, as the other ``strands_robots`` implementation reports it."""
+    if state is None or len(state) < 2:
+        return 0.0
+    values = np.asarray(state, dtype=np.float64).reshape(len(state), -1)
+    delta = np.abs(np.diff(values, axis=0))
+    finite = delta[np.isfinite(delta)]
+    return float(finite.max()) if finite.size else 0.0
+
+
+def _state_row(state: np.ndarray | None, frame: int) -> list[float | None] | None:
+    if state is None:
+        return None
+    return [round(float(v), 6) if np.isfinite(v) else None for v in np.asarray(state[frame]).reshape(-1)]
+
+
 def _sample_frames(
     cfg: JudgeToolConfig, root: object, episode: object, n_frames: object, include_images: object
 ) -> dict[str, Any]:
@@ -309,42 +354,61 @@ def _sample_frames(
     index = episode_arg(episode)
     if isinstance(n_frames, bool) or not isinstance(n_frames, int | np.integer) or n_frames < 1:
         raise ToolInputError(f"n_frames must be a positive integer (e.g. 4), got {n_frames!r}.")
-    if int(n_frames) > MAX_SAMPLED_FRAMES:
-        raise ToolInputError(f"n_frames {int(n_frames)} is more than {MAX_SAMPLED_FRAMES}; ask for fewer frames.")
     if not isinstance(include_images, bool | np.bool_):
         raise ToolInputError(f"include_images must be true or false, got {include_images!r}.")
+    _require_parquet()
     dataset = cached_dataset(path)
-    meta = _episode_meta(dataset, index)
+    if include_images and not dataset.camera_keys:
+        raise ToolInputError(
+            f"dataset {path} carries no observation.images.* features, so there are no images to decode; call "
+            "sample_frames with include_images=false for the state-only answer (record with cameras for a "
+            "multimodal judge)."
+        )
+    meta = _episode_meta(dataset, index, path)
+    count = min(int(n_frames), meta.length)
+    if include_images and count > MAX_SAMPLED_FRAMES:
+        raise ToolInputError(
+            f"n_frames {int(n_frames)} with images is more than {MAX_SAMPLED_FRAMES}; ask for fewer frames "
+            "(or include_images=false)."
+        )
     cameras = sorted(dataset.camera_keys) if include_images else []
     cfg.check_episode_files(path, meta, cameras)  # every file read below resolves inside the allowed roots
     _check_videos(meta, cameras, index)  # before any work: the answer would be incomplete
     fps = dataset.fps
-    columns = signal_columns(dataset)
+    available = set(data_columns(dataset, index))
+    columns = [c for c in signal_columns(dataset) if c in available]  # a declared feature may be absent
     rows = dataset.read_frames(index, columns) if columns else {}
     state = rows.get(STATE_KEY)
     _check_state_width(dataset, state, index)
     timestamps = rows.get("timestamp")
     if timestamps is None and fps:
         timestamps = np.arange(meta.length, dtype=np.float64) / fps
-    picks = sample_indices(meta.length, int(n_frames))
+    picks = sample_indices(meta.length, count)
     names = _state_names(dataset)
     signals = signals_of(dataset, {**rows, "timestamp": timestamps} if timestamps is not None else rows)
     signals["frame_stats"] = _frame_stats(dataset, meta, index, rows.get("timestamp"))
     frames = []
+    samples = []
     for f in picks:
         row: dict[str, Any] = {"frame_index": f}
-        if timestamps is not None:
-            row["timestamp"] = round(float(timestamps[f]), 6)
-        if state is not None:
-            row[STATE_KEY] = [round(float(v), 6) for v in np.asarray(state[f]).reshape(-1)]
+        stamp = round(float(timestamps[f]), 6) if timestamps is not None else None
+        if stamp is not None:
+            row["timestamp"] = stamp
+        values = _state_row(state, f)
+        if values is not None:
+            row[STATE_KEY] = values
         frames.append(row)
+        samples.append({"frame_index": f, "timestamp": stamp, "state": values})
     payload = {
+        "episode": index,
         "episode_index": index,
         "length": meta.length,
         "fps": fps,
         "frame_indices": picks,
         "state_names": names,
+        "samples": samples,
         "frames": frames,
+        "max_state_delta": _max_state_delta(state),
         "rms_state_jerk": signals["rms_state_jerk"],
         "rms_state_jerk_unit": "state units per second cubed (RMS of the third difference / dt^3)",
         "signals": signals,
@@ -352,10 +416,15 @@ def _sample_frames(
     }
     jerk = signals["rms_state_jerk"]
     summary = (
-        f"episode {index}: {len(picks)} of {meta.length} frames {picks}; rms_state_jerk "
+        f"Episode {index}: sampled {len(picks)} of {meta.length} frames {picks}; rms_state_jerk "
         f"{'n/a (fewer than 4 frames or no state)' if jerk is None else f'{jerk:.6g}'}"
-        + (f"; {len(cameras)} camera image(s) per frame follow, each after its label." if cameras else ".")
-        + ("" if state is not None else " This dataset has no observation.state.")
+        + (
+            f"; {len(picks) * len(cameras)} image blocks, position-major, cameras sorted ({', '.join(cameras)}), "
+            "each after its label."
+            if cameras
+            else "."
+        )
+        + ("" if state is not None else " This episode has no observation.state.")
     )
     blocks = [text_block(summary), json_block(payload)]
     if cameras:
@@ -378,16 +447,18 @@ def _read_predicate_verdict(cfg: JudgeToolConfig, root: object, episode: object)
     else:
         verdict = dict((_record(cfg, path, index) or {}).get("deterministic") or {})
         if not verdict:
-            raise EpisodeNotFoundError(
-                f"no deterministic verdict recorded for episode {index}; record it first with "
+            raise VerdictNotFoundError(
+                f"No deterministic verdict recorded for episode {index}; record it first with "
                 "record_deterministic_verdicts (or `strands-labels verdicts ROOT FILE`)."
             )
     summary = (
-        f"deterministic verdict of episode {index} (authoritative; you annotate it, never overturn it): "
+        f"Episode {index} deterministic verdict (authoritative; you annotate it, never overturn it): "
         f"success={verdict.get('success')}, failure={verdict.get('failure', False)}. The last recorded frame is "
         "the state before the final action."
     )
-    return envelope.success(text_block(summary), json_block({"episode_index": index, "deterministic": verdict}))
+    # The block itself, as the other strands_robots implementation answers; the extras sit beside it.
+    payload = {**verdict, "episode_index": index, "deterministic": verdict}
+    return envelope.success(text_block(summary), json_block(payload))
 
 
 def _write_label(
@@ -470,7 +541,7 @@ def make_judge_tools(
     )
 
     @tool(name="load_episode")
-    def load_episode(root: str, episode: int) -> dict[str, Any]:
+    def load_episode(root: str, episode: JsonInt) -> dict[str, Any]:
         """Describe one episode of a LeRobot dataset before judging it.
 
         Returns the frame count, fps, duration, features, camera keys, state names and
@@ -484,12 +555,16 @@ def make_judge_tools(
         return cfg.run("load_episode", episode, lambda: _load_episode(cfg, root, episode))
 
     @tool(name="sample_frames")
-    def sample_frames(root: str, episode: int, n_frames: int = 4, include_images: bool = False) -> dict[str, Any]:
+    def sample_frames(
+        root: str, episode: JsonInt, n_frames: JsonInt = 4, include_images: JsonBool = False
+    ) -> dict[str, Any]:
         """Sample evenly spaced frames of one episode to look at its execution.
 
-        Frames floor(i*(L-1)/(n-1) + 0.5) for i = 0..n-1 (first and last included; one
-        frame means the last one). Always returns observation.state and timestamps of the
-        sampled frames and, over the whole episode, rms_state_jerk (RMS of the third
+        Frames round(i*(L-1)/(n-1)) for i = 0..n-1 (ties to even; first and last
+        included; one frame means the last one). Always returns samples (frame_index,
+        timestamp, state of each sampled frame; state null when the dataset has none)
+        and, over the whole episode, max_state_delta (largest per-step state change) and
+        rms_state_jerk (RMS of the third
         difference of the state / dt^3: high values ground jerky_motion) plus signals
         (idle_fraction, gripper_swings, nan_frames, duration_s; per state channel windowed
         jerk, kept one-frame steps the action does not explain, drift from the action;
@@ -501,14 +576,16 @@ def make_judge_tools(
         Args:
             root: Directory of the LeRobot dataset (the one that holds meta/info.json).
             episode: The episode_index to sample (a non-negative integer).
-            n_frames: How many frames to sample, 1 to 64 (clamped to the episode length).
+            n_frames: How many frames to sample, at least 1 (clamped to the episode
+                length; at most 64 with images).
             include_images: Also return the decoded camera images of the sampled frames
-                (all cameras, sorted by key); false gives a state-only answer.
+                (all cameras, sorted by key); false gives a state-only answer. An error
+                on a dataset with no camera.
         """
         return cfg.run("sample_frames", episode, lambda: _sample_frames(cfg, root, episode, n_frames, include_images))
 
     @tool(name="read_predicate_verdict")
-    def read_predicate_verdict(root: str, episode: int) -> dict[str, Any]:
+    def read_predicate_verdict(root: str, episode: JsonInt) -> dict[str, Any]:
         """Read the authoritative deterministic verdict of one episode.
 
         The verdict (success, failure, steps, cumulative_reward, seed) was decided by the
@@ -524,11 +601,11 @@ def make_judge_tools(
     @tool(name="write_label")
     def write_label(
         root: str,
-        episode: int,
-        quality: str,
-        failure_mode: str | None = None,
+        episode: JsonInt,
+        quality: QualityArg,
+        failure_mode: FailureModeArg | None = None,
         note: str = "",
-        success_opinion: bool | None = None,
+        success_opinion: JsonBool | None = None,
         judge_model: str = "",
     ) -> dict[str, Any]:
         """Write the judge label of one episode, once, after reading its verdict and frames.

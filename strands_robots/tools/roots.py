@@ -175,9 +175,14 @@ def resolve_dataset_root(root: object, allowed: list[Path] | None = None) -> Pat
     except (OSError, ValueError) as exc:  # pragma: no cover - os.path.* swallow most OSErrors
         raise UnsafeRootError(f"root {text!r} cannot be checked ({exc}); pass a plain dataset directory.") from exc
     if not exists:
-        raise UnsafeRootError(f"root {text!r} does not exist; pass an existing dataset directory.")
+        raise UnsafeRootError(
+            f"Dataset root {text!r} is not an existing directory (it does not exist); pass an existing dataset "
+            "directory."
+        )
     if not is_dir:
-        raise UnsafeRootError(f"root {text!r} is not a directory; pass the dataset directory.")
+        raise UnsafeRootError(
+            f"Dataset root {text!r} is not an existing directory (it is a file); pass the dataset directory."
+        )
     if not has_info:
         raise UnsafeRootError(
             f"root {text!r} is not a LeRobot dataset root (no meta/info.json); pass the directory that holds meta/."

@@ -25,7 +25,9 @@ from strands_robots.signals import (
     [
         (90, 4, [0, 30, 59, 89]),  # 89/3 = 29.67 -> 30; 59.33 -> 59
         (10, 4, [0, 3, 6, 9]),
-        (4, 3, [0, 2, 3]),  # 1.5 + 0.5 = 2.0: the half rounds up
+        (4, 3, [0, 2, 3]),  # 1.5: the tie goes to the even neighbour, 2
+        (10, 3, [0, 4, 9]),  # 4.5: the tie goes to 4, not 5
+        (6, 5, [0, 1, 2, 4, 5]),  # 1.25, 2.5 -> 2, 3.75
         (5, 2, [0, 4]),
         (90, 1, [89]),  # one frame is the last one
         (3, 10, [0, 1, 2]),  # n clamped to the length
@@ -39,10 +41,10 @@ def test_sample_indices_worked_examples(length, n, expected):
 @given(st.integers(1, 5000), st.integers(1, 200))
 def test_sample_indices_match_the_formula_exactly(length, n):
     n_eff = min(n, length)
-    if n_eff == 1:
-        expected = [length - 1]
-    else:
-        expected = [math.floor(Fraction(i * (length - 1), n_eff - 1) + Fraction(1, 2)) for i in range(n_eff)]
+    # Python's round of the exact ratio: ties go to the even neighbour, as
+    # strands-robots 0.5.3's round(i*(L-1)/(n-1)) does.
+    ratios = [Fraction(i * (length - 1), n_eff - 1) for i in range(n_eff)] if n_eff > 1 else []
+    expected = [round(r) for r in ratios] if n_eff > 1 else [length - 1]
     got = sample_indices(length, n)
     assert got == expected
     assert got[-1] == length - 1 and all(a < b for a, b in zip(got, got[1:], strict=False))

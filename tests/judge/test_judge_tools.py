@@ -97,9 +97,13 @@ def test_sample_frames_with_images_labels_every_image(toy_with_verdicts):
     tools = make_judge_tools(max_side=64)
     result = tools.sample_frames(str(toy_with_verdicts), 0, n_frames=3, include_images=True)
     assert result["status"] == "success"
+    assert result["content"][0]["text"].startswith("Episode 0: sampled 3 of 90 frames [0, 44, 89];")
+    assert result["content"][0]["text"].endswith(
+        f"; 3 image blocks, position-major, cameras sorted ({CAMERA}), each after its label."
+    )
     blocks = result["content"][2:]
     assert len(blocks) == 6
-    for k, frame in enumerate([0, 45, 89]):  # 89/2 + 0.5 = 45
+    for k, frame in enumerate([0, 44, 89]):  # round(89/2) = round(44.5) = 44 (ties to even, as upstream)
         assert blocks[2 * k] == {"text": f"frame {frame}, camera {CAMERA}:"}
         image = blocks[2 * k + 1]["image"]
         assert image["format"] == "jpeg"
@@ -156,16 +160,16 @@ def test_unknown_episode(toy_with_verdicts):
     root = str(toy_with_verdicts)
     assert_error(load_episode(root, 99), "load_episode", 99, "episode 99 not found")
     assert_error(sample_frames(root, 99), "sample_frames", 99, "episode 99 not found")
-    assert_error(read_predicate_verdict(root, 99), "read_predicate_verdict", 99, "no deterministic verdict")
-    assert_error(write_label(root, 99, "high"), "write_label", 99, "no deterministic verdict")
+    assert_error(read_predicate_verdict(root, 99), "read_predicate_verdict", 99, "No deterministic verdict")
+    assert_error(write_label(root, 99, "high"), "write_label", 99, "No deterministic verdict")
     assert_error(load_episode(root, -1), "load_episode", -1, "episode must be >= 0")
     assert_error(load_episode(root, True), "load_episode", True, "non-negative integer")
 
 
 def test_no_verdict(toy_dataset):
     root = str(toy_dataset)
-    assert_error(read_predicate_verdict(root, 0), "read_predicate_verdict", 0, "record verdicts first")
-    assert_error(write_label(root, 0, "high"), "write_label", 0, "record verdicts first")
+    assert_error(read_predicate_verdict(root, 0), "read_predicate_verdict", 0, "Record deterministic verdicts first")
+    assert_error(write_label(root, 0, "high"), "write_label", 0, "Record deterministic verdicts first")
     assert load_episode(root, 0)["status"] == "success"
     assert not labels_path(toy_dataset).exists()
 
@@ -217,7 +221,7 @@ def test_out_of_vocabulary_values(toy_with_verdicts):
     assert_error(write_label(root, 0, "high", "wobbly"), "write_label", 0, "jerky_motion", "near_miss")
     assert_error(write_label(root, 0, "high", None, "", "yes"), "write_label", 0, "success_opinion")
     assert_error(sample_frames(root, 0, n_frames=0), "sample_frames", 0, "positive integer")
-    assert_error(sample_frames(root, 0, n_frames=1000), "sample_frames", 0, "ask for fewer")
+    assert_error(sample_frames(root, 0, n_frames=1000, include_images=True), "sample_frames", 0, "ask for fewer")
     assert "judge" not in read_labels(toy_with_verdicts)["episodes"]["0"]
 
 
