@@ -175,7 +175,7 @@ API_CASES = [
         ([{"episode": 0, "qualty": "high"}],),
         {},
         V,
-        "Did you mean 'quality'?",
+        "Did you mean: 'qualty' -> 'quality'?",
     ),
     ("batch-int", "annotate_episodes", (5,), {}, LabelArgumentError, "pass a list such as"),
     ("batch-none", "annotate_episodes", (None,), {}, LabelArgumentError, "pass a list such as"),
