@@ -348,7 +348,7 @@ def _tool_cases() -> list[tuple[str, str, dict[str, Any]]]:
         [
             {"n_frames": 0},
             {"n_frames": -3},
-            {"n_frames": 10**6},
+            {"n_frames": 10**6, "include_images": True},  # clamped without images (as 0.5.3); refused with
             {"n_frames": "4"},
             {"n_frames": True},
             {"n_frames": 2.5},
