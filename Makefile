@@ -5,6 +5,10 @@ PYTHON ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# strands-robots 0.5.3 (the other distribution of `strands_robots`) in its own venv, for the
+# live round-trip tests in tests/interop/test_live_upstream.py (they skip without it)
+UPSTREAM := .venv-upstream
+UPSTREAM_STAMP := $(UPSTREAM)/.installed
 export AWS_EC2_METADATA_DISABLED := true
 
 .PHONY: demo test lint typecheck venv clean
@@ -25,7 +29,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/python examples/demo.py
 
-test: $(STAMP)
+$(UPSTREAM_STAMP):
+	@python=$$(PYTHON='$(PYTHON)' scripts/find_python.sh) || exit 1; \
+	{ "$$python" -m venv $(UPSTREAM) && $(UPSTREAM)/bin/python -m pip install -q 'strands-robots==0.5.3' \
+	  && touch $(UPSTREAM_STAMP); } || { rm -rf $(UPSTREAM); \
+	  echo "warning: strands-robots 0.5.3 could not be installed; its round-trip tests will be skipped" >&2; }
+
+test: $(STAMP) $(UPSTREAM_STAMP)
 	$(VENV)/bin/python -m pytest -q
 
 lint: $(STAMP)
@@ -36,4 +46,4 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy strands_robots
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(UPSTREAM) build *.egg-info
