@@ -4,17 +4,43 @@ Every error raised on bad input names what was wrong and what to do about it (th
 remedy). They subclass the built-in type a caller of the other ``strands_robots``
 implementation would catch (``ValueError``, ``KeyError``, ``FileNotFoundError``), so
 code written against either implementation keeps working.
+
+Each class carries what an entry point needs to answer it, so the agent tools and the
+web server look it up instead of testing the type:
+
+- ``remedy``: the default next step for a judge agent that received the error (a
+  sentence; the message often carries a finer one). An instance may override it with
+  ``remedy=`` (for example a missing mp4 versus a missing parquet).
+- ``http_status``: the status the review server answers with.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class LabelsError(Exception):
-    """Base of every error this package raises on purpose."""
+    """Base of every error this package raises on purpose.
+
+    Args:
+        *args: The message (as for any exception).
+        remedy: Overrides the class's ``remedy`` for this instance.
+    """
+
+    remedy: ClassVar[str] = "fix the input as the message says, or skip this episode."
+    http_status: ClassVar[int] = 500
+
+    def __init__(self, *args: object, remedy: str | None = None) -> None:
+        super().__init__(*args)
+        if remedy is not None:
+            self.remedy = remedy  # type: ignore[misc] - an instance override of the class default
 
 
 class DatasetError(LabelsError, ValueError):
     """A LeRobot dataset cannot be read as asked (bad layout, version, metadata)."""
+
+    remedy = "the dataset cannot be read as asked: fix it as the message says, or skip this episode."
+    http_status = 422
 
 
 class UnsupportedVersionError(DatasetError):
@@ -24,6 +50,9 @@ class UnsupportedVersionError(DatasetError):
 class EpisodeNotFoundError(LabelsError, KeyError):
     """An episode index the dataset or a sidecar does not have."""
 
+    remedy = "use an episode_index the dataset has (load_episode lists it) and that has a verdict."
+    http_status = 404
+
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""
 
@@ -31,25 +60,62 @@ class EpisodeNotFoundError(LabelsError, KeyError):
 class FrameDecodeError(DatasetError):
     """A requested video frame could not be matched to a decoded frame."""
 
+    remedy = "retry with include_images=false for a state-only answer."
+
+
+class MissingFileError(DatasetError, FileNotFoundError):
+    """A data parquet or video mp4 the metadata points to is not on disk.
+
+    The message names the file and the episode that needs it. Also importable as
+    ``strands_robots.dataset.MissingFileError`` and, for a camera's mp4 checked by a judge
+    tool, as ``strands_robots.tools.envelope.MissingVideoError``.
+    """
+
+    http_status = 404
+
+    def __str__(self) -> str:  # OSError formats (errno, strerror); keep our sentence
+        return str(self.args[0]) if self.args else ""
+
 
 class SidecarError(LabelsError, ValueError):
     """A label sidecar on disk cannot be used (foreign, truncated, future version, not a file)."""
+
+    remedy = "a human must move the unusable episode_labels.json away; skip this episode."
+    http_status = 409
 
 
 class LabelValidationError(LabelsError, ValueError):
     """Input to a label writer breaks a rule; nothing was stored."""
 
+    remedy = "fix the argument as the message says and call the tool again."
+    http_status = 422
+
 
 class StorageError(LabelsError, OSError):
     """Writing a sidecar failed (disk full, permission); the previous file is intact."""
+
+    remedy = "the write failed and nothing changed; retry later or skip this episode."
+    http_status = 503
 
 
 class UnsafeRootError(LabelsError, ValueError):
     """A dataset root chosen by a model is refused (not a dataset, outside the allow-list, ``..``)."""
 
+    remedy = "pass the dataset directory that holds meta/info.json, inside the allowed roots, without '..'."
+
 
 class LabelsNotFoundError(LabelsError, FileNotFoundError):
-    """No label sidecar exists yet where one was asked for."""
+    """No label sidecar exists yet where one was asked for.
+
+    Also importable as ``strands_robots.report.NoLabelsError`` (nothing to report on) and
+    ``strands_robots.judges.runner.NoVerdictsError`` (no verdicts to judge on top of).
+    """
+
+    remedy = "record the verdicts first (strands-labels verdicts ROOT FILE), then label."
+    http_status = 409
+
+    def __str__(self) -> str:  # OSError formats (errno, strerror); keep our sentence
+        return str(self.args[0]) if self.args else ""
 
 
 class MissingExtraError(LabelsError, ImportError):
@@ -77,6 +143,8 @@ class RootNotFoundError(SidecarError, FileNotFoundError):
     Both a :class:`SidecarError` (``ValueError``) and a ``FileNotFoundError``, the type
     the other ``strands_robots`` implementation raises for it.
     """
+
+    remedy = UnsafeRootError.remedy
 
 
 class VerdictNotFoundError(EpisodeNotFoundError, ValueError):

@@ -12,11 +12,9 @@ from typing import Annotated
 import typer
 
 from strands_robots.cli.common import LabelsDirOpt, RootArg, console, err_console, load_json_file, plural, resolve
-from strands_robots.errors import LabelsError
+from strands_robots.errors import MissingExtraError
 
-
-class MissingExtraError(LabelsError, ImportError):
-    """A command needs the ``web`` extra, which is not installed."""
+__all__ = ["MissingExtraError", "report", "review", "segment"]
 
 
 def _path(path: Path) -> Path:

@@ -44,6 +44,8 @@ _sources: dict[str, tuple[str, str | None]] = {}  # resolved local root -> (repo
 class HubDatasetError(DatasetError, FileNotFoundError):
     """A Hub dataset, or a file of it, is not in the local copy and cannot be downloaded now."""
 
+    http_status = 409  # a missing file of the dataset, not a bad request
+
 
 @dataclass(frozen=True)
 class HubDataset:

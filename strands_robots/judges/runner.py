@@ -30,7 +30,7 @@ from strands.types.exceptions import ModelThrottledException
 
 from strands_robots.dataset.hub import resolve_root
 from strands_robots.episode_labels import labels_path, read_labels
-from strands_robots.errors import LabelsError, LabelValidationError
+from strands_robots.errors import LabelsNotFoundError, LabelValidationError
 from strands_robots.judges.heuristic import HeuristicJudgeModel, judge_prompt
 from strands_robots.judges.profile import MIN_EPISODES, DatasetProfile
 from strands_robots.judges.rules import JUDGE_MODEL
@@ -55,11 +55,9 @@ _TRANSIENT_NAME_PARTS = (
 )
 
 
-class NoVerdictsError(LabelsError, FileNotFoundError):
-    """The dataset has no ``episode_labels.json`` with verdicts to judge on top of."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
+#: The dataset has no ``episode_labels.json`` with verdicts to judge on top of (the one
+#: "no sidecar yet" error; kept under this name for importers).
+NoVerdictsError = LabelsNotFoundError
 
 
 def is_transient(exc: BaseException) -> bool:

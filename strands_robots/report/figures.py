@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from strands_robots.errors import MissingExtraError
 from strands_robots.report.summary import FAILURE_MODE_CLASSES, VERDICTS
 
 if TYPE_CHECKING:
@@ -33,8 +34,9 @@ DPI = 100
 _render_lock = threading.Lock()
 
 
-class ReportDependencyError(ImportError):
-    """matplotlib is not installed (the ``web`` extra)."""
+#: matplotlib is not installed (the ``web`` extra); the one missing-extra error, kept under
+#: this name for importers.
+ReportDependencyError = MissingExtraError
 
 
 def _new_figure(width: float, height: float) -> Figure:

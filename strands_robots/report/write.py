@@ -25,7 +25,7 @@ import numpy as np
 
 from strands_robots.episode_labels import measure_agreement
 from strands_robots.episode_labels.document import labels_path, query_document
-from strands_robots.errors import LabelsError, LabelValidationError
+from strands_robots.errors import LabelsNotFoundError, LabelValidationError
 from strands_robots.report import figures
 from strands_robots.report.summary import counts_by_verdict, dispute_timeline, summaries, summarize
 from strands_robots.signals import sample_indices
@@ -52,11 +52,9 @@ MAX_EPISODE_PLOTS = 100
 STATE_KEY = "observation.state"
 
 
-class NoLabelsError(LabelsError, FileNotFoundError):
-    """There is no ``episode_labels.json`` to report on."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
+#: There is no ``episode_labels.json`` to report on (the one "no sidecar yet" error; kept
+#: under this name for importers).
+NoLabelsError = LabelsNotFoundError
 
 
 @dataclass

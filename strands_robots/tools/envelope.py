@@ -13,17 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from strands_robots.errors import (
-    DatasetError,
-    EpisodeNotFoundError,
-    FrameDecodeError,
-    LabelsError,
-    LabelValidationError,
-    RootNotFoundError,
-    SidecarError,
-    StorageError,
-    UnsafeRootError,
-)
+from strands_robots.errors import LabelsError, LabelsNotFoundError, LabelValidationError, MissingFileError
 
 logger = logging.getLogger(__name__)
 
@@ -32,8 +22,14 @@ class ToolInputError(LabelValidationError):
     """An argument a model passed to a judge tool is out of its domain."""
 
 
-class MissingVideoError(DatasetError, FileNotFoundError):
-    """A camera's video file the tool needs is not on disk."""
+#: A camera's video file the tool needs is not on disk (the one missing-file error; raise it
+#: with :data:`MISSING_VIDEO_REMEDY`).
+MissingVideoError = MissingFileError
+
+#: What a judge agent does about a missing mp4.
+MISSING_VIDEO_REMEDY = (
+    "call sample_frames with include_images=false for a state-only answer, or restore the video file."
+)
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -72,9 +68,11 @@ def error(tool: str, episode: Any, message: str, remedy: str) -> dict[str, Any]:
 
 
 def remedy_for(exc: BaseException) -> str:
-    """The default remedy for an exception type (the message often carries a finer one)."""
-    if isinstance(exc, UnsafeRootError | RootNotFoundError):
-        return "pass the dataset directory that holds meta/info.json, inside the allowed roots, without '..'."
+    """The remedy an exception carries (``LabelsError.remedy``; the message often carries a finer one).
+
+    A built-in ``FileNotFoundError`` gets the remedy of a missing sidecar; anything else is
+    unexpected.
+    """
     if isinstance(exc, ImportError) and not isinstance(exc, LabelsError):  # MissingExtraError names its extra
         if _missing_module(exc) == "pyarrow":
             return (
@@ -82,24 +80,10 @@ def remedy_for(exc: BaseException) -> str:
                 "dependency of strands-robots-labels and comes with the lerobot extra of strands-robots)."
             )
         return f"install the missing package ({_missing_module(exc) or exc}) and call the tool again."
-    if isinstance(exc, EpisodeNotFoundError):
-        return "use an episode_index the dataset has (load_episode lists it) and that has a verdict."
-    if isinstance(exc, MissingVideoError):
-        return "call sample_frames with include_images=false for a state-only answer, or restore the video file."
-    if isinstance(exc, FrameDecodeError):
-        return "retry with include_images=false for a state-only answer."
-    if isinstance(exc, ToolInputError | LabelValidationError):
-        return "fix the argument as the message says and call the tool again."
-    if isinstance(exc, DatasetError):
-        return "the dataset cannot be read as asked: fix it as the message says, or skip this episode."
-    if isinstance(exc, FileNotFoundError):
-        return "record the verdicts first (strands-labels verdicts ROOT FILE), then label."
-    if isinstance(exc, SidecarError):
-        return "a human must move the unusable episode_labels.json away; skip this episode."
-    if isinstance(exc, StorageError):
-        return "the write failed and nothing changed; retry later or skip this episode."
     if isinstance(exc, LabelsError):
-        return "fix the input as the message says, or skip this episode."
+        return exc.remedy
+    if isinstance(exc, FileNotFoundError):
+        return LabelsNotFoundError.remedy
     return "this is unexpected: skip this episode and report the message to a human."
 
 

@@ -40,7 +40,14 @@ from strands_robots.signals import frame_stats, sample_indices
 from strands_robots.signals.episode import signal_columns, signals_of
 from strands_robots.signals.frames import STAT_FRAMES, STAT_MAX_SIDE
 from strands_robots.tools import envelope
-from strands_robots.tools.envelope import MissingVideoError, ToolInputError, json_block, run_tool, text_block
+from strands_robots.tools.envelope import (
+    MISSING_VIDEO_REMEDY,
+    MissingVideoError,
+    ToolInputError,
+    json_block,
+    run_tool,
+    text_block,
+)
 from strands_robots.tools.images import DEFAULT_MAX_SIDE, image_block
 from strands_robots.tools.roots import (
     allowed_roots_from_env,
@@ -285,7 +292,8 @@ def _check_videos(meta: Any, cameras: Iterable[str], index: int) -> None:
         ref = videos.get(camera)
         if ref is not None and not Path(ref.path).is_file():
             raise MissingVideoError(
-                f"the video of camera {camera!r} ({ref.path}) is missing, so episode {index} has no images from it."
+                f"the video of camera {camera!r} ({ref.path}) is missing, so episode {index} has no images from it.",
+                remedy=MISSING_VIDEO_REMEDY,
             )
 
 

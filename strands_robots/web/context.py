@@ -17,16 +17,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
-from strands_robots.dataset import Dataset, FrameIndexError, MissingFileError
+from strands_robots.dataset import Dataset
 from strands_robots.episode_labels.document import labels_path, query_document
-from strands_robots.errors import (
-    DatasetError,
-    EpisodeNotFoundError,
-    LabelsError,
-    LabelValidationError,
-    SidecarError,
-    StorageError,
-)
+from strands_robots.errors import LabelsError, LabelsNotFoundError
 from strands_robots.storage.codec import surrogate_at
 from strands_robots.web.frames import FrameCache
 from strands_robots.web.security import Guard
@@ -43,6 +36,7 @@ class RequestError(LabelsError):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
+        self.http_status = status  # type: ignore[misc] - an instance override of the class default
 
 
 @dataclass(frozen=True)
@@ -139,18 +133,10 @@ def json_response(data: Any, status: int = 200) -> Response:
 
 def error_status(exc: BaseException) -> int:
     """HTTP status for an error raised while answering a request."""
-    if isinstance(exc, RequestError):
-        return exc.status
-    if isinstance(exc, EpisodeNotFoundError | FrameIndexError | MissingFileError):
-        return 404
-    if isinstance(exc, LabelValidationError):
-        return 422
-    if isinstance(exc, SidecarError | FileNotFoundError):
-        return 409
-    if isinstance(exc, StorageError):
-        return 503
-    if isinstance(exc, DatasetError):
-        return 422
+    if isinstance(exc, LabelsError):
+        return exc.http_status  # each error class carries its status (strands_robots.errors)
+    if isinstance(exc, FileNotFoundError):
+        return LabelsNotFoundError.http_status
     return 500
 
 
