@@ -1,7 +1,6 @@
 """``strands-labels segments validate|show|import|export|pool|templates|prefill ROOT ...``.
 
-Subtask segmentations in ``episode_segments.json`` (seed ``000_0d474dc75f5d9f55.txt``;
-``docs/segments.md``). ``validate`` and ``import`` exit 1 when an error finding / a failed
+Subtask segmentations in ``episode_segments.json`` (``docs/segments.md``). ``validate`` and ``import`` exit 1 when an error finding / a failed
 episode remains; bad input exits 2 (the CLI's rule for ``LabelsError``).
 """
 

@@ -4,7 +4,7 @@ v3.0 reads every ``meta/episodes/*/*.parquet`` file; v2.x reads ``meta/episodes.
 The columns stay numpy / pyarrow arrays sorted by ``episode_index``: ``len``, ``in`` and
 iteration are array operations and each :class:`Episode` is built only when asked for, so
 a 1,000,000-episode dataset opens in about a second (``benchmarks/open_million.py``).
-Source: issue 2 ("Dataset reader"); column names as LeRobot v3.0 writes them.
+Source: docs/dataset.md; column names as LeRobot v3.0 writes them.
 """
 
 from __future__ import annotations

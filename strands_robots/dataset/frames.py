@@ -4,7 +4,7 @@ Reads only the parquet file that holds the episode and only the requested column
 ``episode_index == e`` filter is pushed down to pyarrow, which skips every row group whose
 statistics exclude the episode (LeRobot writes one row group per episode or so). Rows come
 back sorted by ``frame_index``. NaN values are kept and counted (:attr:`Frames.nan_counts`).
-Source: issue 2 ("Dataset reader").
+Source: docs/dataset.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``meta/info.json``: parse and validate the dataset header.
 
-Source of the rules: issue 2 ("Dataset reader") and the LeRobot v3.0 / v2.1 layouts as
+Source of the rules: docs/dataset.md and the LeRobot v3.0 / v2.1 layouts as
 written by ``lerobot`` itself (``../shared/datasets/lerobot-written-v30-video``).
 """
 

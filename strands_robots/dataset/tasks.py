@@ -2,7 +2,7 @@
 
 v3.0 stores it in ``meta/tasks.parquet`` (LeRobot writes the pandas index: a column named
 ``task``, or ``__index_level_0__`` when the index was unnamed, as in the shared
-``so101-record-test-v30``); v2.x in ``meta/tasks.jsonl``. Source: issue 2 ("Dataset reader").
+``so101-record-test-v30``); v2.x in ``meta/tasks.jsonl``. Source: docs/dataset.md.
 """
 
 from __future__ import annotations

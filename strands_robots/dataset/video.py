@@ -6,7 +6,7 @@
 nearest decoded frame within half a frame period; LeRobot's own 1e-4 s tolerance breaks on
 long concatenated files whose offsets drift, so the window is deliberately the widest that
 still cannot pick a neighbouring frame. ``image`` features are decoded from the parquet
-bytes with Pillow. Source: issue 2 ("Dataset reader").
+bytes with Pillow. Source: docs/dataset.md.
 
 Decoding never starts at the beginning of the file: :class:`VideoCursor` seeks to the
 keyframe at or before a requested time, or decodes forward from the previous request when

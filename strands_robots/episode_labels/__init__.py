@@ -1,6 +1,6 @@
 """``episode_labels.json``: verdicts, judge labels and human reviews beside a LeRobot dataset.
 
-The API of seed 003 ("Label and judge") and issues 3, 5 and 6. The file layout is the
+The API of docs/sidecar-format.md, docs/judge.md and docs/review.md. The file layout is the
 one strands-robots 0.5.3 writes, so either implementation reads the other's files.
 """
 

@@ -1,4 +1,4 @@
-"""Judge-versus-human agreement (seed 003, "Checking the judge"; issue 3, API).
+"""Judge-versus-human agreement (docs/judge.md, "Measured agreement").
 
 Per field: the agreement fraction, the constant-answer baseline (the agreement of
 always answering the holdout's most common value, so a judge that always says

@@ -1,4 +1,4 @@
-"""A columnar index of ``episode_labels.json`` for fast filtering (issue 5, target 2).
+"""A columnar index of ``episode_labels.json`` for fast filtering (docs/performance.md, "Fast filters").
 
 Per episode (sorted by ``episode_index``): whether it has a verdict and a judge block,
 the effective success (the verdict, flipped by a current ``overrule_verdict`` review),

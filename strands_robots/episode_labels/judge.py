@@ -1,4 +1,4 @@
-"""The judge block: a judge's grade on top of the verdict (seed 003, "Two stages").
+"""The judge block: a judge's grade on top of the verdict (docs/judge.md, "Doctrine: two stages, one precedence").
 
 :func:`annotate_episode` (and its batch form :func:`annotate_episodes`) is the only
 writer of the judge block. It refuses an episode with no deterministic verdict and

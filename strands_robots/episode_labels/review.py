@@ -1,4 +1,4 @@
-"""The review block: a human's word on a disputed verdict (issue 6, Data).
+"""The review block: a human's word on a disputed verdict (docs/sidecar-format.md, "review").
 
 Written only by :func:`review_episode`, at the record level beside ``deterministic``
 and ``judge`` (readers of the older format ignore it). Decisions:

@@ -1,4 +1,4 @@
-"""The deterministic block: the simulator predicates' verdict (seed 003, "Two stages").
+"""The deterministic block: the simulator predicates' verdict (docs/judge.md, "Doctrine: two stages, one precedence").
 
 :func:`record_deterministic_verdicts` is its only writer. A judge can annotate a
 verdict, never overturn it.
@@ -64,8 +64,8 @@ def record_deterministic_verdicts(
 
     Re-recording an episode replaces its deterministic block and keeps its judge block;
     when the new ``success`` differs, the judge's ``disputes_verdict`` is brought up to
-    date (the one judge field this function touches). Rule source: seed 003, "Two
-    stages, one precedence"; issue "episode_labels.json", API.
+    date (the one judge field this function touches). Rule source: docs/judge.md, "Doctrine:
+    two stages, one precedence"; docs/sidecar-format.md.
 
     Args:
         root: Dataset root (holds ``meta/``).

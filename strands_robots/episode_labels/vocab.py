@@ -1,4 +1,4 @@
-"""Fixed vocabularies of the judge block (seed 003, "The sidecar").
+"""Fixed vocabularies of the judge block (docs/sidecar-format.md, "judge").
 
 Fixed so filters match on identity: a grade or tag outside these tuples is refused
 everywhere (writers, readers, holdouts).
@@ -28,7 +28,7 @@ FAILURE_MODES: tuple[str, ...] = (
     "other",
 )
 
-#: Human review decisions (issue 6).
+#: Human review decisions (docs/sidecar-format.md, "review").
 REVIEW_DECISIONS: tuple[str, ...] = ("uphold_verdict", "overrule_verdict", "grade_only")
 
 QUALITY_RANK = {grade: rank for rank, grade in enumerate(QUALITY_GRADES)}

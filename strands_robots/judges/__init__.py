@@ -1,4 +1,4 @@
-"""Judges that label episodes through the judge tools (issue 4).
+"""Judges that label episodes through the judge tools (docs/judge.md).
 
 - :class:`~strands_robots.judges.heuristic.HeuristicJudgeModel`: the offline judge, a
   strands ``Model`` that plans tool calls and grades from signals (``heuristic-v1``).

@@ -1,6 +1,6 @@
 """Label a whole dataset with a judge agent: selection, workers, retries, report.
 
-Used by ``strands-labels judge`` (issue 4). Every episode goes through
+Used by ``strands-labels judge`` (docs/judge.md, "Running it"). Every episode goes through
 :func:`strands_robots.tools.episode_judge.create_judge_agent`: the offline judge
 (:class:`~strands_robots.judges.heuristic.HeuristicJudgeModel`) and a real model run
 the same loop.

@@ -1,6 +1,6 @@
 """Outcome labels: one versioned outcome label per episode, beside a LeRobot dataset.
 
-Implements the sequence-outcome schema of seed 002 (issue 7). Modules:
+Implements the sequence-outcome schema of docs/outcomes.md. Modules:
 ``model`` (schema and validation), ``store`` (``episode_outcomes.jsonl``), ``labels``
 (set/get/history/list), ``export`` (``meta/avala_sequence_outcomes.jsonl``), ``splits``
 (held-out splits by leakage group), ``recovery`` (the mistake-and-recovery track),

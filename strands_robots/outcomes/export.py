@@ -1,6 +1,6 @@
 """Export current outcome labels as ``meta/avala_sequence_outcomes.jsonl`` and import them back.
 
-Seed 002, "Ergebnis-Labels mit LeRobot exportieren": one JSON object per line and one
+docs/outcomes.md, "Export and import": one JSON object per line and one
 line per episode of the dataset, sorted by ``episode_index``, with the keys
 ``episode_index``, ``avala_sequence_uid``, ``outcome``, ``outcome_version``, ``progress``,
 ``quality``, ``speed``, ``subtasks``, ``hand_actions`` (timestamps in seconds from the

@@ -1,11 +1,11 @@
 """Write and read outcome labels: one current label per episode, every version kept.
 
-Seed 002, "Das Ergebnis-Label" and "Wie Schreibvorgänge funktionieren": each write
+docs/outcomes.md, "The label": each write
 replaces the current label completely (an omitted optional field is unset, never carried
 over) and records a new version (``version`` = previous + 1, a new ``uid``,
 ``created_at``/``updated_at`` as ISO 8601 UTC, ``labeled_by``); earlier versions stay
 readable, newest first. Reading an episode without a label is a typed not-found error
-(the document's ``404``). Issue 7, "Python API".
+(a ``404``; docs/outcomes.md, "Reading and filtering").
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ PathLike = str | Path
 
 
 class OutcomeNotFoundError(EpisodeNotFoundError):
-    """The episode has no outcome label (seed 002: reading a sequence without one is 404)."""
+    """The episode has no outcome label (docs/outcomes.md: reading a sequence without one is 404)."""
 
 
 def utc_now() -> str:
@@ -209,7 +209,7 @@ def list_outcomes(
 ) -> list[dict[str, Any]]:
     """Current labels matching every given filter, sorted by ``episode_index``.
 
-    Seed 002, "Ergebnis-Labels lesen und schreiben": ``outcome``,
+    docs/outcomes.md, "Reading and filtering": ``outcome``,
     ``evaluation_membership``, ``source`` and ``autonomy_level`` each take one value or a
     list and match any of them; ``evaluation_membership=""`` / ``autonomy_level=""``
     match labels where the field is not set; ``model_version`` matches exactly one version.

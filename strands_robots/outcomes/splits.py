@@ -1,6 +1,6 @@
 """Held-out evaluation splits by leakage group.
 
-Seed 002, "Leakage-Gruppen" and "Zugehörigkeit zur Evaluation": hold out by group, never
+docs/outcomes.md, "Held-out splits": hold out by group, never
 by random episode, so that no value of any chosen leakage group appears on both sides
 of the split. :func:`split_by_groups` joins every two labelled episodes that share a
 value of a chosen key (union-find over ``(key, value)``), so each connected component

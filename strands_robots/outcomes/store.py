@@ -13,7 +13,7 @@ inter-process lock (:func:`strands_robots.storage.sidecar_lock`):
   "created_at": ..., "updated_at": ...}``: one label version. The last one of an episode is
   its current label.
 - ``{"kind": "remap", "mapping": {"<old>": new, ...}, "at": ...}``: LeRobot renumbered the
-  episodes (issue 3, remap protocol). Every labelled episode listed moves with its whole
+  episodes (docs/sidecar-format.md, "Remap"). Every labelled episode listed moves with its whole
   history to its new index; a labelled episode not listed was deleted and is dropped
   from the index (its lines stay in the file).
 

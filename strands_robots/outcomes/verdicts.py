@@ -1,10 +1,10 @@
 """Deterministic verdicts from human outcome labels (for real-robot datasets).
 
-A real-robot dataset has no simulator to judge success (issue 3, "Real-robot datasets";
-issue 7, "Held-out splits and the recovery track"). :func:`verdicts_from_outcomes` turns
+A real-robot dataset has no simulator to judge success (docs/outcomes.md,
+"Recovery track and verdicts"). :func:`verdicts_from_outcomes` turns
 each labelled episode's current outcome into the per-episode verdict dict that
 ``strands_robots.episode_labels.record_deterministic_verdicts`` takes, recorded with
-``benchmark="outcomes"``. The mapping (seed 002, "Ergebniswerte"):
+``benchmark="outcomes"``. The mapping (docs/outcomes.md, "Recovery track and verdicts"):
 
 ================================  =========  =========
 outcome                           success    failure

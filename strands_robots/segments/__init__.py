@@ -1,4 +1,4 @@
-"""Subtask segmentation with typed templates (seed ``000_0d474dc75f5d9f55.txt``).
+"""Subtask segmentation with typed templates (docs/segments.md).
 
 An episode's segmentation is a list of half-open ``[start, end)`` frame intervals that
 cover every frame with no gap or overlap, each carrying one template instance. See

@@ -5,8 +5,8 @@ followed; check the video), ``skipped`` (the rule needs an input that was not gi
 e.g. the task text or the base velocity: it is not passed, it was not checked).
 
 Kinds marked *blocking* describe the segmentation's structure; a save is refused while
-any of them is present (seed ``000_0d474dc75f5d9f55.txt`` section 6: "the save button
-checks this").
+any of them is present (docs/segments.md, "Validation and findings": the save button checks
+this).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ class Finding:
             "segments": list(self.segments),
             "blocking": self.blocking,
             "rule": kind.rule,
-            "source": f"seed 000 {kind.source}",
+            "source": f"docs/segments.md, Validation and findings ({kind.source})",
         }
 
     def __str__(self) -> str:

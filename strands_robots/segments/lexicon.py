@@ -1,4 +1,4 @@
-"""Word lists the normaliser and the rule checks share (seed ``000_0d474dc75f5d9f55.txt``).
+"""Word lists the normaliser and the rule checks share (docs/segments.md, "Official-label normalisation").
 
 - verb phrases -> operation (section 3's operations), to tell when a rewrite would change
   the operation and when a label bundles two actions;

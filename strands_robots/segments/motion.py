@@ -1,8 +1,8 @@
 """Base speed from a base-velocity feature: norm, smoothing and moving intervals (pure numpy).
 
 Used by the ``navigate_base_motion`` rule and by :func:`prefill_navigate`
-(seed ``000_0d474dc75f5d9f55.txt`` sections 1 and 6: navigate only where the base
-moves; NAVIGATE segments are prefilled from the robot base motion).
+(docs/segments.md, "Validation and findings" and "Label pool, reference examples, prefill":
+navigate only where the base moves; NAVIGATE segments are prefilled from the robot base motion).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""NAVIGATE segments prefilled from the robot base motion (seed ``000_0d474dc75f5d9f55.txt`` section 6).
+"""NAVIGATE segments prefilled from the robot base motion (docs/segments.md, "Label pool, reference examples, prefill").
 
 "RoboCasa365 episodes open with NAVIGATE segments prefilled from the robot base motion
 (kinematics only; the original annotators had the same prefill). Edit them freely."

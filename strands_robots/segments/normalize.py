@@ -1,5 +1,5 @@
-"""Official-label normalisation (seed ``000_0d474dc75f5d9f55.txt``, section 5:
-"Official label normalization" and the slot conventions).
+"""Official-label normalisation (docs/segments.md, "Official-label
+normalisation", and the slot conventions).
 
 Official RoboCasa365 labels become template instances after rewrites that remove only
 manner adverbs (``back``, ``fully``, ...), robot-relative location, restrictors redundant
@@ -226,7 +226,7 @@ def normalize_official_label(text: str) -> Normalized:
         return Normalized(TASK_COMPLETE, original != TASK_COMPLETE, None, ("terminal",), instance, original, "terminal")
     raw_parse = parse_candidates(cleaned)
     if raw_parse and "robocasa365" not in raw_parse[0].template.cohorts:
-        # A cohort label (AgiBot ``Pick``, Allex ``Rotate Box``, seed sections 7 and 8) is
+        # A cohort label (AgiBot ``Pick``, Allex ``Rotate Box``, docs/segments.md, "Templates") is
         # already its template: the RoboCasa365 rewrites and verb lexicon do not apply to it
         # ('rotate' is G1's agitate verb there, but ``Rotate Box`` is its own operation).
         instance = raw_parse[0]
@@ -238,8 +238,8 @@ def normalize_official_label(text: str) -> Normalized:
         return _raw(
             original,
             cleaned,
-            f"bundles two actions ('{second}'): split it into one segment per action (seed 000, section 3: never "
-            "bundle two actions in one label)",
+            f"bundles two actions ('{second}'): split it into one segment per action (docs/segments.md, "
+            "Validation and findings: never bundle two actions in one label)",
             raw_parse[0] if raw_parse else None,
         )
     candidate = cleaned

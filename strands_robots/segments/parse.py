@@ -1,4 +1,4 @@
-"""Labels <-> template instances (seed ``000_0d474dc75f5d9f55.txt`` sections 3 and 5).
+"""Labels <-> template instances (docs/segments.md, "Templates").
 
 ``parse_label("pick up a chicken drumstick from the fridge")`` gives
 ``TemplateInstance("P1", {"theme": "chicken drumstick", "source": "fridge"},
@@ -232,7 +232,7 @@ def parse_label(text: str, *, cohort: str | None = None) -> TemplateInstance:
 
     Raises:
         LabelParseError: no template fits; the message names the nearest template and
-            the remedy (seed section 3: choose the nearest template and describe the
+            the remedy (docs/segments.md, "parse_label and render": choose the nearest template and describe the
             problem in the segment note).
     """
     if not isinstance(text, str):
@@ -250,7 +250,7 @@ def parse_label(text: str, *, cohort: str | None = None) -> TemplateInstance:
     raise LabelParseError(
         f"{cleaned!r} matches no template{f' of cohort {cohort!r}' if cohort else ''}.{hint} The nearest is "
         f"{nearest.id} ({nearest.operation}) {nearest.surface!r}, e.g. {example!r}. Rewrite the label in a template's "
-        "form, or choose the nearest template and describe the problem in the segment note (seed 000, section 3).",
+        "form, or choose the nearest template and describe the problem in the segment note (docs/segments.md, parse_label and render).",
         text=text,
         nearest=nearest.id,
     )

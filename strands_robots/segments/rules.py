@@ -1,4 +1,4 @@
-"""Guideline rule checks over a parsed segmentation (seed ``000_0d474dc75f5d9f55.txt``).
+"""Guideline rule checks over a parsed segmentation (docs/segments.md, "Validation and findings").
 
 Each function takes the parsed segments (in start order) and a :class:`Context` and
 returns findings of one kind. :data:`COHORT_RULES` says which run for which cohort.

@@ -427,7 +427,7 @@ def save_segmentation(
             segment may give ``template_id``/``slots``/``modifiers`` instead of ``label``.
         annotator: Who made it.
         note: Optional note on the whole segmentation.
-        reference: Mark it as a reference example of its task (seed section 6).
+        reference: Mark it as a reference example of its task (docs/segments.md, "Label pool, reference examples, prefill").
         labels_dir: Where the sidecar lives (default ``root``).
         cohort: ``robocasa365``, ``agibot`` or ``allex``; default inferred from the labels.
         strict: Refuse any error finding, not only the structural ones.

@@ -1,4 +1,4 @@
-"""The template registry, as data (seed ``000_0d474dc75f5d9f55.txt`` sections 3, 5, 7, 8).
+"""The template registry, as data (docs/segments.md, "Templates").
 
 Every segment carries exactly one template. A template is one row of :data:`ROWS`:
 its id, operation, the document's surface form, the typed roles (slots), the modifier
@@ -53,7 +53,7 @@ OPERATIONS = (
     "terminal",
 )
 
-#: Cohorts (seed sections 3, 7, 8). ``TASK_COMPLETE`` belongs to every cohort.
+#: Cohorts (docs/segments.md, "Templates"). ``TASK_COMPLETE`` belongs to every cohort.
 COHORTS = ("robocasa365", "agibot", "allex")
 
 #: How many reference examples define a cohort's convention (docs/segments.md, "Label pool

@@ -2,7 +2,7 @@
 
 A segmentation of an episode of ``length`` frames is a list of half-open ``[start, end)``
 frame intervals that are contiguous and cover every frame ``0..length`` with no gap or
-overlap, each carrying one template (seed ``000_0d474dc75f5d9f55.txt`` sections 1, 2, 6).
+overlap, each carrying one template (docs/segments.md, "Segments").
 """
 
 from __future__ import annotations
@@ -262,8 +262,8 @@ def validate_segmentation(
         length: Episode length in frames.
         segments: ``[{"start": int, "end": int, "label": str | TemplateInstance}, ...]``
             in frames, half-open (see :func:`raw_segments`).
-        cohort: ``robocasa365`` (seed section 3 rules), ``agibot`` (section 7) or
-            ``allex`` (section 8).
+        cohort: ``robocasa365``, ``agibot`` or ``allex`` (the cohorts of
+            docs/segments.md, "Templates").
         task: The episode's task text; the count-based rules are reported as skipped
             without it.
         base_velocity: Per-frame base velocity, shape ``(length,)`` or ``(length, dims)``;

@@ -49,7 +49,7 @@ def rms_state_jerk(
     ``sqrt(mean((Δ³ state / dt³)²))`` over every finite element of the third
     difference (frames x dims): third differences touching a NaN are left out. ``dt``
     is the median timestamp spacing, falling back to ``1/fps``, then to 1 (raw
-    per-frame third difference). Rule source: issue 4, ``sample_frames``.
+    per-frame third difference). Rule source: docs/judge.md, "The four tools" (``sample_frames``).
 
     Args:
         state: ``(L, D)`` state per frame (a ``(L,)`` vector is one dimension).

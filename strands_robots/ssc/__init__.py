@@ -1,4 +1,4 @@
-"""Structured Subtask Chain (SSC): a verifier for subtask labels (seed ``001``, issue 9).
+"""Structured Subtask Chain (SSC): a verifier for subtask labels (docs/ssc.md).
 
 An episode's subtask labels plus its gripper trajectory become a chain of scene-graph
 transitions; the checker flags what does not add up (invariants I1-I4).

@@ -57,7 +57,7 @@ def in_window(frame: int, start: int, end: int, tolerance: int = 0) -> bool:
 
     The end frame itself is accepted too: the paper's windows are ``(s, e]`` and
     BEHAVIOR-1K's consecutive windows share their end frame, so an event exactly on a
-    shared boundary belongs to either window (issue 9, Checker I3).
+    shared boundary belongs to either window (docs/ssc.md, "Checker", I3).
 
     Args:
         frame: Event frame (episode ``frame_index``).

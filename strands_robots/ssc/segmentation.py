@@ -1,4 +1,4 @@
-"""The project's own segmentations (issue 8, seed ``000``) as SSC subtasks.
+"""The project's own segmentations (docs/segments.md) as SSC subtasks.
 
 Each segment carries one typed template (``P1`` "pick up the {theme} from the
 {source}", ...). :data:`~strands_robots.ssc.verbs.TEMPLATE_VERBS` maps a template id to

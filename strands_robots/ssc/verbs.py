@@ -131,7 +131,7 @@ _ROWS: list[Verb] = [
     _v("insert", "tool_use", "tool_release", "insert", preps=("into",)),
     _v("hang", "tool_use", "tool_release", "hang", preps=("on",)),
     _v("attach", "tool_use", "tool_release", "attach", preps=("to",)),
-    # rows the segmentation templates need (issue 9: template-to-verb table)
+    # rows the segmentation templates need (docs/ssc.md: template-to-verb table)
     _v("wait", "idle", "idle", "wait", preps=("for",), source="segments"),
     _v("slide_out", "grasp", "transient", "slide", "slide out", source="segments"),
     _v("slide_in", "grasp", "transient", "slide", "slide in", source="segments"),
@@ -193,7 +193,7 @@ class TemplateVerb:
     """How a segmentation template maps onto the vocabulary.
 
     Attributes:
-        template_id: Id of ``strands_robots.segments`` (seed ``000`` section 3).
+        template_id: Id of ``strands_robots.segments`` (docs/segments.md, "Templates").
         verb: Key of :data:`VERBS`.
         obj_slot: Slot that holds the action's object, None for none.
         targets: ``(slot, preposition)`` of secondary objects; a preposition of
@@ -242,7 +242,7 @@ _TEMPLATE_ROWS: list[TemplateVerb] = [
     _t("G1", "agitate", "target", variants={"shake": "shake", "tilt": "tilt", "rotate": "rotate"}),
     _t("Q1", "press_against", "theme", ("target", "against")),
     _t("X1", "wait", None, ("target", "for")),
-    # terminal interval and the cohorts of seed 000 sections 2, 7 and 8
+    # terminal interval and the cohorts of docs/segments.md, "Templates"
     _t("TASK_COMPLETE", "idle"),
     _t("AGIBOT_PICK", "pick"),
     _t("AGIBOT_PLACE", "place"),

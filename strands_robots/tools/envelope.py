@@ -1,4 +1,4 @@
-"""The ``{"status", "content"}`` envelope every judge tool returns (issue 4, "Tools").
+"""The ``{"status", "content"}`` envelope every judge tool returns (docs/judge.md, "The four tools").
 
 A tool never raises: :func:`run_tool` turns any exception, expected or not, into an
 error envelope whose text names the tool, the episode and the remedy. Every call

@@ -1,4 +1,4 @@
-"""The judge agent's four strands tools and ``create_judge_agent`` (seed 003, "The judge agent").
+"""The judge agent's four strands tools and ``create_judge_agent`` (docs/judge.md).
 
 Two stages, one precedence: the deterministic verdict (the simulator's predicates) is
 authoritative; the judge grades the execution on top of it and can annotate the verdict
@@ -685,8 +685,8 @@ def create_judge_agent(
     """A strands ``Agent`` that judges episodes with the four tools.
 
     Tool calls run one after another (``SequentialToolExecutor``): the doctrine's order
-    (verdict, look, write once) is a sequence. Rule source: seed 003, "The judge agent";
-    issue 4.
+    (verdict, look, write once) is a sequence. Rule source: docs/judge.md, "Doctrine: two
+    stages, one precedence".
 
     Args:
         model: A strands ``Model``, None (strands' default model) or a

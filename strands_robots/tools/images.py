@@ -1,4 +1,4 @@
-"""Compact image content blocks for a model (issue 4, ``sample_frames``).
+"""Compact image content blocks for a model (docs/judge.md, ``sample_frames``).
 
 A decoded frame becomes strands' image content block
 ``{"image": {"format": "jpeg", "source": {"bytes": ...}}}``, downscaled so its longer

@@ -1,6 +1,6 @@
 """The segment annotation page: split an episode into subtasks, one template each ("Annotation tool").
 
-Seed ``000_0d474dc75f5d9f55.txt`` section 6: "Press B to insert a boundary at the
+The segmentation guideline, section 6 (docs/segments.md, "The annotation page"): "Press B to insert a boundary at the
 playhead, choose the template of each segment from the task's label pool, S saves and
 advances"; segments must cover every frame ("the save button checks this"); NAVIGATE
 segments are prefilled from the base motion; reference examples of the same task are

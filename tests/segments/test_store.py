@@ -346,7 +346,7 @@ def test_refusal_is_json_ready_for_a_page(dataset):
             "blocking": True,
             "message": payload["findings"][0]["message"],
             "rule": "segments cover every frame (no gaps)",
-            "source": "seed 000 §1, §6",
+            "source": "docs/segments.md, Validation and findings (§1, §6)",
         },
     ]
     assert json.dumps(payload)
