@@ -1,6 +1,6 @@
 """``open_dataset``: the read-only view of one LeRobot dataset (v3.x, v2.1, v2.0).
 
-No lerobot import. Source: issue 2 ("Dataset reader").
+No lerobot import. Rules: docs/dataset.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Selecting episodes for training (seed 003, "Filtering for training"; issue 6 for reviews)."""
+"""Selecting episodes for training (docs/sidecar-format.md; reviews: docs/review.md)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def filter_episodes(
 ) -> list[int]:
     """Episode indices that clear the bar, sorted.
 
-    Rules (seed 003 and issues 3, 6, 7):
+    Rules (docs/sidecar-format.md, docs/review.md, docs/outcomes.md "Held-out splits"):
 
     - an episode with no judge block is always excluded;
     - ``require_success`` reads the deterministic verdict, flipped by a current human
@@ -155,7 +155,7 @@ def _filter_by_outcomes(
             continue
         if wanted_outcomes is not None and label.get("outcome") not in wanted_outcomes:
             continue
-        membership = label.get("evaluation_membership") or ""  # unset is not "none" (seed 002)
+        membership = label.get("evaluation_membership") or ""  # unset is not "none" (docs/outcomes.md, "Held-out splits")
         if wanted_membership is not None and membership not in wanted_membership:
             continue
         kept.append(index)
