@@ -155,7 +155,9 @@ def _filter_by_outcomes(
             continue
         if wanted_outcomes is not None and label.get("outcome") not in wanted_outcomes:
             continue
-        membership = label.get("evaluation_membership") or ""  # unset is not "none" (docs/outcomes.md, "Held-out splits")
+        membership = (
+            label.get("evaluation_membership") or ""
+        )  # unset is not "none" (docs/outcomes.md, "Held-out splits")
         if wanted_membership is not None and membership not in wanted_membership:
             continue
         kept.append(index)
