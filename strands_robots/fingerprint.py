@@ -110,11 +110,6 @@ class Fingerprinter:
         return None
 
 
-def episode_fingerprint(dataset: Any, episode: int) -> dict[str, Any]:
-    """The fingerprint of one episode (see :class:`Fingerprinter` for many)."""
-    return Fingerprinter(dataset)(episode)
-
-
 _fingerprinters: Any = None
 
 

@@ -239,8 +239,3 @@ def data_columns(ds: Dataset, episode: int | Episode) -> list[str]:
         return list(_file_layout(str(path), *_stamp(path)).names)
     except (pa.ArrowException, OSError) as exc:
         raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read as parquet ({exc}).") from exc
-
-
-def data_file_path(ds: Dataset, episode: int | Episode) -> Path:
-    """The parquet file holding ``episode`` (it may be missing)."""
-    return resolve_episode(ds, episode).data_file

@@ -16,9 +16,6 @@ from typing import Any
 from strands_robots.dataset.problems import HEADER, VERSION, Problem
 from strands_robots.errors import DatasetError, UnsupportedVersionError
 
-#: Versions this reader knows (``v3.*`` is accepted as v3).
-SUPPORTED_VERSIONS = ("v3.0", "v2.1", "v2.0")
-
 #: Default path templates when ``info.json`` has none (LeRobot's own defaults).
 V3_DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 V3_VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"

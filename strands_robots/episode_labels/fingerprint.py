@@ -4,7 +4,6 @@
 from strands_robots.fingerprint import (
     IDENTITY_KEYS,
     Fingerprinter,
-    episode_fingerprint,
     has_dataset_metadata,
     open_dataset_for_checks,
     open_dataset_if_present,
@@ -13,7 +12,6 @@ from strands_robots.fingerprint import (
 __all__ = [
     "IDENTITY_KEYS",
     "Fingerprinter",
-    "episode_fingerprint",
     "has_dataset_metadata",
     "open_dataset_for_checks",
     "open_dataset_if_present",

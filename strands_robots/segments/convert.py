@@ -35,11 +35,6 @@ def frame_to_seconds(frame: int, fps: float) -> float:
     return round(frame / check_fps(fps), SECONDS_DECIMALS)
 
 
-def seconds_to_frame(seconds: float, fps: float) -> int:
-    """The nearest frame boundary to ``seconds`` (round half to even)."""
-    return int(round(float(seconds) * check_fps(fps)))
-
-
 def segments_to_subtasks(segments: Any, fps: float, *, include_task_complete: bool = True) -> list[dict[str, Any]]:
     """A segmentation as the outcome labels' ``subtasks``.
 

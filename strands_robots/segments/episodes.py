@@ -39,11 +39,6 @@ def episode_index(value: Any, what: str = "episode") -> int:
     return int(value)
 
 
-def has_metadata(root: str | Path) -> bool:
-    """True when ``root/meta/info.json`` exists."""
-    return (Path(root) / "meta" / "info.json").is_file()
-
-
 def open_dataset_if_present(root: str | Path) -> Any | None:
     """The opened dataset (cached while its metadata is unchanged), or None when ``root``
     has no LeRobot metadata."""

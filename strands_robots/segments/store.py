@@ -172,14 +172,6 @@ def check_readable(root: str | Path, *, labels_dir: str | Path | None = None) ->
         store.query(lambda document: None)
 
 
-def read_records(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:
-    """A deep copy of the ``episodes`` mapping (empty when there is no sidecar)."""
-    store = open_store(root, labels_dir)
-    if not _exists(store):
-        return {}
-    return store.read()["episodes"]
-
-
 def query_records(
     root: str | Path, fn: Callable[[dict[str, dict[str, Any]]], Any], *, labels_dir: str | Path | None = None
 ) -> Any:

@@ -128,8 +128,3 @@ def json_copy(value: Any) -> Any:
     """A deep copy of JSON data (dicts, lists, str, numbers, bools, None), much faster than
     ``copy.deepcopy`` for label records."""
     return msgspec.json.decode(msgspec.json.encode(value))
-
-
-def is_finite_number(value: Any) -> bool:
-    """True for an int or float (not bool) that is finite."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
