@@ -5,14 +5,17 @@ pydantic's ``ValidationError`` into :class:`~strands_robots.errors.LabelArgument
 (a :class:`LabelValidationError` that is also a ``TypeError``, so callers of the other
 ``strands_robots`` implementation that catch ``TypeError`` keep working). Values are
 never coerced into something else: ``"no"`` is not a boolean, ``5`` is not a path.
+
+pydantic is imported on first need: the plain cases (an ``str`` or ``Path`` of plain
+text, a ``bool``, a ``list`` of ``str``) are accepted by an exact pre-check that gives
+what the adapter gives (``tests/tooling/test_arguments_fast_path.py`` holds the two
+to the same answers), so a process that only reads labels never pays pydantic's import.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PosixPath, WindowsPath
 from typing import Annotated, Any
-
-from pydantic import AfterValidator, StrictBool, StrictStr, TypeAdapter, ValidationError
 
 from strands_robots.errors import LabelArgumentError
 
@@ -28,13 +31,52 @@ def _plain_path_text(value: str | Path) -> str | Path:
     return value
 
 
-_PATH = TypeAdapter(Annotated[StrictStr | Path, AfterValidator(_plain_path_text)])
-_FLAG = TypeAdapter(StrictBool)
-_NAMES = TypeAdapter(list[StrictStr] | None)
-_ITEMS = TypeAdapter(list[Any])
+_adapters: dict[str, Any] = {}
 
 
-def _refusal(exc: ValidationError, what: str, value: Any, remedy: str) -> LabelArgumentError:
+def _adapter(kind: str) -> Any:
+    """The pydantic ``TypeAdapter`` of one kind of argument (built once, on first need)."""
+    adapter = _adapters.get(kind)
+    if adapter is None:
+        from pydantic import AfterValidator, StrictBool, StrictStr, TypeAdapter
+
+        _adapters.update(
+            path=TypeAdapter(Annotated[StrictStr | Path, AfterValidator(_plain_path_text)]),
+            flag=TypeAdapter(StrictBool),
+            names=TypeAdapter(list[StrictStr] | None),
+            items=TypeAdapter(list[Any]),
+        )
+        adapter = _adapters[kind]
+    return adapter
+
+
+def _validation_error() -> type[Exception]:
+    from pydantic import ValidationError
+
+    return ValidationError
+
+
+#: Types the path pre-check accepts as they are (anything else goes to pydantic).
+_PLAIN_PATH_TYPES = (str, PosixPath, WindowsPath)
+
+
+def _plain_path(value: Any) -> bool:
+    """True when pydantic's path adapter would accept ``value`` unchanged (exact types only)."""
+    if type(value) not in _PLAIN_PATH_TYPES:
+        return False
+    text = value if type(value) is str else str(value)
+    return "\x00" not in text and (text.isascii() or _encodes(text))
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _refusal(exc: Any, what: str, value: Any, remedy: str) -> LabelArgumentError:
     problem = exc.errors(include_url=False)[0]
     message = str(problem.get("msg", "invalid")).removeprefix("Value error, ")
     where = "".join(f"[{p!r}]" for p in problem.get("loc", ()) if not isinstance(p, str))
@@ -49,9 +91,11 @@ def path_argument(value: Any, what: str = "root") -> Path:
     Raises:
         LabelArgumentError: another type, a NUL byte or a lone surrogate.
     """
+    if _plain_path(value):
+        return Path(value)
     try:
-        return Path(_PATH.validate_python(value))
-    except ValidationError as exc:
+        return Path(_adapter("path").validate_python(value))
+    except _validation_error() as exc:
         raise _refusal(
             exc, what, value, f"pass {what} as a path string or pathlib.Path, e.g. 'data/my_dataset'."
         ) from None
@@ -68,9 +112,11 @@ def flag_argument(value: Any, what: str) -> bool:
     Raises:
         LabelArgumentError: not a bool.
     """
+    if type(value) is bool:
+        return value
     try:
-        return _FLAG.validate_python(value)
-    except ValidationError as exc:
+        return _adapter("flag").validate_python(value)
+    except _validation_error() as exc:
         raise _refusal(exc, what, value, f"pass {what}=True or {what}=False.") from None
 
 
@@ -80,9 +126,13 @@ def names_argument(value: Any, what: str, example: str) -> list[str] | None:
     Raises:
         LabelArgumentError: a number, a bare string, or an item that is not a string.
     """
+    if value is None:
+        return None
+    if type(value) is list and all(type(v) is str for v in value):
+        return list(value)
     try:
-        return _NAMES.validate_python(value)
-    except ValidationError as exc:
+        return _adapter("names").validate_python(value)
+    except _validation_error() as exc:
         raise _refusal(exc, what, value, f"pass a list of strings such as {example}, or None for no filter.") from None
 
 
@@ -96,7 +146,9 @@ def items_argument(value: Any, what: str, example: str) -> list[Any]:
         raise LabelArgumentError(
             f"{what} must be a list, got {type(value).__name__} {repr(value)[:60]}; pass a list such as {example}."
         )
+    if type(value) is list:
+        return list(value)
     try:
-        return _ITEMS.validate_python(value)
-    except ValidationError as exc:
+        return _adapter("items").validate_python(value)
+    except _validation_error() as exc:
         raise _refusal(exc, what, value, f"pass a list such as {example}.") from None
