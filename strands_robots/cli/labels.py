@@ -192,7 +192,7 @@ def filter_cmd(
     labels_dir: LabelsDirOpt = None,
 ) -> None:
     """Print the episodes worth training on; stderr counts what was dropped and why."""
-    from strands_robots.episode_labels.explain import explain_filter
+    from strands_robots.selection import explain_filter
 
     root, labels_dir = resolve(root), resolve(labels_dir)
     fold_orphaned_journal(root, labels_dir)

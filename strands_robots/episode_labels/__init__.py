@@ -11,7 +11,7 @@ from typing import Any
 
 from strands_robots.episode_labels.agreement import cohen_kappa, measure_agreement
 from strands_robots.episode_labels.document import labels_path, open_store, read_document
-from strands_robots.episode_labels.filtering import StaleLabelsWarning, filter_episodes, stale_episodes
+from strands_robots.episode_labels.filtering import StaleLabelsWarning, stale_episodes
 from strands_robots.episode_labels.judge import annotate_episode, annotate_episodes
 from strands_robots.episode_labels.remap import remap
 from strands_robots.episode_labels.review import list_disputes, review_episode
@@ -84,3 +84,17 @@ __all__ = [
     "stale_episodes",
     "verdicts_from_dataset",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # filter_episodes reads the outcome labels too (held-out episodes, outcome filters), so
+    # it lives above both stores in strands_robots.selection (docs/architecture.md, "Layers")
+    if name == "filter_episodes":
+        from strands_robots.selection import filter_episodes
+
+        return filter_episodes
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

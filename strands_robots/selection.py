@@ -1,0 +1,237 @@
+"""Selecting episodes across stores: the label bar, then the current outcome labels.
+
+This module sits above the label stores (``episode_labels`` and ``outcomes``), so neither
+store imports the other to select (docs/architecture.md, "Layers"). The label rules are
+:func:`strands_robots.episode_labels.filtering.select_episodes`'s; this module adds the
+outcome filters and the held-out rule (docs/outcomes.md, "Held-out episodes").
+``strands_robots.episode_labels.filter_episodes`` is :func:`filter_episodes` (the name
+strands-robots 0.5.3 has).
+
+The outcomes package is imported inside the functions that read it: it loads the
+dataset reader (pyarrow), and a directory without outcome labels costs one ``stat``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from strands_robots.arguments import names_argument
+from strands_robots.episode_labels import checks
+from strands_robots.episode_labels.document import read_document
+from strands_robots.episode_labels.explain import LABEL_DROP_REASONS, label_drop_reason
+from strands_robots.episode_labels.filtering import select_episodes
+from strands_robots.episode_labels.stale import stale_episodes
+from strands_robots.episode_labels.vocab import QUALITY_RANK, did_you_mean
+from strands_robots.errors import LabelValidationError
+
+#: The ``evaluation_membership`` that keeps an episode out of every training release.
+HELD_OUT = "held_out_eval"
+
+#: ``strands_robots.outcomes.store.SIDECAR_NAME``, named here so that a directory without
+#: outcome labels costs one ``stat`` and no import of the outcomes package.
+OUTCOMES_SIDECAR = "episode_outcomes.jsonl"
+
+#: ``explain_filter``'s drop reasons, in the order they are checked.
+DROP_REASONS: tuple[str, ...] = (
+    *LABEL_DROP_REASONS,
+    "no outcome label",
+    "outcome not selected",
+    "held out",
+    "stale",
+)
+
+
+def held_out_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> set[int]:
+    """Episodes whose current outcome label is ``held_out_eval`` (empty without outcome labels)."""
+    if not (Path(labels_dir if labels_dir is not None else root) / OUTCOMES_SIDECAR).exists():
+        return set()
+    from strands_robots.outcomes import current_outcomes
+
+    current = current_outcomes(root, labels_dir=labels_dir)
+    return {e for e, label in current.items() if label.get("evaluation_membership") == HELD_OUT}
+
+
+class _OutcomeFilter:
+    """The outcome half of one selection: wanted values, checked once, and the labels read lazily."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        labels_dir: str | Path | None,
+        outcomes: Any,
+        evaluation_membership: Any,
+        include_held_out: bool,
+    ) -> None:
+        self.root, self.labels_dir = root, labels_dir
+        self.outcomes = self.membership = None
+        if outcomes is not None or evaluation_membership is not None:  # the vocabulary: only when asked
+            from strands_robots.outcomes.model import EVALUATION_MEMBERSHIPS, OUTCOMES
+
+            self.outcomes = _as_set(outcomes, "outcomes", OUTCOMES)
+            self.membership = _as_set(evaluation_membership, "evaluation_membership", (*EVALUATION_MEMBERSHIPS, ""))
+        self.keep_held_out = include_held_out or bool(self.membership and HELD_OUT in self.membership)
+
+    @property
+    def active(self) -> bool:
+        return self.outcomes is not None or self.membership is not None
+
+    def current(self) -> dict[int, dict[str, Any]]:
+        from strands_robots.outcomes import current_outcomes
+
+        return current_outcomes(self.root, labels_dir=self.labels_dir)
+
+    def held_out(self) -> set[int]:
+        return set() if self.keep_held_out else held_out_episodes(self.root, labels_dir=self.labels_dir)
+
+    def reason(self, label: dict[str, Any] | None) -> str | None:
+        """``"no outcome label"``, ``"outcome not selected"`` or None (kept) for one episode's label."""
+        if label is None:
+            return "no outcome label"
+        if self.outcomes is not None and label.get("outcome") not in self.outcomes:
+            return "outcome not selected"
+        membership = label.get("evaluation_membership") or ""  # unset is not "none" (docs/outcomes.md)
+        if self.membership is not None and membership not in self.membership:
+            return "outcome not selected"
+        return None
+
+    def narrow(self, chosen: list[int]) -> list[int]:
+        if self.active:
+            current = self.current()
+            chosen = [i for i in chosen if self.reason(current.get(i)) is None]
+        held_out = self.held_out()
+        return [i for i in chosen if i not in held_out] if held_out else chosen
+
+
+def filter_episodes(
+    root: str | Path,
+    *,
+    require_success: bool = True,
+    min_quality: str = "medium",
+    exclude_disputed: bool = False,
+    outcomes: str | list[str] | None = None,
+    evaluation_membership: str | list[str] | None = None,
+    include_held_out: bool = False,
+    labels_dir: str | Path | None = None,
+) -> list[int]:
+    """Episode indices that clear the bar, sorted.
+
+    Rules (docs/sidecar-format.md, docs/review.md, docs/outcomes.md "Held-out splits"):
+
+    - an episode with no judge block is always excluded;
+    - ``require_success`` reads the deterministic verdict, flipped by a current human
+      ``overrule_verdict`` review (the recorded verdict itself is untouched);
+    - quality ranks ``low < medium < high``; a current review's ``quality`` replaces
+      the judge's;
+    - ``exclude_disputed`` drops disputes that no current review has decided;
+    - ``outcomes`` / ``evaluation_membership`` keep only episodes whose current outcome
+      label (``episode_outcomes.jsonl``) has one of the given values;
+    - an episode whose current outcome label has ``evaluation_membership ==
+      "held_out_eval"`` never enters a training selection (docs/outcomes.md, "Held-out
+      episodes"): it is left out unless ``include_held_out`` is true or
+      ``evaluation_membership`` asks for ``held_out_eval`` by name;
+    - labels whose dataset fingerprint no longer matches (the dataset was renumbered)
+      are excluded with a ``StaleLabelsWarning``.
+
+    Files without reviews give exactly the other implementation's answer.
+
+    Args:
+        root: Dataset root.
+        require_success: Keep only (effectively) successful episodes.
+        min_quality: Lowest acceptable grade.
+        exclude_disputed: Drop episodes with an open dispute.
+        outcomes: Outcome value(s) to keep, e.g. ``["expert_success", "slow_success"]``.
+        evaluation_membership: ``train``, ``held_out_eval``, ``none``, or ``""`` for labels
+            whose membership is unset (or a list of these).
+        include_held_out: Keep held-out evaluation episodes too (for evaluation, not training).
+        labels_dir: Directory of the sidecars (default ``root``).
+
+    Returns:
+        Sorted real ``episode_index`` values.
+
+    Raises:
+        LabelValidationError: a flag is not a boolean or the grade or an outcome value is unknown.
+        LabelsNotFoundError: no sidecar yet (a ``FileNotFoundError``).
+    """
+    require_success = checks.boolean(require_success, "require_success")
+    exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
+    include_held_out = checks.boolean(include_held_out, "include_held_out")
+    checks.quality(min_quality, "min_quality", context="filter_episodes")
+    wanted = _OutcomeFilter(root, labels_dir, outcomes, evaluation_membership, include_held_out)
+    return select_episodes(
+        root,
+        require_success=require_success,
+        min_quality=min_quality,
+        exclude_disputed=exclude_disputed,
+        labels_dir=labels_dir,
+        narrow=wanted.narrow,
+        stacklevel=3,  # the user's call, above this function
+    )
+
+
+def explain_filter(
+    root: str | Path,
+    *,
+    require_success: bool = True,
+    min_quality: str = "medium",
+    exclude_disputed: bool = False,
+    outcomes: str | list[str] | None = None,
+    evaluation_membership: str | list[str] | None = None,
+    include_held_out: bool = False,
+    labels_dir: str | Path | None = None,
+) -> dict[str, Any]:
+    """The selection of :func:`filter_episodes` with the reason for every episode it drops.
+
+    Takes the same arguments as :func:`filter_episodes` and applies the same rules; an
+    episode is counted under the first rule it fails (the order of :data:`DROP_REASONS`).
+
+    Returns:
+        ``{"kept": [episode, ...], "dropped": {reason: [episode, ...]}}``; ``dropped`` has
+        every key of :data:`DROP_REASONS` (empty lists included), episodes sorted.
+
+    Raises:
+        LabelValidationError: a flag is not a boolean or a value is unknown.
+        LabelsNotFoundError: no sidecar yet (a ``FileNotFoundError``).
+    """
+    require_success = checks.boolean(require_success, "require_success")
+    exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
+    include_held_out = checks.boolean(include_held_out, "include_held_out")
+    minimum = QUALITY_RANK[checks.quality(min_quality, "min_quality")]
+    wanted = _OutcomeFilter(root, labels_dir, outcomes, evaluation_membership, include_held_out)
+    records = read_document(root, labels_dir)["episodes"]
+    current = wanted.current() if wanted.active else {}
+    held_out = wanted.held_out()
+    fingerprinted = any(r.get("fingerprint") for r in records.values())
+    stale = stale_episodes(root, labels_dir=labels_dir) if fingerprinted else {}
+
+    def reason(episode: int, record: dict[str, Any]) -> str | None:
+        why = label_drop_reason(
+            record, require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed
+        )
+        if why is None and wanted.active:
+            why = wanted.reason(current.get(episode))
+        if why is None and episode in held_out:
+            why = "held out"
+        if why is None and episode in stale:
+            why = "stale"
+        return why
+
+    kept: list[int] = []
+    dropped: dict[str, list[int]] = {name: [] for name in DROP_REASONS}
+    for key in sorted(records, key=int):
+        why = reason(int(key), records[key])
+        (kept if why is None else dropped[why]).append(int(key))
+    return {"kept": kept, "dropped": dropped}
+
+
+def _as_set(value: Any, what: str, allowed: tuple[str, ...]) -> set[str] | None:
+    """One value or a list, each from ``allowed`` (a typo must not empty a training set)."""
+    if value is None:
+        return None
+    values = [value] if isinstance(value, str) else names_argument(value, what, f"[{allowed[0]!r}]") or []
+    for v in values:
+        if v not in allowed:
+            raise LabelValidationError(
+                f"{what} value {v!r} is not one of {', '.join(allowed)}.{did_you_mean(v, allowed)}"
+            )
+    return set(values)
