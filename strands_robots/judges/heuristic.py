@@ -1,7 +1,7 @@
 """``HeuristicJudgeModel``: the offline judge as a strands ``Model`` (``docs/judge.md``).
 
 It needs no model service. Like a real model it plans tool calls and reads their
-results, through the same tools, root checks and label writes as a VLM judge. Inside a
+results, through the same tools, root checks and label checks as a VLM judge. Inside a
 strands ``Agent`` it streams its tool calls like any model; ``run_judge`` instead lets
 it call the tools directly (:meth:`HeuristicJudgeModel.drive`: same tool functions and
 inputs, no event loop, which was most of an offline episode's cost). The plan:

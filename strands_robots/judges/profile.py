@@ -22,9 +22,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from strands_robots.dataset import open_dataset
+from strands_robots.dataset.cache import cached_dataset
 from strands_robots.dataset.frames import column_to_numpy
-from strands_robots.signals.episode import signal_columns, signals_of
+from strands_robots.signals.episode import signal_columns
+from strands_robots.tools.evidence import EvidenceCache, episode_evidence, file_stamp
 
 #: Below this many profiled episodes no dataset-relative claim is made.
 MIN_EPISODES = 8
@@ -195,7 +196,12 @@ class DatasetProfile:
 
     @classmethod
     def from_dataset(
-        cls, root: str | Path, episodes: Iterable[int] | None = None, *, workers: int = 1
+        cls,
+        root: str | Path,
+        episodes: Iterable[int] | None = None,
+        *,
+        workers: int = 1,
+        evidence: EvidenceCache | None = None,
     ) -> DatasetProfile:
         """Read every episode's state and timestamps once and profile them.
 
@@ -207,11 +213,13 @@ class DatasetProfile:
             root: Dataset root.
             episodes: Restrict to these episode indices (default: all).
             workers: Threads reading data files in parallel.
+            evidence: Filled with each profiled episode's rows and signals, so the
+                judge tools (``sample_frames``) reuse them instead of computing them again.
 
         Raises:
             DatasetError: the dataset cannot be opened.
         """
-        dataset = open_dataset(root)
+        dataset = cached_dataset(root)  # the object the tools get, which the evidence entries are tied to
         wanted = list(dataset.episodes) if episodes is None else [int(e) for e in episodes]
         by_file: dict[Path, list[int]] = {}
         for index in wanted:
@@ -219,42 +227,54 @@ class DatasetProfile:
         jobs = list(by_file.items())
         if workers > 1 and len(jobs) > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                parts = list(pool.map(lambda job: _profile_file(dataset, *job), jobs))
+                parts = list(pool.map(lambda job: _profile_file(dataset, *job, evidence), jobs))
         else:
-            parts = [_profile_file(dataset, *job) for job in jobs]
+            parts = [_profile_file(dataset, *job, evidence) for job in jobs]
         tasks = {i: dataset.episodes[i].tasks[0] for i in wanted if dataset.episodes[i].tasks}
         return cls.from_signals({i: sig for part in parts for i, sig in part.items()}, tasks)
 
 
-def _read_one(dataset: Any, index: int, columns: list[str]) -> dict[str, Any] | None:
+def _read_one(dataset: Any, index: int, columns: list[str], evidence: EvidenceCache | None) -> dict[str, Any] | None:
+    path = dataset.episodes[index].data_file
+    stamp = file_stamp(path)
     try:
         rows = dataset.read_frames(index, columns) if columns else {}
     except (OSError, ValueError, KeyError):  # unreadable: left out of the profile
         return None
-    return signals_of(dataset, rows)
+    found = episode_evidence(dataset, dataset.episodes[index].length, rows)
+    if evidence is not None:
+        evidence.put(dataset, index, found, stamp)
+    return found.signals
 
 
-def _profile_file(dataset: Any, path: Path, indices: list[int]) -> dict[int, dict[str, Any]]:
+def _profile_file(
+    dataset: Any, path: Path, indices: list[int], evidence: EvidenceCache | None = None
+) -> dict[int, dict[str, Any]]:
     """Signals of ``indices``, all stored in the data file ``path``, from one read of it."""
     columns = signal_columns(dataset)
     out: dict[int, dict[str, Any]] = {}
+    stamp = file_stamp(path)
     try:
         available = set(pq.read_schema(path).names)
         if not {"episode_index", "frame_index", *columns} <= available:
             raise ValueError("columns missing")
         table = pq.read_table(path, columns=[*columns, "episode_index", "frame_index"])
     except (OSError, ValueError, pa.ArrowException):
-        return {i: s for i in indices if (s := _read_one(dataset, i, columns)) is not None}
+        return {i: s for i in indices if (s := _read_one(dataset, i, columns, evidence)) is not None}
     episode_col = table.column("episode_index").to_numpy()
     order = np.lexsort((table.column("frame_index").to_numpy(), episode_col))
     sorted_episodes = episode_col[order]
     arrays = {c: column_to_numpy(table.column(c), c)[order] for c in columns}
-    for index in indices:
-        lo, hi = np.searchsorted(sorted_episodes, [index, index + 1])
-        if hi - lo != dataset.episodes[index].length:
-            signals = _read_one(dataset, index, columns)  # let the reader judge the inconsistency
+    bounds = np.searchsorted(sorted_episodes, np.column_stack([indices, np.add(indices, 1)]))
+    for index, (lo, hi) in zip(indices, bounds.tolist(), strict=True):
+        length = dataset.episodes[index].length
+        if hi - lo != length:
+            signals = _read_one(dataset, index, columns, evidence)  # let the reader judge the inconsistency
         else:
-            signals = signals_of(dataset, {c: a[lo:hi] for c, a in arrays.items()})
+            found = episode_evidence(dataset, length, {c: a[lo:hi] for c, a in arrays.items()})
+            if evidence is not None:
+                evidence.put(dataset, index, found, stamp)
+            signals = found.signals
         if signals is not None:
             out[index] = signals
     return out

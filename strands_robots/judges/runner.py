@@ -12,6 +12,12 @@ the same loop.
 - A model call failing transiently (throttling, timeouts, dropped connections) is
   retried with exponential backoff (:class:`TransientRetryStrategy`).
 - A failing episode never stops the run: it is reported in :class:`JudgeReport`.
+- The offline judge computes every episode's signals once, in the profile pass: an
+  :class:`~strands_robots.tools.evidence.EvidenceCache` hands them to ``sample_frames``.
+  Its ``write_label`` checks each label and this thread writes them in group commits
+  (:func:`write_judged`: at most ``WRITE_BATCH`` episodes or ``WRITE_INTERVAL_S`` seconds
+  per commit), from a snapshot of the sidecar's records taken at the start. A model
+  judge's ``write_label`` writes each label itself (durable when it returns).
 """
 
 from __future__ import annotations
@@ -30,18 +36,28 @@ from strands.types.exceptions import ModelThrottledException
 
 from strands_robots.dataset.hub import resolve_root
 from strands_robots.episode_labels import labels_path, read_labels
+from strands_robots.episode_labels.judge import annotate_episodes
 from strands_robots.errors import LabelsNotFoundError, LabelValidationError
 from strands_robots.judges.heuristic import HeuristicJudgeModel, judge_prompt
 from strands_robots.judges.profile import MIN_EPISODES, DatasetProfile
 from strands_robots.judges.rules import JUDGE_MODEL
 from strands_robots.model_spec import ModelSpecError, build_model
 from strands_robots.tools.episode_judge import create_judge_agent, model_name
+from strands_robots.tools.evidence import EvidenceCache
 
 #: Where :func:`run_judge` runs the agents.
 EXECUTORS = ("thread", "ray")
 
 #: ``--model`` values that select the offline judge.
 OFFLINE_ALIASES = ("heuristic", JUDGE_MODEL)
+
+#: The offline judge writes its labels in group commits of at most this many episodes ...
+WRITE_BATCH = 64
+#: ... or of what was judged in this many seconds, whichever comes first.
+WRITE_INTERVAL_S = 1.0
+
+#: The judge block fields a batch write carries over (the writer sets ``labeled_at``).
+JUDGE_FIELDS = ("quality", "failure_mode", "note", "success_opinion", "model")
 
 _TRANSIENT_NAME_PARTS = (
     "throttl",
@@ -244,6 +260,47 @@ def judge_episode(
         ), None
 
 
+def _annotation(episode: int, judge: dict[str, Any]) -> dict[str, Any]:
+    return {"episode": episode, **{k: judge.get(k) for k in JUDGE_FIELDS}, "keep_history": True}
+
+
+def write_judged(
+    root: Path, labels_dir: str | Path | None, pairs: list[tuple[EpisodeResult, dict[str, Any] | None]]
+) -> list[EpisodeResult]:
+    """Write the judge blocks of a batch of judged episodes in one group commit.
+
+    One :func:`~strands_robots.episode_labels.judge.annotate_episodes` call (one journal
+    line, one fsync); when the all-or-nothing batch is refused, one by one, so only the
+    episodes at fault fail. Replaced judge blocks go to ``judge_history``.
+
+    Args:
+        root: Dataset root.
+        labels_dir: Directory of the sidecar.
+        pairs: ``(result, judge block)`` per episode; results that are not ok (or have
+            no block) are passed through unwritten.
+
+    Returns:
+        The results, with a failure for each episode whose label could not be written.
+    """
+    labelled = [(r, j) for r, j in pairs if r.ok and j is not None]
+    out = [r for r, j in pairs if not (r.ok and j is not None)]
+    if not labelled:
+        return out
+    try:
+        annotate_episodes(root, [_annotation(r.episode, j) for r, j in labelled], labels_dir=labels_dir)
+        return out + [r for r, _ in labelled]
+    except Exception:  # noqa: BLE001 - all-or-nothing refused the batch: find which episodes it was
+        pass
+    for result, judge in labelled:
+        try:
+            annotate_episodes(root, [_annotation(result.episode, judge)], labels_dir=labels_dir)
+            out.append(result)
+        except Exception as exc:  # noqa: BLE001 - one episode's failure never stops the run
+            error = f"label not written: {type(exc).__name__}: {exc}"
+            out.append(EpisodeResult(result.episode, False, error=error, seconds=result.seconds))
+    return out
+
+
 def _is_offline(model: Any) -> bool:
     return model is None or (isinstance(model, str) and model.strip().lower() in OFFLINE_ALIASES)
 
@@ -288,8 +345,8 @@ def run_judge(
         labels_dir: Directory of the label sidecars.
         retry: Backoff of transient model-call failures.
         on_start: Called with the number of episodes once selection is done.
-        on_result: Called with each :class:`EpisodeResult` as it completes (any thread;
-            with Ray, on the driver once the episode's label is written).
+        on_result: Called with each :class:`EpisodeResult` as it completes (the offline
+            judge and Ray: once the episode's label is written).
         executor: ``"thread"`` (this process) or ``"ray"``: batches of episodes go to Ray
             actors that return label records, and this process alone writes them (see
             docs/distributed.md). Needs the ``[ray]`` extra.
@@ -355,9 +412,11 @@ def run_judge(
         return report
 
     shared_model: Any
+    evidence: EvidenceCache | None = None
     if offline:
         profile_start = time.perf_counter()
-        profile = DatasetProfile.from_dataset(root, workers=workers or 1)
+        evidence = EvidenceCache() if executor == "thread" else None  # Ray workers compute their own
+        profile = DatasetProfile.from_dataset(root, workers=workers or 1, evidence=evidence)
         report.profile_seconds = time.perf_counter() - profile_start
         if not profile.comparable:
             report.warnings.append(
@@ -374,6 +433,10 @@ def run_judge(
     local = threading.local()
     agents: list[Any] = []
     agents_lock = threading.Lock()
+    # The offline judge's labels are written in group commits by this thread (one journal line
+    # per batch); a model judge's write_label writes each label itself, durable when it returns.
+    deferred = offline and executor == "thread"
+    records = {int(k): v for k, v in read_labels(root, labels_dir=labels_dir)["episodes"].items()} if deferred else None
 
     def agent_for_thread() -> Any:
         agent = getattr(local, "agent", None)
@@ -386,17 +449,22 @@ def run_judge(
                 callback_handler=None,
                 retry_strategy=retry.strategy(),
             )
+            if deferred:
+                config = agent.judge_tools.config
+                config.evidence = evidence
+                config.records = records
+                config.defer_writes = True
             local.agent = agent
             with agents_lock:
                 agents.append(agent)
         return agent
 
-    def judge_one(episode: int) -> EpisodeResult:
+    def judge_one(episode: int) -> tuple[EpisodeResult, dict[str, Any] | None]:
         try:
             agent = agent_for_thread()
         except Exception as exc:  # noqa: BLE001 - one episode's failure never stops the run
-            return EpisodeResult(episode, False, error=f"{type(exc).__name__}: {exc}")
-        return judge_episode(agent, root, episode, frames, images)[0]
+            return EpisodeResult(episode, False, error=f"{type(exc).__name__}: {exc}"), None
+        return judge_episode(agent, root, episode, frames, images)
 
     if executor == "ray":
         from strands_robots.judges.ray_executor import judge_on_ray
@@ -423,16 +491,46 @@ def run_judge(
         return report
 
     done: list[EpisodeResult] = []
+    pending: list[tuple[EpisodeResult, dict[str, Any] | None]] = []
+    pending_since = 0.0
+
+    def finish(results: list[EpisodeResult]) -> None:
+        done.extend(results)
+        if on_result is not None:
+            for r in results:
+                on_result(r)
+
+    def drain() -> None:
+        if pending:
+            batch = list(pending)
+            pending.clear()
+            finish(write_judged(root, labels_dir, batch))
+
+    def collect(result: EpisodeResult, judge: dict[str, Any] | None) -> None:
+        nonlocal pending_since
+        if not deferred or not result.ok:
+            finish([result])
+            return
+        if not pending:
+            pending_since = time.perf_counter()
+        pending.append((result, judge))
+        if len(pending) >= WRITE_BATCH or time.perf_counter() - pending_since >= WRITE_INTERVAL_S:
+            drain()
+
     pool = ThreadPoolExecutor(max_workers=workers or 1, thread_name_prefix="judge")
+    futures = []
+    collected: set[Any] = set()
     try:
         futures = [pool.submit(judge_one, e) for e in todo]
         for future in as_completed(futures):
-            result = future.result()
-            done.append(result)
-            if on_result is not None:
-                on_result(result)
+            collected.add(future)
+            collect(*future.result())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # Ctrl-C: finish in-flight episodes, drop the rest
+        for future in futures:  # episodes judged after an interrupt still get their labels written
+            if future not in collected and future.done() and not future.cancelled() and future.exception() is None:
+                collect(*future.result())
+        drain()
         report.results.extend(done)
         report.results.sort(key=lambda r: r.episode)
         for agent in agents:

@@ -37,7 +37,7 @@ from strands_robots.episode_labels.document import query_document
 from strands_robots.episode_labels.judge import judge_block
 from strands_robots.errors import DatasetError, EpisodeNotFoundError, LabelsNotFoundError, VerdictNotFoundError
 from strands_robots.signals import frame_stats, sample_indices
-from strands_robots.signals.episode import signal_columns, signals_of
+from strands_robots.signals.episode import signal_columns
 from strands_robots.signals.frames import STAT_FRAMES, STAT_MAX_SIDE
 from strands_robots.tools import envelope
 from strands_robots.tools.envelope import (
@@ -48,6 +48,7 @@ from strands_robots.tools.envelope import (
     run_tool,
     text_block,
 )
+from strands_robots.tools.evidence import EvidenceCache, episode_evidence
 from strands_robots.tools.images import DEFAULT_MAX_SIDE, image_block
 from strands_robots.tools.roots import (
     allowed_roots_from_env,
@@ -114,6 +115,9 @@ class JudgeToolConfig:
             opens the sidecar.
         defer_writes: ``write_label`` checks the label and keeps it in ``written``
             without writing it (the caller writes it; ``track_writes`` must be on).
+        evidence: Episodes' rows and signals already computed (the offline judge's
+            profile pass); ``sample_frames`` answers from an entry computed from the same
+            dataset and data file instead of reading and computing again (same payload).
     """
 
     roots: list[Path] | None = None
@@ -125,6 +129,7 @@ class JudgeToolConfig:
     track_writes: bool = True
     records: dict[int, dict[str, Any]] | None = None
     defer_writes: bool = False
+    evidence: EvidenceCache | None = None
     tool_seconds: dict[str, float] = field(default_factory=dict)
     tool_calls: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -383,17 +388,22 @@ def _sample_frames(
     cfg.check_episode_files(path, meta, cameras)  # every file read below resolves inside the allowed roots
     _check_videos(meta, cameras, index)  # before any work: the answer would be incomplete
     fps = dataset.fps
-    available = set(data_columns(dataset, index))
-    columns = [c for c in signal_columns(dataset) if c in available]  # a declared feature may be absent
-    rows = dataset.read_frames(index, columns) if columns else {}
+    cached = cfg.evidence.get(dataset, index, meta.data_file) if cfg.evidence is not None else None
+    if cached is not None and cached.rows is not None:
+        evidence = cached  # the profile pass read and computed it from this very file
+        _check_state_width(dataset, evidence.rows.get(STATE_KEY), index)
+    else:
+        available = set(data_columns(dataset, index))
+        columns = [c for c in signal_columns(dataset) if c in available]  # a declared feature may be absent
+        rows = dataset.read_frames(index, columns) if columns else {}
+        _check_state_width(dataset, rows.get(STATE_KEY), index)
+        evidence = episode_evidence(dataset, meta.length, rows, None if cached is None else cached.signals)
+    rows = evidence.rows or {}
     state = rows.get(STATE_KEY)
-    _check_state_width(dataset, state, index)
-    timestamps = rows.get("timestamp")
-    if timestamps is None and fps:
-        timestamps = np.arange(meta.length, dtype=np.float64) / fps
+    timestamps = evidence.timestamps
     picks = sample_indices(meta.length, count)
     names = _state_names(dataset)
-    signals = signals_of(dataset, {**rows, "timestamp": timestamps} if timestamps is not None else rows)
+    signals = dict(evidence.signals)  # shared with the cache and the profile: never changed in place
     signals["frame_stats"] = _frame_stats(dataset, meta, index, rows.get("timestamp"))
     frames = []
     samples = []
