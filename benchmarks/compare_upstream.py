@@ -11,7 +11,10 @@ gives medians. Operations:
 - ``filter``: a cold ``filter_episodes`` (first call in the process, no index file) on a
   sidecar another tool wrote (``json.dump(indent=2, sort_keys=True)``).
 - ``filter_meta``: the same with LeRobot ``meta/`` beside the sidecar, on a sidecar this
-  package recorded (so its records carry dataset fingerprints and are checked for staleness).
+  package recorded (so its records carry dataset fingerprints and are checked for staleness),
+  with the dataset's fingerprint cache this package's writer leaves beside it (made here by
+  an untimed ``stale_episodes`` in the same directory first; 0.5.3 makes no such check).
+- ``filter_meta_cold``: the same without that cache (the dataset's metadata is read).
 - ``msgspec``: the floor for ``filter``: a typed msgspec decode of the same bytes into
   structs holding only what the filter needs, and the filter loop.
 - ``read``: ``read_labels``.
@@ -82,8 +85,10 @@ else:
     t_import = time.perf_counter()
     if op == "import":
         result = 0
-    elif op in ("filter", "filter_meta"):
+    elif op in ("filter", "filter_meta", "filter_meta_cold"):
         result = len(el.filter_episodes(root))
+    elif op == "prime":
+        result = len(el.stale_episodes(root))
     elif op == "read":
         result = len(el.read_labels(root)["episodes"])
     elif op == "annotate1":
@@ -162,7 +167,7 @@ with open(root / "episode_labels.json", "w", encoding="utf-8") as handle:
     subprocess.run([ours, "-c", script, str(root), str(source)], check=True)
 
 
-def prepare(work: Path, n: int, ours: str) -> dict[str, Path]:
+def prepare(work: Path, n: int, ours: str, *, with_meta: bool = True) -> dict[str, Path]:
     """Generated inputs for size ``n`` (cached across runs in ``work``)."""
     from open_million import write_dataset
 
@@ -172,7 +177,7 @@ def prepare(work: Path, n: int, ours: str) -> dict[str, Path]:
     if not (plain / "episode_labels.json").exists():
         plain.mkdir(parents=True, exist_ok=True)
         foreign_sidecar(plain / "episode_labels.json", n)
-    if not (meta / "episode_labels.json").exists():
+    if with_meta and not (meta / "episode_labels.json").exists():
         write_dataset(meta, n, files=max(1, min(10, n // 100_000)))
         fingerprinted_sidecar(meta, plain / "episode_labels.json", ours)
     return {"plain": plain, "meta": meta}
@@ -211,8 +216,10 @@ def measure(op: str, n: int, inputs: dict[str, Path], scratch: Path, pythons: di
         where = scratch / name
         if op in ("filter", "read", "annotate1", "msgspec", "import"):
             root = scratch_copy(inputs["plain"], where)
-        elif op == "filter_meta":
+        elif op in ("filter_meta", "filter_meta_cold"):
             root = scratch_copy(inputs["meta"], where)
+            if op == "filter_meta" and name == "ours":
+                run(python, "prime", root, {})  # the cache our writer leaves (untimed)
         elif op == "verdicts":
             root = scratch_copy(inputs["plain"], where, sidecar=False)
         elif op == "verdicts_meta":
@@ -239,7 +246,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,100000,1000000")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
-        "--ops", default="import,filter,msgspec,filter_meta,read,annotate1,verdicts,verdicts_meta,annotate_loop,fsync"
+        "--ops",
+        default="import,filter,msgspec,filter_meta,filter_meta_cold,read,annotate1,verdicts,verdicts_meta,"
+        "annotate_loop,fsync",
     )
     parser.add_argument("--loop", type=int, default=2000, help="calls of annotate_loop / fsync")
     parser.add_argument("--work", type=Path, default=HERE / "_work" / "compare")
@@ -252,7 +261,7 @@ def main() -> None:
         f"{'op':<14}{'episodes':>10} | {'ours s':>8} {'ours MB':>8} | {'0.5.3 s':>8} {'0.5.3 MB':>8} | ratio t  ratio mem"
     )
     for n in (int(s) for s in args.sizes.split(",")):
-        inputs = prepare(args.work, n, args.ours)
+        inputs = prepare(args.work, n, args.ours, with_meta=any("meta" in op for op in ops))
         for op in ops:
             if op in ("import", "annotate_loop", "fsync") and n != int(args.sizes.split(",")[0]):
                 continue  # independent of the sidecar size: measured once, at the first size

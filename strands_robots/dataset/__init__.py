@@ -2,21 +2,42 @@
 
 ``open_dataset(root)`` -> :class:`Dataset` with ``episodes`` keyed by the real
 ``episode_index``, ``read_frames`` and ``decode_frames``. See ``docs/dataset.md``.
+
+The names below load on first use, so a submodule without heavy imports (e.g.
+:mod:`.signature`) can be imported without numpy, pyarrow, PyAV or Pillow.
 """
 
-from strands_robots.dataset.episodes import Episode, EpisodeTable, VideoRef
-from strands_robots.dataset.errors import FrameIndexError, MissingFileError
-from strands_robots.dataset.frames import Frames, read_frames
-from strands_robots.dataset.problems import Problem
-from strands_robots.dataset.reader import Dataset, open_dataset
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "Dataset": "reader",
+    "Episode": "episodes",
+    "EpisodeTable": "episodes",
+    "FrameIndexError": "errors",
+    "Frames": "frames",
+    "MissingFileError": "errors",
+    "Problem": "problems",
+    "VideoRef": "episodes",
+    "decode_frames": "video",
+    "open_dataset": "reader",
+    "read_frames": "frames",
+}
 
 
-def __getattr__(name: str):  # PyAV and Pillow load only when video decoding is used
-    if name == "decode_frames":
-        from strands_robots.dataset.video import decode_frames
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
-        return decode_frames
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})
 
 
 __all__ = [

@@ -17,33 +17,11 @@ from typing import Any
 
 from strands_robots.arguments import path_argument
 from strands_robots.dataset.reader import Dataset, open_dataset
+from strands_robots.dataset.signature import metadata_signature
 
 _MAX_ROOTS = 8
 _lock = threading.Lock()
 _cache: OrderedDict[str, tuple[tuple[Any, ...], Dataset]] = OrderedDict()
-
-
-def metadata_signature(root: str | Path) -> tuple[Any, ...]:
-    """``(name, inode, size, mtime_ns)`` of every metadata file of ``root`` (a change stamp).
-
-    Covers ``meta/info.json``, ``meta/*.jsonl``, ``meta/*.parquet`` and
-    ``meta/episodes/*/*.parquet``; missing files are left out.
-    """
-    meta = Path(root) / "meta"
-    files = [
-        meta / "info.json",
-        *sorted(meta.glob("*.jsonl")),
-        *sorted(meta.glob("*.parquet")),
-        *sorted(meta.glob("episodes/*/*.parquet")),
-    ]
-    signature = []
-    for path in files:
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            continue
-        signature.append((path.name, st.st_ino, st.st_size, st.st_mtime_ns))
-    return tuple(signature)
 
 
 def cached_dataset(root: str | Path) -> Dataset:

@@ -15,6 +15,7 @@ from typing import Any
 
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
+from strands_robots.episode_labels.rows import select_labelled
 from strands_robots.episode_labels.stale import stale_episodes
 from strands_robots.episode_labels.vocab import QUALITY_RANK
 
@@ -70,14 +71,16 @@ def select_episodes(
     exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
     minimum = QUALITY_RANK[checks.quality(min_quality, "min_quality", context="filter_episodes")]
 
-    from strands_robots.episode_labels.index import label_index  # numpy: only when filtering
-
-    index = label_index(existing_store(root, labels_dir))
-    chosen = index.select(require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed).tolist()
+    chosen, fingerprinted = select_labelled(
+        existing_store(root, labels_dir),
+        require_success=require_success,
+        min_rank=minimum,
+        exclude_disputed=exclude_disputed,
+    )
     if narrow is not None:
         chosen = narrow(chosen)
     # only records that carry a fingerprint can be stale (files written by other tools have none)
-    stale = stale_episodes(root, labels_dir=labels_dir) if index.with_fingerprint(chosen) else {}
+    stale = stale_episodes(root, labels_dir=labels_dir) if set(fingerprinted) & set(chosen) else {}
     if stale:
         dropped = sorted(set(chosen) & set(stale))
         if dropped:

@@ -30,7 +30,17 @@ import msgspec
 import numpy as np
 from msgspec import UNSET, UnsetType
 
-from strands_robots.episode_labels.review import dispute_open, effective_quality, effective_success
+from strands_robots.episode_labels.rows import (
+    CONTENT_WIDTH,
+    FP_CONTENT,
+    FP_LENGTH,
+    FP_OTHER,
+    FP_RANGE,
+    FP_TASKS,
+    TaskCodes,
+    fingerprint_row,
+    row_of,
+)
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES, QUALITY_RANK, SCHEMA_VERSION
 from strands_robots.storage import RecordStore
 from strands_robots.storage.atomic import check_target
@@ -38,11 +48,7 @@ from strands_robots.storage.record_store import file_identity
 
 INDEX_VERSION = 3
 PERSIST_MIN_BYTES = 8 << 20
-#: Bits of ``fp_keys``: which fingerprint keys a record stores. ``FP_OTHER``: it stores
-#: something the columns do not hold (an unknown key, an unusual value); such records
-#: are checked against the dataset one by one.
-FP_LENGTH, FP_RANGE, FP_TASKS, FP_CONTENT, FP_OTHER = 1, 2, 4, 8, 16
-CONTENT_WIDTH = 16
+#: ``fp_keys`` holds the ``FP_*`` bits of :mod:`.rows` (which fingerprint keys a record stores).
 COLUMNS = (
     "episode",
     "has_verdict",
@@ -181,65 +187,6 @@ def _empty_columns(n: int) -> dict[str, np.ndarray]:
     return columns
 
 
-def row_of(record: dict[str, Any]) -> tuple[bool, bool, bool, int, bool, bool]:
-    """Index row of one record (a plain dict), by the rules of :mod:`.review`."""
-    has_verdict = isinstance(record.get("deterministic"), dict)
-    judge = record.get("judge")
-    quality = effective_quality(record) if judge else None
-    return (
-        has_verdict,
-        bool(effective_success(record)) if has_verdict else False,
-        bool(judge),
-        QUALITY_RANK.get(quality, -1) if quality else -1,
-        dispute_open(record),
-        bool(record.get("fingerprint")),
-    )
-
-
-def _non_negative(value: Any) -> bool:
-    return type(value) is int and 0 <= value < 2**63
-
-
-class _TaskCodes:
-    """Distinct stored task lists, coded as small integers."""
-
-    def __init__(self, lists: list[tuple[str, ...]] | None = None) -> None:
-        self.lists = list(lists or [])
-        self.codes = {tasks: code for code, tasks in enumerate(self.lists)}
-
-    def code(self, tasks: tuple[str, ...]) -> int:
-        code = self.codes.get(tasks)
-        if code is None:
-            code = self.codes[tasks] = len(self.lists)
-            self.lists.append(tasks)
-        return code
-
-
-def fingerprint_row(fingerprint: Any, tasks: _TaskCodes) -> tuple[int, int, int, int, int, bytes]:
-    """``(fp_keys, fp_length, fp_from, fp_to, fp_tasks, fp_content)`` of a stored fingerprint (a dict)."""
-    keys, length, start, end, task, content = 0, -1, -1, -1, -1, b""
-    if not fingerprint or not isinstance(fingerprint, dict):
-        return keys, length, start, end, task, content
-    for key, value in fingerprint.items():
-        if key == "length" and _non_negative(value):
-            keys, length = keys | FP_LENGTH, value
-        elif (
-            key == "index_range"
-            and isinstance(value, list)
-            and len(value) == 2
-            and _non_negative(value[0])
-            and _non_negative(value[1])
-        ):
-            keys, start, end = keys | FP_RANGE, value[0], value[1]
-        elif key == "tasks" and isinstance(value, list) and all(isinstance(t, str) for t in value):
-            keys, task = keys | FP_TASKS, tasks.code(tuple(value))
-        elif key == "content" and isinstance(value, str) and len(value) == CONTENT_WIDTH and value.isascii():
-            keys, content = keys | FP_CONTENT, value.encode("ascii")
-        else:
-            keys |= FP_OTHER
-    return keys, length, start, end, task, content
-
-
 class _InvalidForIndex(Exception):
     """The typed decode refused the file: the full reader decides (its error, or the slow build)."""
 
@@ -312,7 +259,7 @@ def _build(data: Any) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]]]:
     columns["has_judge"] = (codes & 4).astype(bool)
     columns["quality"] = np.where(codes & 4, (codes >> 3) & 3, -1).astype(np.int8)
     columns["open_dispute"] = (codes & 32).astype(bool)
-    tasks = _TaskCodes()
+    tasks = TaskCodes()
     with_fingerprint = np.flatnonzero(codes & 128)
     for i in with_fingerprint.tolist():  # rare in files other tools wrote; every record in ours
         f = values[i].fingerprint
@@ -365,7 +312,7 @@ def _build_from_document(document: dict[str, Any]) -> tuple[dict[str, np.ndarray
     """Columns of a merged document (plain dicts), for files the typed decode refuses."""
     records = document["episodes"]
     columns = _empty_columns(len(records))
-    tasks = _TaskCodes()
+    tasks = TaskCodes()
     for i, (key, record) in enumerate(records.items()):
         columns["episode"][i] = int(key)
         row = row_of(record)
@@ -393,7 +340,7 @@ def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
     )
     for name in COLUMNS:  # copy on write: a caller may still be reading the old arrays
         setattr(index, name, getattr(index, name).copy())
-    tasks = _TaskCodes(index.task_lists)
+    tasks = TaskCodes(index.task_lists)
     empty = (False, False, False, -1, False, False, 0, -1, -1, -1, -1, b"")
     new_rows = []
     for key, pos, found in zip(keys.tolist(), positions.tolist(), present.tolist(), strict=True):

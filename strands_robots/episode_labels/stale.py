@@ -5,9 +5,13 @@ columns too (:mod:`strands_robots.dataset.fingerprints`), so a million records a
 compared with numpy in milliseconds. The dataset's columns are cached per process and
 beside the sidecar as ``.episode_labels.json.fingerprints.npz``, keyed by the dataset's
 metadata files (name, inode, size, mtime): a later process checks staleness without
-opening the dataset, and any change to ``meta/`` makes the cache stale. The rule (only keys
-present on both sides count; a record without a fingerprint is never stale) is stated in
-``docs/sidecar-format.md``.
+opening the dataset, and any change to ``meta/`` makes the cache stale. The label writer
+leaves that cache when it records fingerprints (:func:`remember_dataset_columns`). For
+datasets of up to :data:`JSON_CACHE_EPISODES` episodes the cache is JSON
+(``.episode_labels.json.fingerprints.json``) and a small sidecar is checked against it in
+plain Python, so a filter of a small labelled dataset imports neither numpy nor pyarrow
+(docs/performance.md, "Small sidecars"). The rule (only keys present on both sides count;
+a record without a fingerprint is never stale) is stated in ``docs/sidecar-format.md``.
 """
 
 from __future__ import annotations
@@ -20,9 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.episode_labels.document import existing_store
+from strands_robots.episode_labels.rows import COLUMN_KEYS, FP_OTHER, TaskCodes, fingerprint_row, is_small
 from strands_robots.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks
 
 CACHE_VERSION = 1
+#: Datasets of at most this many episodes have their fingerprint cache in JSON (read
+#: without numpy); larger ones in ``.npz``.
+JSON_CACHE_EPISODES = 50_000
 _COLUMNS = ("episode", "length", "index_from", "index_to", "task_code", "content")
 _results: dict[str, tuple[tuple[Any, ...], dict[int, str]]] = {}
 _datasets: dict[str, tuple[tuple[Any, ...], Any]] = {}
@@ -32,15 +40,42 @@ def _cache_path(sidecar: Path) -> Path:
     return sidecar.with_name(f".{sidecar.name}.fingerprints.npz")
 
 
+def _json_cache_path(sidecar: Path) -> Path:
+    return sidecar.with_name(f".{sidecar.name}.fingerprints.json")
+
+
 def _cache_meta(root: Path, signature: tuple[Any, ...]) -> dict[str, Any]:
     return {"version": CACHE_VERSION, "root": os.path.abspath(root), "signature": [list(s) for s in signature]}
+
+
+def _load_json(path: Path, expected: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON cache's columns (plain lists) when it is for ``expected``, else None."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or {k: data.get(k) for k in expected} != expected:
+        return None
+    return data
 
 
 def _load_cached(path: Path, expected: dict[str, Any]) -> Any | None:
     import numpy as np
 
-    from strands_robots.dataset.fingerprints import DatasetFingerprints
+    from strands_robots.dataset.fingerprints import CONTENT_WIDTH, DatasetFingerprints
 
+    plain = _load_json(path.with_name(path.name.removesuffix(".npz") + ".json"), expected)
+    if plain is not None:
+        try:
+            return DatasetFingerprints(
+                **{name: np.asarray(plain[name], dtype=np.int64) for name in _COLUMNS[:4]},
+                task_code=np.asarray(plain["task_code"], dtype=np.int32),
+                content=np.asarray([c.encode("ascii") for c in plain["content"]], dtype=f"S{CONTENT_WIDTH}"),
+                has_range=bool(plain["has_range"]),
+                task_lists=[tuple(t) for t in plain["task_lists"]],
+            )
+        except (KeyError, TypeError, ValueError, AttributeError, UnicodeEncodeError):
+            return None
     try:
         with np.load(path) as data:
             meta = json.loads(bytes(data["meta"]).decode())
@@ -59,19 +94,54 @@ def _save_cached(path: Path, expected: dict[str, Any], columns: Any) -> None:
     import numpy as np
 
     meta = {**expected, "has_range": columns.has_range, "task_lists": [list(t) for t in columns.task_lists]}
+    if len(columns.episode) <= JSON_CACHE_EPISODES:
+        plain = {name: getattr(columns, name).tolist() for name in _COLUMNS[:5]}
+        plain["content"] = [bytes(c).decode("ascii") for c in columns.content.tolist()]
+        _write_cache(_json_cache_path_of(path), json.dumps({**meta, **plain}).encode())
+        with contextlib.suppress(OSError):
+            path.unlink()  # one cache per dataset
+        return
     buffer = io.BytesIO()
     np.savez(
         buffer,
         meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
         **{name: getattr(columns, name) for name in _COLUMNS},
     )
+    _write_cache(path, buffer.getvalue())
+    with contextlib.suppress(OSError):
+        _json_cache_path_of(path).unlink()  # one cache per dataset
+
+
+def _write_cache(path: Path, data: bytes) -> None:
+    """Replace ``path`` atomically (not fsynced: a cache that is lost is rebuilt)."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(buffer.getvalue())
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError:  # a cache: a read-only directory only costs speed
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+def _json_cache_path_of(npz: Path) -> Path:
+    return npz.with_name(npz.name.removesuffix(".npz") + ".json")
+
+
+def remember_dataset_columns(root: str | Path, sidecar: Path, signature: tuple[Any, ...], columns: Any) -> None:
+    """Keep the dataset's fingerprint columns beside ``sidecar`` (what a label writer just
+    read), so the next filter checks staleness without opening the dataset.
+
+    Args:
+        root: Dataset root.
+        sidecar: The label sidecar the columns are kept beside.
+        signature: The metadata signature taken *before* the dataset was opened (a
+            change meanwhile then makes the cache stale, never wrong).
+        columns: :class:`strands_robots.dataset.fingerprints.DatasetFingerprints`.
+    """
+    root = Path(root)
+    expected = _cache_meta(root, signature)
+    _save_cached(_cache_path(sidecar), expected, columns)
+    _datasets[os.path.abspath(root)] = (signature, columns)
 
 
 def dataset_columns(root: Path, sidecar: Path, signature: tuple[Any, ...]) -> Any | None:
@@ -184,10 +254,15 @@ def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) ->
     root = Path(root)
     if not has_dataset_metadata(root):
         return {}
-    from strands_robots.dataset.cache import metadata_signature  # the dataset reader: only with meta/
-    from strands_robots.episode_labels.index import label_index
+    from strands_robots.dataset.signature import metadata_signature
 
     store = existing_store(root, labels_dir)
+    if is_small(store):
+        small = _small_stale(root, store, metadata_signature(root))
+        if small is not None:
+            return small
+    from strands_robots.episode_labels.index import label_index  # numpy
+
     index = label_index(store)
     if not index.has_fingerprint.any():
         return {}
@@ -218,3 +293,65 @@ def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) ->
     stale = dict(sorted(stale.items()))
     _results[str(store.path)] = (key, stale)
     return dict(stale)
+
+
+def _record_at(columns: dict[str, Any], position: int) -> dict[str, Any]:
+    """The fingerprint dict of row ``position`` of the JSON cache's columns (the stored form,
+    as ``DatasetFingerprints.record`` gives it)."""
+    fingerprint: dict[str, Any] = {"length": columns["length"][position]}
+    if columns["has_range"]:
+        fingerprint["index_range"] = [columns["index_from"][position], columns["index_to"][position]]
+        code = columns["task_code"][position]
+        if code >= 0:
+            fingerprint["tasks"] = list(columns["task_lists"][code])
+    if columns["content"][position]:
+        fingerprint["content"] = columns["content"][position]
+    return fingerprint
+
+
+def record_reason(stored: Any, current: dict[str, Any]) -> str | None:
+    """Why ``stored`` (a record's fingerprint) does not match ``current`` (the dataset's), or None.
+
+    The rule of :func:`compare`, record by record: a fingerprint the columns hold is
+    checked key by key in the stored file's (sorted) key order; one they do not hold
+    (``FP_OTHER``) by :meth:`Fingerprinter.stale_reason`'s rule, in its own key order.
+    """
+    keys = fingerprint_row(stored, TaskCodes())[0]
+    if keys & FP_OTHER:
+        ordered = list(stored.items())
+    else:
+        ordered = [(key, stored[key]) for key, bit in COLUMN_KEYS if keys & bit]
+    for key, value in ordered:
+        if key in current and current[key] != value:
+            return f"{key} was {value!r} when labelled, now {current[key]!r}"
+    return None
+
+
+def _small_stale(root: Path, store: Any, signature: tuple[Any, ...]) -> dict[int, str] | None:
+    """:func:`stale_episodes` of a small sidecar against the JSON cache, in plain Python;
+    None when there is no such cache for the dataset's current metadata."""
+    columns = _load_json(_json_cache_path(store.path), _cache_meta(root, signature))
+    if columns is None:
+        return None
+    try:
+        positions = {episode: i for i, episode in enumerate(columns["episode"])}
+    except (KeyError, TypeError):
+        return None
+
+    def collect(document: dict[str, Any]) -> dict[int, str]:
+        stale = {}
+        for key, record in document["episodes"].items():
+            stored = record.get("fingerprint")
+            if not stored:
+                continue
+            episode = int(key)
+            position = positions.get(episode)
+            if position is None:
+                stale[episode] = f"episode {episode} is no longer in the dataset"
+                continue
+            reason = record_reason(stored, _record_at(columns, position))
+            if reason:
+                stale[episode] = reason
+        return stale
+
+    return dict(sorted(store.query(collect).items()))

@@ -13,7 +13,7 @@ from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.vocab import did_you_mean
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, VerdictNotFoundError
-from strands_robots.fingerprint import Fingerprinter, open_dataset_if_present
+from strands_robots.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_if_present
 from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
 
@@ -103,6 +103,11 @@ def record_deterministic_verdicts(
         raise LabelValidationError(
             f"episodes {sorted(duplicates)} appear more than once in one call; pass one verdict per episode."
         )
+    signature = None
+    if has_dataset_metadata(root):  # taken before the dataset is read: a change meanwhile voids the cache
+        from strands_robots.dataset.signature import metadata_signature
+
+        signature = metadata_signature(root)
     dataset = open_dataset_if_present(root)
     fingerprints: dict[int, dict[str, Any]] = {}
     if dataset is not None:
@@ -141,6 +146,10 @@ def record_deterministic_verdicts(
 
     store = open_store(root, labels_dir)
     store.update(mutate)
+    if dataset is not None and signature is not None:  # the next filter checks staleness without the dataset
+        from strands_robots.episode_labels.stale import remember_dataset_columns
+
+        remember_dataset_columns(root, store.path, signature, fingerprint.columns)
     return store.take()  # the caller's own document (no deep copy of a large document)
 
 
