@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from strands_robots.errors import SidecarError, StorageError
@@ -62,17 +64,33 @@ def storage_error(exc: OSError, path: Path, action: str) -> StorageError:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically and durably.
+    """Replace ``path`` with ``data`` atomically and durably (see :func:`atomic_write_chunks`).
+
+    Raises:
+        SidecarError: ``path`` is a symlink or a directory.
+        StorageError: the write failed (disk full, permission); ``path`` is unchanged.
+    """
+    atomic_write_chunks(path, (data,))
+
+
+def atomic_write_chunks(path: Path, chunks: Iterable[bytes]) -> str:
+    """Replace ``path`` with the concatenated ``chunks`` atomically and durably; returns their sha256.
 
     A uniquely named temp file is written in the same directory, fsynced, given the
     existing file's permission bits, renamed over ``path`` and the directory fsynced.
-    Readers see the old or the new file, never a torn one.
+    Readers see the old or the new file, never a torn one. The chunks are written as
+    they come (a large file is never whole in memory); an exception raised by the
+    iterator removes the temp file and propagates unchanged, ``path`` untouched.
+
+    Returns:
+        The sha256 hex digest of the bytes written.
 
     Raises:
         SidecarError: ``path`` is a symlink or a directory.
         StorageError: the write failed (disk full, permission); ``path`` is unchanged.
     """
     path = Path(path)
+    digest = hashlib.sha256()
     check_target(path)
     mode: int | None = None
     with contextlib.suppress(OSError):
@@ -81,7 +99,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     try:
         fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for chunk in chunks:
+                handle.write(chunk)
+                digest.update(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp_name, mode if mode is not None else 0o644)
@@ -94,3 +114,4 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if tmp_name is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
+    return digest.hexdigest()

@@ -1,7 +1,13 @@
 """The canonical JSON encoding of every JSON sidecar.
 
 UTF-8 without ASCII escaping, keys sorted, indent 2, trailing newline, no NaN or
-Infinity (``docs/sidecar-format.md``). Python's ``json`` reads what the other
+Infinity (``docs/sidecar-format.md``): byte for byte ``json.dumps(document,
+ensure_ascii=False, sort_keys=True, indent=2) + "\n"``. It is produced by the C encoder
+(compact) and re-indented by ``msgspec.json.format``, which keeps every token as written
+(Python's own encoder falls back to pure Python whenever it indents: ~10x slower), and a
+large records mapping is encoded in batches so that a writer can stream it
+(:func:`iter_canonical`). ``tests/storage/test_streamed_encoding.py`` holds the bytes to
+``json.dumps``. Python's ``json`` reads what the other
 ``strands_robots`` implementation writes (it escapes non-ASCII; both are JSON). That
 implementation can write the non-JSON tokens ``NaN``, ``Infinity`` and ``-Infinity``
 (e.g. a ``cumulative_reward`` of NaN); they are read as null with a
@@ -13,31 +19,85 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
 from strands_robots.errors import LabelValidationError, NonFiniteNumberWarning, SidecarError
 
+#: Compact, sorted, non-ASCII kept: ``json``'s C encoder (it is only used without indent).
+_COMPACT = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+#: Records per chunk of a large mapping in :func:`iter_canonical`.
+BATCH = 1000
+
 
 def dump_canonical(document: Any) -> bytes:
     """Encode ``document`` canonically.
 
     Raises:
-        LabelValidationError: the document holds NaN or Infinity (not JSON).
+        LabelValidationError: the document holds NaN or Infinity (not JSON), or text
+            that is not valid Unicode.
     """
+    return b"".join(iter_canonical(document))
+
+
+def iter_canonical(document: Any, batch: int = BATCH) -> Iterator[bytes]:
+    """:func:`dump_canonical` of ``document`` in chunks of about ``batch`` records.
+
+    The chunks joined are byte for byte the canonical encoding. A top-level mapping
+    whose value is a mapping of more than ``batch`` entries (the records) is encoded
+    ``batch`` entries at a time, so a writer streaming the chunks to its file never
+    holds the whole text nor its UTF-8 copy. An error surfaces while iterating, before
+    the last chunk.
+
+    Raises:
+        LabelValidationError: see :func:`dump_canonical`.
+    """
+    if not (_str_keyed(document) and any(_large(value, batch) for value in document.values())):
+        yield _indented(document, document, b"") + b"\n"
+        return
+    keys = sorted(document)
+    yield b"{\n"
+    for i, key in enumerate(keys):
+        value = document[key]
+        head = (b",\n  " if i else b"  ") + _utf8(json.encoder.encode_basestring(key), document, newline=False)
+        if not _large(value, batch):
+            yield head + b": " + _indented(value, document, b"  ")
+            continue
+        yield head + b": {\n"
+        names = sorted(value)
+        for start in range(0, len(names), batch):
+            part = {name: value[name] for name in names[start : start + batch]}
+            body = _indented(part, document, b"  ")[2:-4]  # the entries, without "{\n" and "\n  }"
+            yield (b",\n" if start else b"") + body
+        yield b"\n  }"
+    yield b"\n}\n"
+
+
+def _str_keyed(value: Any) -> bool:
+    return type(value) is dict and all(type(key) is str for key in value)
+
+
+def _large(value: Any, batch: int) -> bool:
+    return len(value) > batch and _str_keyed(value) if type(value) is dict else False
+
+
+def _indented(value: Any, document: Any, pad: bytes) -> bytes:
+    """The indent-2 encoding of ``value`` nested ``len(pad) // 2`` levels deep (no newline)."""
     try:
-        text = json.dumps(document, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False)
+        compact = _COMPACT.encode(value)
     except ValueError as exc:
         raise LabelValidationError(
             f"a value is NaN or infinite, which JSON cannot store ({exc}); pass a finite number or None."
         ) from exc
-    return _utf8(text, document)
+    text = msgspec.json.format(_utf8(compact, document, newline=False), indent=2)
+    return text.replace(b"\n", b"\n" + pad) if pad else text
 
 
-def _utf8(text: str, value: Any) -> bytes:
+def _utf8(text: str, value: Any, *, newline: bool = True) -> bytes:
     try:
-        return (text + "\n").encode("utf-8")
+        return (text + "\n").encode("utf-8") if newline else text.encode("utf-8")
     except UnicodeEncodeError as exc:
         where = surrogate_at(value) or "?"
         raise LabelValidationError(

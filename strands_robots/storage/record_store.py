@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.errors import LabelsError, LabelValidationError, SidecarError, StorageError
-from strands_robots.storage.atomic import atomic_write_bytes, check_target, fsync_dir
-from strands_robots.storage.codec import dump_canonical, dump_line, json_copy, load_json_bytes
+from strands_robots.storage.atomic import atomic_write_chunks, check_target, fsync_dir
+from strands_robots.storage.codec import dump_line, iter_canonical, json_copy, load_json_bytes
 from strands_robots.storage.journal import (
     RecordCheck,
     Rejected,
@@ -258,9 +258,8 @@ class RecordStore:
             keep_aside(self.journal, screened.rejected)
             record_conflicts(self.path, merge.conflicts)
             if merge.applied:
-                data = self._encode(merge.document)
-                atomic_write_bytes(self.path, data)
-                cached.identity, cached.digest = file_identity(self.path), content_digest(data)
+                digest = self._write_canonical(merge.document)
+                cached.identity, cached.digest = file_identity(self.path), digest
             self._remove_journal()
         except (OSError, LabelsError) as exc:
             if writing:
@@ -428,9 +427,11 @@ class RecordStore:
                 raise
             return result
 
-    def _encode(self, document: dict[str, Any]) -> bytes:
+    def _write_canonical(self, document: dict[str, Any]) -> str:
+        """Stream the canonical encoding of ``document`` to the canonical file (atomic,
+        durable); returns its sha256. On any error the file is unchanged."""
         try:
-            return dump_canonical(document)
+            return atomic_write_chunks(self.path, iter_canonical(document))
         except LabelValidationError as exc:
             if _non_finite_at(document) is None:
                 raise  # the caller's value (e.g. text that is not valid Unicode)
@@ -498,11 +499,10 @@ class RecordStore:
                 log.warning("could not keep the journal's base %s: %s", base, exc)
 
     def _fold(self, cached: _Cached) -> None:
-        data = self._encode(cached.document)
         keep_aside(self.journal, cached.rejected)
-        atomic_write_bytes(self.path, data)
+        digest = self._write_canonical(cached.document)
         cached.identity = file_identity(self.path)
-        cached.digest = content_digest(data)
+        cached.digest = digest
         cached.rejected = []
         had_journal = cached.journal_ino is not None or self.journal.exists()
         cached.journal_ino = None
