@@ -24,6 +24,11 @@ MAX_EPISODE_INDEX = 2**63 - 1
 def is_bool(value: Any) -> bool:
     """True for ``bool`` and ``numpy.bool_`` (numpy is not imported for this: a process
     that has not imported it cannot hold a numpy value)."""
+    kind = type(value)
+    if kind is bool:
+        return True
+    if kind is int or kind is float or kind is str:  # the common cases, decided without the lookups
+        return False
     if isinstance(value, bool):
         return True
     np = sys.modules.get("numpy")
@@ -40,6 +45,8 @@ def is_integer(value: Any) -> bool:
 
 def episode_index(value: Any, what: str = "episode") -> int:
     """A non-negative integer episode index (numpy integers accepted, ``bool`` refused)."""
+    if type(value) is int and 0 <= value <= MAX_EPISODE_INDEX:
+        return value
     if is_bool(value):
         raise LabelValidationError(f"{what} must be a non-negative integer episode_index, got the boolean {value!r}.")
     if isinstance(value, numbers.Integral):
@@ -59,6 +66,8 @@ def episode_index(value: Any, what: str = "episode") -> int:
 
 def boolean(value: Any, what: str) -> bool:
     """A real boolean (``numpy.bool_`` accepted); ``"true"``, ``1`` and ``None`` refused."""
+    if type(value) is bool:
+        return value
     if is_bool(value):
         return bool(value)
     raise LabelValidationError(f"{what} must be true or false (a real boolean), got {type(value).__name__} {value!r}.")
@@ -71,6 +80,9 @@ def optional_boolean(value: Any, what: str) -> bool | None:
 
 def finite_number(value: Any, what: str) -> float | int:
     """A finite int or float (``bool`` refused)."""
+    kind = type(value)
+    if (kind is float and math.isfinite(value)) or (kind is int and -(2**63) <= value < 2**64):
+        return value
     if is_bool(value) or not isinstance(value, numbers.Real):
         raise LabelValidationError(f"{what} must be a finite number, got {type(value).__name__} {value!r}.")
     try:
@@ -84,6 +96,8 @@ def finite_number(value: Any, what: str) -> float | int:
 
 def non_negative_int(value: Any, what: str) -> int:
     """A non-negative integer that fits int64 (``bool`` refused)."""
+    if type(value) is int and 0 <= value <= MAX_EPISODE_INDEX:
+        return value
     if is_bool(value) or not isinstance(value, numbers.Integral) or not 0 <= int(value) <= MAX_EPISODE_INDEX:
         raise LabelValidationError(f"{what} must be a non-negative integer, got {type(value).__name__} {value!r}.")
     return int(value)
