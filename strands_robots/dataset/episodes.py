@@ -316,6 +316,15 @@ def _cumulative(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ends - lengths, ends
 
 
+def _read_columns(path: Path, columns: list[str], dictionary: list[str] | None) -> pa.Table:
+    """``columns`` of one parquet file. ``ParquetFile`` does not load ``pyarrow.dataset`` (~50 ms
+    of imports); ``read_table`` (which does) handles the nested reads it does not implement."""
+    try:
+        return pq.ParquetFile(path, read_dictionary=dictionary).read(columns=columns)
+    except pa.ArrowNotImplementedError:
+        return pq.read_table(path, columns=columns, read_dictionary=dictionary)
+
+
 def load_episodes_v3(root: Path, info: DatasetInfo) -> EpisodeTable:
     """Read every ``meta/episodes/*/*.parquet`` (only the columns the reader uses).
 
@@ -340,7 +349,7 @@ def load_episodes_v3(root: Path, info: DatasetInfo) -> EpisodeTable:
             columns = [c for c in wanted if c in names]
             # task strings repeat across episodes: reading them dictionary-encoded is ~3x faster
             dictionary = ["tasks.list.element"] if "tasks" in names else None
-            tables.append(pq.read_table(path, columns=columns, read_dictionary=dictionary))
+            tables.append(_read_columns(path, columns, dictionary))
         except (pa.ArrowException, OSError) as exc:
             raise DatasetError(f"{path} cannot be read as parquet ({exc}); restore it.") from exc
     try:

@@ -87,7 +87,7 @@ def episode_content_digests(root: str | Path, feature: str = FEATURE) -> dict[in
         for path in files:
             if column not in pq.read_schema(path).names:
                 continue
-            table = pq.read_table(path, columns=["episode_index", column])
+            table = pq.ParquetFile(path).read(columns=["episode_index", column])
             indices, row_digests = _column_digests(table, column)
             for index, digest in zip(indices.tolist(), row_digests, strict=True):
                 if digest is not None:
@@ -144,7 +144,7 @@ def feature_range(root: str | Path, feature: str) -> tuple[np.ndarray, np.ndarra
     for path in files:
         if not set(columns) <= set(pq.read_schema(path).names):
             continue
-        table = pq.read_table(path, columns=columns)
+        table = pq.ParquetFile(path).read(columns=columns)
         for lo_row, hi_row in zip(
             table.column(columns[0]).to_pylist(), table.column(columns[1]).to_pylist(), strict=True
         ):

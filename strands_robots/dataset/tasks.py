@@ -48,7 +48,7 @@ def load_tasks_v3(root: Path) -> dict[int, str]:
     if not path.is_file():
         return {}
     try:
-        table = pq.read_table(path)
+        table = pq.ParquetFile(path).read()
     except (pa.ArrowException, OSError) as exc:
         raise DatasetError(f"{path} cannot be read as parquet ({exc}); restore it.") from exc
     text = _string_column(table, path)
