@@ -167,13 +167,22 @@ with open(root / "episode_labels.json", "w", encoding="utf-8") as handle:
     subprocess.run([ours, "-c", script, str(root), str(source)], check=True)
 
 
-def prepare(work: Path, n: int, ours: str, *, with_meta: bool = True) -> dict[str, Path]:
-    """Generated inputs for size ``n`` (cached across runs in ``work``)."""
+#: Operations that need no generated sidecar (they write their own) or no ``meta/``.
+NO_SIDECAR = ("verdicts", "verdicts_meta")
+WITH_META = ("filter_meta", "filter_meta_cold", "verdicts_meta")
+
+
+def prepare(work: Path, n: int, ours: str, ops: list[str]) -> dict[str, Path]:
+    """Generated inputs for size ``n`` that ``ops`` need (cached across runs in ``work``)."""
     from open_million import write_dataset
 
     base = work / f"n{n}"
     plain = base / "plain"
     meta = base / "meta"
+    with_meta = any(op in WITH_META for op in ops)
+    plain.mkdir(parents=True, exist_ok=True)
+    if not with_meta and all(op in NO_SIDECAR for op in ops):
+        return {"plain": plain, "meta": meta}  # the operations write their own sidecar
     if not (plain / "episode_labels.json").exists():
         plain.mkdir(parents=True, exist_ok=True)
         foreign_sidecar(plain / "episode_labels.json", n)
@@ -261,7 +270,7 @@ def main() -> None:
         f"{'op':<14}{'episodes':>10} | {'ours s':>8} {'ours MB':>8} | {'0.5.3 s':>8} {'0.5.3 MB':>8} | ratio t  ratio mem"
     )
     for n in (int(s) for s in args.sizes.split(",")):
-        inputs = prepare(args.work, n, args.ours, with_meta=any("meta" in op for op in ops))
+        inputs = prepare(args.work, n, args.ours, ops)
         for op in ops:
             if op in ("import", "annotate_loop", "fsync") and n != int(args.sizes.split(",")[0]):
                 continue  # independent of the sidecar size: measured once, at the first size

@@ -349,7 +349,10 @@ def _small_stale(root: Path, store: Any, signature: tuple[Any, ...]) -> dict[int
             if position is None:
                 stale[episode] = f"episode {episode} is no longer in the dataset"
                 continue
-            reason = record_reason(stored, _record_at(columns, position))
+            current = _record_at(columns, position)
+            if stored == current:  # the common case: nothing differs, so no key can
+                continue
+            reason = record_reason(stored, current)
             if reason:
                 stale[episode] = reason
         return stale

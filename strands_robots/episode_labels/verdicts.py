@@ -128,8 +128,10 @@ def record_deterministic_verdicts(
         if benchmark and document.get("benchmark") != benchmark:
             document["benchmark"] = benchmark
             fields.append("benchmark")
+        keys = []  # the record keys, each one str shared by the document and the change
         for index, block in blocks.items():
             key = str(index)
+            keys.append(key)
             record = dict(records.get(key) or {"episode_index": index})
             record["episode_index"] = index
             record["deterministic"] = block
@@ -142,7 +144,7 @@ def record_deterministic_verdicts(
                 if judge.get("disputes_verdict") != disputes:
                     record["judge"] = {**judge, "disputes_verdict": disputes}
             records[key] = record
-        return Change(records=[str(i) for i in blocks], fields=fields), None
+        return Change(records=keys, fields=fields), None
 
     store = open_store(root, labels_dir)
     store.update(mutate)
