@@ -23,6 +23,7 @@ import typer
 from rich.table import Table
 
 from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_file, print_json, resolve, styled
+from strands_robots.dataset.keys import ACTION_KEY, STATE_KEY
 from strands_robots.errors import LabelValidationError
 
 GripperOpt = Annotated[
@@ -152,7 +153,7 @@ def _channels(ds: Any, specs: list[str] | None, mode: str, single_arm: str) -> d
     if single_arm not in ("left", "right"):
         raise LabelValidationError(f"--single-arm must be 'left' or 'right', got {single_arm!r}.")
     if not specs:
-        prefer = ("observation.state", "action") if mode == "position" else ("action", "observation.state")
+        prefer = (STATE_KEY, ACTION_KEY) if mode == "position" else (ACTION_KEY, STATE_KEY)
         found = find_gripper_channels(ds.features, prefer=prefer, single_arm=single_arm)
         if not found:
             raise LabelValidationError(

@@ -25,7 +25,7 @@ from strands_robots.dataset.hub import fetch_missing
 from strands_robots.errors import DatasetError
 
 if TYPE_CHECKING:
-    from strands_robots.dataset.reader import Dataset
+    from strands_robots.dataset.layout import Layout
 
 
 class Frames(dict[str, np.ndarray]):
@@ -97,14 +97,14 @@ def count_nans(arrays: dict[str, np.ndarray]) -> dict[str, int]:
     return counts
 
 
-def resolve_episode(ds: Dataset, episode: int | Episode) -> Episode:
+def resolve_episode(ds: Layout, episode: int | Episode) -> Episode:
     """Accept an ``episode_index`` or an :class:`Episode` of ``ds``."""
     if isinstance(episode, Episode):
         return episode
     return ds.episodes[episode]
 
 
-def read_frames(ds: Dataset, episode: int | Episode, columns: list[str] | None = None) -> Frames:
+def read_frames(ds: Layout, episode: int | Episode, columns: list[str] | None = None) -> Frames:
     """Read one episode's rows.
 
     Args:
@@ -217,7 +217,7 @@ def _read_episode_rows(path: Path, layout: _Layout, episode: int, columns: list[
     return table
 
 
-def data_columns(ds: Dataset, episode: int | Episode) -> list[str]:
+def data_columns(ds: Layout, episode: int | Episode) -> list[str]:
     """Column names of the data parquet holding ``episode`` (read from its footer, cached).
 
     A feature ``meta/info.json`` declares may still be absent from the file; ask here

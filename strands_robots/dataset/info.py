@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from strands_robots.dataset.keys import STATE_KEY  # noqa: F401 (importers of dataset.info.STATE_KEY)
 from strands_robots.dataset.problems import HEADER, VERSION, Problem
 from strands_robots.errors import DatasetError, UnsupportedVersionError
 
@@ -28,7 +29,6 @@ TOTAL_KEYS = ("total_episodes", "total_frames", "total_tasks", "total_videos", "
 #: Camera feature dtypes: ``video`` is stored in mp4 files, ``image`` as bytes in the parquet.
 CAMERA_DTYPES = ("video", "image")
 
-STATE_KEY = "observation.state"
 
 _VERSION_RE = re.compile(r"^v(\d+)\.(\d+)$")
 

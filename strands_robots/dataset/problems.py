@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from strands_robots.dataset.reader import Dataset
+    from strands_robots.dataset.layout import Layout
 
 #: Problem kinds (stable strings, for filtering).
 HEADER = "header"
@@ -76,7 +76,7 @@ def abridge(values: Sequence[object] | np.ndarray, limit: int = 8) -> str:
     return f"{head}, ... ({len(values)} in all)"
 
 
-def find_problems(ds: Dataset) -> list[Problem]:
+def find_problems(ds: Layout) -> list[Problem]:
     """Run every listed (non-raising) cross-check on an open dataset.
 
     Checks header problems found while parsing, header totals against the episodes
@@ -92,7 +92,7 @@ def find_problems(ds: Dataset) -> list[Problem]:
     return problems
 
 
-def _totals(ds: Dataset) -> list[Problem]:
+def _totals(ds: Layout) -> list[Problem]:
     out = []
     table = ds.episodes
     found = {
@@ -114,7 +114,7 @@ def _totals(ds: Dataset) -> list[Problem]:
     return out
 
 
-def _index_ranges(ds: Dataset) -> list[Problem]:
+def _index_ranges(ds: Layout) -> list[Problem]:
     table = ds.episodes
     bad = (table.index_to - table.index_from) != table.lengths
     if not bool(bad.any()):
@@ -130,7 +130,7 @@ def _index_ranges(ds: Dataset) -> list[Problem]:
     ]
 
 
-def _video_columns(ds: Dataset) -> list[Problem]:
+def _video_columns(ds: Layout) -> list[Problem]:
     out: list[Problem] = []
     if ds.info.major != 3:
         return out
@@ -172,7 +172,7 @@ def _video_columns(ds: Dataset) -> list[Problem]:
     return out
 
 
-def _file_groups(ds: Dataset, key: str | None) -> tuple[list[Path], np.ndarray, np.ndarray]:
+def _file_groups(ds: Layout, key: str | None) -> tuple[list[Path], np.ndarray, np.ndarray]:
     """Distinct files of the data parquet (``key`` None) or of camera ``key``'s mp4.
 
     Returns ``(paths, group, rows)``: row ``rows[i]`` of the episodes table uses file
@@ -209,7 +209,7 @@ def _file_groups(ds: Dataset, key: str | None) -> tuple[list[Path], np.ndarray, 
     return paths, group.reshape(-1), rows
 
 
-def file_status(ds: Dataset, key: str | None) -> list[tuple[Path, bool, np.ndarray]]:
+def file_status(ds: Layout, key: str | None) -> list[tuple[Path, bool, np.ndarray]]:
     """``(path, present, episode_indices)`` per distinct data (``key=None``) or video file.
 
     ``episode_indices`` (an int64 array) is filled only for missing files (empty for present ones).
@@ -239,7 +239,7 @@ def file_status(ds: Dataset, key: str | None) -> list[tuple[Path, bool, np.ndarr
     return [(path, ok, episodes.get(g, empty)) for g, (path, ok) in enumerate(zip(paths, present, strict=True))]
 
 
-def _missing_files(ds: Dataset) -> list[Problem]:
+def _missing_files(ds: Layout) -> list[Problem]:
     out = []
     for key in (None, *ds.info.video_keys):
         missing = [(p, eps) for p, ok, eps in file_status(ds, key) if not ok]

@@ -5,85 +5,31 @@ No lerobot import. Rules: docs/dataset.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 
 from strands_robots.arguments import path_argument
-from strands_robots.dataset.episodes import Episode, EpisodeTable, load_episodes_v2, load_episodes_v3
+from strands_robots.dataset.episodes import Episode, load_episodes_v2, load_episodes_v3
 from strands_robots.dataset.frames import Frames, read_frames
-from strands_robots.dataset.info import STATE_KEY, DatasetInfo, feature_names, load_info_document, parse_info
+from strands_robots.dataset.info import load_info_document, parse_info
+from strands_robots.dataset.layout import Layout
 from strands_robots.dataset.problems import Problem, file_status, find_problems
 from strands_robots.dataset.tasks import load_tasks_v2, load_tasks_v3
 
 
-class Dataset:
+class Dataset(Layout):
     """A LeRobot dataset opened read-only. Build it with :func:`open_dataset`.
 
+    A :class:`~strands_robots.dataset.layout.Layout` (root, info, episodes, tasks, fps,
+    features, camera_keys, state_names, ...) with the reading methods on top; the reader's
+    helpers (frames, video, problems) take the layout, so none of them imports this facade.
+
     Attributes:
-        root: Dataset root (absolute).
-        info: The validated header (:class:`~strands_robots.dataset.info.DatasetInfo`).
-        codebase_version: ``"v3.0"``, ``"v2.1"``, ... (see ``DatasetInfo.codebase_version``).
-        fps: Frames per second.
-        features: Feature key -> spec, as in ``meta/info.json`` (read-only view).
-        camera_keys: Sorted full keys of every ``video`` or ``image`` feature.
-        state_names: Names of ``observation.state``'s channels (``()`` when not declared).
-        tasks: ``task_index`` -> task string.
-        episodes: ``episode_index`` -> :class:`Episode` (keyed by the real index).
+        problems: Cross-check findings that do not stop reading.
     """
-
-    def __init__(self, root: Path, info: DatasetInfo, episodes: EpisodeTable, tasks: dict[int, str]) -> None:
-        self._root = root
-        self._info = info
-        self._episodes = episodes
-        self._tasks = MappingProxyType(tasks)
-
-    root = property(lambda self: self._root)
-    info = property(lambda self: self._info)
-    episodes = property(lambda self: self._episodes)
-    tasks = property(lambda self: self._tasks)
-
-    @property
-    def codebase_version(self) -> str:
-        return self._info.codebase_version
-
-    @property
-    def fps(self) -> int | float:
-        return self._info.fps
-
-    @property
-    def robot_type(self) -> str | None:
-        return self._info.robot_type
-
-    @property
-    def features(self) -> Mapping[str, dict[str, Any]]:
-        return MappingProxyType(self._info.features)
-
-    @property
-    def camera_keys(self) -> tuple[str, ...]:
-        return self._info.camera_keys
-
-    @property
-    def video_keys(self) -> tuple[str, ...]:
-        """Sorted keys of the ``video`` (mp4) camera features."""
-        return self._info.video_keys
-
-    @property
-    def state_names(self) -> tuple[str, ...]:
-        return feature_names(self._info.features.get(STATE_KEY))
-
-    @property
-    def total_frames(self) -> int:
-        """Sum of episode lengths (from the episodes metadata, not the header)."""
-        return int(self._episodes.lengths.sum())
-
-    def feature_names(self, key: str) -> tuple[str, ...]:
-        """Flattened ``names`` of any feature (``()`` when not declared)."""
-        return feature_names(self._info.features.get(key))
 
     @cached_property
     def problems(self) -> list[Problem]:

@@ -18,7 +18,10 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
-FEATURE = "observation.state"
+from strands_robots.dataset.keys import STATE_KEY
+
+#: The feature whose stored mean the content digest hashes.
+FEATURE = STATE_KEY
 
 
 def _digest(mean: Any) -> str | None:

@@ -34,7 +34,7 @@ from strands_robots.dataset.hub import fetch_missing
 from strands_robots.errors import DatasetError, FrameDecodeError
 
 if TYPE_CHECKING:
-    from strands_robots.dataset.reader import Dataset
+    from strands_robots.dataset.layout import Layout
 
 
 class VideoCursor:
@@ -190,7 +190,7 @@ def _check_indices(ep: Episode, frame_indices: Sequence[int]) -> list[int]:
     return out
 
 
-def frame_times(ds: Dataset, ep: Episode) -> np.ndarray:
+def frame_times(ds: Layout, ep: Episode) -> np.ndarray:
     """Per-frame ``timestamp`` (seconds, index = ``frame_index``) of one episode.
 
     From the data's ``timestamp`` column when the data file has one, else ``frame_index / fps``.
@@ -209,7 +209,7 @@ def _has_timestamp(path: Path) -> bool:
 
 
 def decode_frames(
-    ds: Dataset,
+    ds: Layout,
     episode: int | Episode,
     camera: str,
     frame_indices: Sequence[int],
@@ -286,7 +286,7 @@ def _in_request_order(indices: list[int], decoded: dict[int, np.ndarray]) -> lis
     return out
 
 
-def _decode_images(ds: Dataset, ep: Episode, camera: str, indices: list[int], max_side: int | None) -> list[np.ndarray]:
+def _decode_images(ds: Layout, ep: Episode, camera: str, indices: list[int], max_side: int | None) -> list[np.ndarray]:
     columns = [camera, "frame_index"] if camera != "frame_index" else [camera]
     frames = read_frames(ds, ep, columns)
     order = frames["frame_index"] if "frame_index" in frames else np.arange(ep.length)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.episode_labels import measure_agreement
 from strands_robots.episode_labels.document import labels_path, query_document
 from strands_robots.errors import LabelsNotFoundError, LabelValidationError
@@ -49,7 +50,6 @@ SAMPLED_FRAMES = 4
 THUMBNAIL_SIDE = 240
 #: Default cap of per-episode plots (open disputes are drawn first).
 MAX_EPISODE_PLOTS = 100
-STATE_KEY = "observation.state"
 
 
 #: There is no ``episode_labels.json`` to report on (the one "no sidecar yet" error; kept

@@ -18,12 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from strands_robots.dataset.keys import ACTION_KEY, STATE_KEY
 from strands_robots.signals import motion
 from strands_robots.signals.gripper import count_gripper_events, gripper_groups
 from strands_robots.signals.sampling import frame_period
-
-STATE_KEY = "observation.state"
-ACTION_KEY = "action"
 
 #: A transition is idle when its (smoothed) state speed is below this share of the
 #: episode's 95th-percentile speed.

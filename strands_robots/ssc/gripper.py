@@ -32,6 +32,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from strands_robots.dataset.keys import ACTION_KEY, STATE_KEY
 from strands_robots.errors import LabelValidationError
 from strands_robots.ssc.records import HANDS, GripperEvent, GripperKind, Hand
 
@@ -285,7 +286,7 @@ def _flat_names(names: Any) -> list[str] | None:
 def find_gripper_channels(
     features: Mapping[str, Any],
     *,
-    prefer: Sequence[str] = ("observation.state", "action"),
+    prefer: Sequence[str] = (STATE_KEY, ACTION_KEY),
     single_arm: str = "right",
 ) -> dict[str, GripperChannel]:
     """Find each arm's gripper component by name in a dataset's ``features``.

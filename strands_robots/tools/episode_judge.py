@@ -32,6 +32,7 @@ import numpy as np
 
 from strands_robots.dataset.cache import cached_dataset
 from strands_robots.dataset.frames import data_columns
+from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, annotate_episode, deterministic_verdict
 from strands_robots.episode_labels.document import query_document
 from strands_robots.episode_labels.judge import judge_block
@@ -59,7 +60,6 @@ from strands_robots.tools.roots import (
 )
 from strands_robots.tools.schema import FailureModeArg, JsonBool, JsonInt, QualityArg
 
-STATE_KEY = "observation.state"
 MAX_SAMPLED_FRAMES = 64  # a model asking for more gets a clear refusal, not a 10 MB answer
 
 SYSTEM_PROMPT = """\

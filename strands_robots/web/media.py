@@ -21,11 +21,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from strands_robots.report.write import SAMPLED_FRAMES, STATE_KEY, video_problem
+from strands_robots.dataset.keys import ACTION_KEY, STATE_KEY
+from strands_robots.report.write import SAMPLED_FRAMES, video_problem
 from strands_robots.signals import sample_indices
 from strands_robots.web.context import ServerContext, json_response
-
-ACTION_KEY = "action"
 
 #: Frames may be cached by the browser for this long (the dataset does not change under a run).
 FRAME_MAX_AGE = 3600

@@ -190,3 +190,32 @@ def test_the_walker_sees_planted_imports(tmp_path):
         (11, "strands_robots.judges", True),
         (12, "strands_robots.dataset", False),  # the package: same unit as the module
     ]
+
+
+def test_the_reader_helpers_take_the_layout_not_the_facade():
+    """``dataset.reader.Dataset`` builds on ``dataset.layout.Layout``; the helpers it calls
+    (frames, video, problems, ...) are handed the layout, so none imports the facade."""
+    facade_users = {"strands_robots.dataset", "strands_robots.dataset.reader", "strands_robots.dataset.cache"}
+    for module, path in MODULES:
+        if module.startswith("strands_robots.dataset") and module not in facade_users:
+            assert "strands_robots.dataset.reader" not in {name for _, name, _ in _imports(path, module)}, module
+    from strands_robots.dataset.layout import Layout
+    from strands_robots.dataset.reader import Dataset
+
+    assert issubclass(Dataset, Layout)
+
+
+def test_the_feature_keys_are_named_once():
+    """``observation.state`` and ``action`` are spelled in dataset/keys.py only (as Python strings)."""
+    spelled = []
+    for module, path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in ("observation.state", "action"):
+                spelled.append((module, node.lineno, node.value))
+    allowed = {"strands_robots.dataset.keys"}
+    # the outcome schema's per-hand ``action`` field is a field name, not the LeRobot feature
+    allowed_fields = {("strands_robots.outcomes.model", "action")}
+    assert [s for s in spelled if s[0] not in allowed and (s[0], s[2]) not in allowed_fields] == []
+    from strands_robots.dataset.keys import ACTION_KEY, STATE_KEY
+
+    assert (STATE_KEY, ACTION_KEY) == ("observation.state", "action")
