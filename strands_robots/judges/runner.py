@@ -196,13 +196,14 @@ def select_episodes(
 
     Raises:
         NoVerdictsError: no sidecar yet.
+        RootNotFoundError: ``root`` or ``labels_dir`` is not an existing directory.
         LabelValidationError: ``limit`` below 1 or a negative episode.
     """
     if limit is not None and limit < 1:
         raise LabelValidationError(f"limit must be >= 1, got {limit}.")
     try:
         document = read_labels(root, labels_dir=labels_dir)
-    except FileNotFoundError as exc:
+    except LabelsNotFoundError as exc:  # not RootNotFoundError (also a FileNotFoundError): a missing root says so
         raise NoVerdictsError(
             f"no verdicts to judge on top of: {labels_path(root, labels_dir=labels_dir)} does not exist. Record them "
             "first: strands-labels verdicts ROOT FILE (or record_deterministic_verdicts)."

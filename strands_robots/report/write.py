@@ -75,10 +75,14 @@ class ReportResult:
 
 
 def load_document(root: str | Path, labels_dir: str | Path | None = None) -> dict[str, Any] | None:
-    """The merged sidecar document (a copy), or None when there is none yet."""
+    """The merged sidecar document (a copy), or None when there is none yet.
+
+    Raises:
+        RootNotFoundError: ``root`` or ``labels_dir`` is not an existing directory.
+    """
     try:
         return query_document(root, lambda document: _copy(document), labels_dir)
-    except FileNotFoundError:
+    except LabelsNotFoundError:  # a missing root or labels_dir (RootNotFoundError) propagates as itself
         return None
 
 
@@ -121,7 +125,7 @@ def summary_figure(
         return figures.disputes_over_time(dispute_timeline(document)), ""
     try:
         agreement = measure_agreement(root, human_labels, labels_dir=labels_dir)
-    except (LabelValidationError, FileNotFoundError) as exc:
+    except (LabelValidationError, LabelsNotFoundError) as exc:
         note = f"judge_vs_human: {exc}"
         return figures.judge_vs_human(None, str(exc)), note
     return figures.judge_vs_human(agreement), ""
@@ -253,6 +257,7 @@ def write_report(
 
     Raises:
         NoLabelsError: no ``episode_labels.json`` yet.
+        RootNotFoundError: ``root`` or ``labels_dir`` is not an existing directory.
         DatasetError: ``root`` is not a readable dataset.
         LabelValidationError: an episode not in the dataset, a negative ``max_episodes``.
     """

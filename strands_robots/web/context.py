@@ -83,7 +83,7 @@ class ServerContext:
         """
         try:
             return query_document(self.root, fn, self.labels_dir)
-        except FileNotFoundError:
+        except LabelsNotFoundError:  # a missing labels_dir (RootNotFoundError) is reported, not shown as empty
             return fn({"schema_version": 1, "benchmark": "", "episodes": {}})
 
     def has_labels(self) -> bool:

@@ -1,0 +1,53 @@
+"""A missing dataset root (or labels_dir) is reported as such, not as "no sidecar yet".
+
+``RootNotFoundError`` is also a ``FileNotFoundError`` (0.5.3's type for it), so code that
+means "no sidecar" catches ``LabelsNotFoundError`` only: the judge runner, the review
+server and the report (docs/sidecar-format.md, "Errors").
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from strands_robots import episode_labels as el
+from strands_robots.errors import LabelsNotFoundError, RootNotFoundError
+from tests.web.conftest import TOKEN, client_for
+
+
+def test_the_judge_runner_names_a_missing_root(tmp_path):
+    from strands_robots.judges.runner import NoVerdictsError, select_episodes
+
+    with pytest.raises(RootNotFoundError, match="is not an existing directory") as missing:
+        select_episodes(tmp_path / "gone")
+    assert not isinstance(missing.value, LabelsNotFoundError)
+    with pytest.raises(NoVerdictsError, match="no verdicts to judge on top of"):
+        select_episodes(tmp_path)  # the directory exists, the sidecar does not
+
+
+def test_the_report_names_a_missing_root(tmp_path, toy_dataset):
+    from strands_robots.report import NoLabelsError, write_report
+
+    with pytest.raises(RootNotFoundError, match="is not an existing directory"):
+        write_report(tmp_path / "gone")
+    with pytest.raises(RootNotFoundError, match="is not an existing directory"):
+        write_report(toy_dataset, labels_dir=tmp_path / "no-such-labels-dir")
+    with pytest.raises(NoLabelsError, match="no episode_labels.json"):
+        write_report(toy_dataset)
+
+
+def test_the_review_server_reports_a_missing_labels_dir(tmp_path, toy_dataset):
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    el.record_deterministic_verdicts(toy_dataset, [{"episode": 0, "success": True}], labels_dir=labels)
+    client = client_for(toy_dataset, labels_dir=labels)
+    assert client.get("/api/episodes/0", headers={"x-labels-token": TOKEN}).json()["deterministic"]["success"] is True
+    shutil.rmtree(labels)  # the labels directory goes while the server runs
+    answer = client.get("/api/episodes/0", headers={"x-labels-token": TOKEN})
+    assert answer.status_code == RootNotFoundError.http_status
+    assert "is not an existing directory" in answer.json()["error"]
+    assert "No label sidecar" not in answer.json()["error"]
+    labels.mkdir()  # an empty labels directory: no sidecar yet, shown as unlabelled
+    answer = client.get("/api/episodes/0", headers={"x-labels-token": TOKEN})
+    assert answer.status_code == 200 and answer.json()["deterministic"] is None
