@@ -18,17 +18,17 @@ inter-process lock (:func:`strands_robots.storage.sidecar_lock`):
   from the index (its lines stay in the file).
 
 Nothing is ever rewritten, so no version is ever lost. Within one process an index of
-the file (episode -> versions) is cached under the file's identity (device, inode) and the
-byte offset read so far; a later read parses only the lines appended since, so reading
-the current label of every episode stays linear in the file size however often it is
-asked (the same idea as :mod:`strands_robots.storage.record_store`).
+the file (episode -> versions) is cached with the file's inode and the byte offset read
+so far; a later read parses only the lines appended since, so reading the current label
+of every episode stays linear in the file size however often it is asked. Whether the
+cache still holds is :func:`strands_robots.storage.registry.appended_since`, the rule the
+record store's journal follows too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,7 +37,7 @@ from typing import Any
 from strands_robots.arguments import path_argument
 from strands_robots.errors import SidecarError
 from strands_robots.storage import append_jsonl, check_target, read_jsonl, sidecar_lock
-from strands_robots.storage.registry import ProcessRegistry
+from strands_robots.storage.registry import ProcessRegistry, appended_since, file_identity
 
 SIDECAR_NAME = "episode_outcomes.jsonl"
 FORMAT = "strands-robots-labels/episode_outcomes"
@@ -96,7 +96,7 @@ class OutcomeStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.versions: dict[int, list[dict[str, Any]]] = {}
-        self._identity: tuple[int, int] | None = None
+        self._ino: int | None = None  # inode of the file the index was read from
         self._offset = 0
         self._lock = threading.RLock()
 
@@ -109,18 +109,8 @@ class OutcomeStore:
 
     def _reset(self) -> None:
         self.versions = {}
-        self._identity = None
+        self._ino = None
         self._offset = 0
-
-    def _still_valid(self, st: os.stat_result) -> bool:
-        """True when the cached prefix is still the start of the file (appends only since)."""
-        if self._identity != (st.st_dev, st.st_ino) or st.st_size < self._offset:
-            return False
-        if self._offset == 0:
-            return True
-        with open(self.path, "rb") as handle:  # the byte before the offset ends a line we parsed
-            handle.seek(self._offset - 1)
-            return handle.read(1) == b"\n"
 
     def refresh(self) -> OutcomeStore:
         """Bring the index up to date with the file, reading only what was appended.
@@ -131,15 +121,14 @@ class OutcomeStore:
         """
         with self._lock:
             check_target(self.path)
-            try:
-                st = os.stat(self.path)
-            except FileNotFoundError:
+            identity = file_identity(self.path)  # (inode, size, mtime_ns)
+            if identity is None:
                 self._reset()
                 return self
-            if not self._still_valid(st):
+            if not appended_since(self.path, identity, self._ino, self._offset):
                 self._reset()
-                self._identity = (st.st_dev, st.st_ino)
-            if st.st_size == self._offset:
+                self._ino = identity[0]
+            if identity[1] == self._offset:
                 return self
             try:
                 with paused_gc():
@@ -228,11 +217,11 @@ class OutcomeStore:
             lines = [HEADER, *records] if new_file else records
             try:
                 end = append_jsonl(self.path, lines, valid_end=self._offset)
-                st = os.stat(self.path)
+                identity = file_identity(self.path)
             except BaseException:
                 self._reset()
                 raise
-            self._identity = (st.st_dev, st.st_ino)
+            self._ino = identity[0] if identity is not None else None
             self._apply(lines, first=new_file)
             self._offset = end
             return result

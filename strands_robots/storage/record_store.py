@@ -58,7 +58,7 @@ from strands_robots.storage.journal import (
 )
 from strands_robots.storage.jsonl import append_jsonl
 from strands_robots.storage.lock import sidecar_lock
-from strands_robots.storage.registry import Identity, ProcessRegistry, file_identity
+from strands_robots.storage.registry import Identity, ProcessRegistry, appended_since, file_identity
 
 log = logging.getLogger(__name__)
 
@@ -306,8 +306,7 @@ class RecordStore:
         if (
             cached is not None
             and cached.identity == identity
-            and cached.journal_ino == journal_ino
-            and (journal_identity is None or journal_identity[1] >= cached.journal_offset)
+            and appended_since(self.journal, journal_identity, cached.journal_ino, cached.journal_offset)
         ):
             if journal_identity is not None and journal_identity[1] > cached.journal_offset:
                 lines, undecodable, end = read_lines(self.journal, offset=cached.journal_offset)
@@ -580,7 +579,7 @@ class RecordStore:
         identity = file_identity(self.journal)
         if identity is None:
             return JournalTail(None, [], 0)
-        start = offset if ino == identity[0] else 0
+        start = offset if appended_since(self.journal, identity, ino, offset) else 0
         lines, undecodable, end = read_lines(self.journal, offset=start)
         if start == 0 and (lines or undecodable):
             if not (lines and lines[0][0] == 1 and journal_header_matches(lines[0][1], digest())):
