@@ -13,7 +13,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from strands_robots.errors import SidecarError
+from strands_robots.storage.labels_dir import require_directory
 from strands_robots.storage.mapping import EpisodeMapping, mapping_after_delete
 from strands_robots.storage.remap_txn import RemapResult, run_remap
 
@@ -52,15 +52,14 @@ def remap_dataset(
         LabelValidationError: bad mapping, records dropped without ``allow_drop``, or a
             mapping that contradicts stored fingerprints; nothing changed.
         EpisodeNotFoundError: a new index the edited dataset does not have.
-        SidecarError: a sidecar cannot be used (nothing changed), or the labels dir
-            does not exist.
+        SidecarError: a sidecar cannot be used (nothing changed).
+        RootNotFoundError: the labels dir (default ``root``) does not exist.
         RemapConflictError: an interrupted remap could not be completed.
         StorageError: a write failed (see :func:`~strands_robots.storage.remap_txn.run_remap`).
     """
     parsed = EpisodeMapping.parse(mapping)
     directory = Path(labels_dir if labels_dir is not None else root)
-    if not directory.is_dir():
-        raise SidecarError(f"{directory} is not a directory; pass an existing dataset root (or labels_dir=).")
+    require_directory(directory)
     return run_remap(directory, _participants(root, labels_dir, allow_drop), parsed, dry_run=dry_run)
 
 

@@ -26,9 +26,9 @@ from strands_robots.episode_labels.vocab import (
     SCHEMA_VERSION,
     SIDECAR_FILENAME,
 )
-from strands_robots.errors import LabelsNotFoundError, RootNotFoundError, SidecarError
+from strands_robots.errors import LabelsNotFoundError, SidecarError
 from strands_robots.storage import RecordStore
-from strands_robots.storage.labels_dir import check_labels_dir
+from strands_robots.storage.labels_dir import check_labels_dir, require_directory
 
 
 def labels_path(root: str | Path, *, labels_dir: str | Path | None = None) -> Path:
@@ -117,18 +117,7 @@ def record_problem(key: str, record: Any) -> str | None:
 def open_store(root: str | Path, labels_dir: str | Path | None = None) -> RecordStore:
     """The process-wide :class:`RecordStore` of this dataset's ``episode_labels.json``."""
     path = labels_path(root, labels_dir=labels_dir)
-    try:
-        is_dir = path.parent.is_dir()
-    except OSError as exc:  # a name too long for the file system, a component that is not a directory
-        raise SidecarError(
-            f"{str(path.parent)[:120]}... cannot be used ({exc.strerror or exc}); pass an existing dataset root "
-            "(or labels_dir=) with a shorter path."
-        ) from exc
-    if not is_dir:
-        raise RootNotFoundError(
-            f"Dataset root {path.parent} is not an existing directory; nothing to label. Pass an existing "
-            "dataset root (or labels_dir=)."
-        )
+    require_directory(path.parent)
     check_labels_dir(root, labels_dir)
     return RecordStore.open(
         path, validate=validate_document, empty=empty_document, check_record=_journal_record_problem

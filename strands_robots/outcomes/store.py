@@ -72,14 +72,17 @@ def open_outcome_store(root: str | Path, labels_dir: str | Path | None = None) -
     """The process-wide store of this dataset's ``episode_outcomes.jsonl``.
 
     Raises:
+        RootNotFoundError: ``root`` (or ``labels_dir``) is not an existing directory.
         LabelsDirMismatchError: ``labels_dir`` holds another dataset's labels
             (:func:`strands_robots.storage.labels_dir.check_labels_dir`).
     """
-    from strands_robots.storage.labels_dir import check_labels_dir
+    from strands_robots.storage.labels_dir import check_labels_dir, require_directory
 
-    if labels_dir is not None and Path(labels_dir).is_dir():
+    path = outcomes_path(root, labels_dir)
+    require_directory(path.parent)
+    if labels_dir is not None:
         check_labels_dir(root, labels_dir)
-    return OutcomeStore.open(outcomes_path(root, labels_dir))
+    return OutcomeStore.open(path)
 
 
 class OutcomeStore:

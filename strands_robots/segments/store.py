@@ -37,7 +37,7 @@ from strands_robots.segments.templates import COHORTS, TASK_COMPLETE, check_coho
 from strands_robots.segments.validate import raw_segments, sorted_segments, validate_segmentation
 from strands_robots.storage import RecordStore
 from strands_robots.storage.atomic import check_target
-from strands_robots.storage.labels_dir import check_labels_dir
+from strands_robots.storage.labels_dir import check_labels_dir, require_directory
 from strands_robots.storage.record_store import Change
 
 SIDECAR_FILENAME = "episode_segments.json"
@@ -151,12 +151,11 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None) -> Record
     """The process-wide :class:`RecordStore` of this dataset's ``episode_segments.json``.
 
     Raises:
-        SidecarError: the directory does not exist.
+        RootNotFoundError: the directory does not exist (a ``SidecarError``).
     """
     path = segments_path(root, labels_dir=labels_dir)
     check_target(path)  # a name too long for the file system is a typed refusal too
-    if not path.parent.is_dir():
-        raise SidecarError(f"{path.parent} is not a directory; pass an existing dataset root (or labels_dir=).")
+    require_directory(path.parent)
     check_labels_dir(root, labels_dir)
     return RecordStore.open(path, validate=validate_document, empty=empty_document, records_key="episodes")
 

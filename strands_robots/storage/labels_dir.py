@@ -16,6 +16,10 @@ the directory is refused with :class:`LabelsDirMismatchError` when none of the s
 among them (another dataset). A moved, copied, renumbered or extended dataset keeps some
 of its episodes, so it still passes. The sidecar files themselves are unchanged, so they
 stay interchangeable with strands-robots 0.5.3.
+
+Every store opens its sidecar through :func:`require_directory` first: a dataset root or
+``labels_dir`` that is not an existing directory is one :class:`RootNotFoundError` for
+reads and writes alike (never "no labels yet", never created on the fly).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from strands_robots.errors import LabelsDirMismatchError
+from strands_robots.errors import LabelsDirMismatchError, RootNotFoundError, SidecarError
 from strands_robots.storage.atomic import atomic_write_bytes
 from strands_robots.storage.codec import dump_canonical, load_json_bytes
 from strands_robots.storage.record_store import file_identity
@@ -39,6 +43,27 @@ SAMPLE_SIZE = 64
 _lock = threading.Lock()
 _checked: dict[tuple[str, str], tuple[Any, ...]] = {}
 os.register_at_fork(after_in_child=_checked.clear)
+
+
+def require_directory(directory: Path) -> None:
+    """Refuse a sidecar directory (the dataset root or ``labels_dir``) that does not exist.
+
+    Raises:
+        RootNotFoundError: ``directory`` is not an existing directory.
+        SidecarError: the path cannot even be looked at (a name too long for the file system).
+    """
+    try:
+        is_dir = directory.is_dir()
+    except OSError as exc:  # a name too long for the file system, a component that is not a directory
+        raise SidecarError(
+            f"{str(directory)[:120]}... cannot be used ({exc.strerror or exc}); pass an existing dataset root "
+            "(or labels_dir=) with a shorter path."
+        ) from exc
+    if not is_dir:
+        raise RootNotFoundError(
+            f"Dataset root {directory} is not an existing directory; nothing to label. Pass an existing "
+            "dataset root (or labels_dir=)."
+        )
 
 
 def key_path(labels_dir: str | Path) -> Path:

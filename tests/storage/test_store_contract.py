@@ -1,0 +1,347 @@
+"""The store contract, written once and run for every label store.
+
+``episode_labels.json`` (verdicts, judge labels, reviews), ``episode_outcomes.jsonl``
+(outcome labels) and ``episode_segments.json`` (segmentations) keep the same promises
+(docs/sidecar-format.md; docs/architecture.md, "Layers"):
+
+- a dataset root or ``labels_dir`` that does not exist is one typed error
+  (:class:`RootNotFoundError`) for reads and writes, and nothing is created;
+- what is written is read back, by this process and by a fresh one;
+- a write leaves no temporary file behind, and a write that fails (the disk refuses the
+  fsync) leaves the stored bytes exactly as they were;
+- each record carries the dataset fingerprint, so a renumbering edit makes it stale, and
+  the one transactional remap (:func:`strands_robots.remap.remap_dataset`) moves it and
+  clears the staleness;
+- each store's instances live in a :class:`~strands_robots.storage.registry.ProcessRegistry`
+  that a forked child starts empty, and each store's cache is checked with the shared
+  :func:`~strands_robots.storage.registry.file_identity` / ``appended_since`` rule.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from strands_robots import episode_labels as el
+from strands_robots import outcomes, segments
+from strands_robots.errors import RootNotFoundError, StorageError
+from strands_robots.remap import mapping_after_delete, remap_dataset
+from strands_robots.storage import registry
+from strands_robots.storage.registry import ProcessRegistry, appended_since, file_identity
+from tests.storage.remap_helpers import delete_episodes_meta
+from tests.synth import make_v3_dataset
+
+LENGTHS = [60, 90, 120]
+
+
+def _segment(root: Path, episode: int, tag: str) -> Any:
+    span = [{"start": 0, "end": LENGTHS[episode], "label": "pick up the cube from the table"}]
+    return segments.save_segmentation(root, episode, span, annotator=tag)
+
+
+def _labels_registry() -> ProcessRegistry[Any]:
+    from strands_robots.storage.record_store import _stores
+
+    return _stores
+
+
+def _outcomes_registry() -> ProcessRegistry[Any]:
+    from strands_robots.outcomes.store import OutcomeStore
+
+    return OutcomeStore._registry
+
+
+def _open_labels(root: Path) -> Any:
+    from strands_robots.episode_labels.document import open_store
+
+    return open_store(root)
+
+
+def _open_outcomes(root: Path) -> Any:
+    from strands_robots.outcomes.store import open_outcome_store
+
+    return open_outcome_store(root)
+
+
+def _open_segments(root: Path) -> Any:
+    from strands_robots.segments.store import open_store
+
+    return open_store(root)
+
+
+@dataclass(frozen=True)
+class Store:
+    """One label store seen through the contract: write a tag, read it back, list stale records."""
+
+    name: str
+    sidecar: str
+    write: Callable[[Path, int, str], Any]
+    read: Callable[[Path, int], str]
+    read_all: Callable[[Path], Any]
+    stale: Callable[[Path], dict[int, str]]
+    registry: Callable[[], ProcessRegistry[Any]]
+    open: Callable[[Path], Any]
+    flush: Callable[[Path], Any] = lambda root: None
+
+
+STORES = [
+    Store(
+        name="episode_labels",
+        sidecar="episode_labels.json",
+        write=lambda root, e, tag: el.annotate_episode(root, e, quality="high", note=tag),
+        read=lambda root, e: el.read_labels(root)["episodes"][str(e)]["judge"]["note"],
+        read_all=lambda root: el.read_labels(root),
+        stale=lambda root: el.stale_episodes(root),
+        registry=_labels_registry,
+        open=_open_labels,
+        flush=lambda root: el.flush(root),
+    ),
+    Store(
+        name="outcomes",
+        sidecar="episode_outcomes.jsonl",
+        write=lambda root, e, tag: outcomes.set_outcome(root, e, outcome="expert_success", labeled_by=tag),
+        read=lambda root, e: outcomes.get_outcome(root, e)["labeled_by"],
+        read_all=lambda root: outcomes.list_outcomes(root),
+        stale=lambda root: outcomes.stale_outcomes(root),
+        registry=_outcomes_registry,
+        open=_open_outcomes,
+    ),
+    Store(
+        name="segments",
+        sidecar="episode_segments.json",
+        write=_segment,
+        read=lambda root, e: segments.get_segmentation(root, e)["annotator"],
+        read_all=lambda root: segments.list_segmentations(root),
+        stale=lambda root: segments.stale_segmentations(root),
+        registry=_labels_registry,
+        open=_open_segments,
+    ),
+]
+
+
+@pytest.fixture(params=STORES, ids=[s.name for s in STORES])
+def store(request) -> Store:
+    return request.param
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    """Three episodes of 60, 90 and 120 frames; 1 and 2 have a deterministic verdict (so a
+    judge label can be written) and are the episodes the tests label."""
+    root = make_v3_dataset(tmp_path / "ds", LENGTHS)
+    el.record_deterministic_verdicts(root, [{"episode": e, "success": True} for e in (1, 2)])
+    return root
+
+
+def _forget_caches(store: Store) -> None:
+    """As a new process would start: no store instance, no cached document."""
+    store.registry().clear()
+
+
+def _stored_bytes(root: Path, store: Store) -> dict[str, bytes]:
+    """Every file of the store (the sidecar and its hidden journal), by name."""
+    names = [store.sidecar, f".{store.sidecar}.journal"]
+    return {name: (root / name).read_bytes() for name in names if (root / name).exists()}
+
+
+def _temporary_files(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if p.name.endswith(".tmp") or ".tmp." in p.name)
+
+
+# -- a missing root ------------------------------------------------------------------------------
+
+
+def test_a_missing_root_is_one_typed_error_for_reads_and_writes(store, tmp_path):
+    gone = tmp_path / "gone"
+    with pytest.raises(RootNotFoundError, match=f"Dataset root {gone} is not an existing directory"):
+        store.read_all(gone)
+    with pytest.raises(RootNotFoundError, match="not an existing directory"):
+        store.read(gone, 0)
+    assert not gone.exists()
+
+
+def test_a_missing_labels_dir_is_refused_not_created(store, root, tmp_path):
+    elsewhere = tmp_path / "no-such-labels-dir"
+    readers = {
+        "episode_labels": lambda: el.read_labels(root, labels_dir=elsewhere),
+        "outcomes": lambda: outcomes.list_outcomes(root, labels_dir=elsewhere),
+        "segments": lambda: segments.list_segmentations(root, labels_dir=elsewhere),
+    }
+    with pytest.raises(RootNotFoundError, match=f"Dataset root {elsewhere} is not an existing directory"):
+        readers[store.name]()
+    assert not elsewhere.exists()
+
+
+# -- round trip ----------------------------------------------------------------------------------
+
+
+def test_what_is_written_is_read_back_here_and_by_a_fresh_process(store, root):
+    store.write(root, 1, "first")
+    store.write(root, 1, "second")
+    store.write(root, 2, "other")
+    assert (store.read(root, 1), store.read(root, 2)) == ("second", "other")
+    store.flush(root)
+    _forget_caches(store)
+    assert (store.read(root, 1), store.read(root, 2)) == ("second", "other")
+    assert (root / store.sidecar).is_file()
+
+
+def test_one_instance_per_file_in_the_shared_registry(store, root):
+    first = store.open(root)
+    assert store.open(root) is first
+    assert store.open(Path(str(root) + "/.")) is first  # the same file by another spelling
+    assert store.registry() in set(registry._registries)
+    assert first in store.registry().values()
+
+
+# -- atomic writes -------------------------------------------------------------------------------
+
+
+def test_writes_leave_no_temporary_file(store, root):
+    for tag in ("a", "b", "c"):
+        store.write(root, 2, tag)
+    store.flush(root)
+    assert _temporary_files(root) == []
+    assert store.read(root, 2) == "c"
+
+
+def test_a_failed_write_leaves_the_stored_bytes_unchanged(store, root, monkeypatch):
+    """The disk refuses the fsync (CI runs as root, so a read-only directory would not stop it)."""
+    store.write(root, 1, "kept")
+    store.flush(root)
+    before = _stored_bytes(root, store)
+    assert before  # the sidecar exists
+
+    def refuse(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error (injected)")
+
+    monkeypatch.setattr(os, "fsync", refuse)
+    monkeypatch.setattr(os, "fdatasync", refuse)  # the JSON Lines append syncs its data only
+    with pytest.raises((StorageError, OSError)):
+        store.write(root, 1, "lost")
+        store.flush(root)
+    monkeypatch.undo()
+    assert _stored_bytes(root, store) == before
+    assert _temporary_files(root) == []
+    _forget_caches(store)
+    assert store.read(root, 1) == "kept"
+    store.write(root, 1, "after")  # the store still works
+    assert store.read(root, 1) == "after"
+
+
+# -- fingerprint, staleness and the one remap ----------------------------------------------------
+
+
+def test_a_renumbering_edit_makes_records_stale_and_the_one_remap_moves_them(store, root):
+    store.write(root, 1, "one")
+    store.write(root, 2, "two")
+    assert store.stale(root) == {}
+    delete_episodes_meta(root, [0])  # LeRobot's delete_episodes([0]): 1 -> 0 (90 frames), 2 -> 1 (120)
+    stale = store.stale(root)
+    assert sorted(stale) == [1, 2]
+    # the first field found changed (the stores may test length or index_range first)
+    assert stale[1] in (
+        "length was 90 when labelled, now 120",
+        "index_range was [60, 150] when labelled, now [90, 210]",
+    )
+    assert "no longer in the dataset" in stale[2]
+    result = remap_dataset(root, mapping_after_delete(3, [0]))
+    assert result.counts[store.name] >= 2
+    assert store.stale(root) == {}
+    assert (store.read(root, 0), store.read(root, 1)) == ("one", "two")
+    _forget_caches(store)
+    assert (store.read(root, 0), store.read(root, 1)) == ("one", "two")
+
+
+def test_each_store_remap_is_the_one_transaction(store, root, monkeypatch):
+    """``episode_labels.remap``, ``outcomes.remap`` and ``segments.remap`` run through ``run_remap``."""
+    from strands_robots.storage import remap_txn
+
+    store.write(root, 2, "two")
+    delete_episodes_meta(root, [0])
+    seen: list[list[str]] = []
+    real = remap_txn.run_remap
+
+    def spy(directory, participants, mapping, **options):
+        seen.append([p.name for p in participants])
+        return real(directory, participants, mapping, **options)
+
+    module = importlib.import_module(f"strands_robots.{store.name}.remap")
+    monkeypatch.setattr(module, "run_remap", spy)
+    own = {"episode_labels": el.remap, "outcomes": outcomes.remap, "segments": segments.remap}[store.name]
+    own(root, {1: 0, 2: 1}, allow_drop=True)
+    assert seen == [[store.name]]
+    assert store.read(root, 1) == "two"
+
+
+# -- process registry and cache validity ---------------------------------------------------------
+
+
+def _in_child(check: Callable[[], bool]) -> int:
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's exit code is the assertion
+        try:
+            ok = check()
+        except BaseException:
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def test_a_forked_child_starts_with_an_empty_registry(store, root):
+    store.write(root, 1, "parent")
+    parent = store.open(root)
+
+    def child() -> bool:
+        empty = store.registry().values() == []
+        fresh = store.open(root)
+        return empty and fresh is not parent and store.read(root, 1) == "parent"
+
+    assert _in_child(child) == 0
+    assert store.open(root) is parent  # the parent keeps its own
+
+
+def test_a_file_replaced_by_another_tool_is_read_again(store, root):
+    """The cache is keyed by the shared file identity: a sidecar replaced under a new inode
+    (another tool's atomic write) is read again, not served from memory."""
+    store.write(root, 1, "before")
+    store.flush(root)
+    assert store.read(root, 1) == "before"
+    copy = root / "copy"
+    store.write(root, 1, "after")
+    store.flush(root)
+    saved = (root / store.sidecar).read_bytes()
+    _forget_caches(store)
+    store.read(root, 1)
+    path = root / store.sidecar
+    copy.write_bytes(saved.replace(b'"after"', b'"other"'))
+    os.replace(copy, path)  # a new inode, same size
+    assert store.read(root, 1) == "other"
+
+
+def test_appended_since_is_one_rule_for_append_only_files(tmp_path):
+    path = tmp_path / "log.jsonl"
+    assert appended_since(path, file_identity(path), None, 0)  # no file seen, none there
+    path.write_bytes(b'{"a":1}\n{"b":2}\n')
+    ino, offset = file_identity(path)[0], 8
+    assert not appended_since(path, None, ino, offset)  # the file went
+    assert appended_since(path, file_identity(path), ino, offset)  # grown past the offset
+    with open(path, "r+b") as handle:  # rewritten in place, same inode: the prefix is not ours
+        handle.write(b'{"a":12345}\n')
+    assert file_identity(path)[0] == ino
+    assert not appended_since(path, file_identity(path), ino, offset)
+    with open(path, "r+b") as handle:
+        handle.truncate(4)  # shorter than what was read
+    assert not appended_since(path, file_identity(path), ino, offset)
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b'{"a":1}\n{"b":2}\n')
+    os.replace(other, path)  # another file under the name
+    assert not appended_since(path, file_identity(path), ino, offset)
