@@ -72,16 +72,18 @@ def open_outcome_store(root: str | Path, labels_dir: str | Path | None = None) -
     """The process-wide store of this dataset's ``episode_outcomes.jsonl``.
 
     Raises:
-        RootNotFoundError: ``root`` (or ``labels_dir``) is not an existing directory.
+        RootNotFoundError: ``root`` is not an existing directory (without ``labels_dir``).
         LabelsDirMismatchError: ``labels_dir`` holds another dataset's labels
             (:func:`strands_robots.storage.labels_dir.check_labels_dir`).
     """
     from strands_robots.storage.labels_dir import check_labels_dir, require_directory
 
     path = outcomes_path(root, labels_dir)
-    require_directory(path.parent)
-    if labels_dir is not None:
+    if labels_dir is None:
+        require_directory(path.parent)  # the dataset root
+    elif path.parent.is_dir():
         check_labels_dir(root, labels_dir)
+    # a labels_dir that does not exist yet reads as no labels and is created by the first write
     return OutcomeStore.open(path)
 
 

@@ -19,7 +19,8 @@ stay interchangeable with strands-robots 0.5.3.
 
 Every store opens its sidecar through :func:`require_directory` first: a dataset root or
 ``labels_dir`` that is not an existing directory is one :class:`RootNotFoundError` for
-reads and writes alike (never "no labels yet", never created on the fly).
+reads and writes alike, never "no labels yet" (the outcome store alone creates a new
+``labels_dir`` on its first write, as its CLI always has: docs/outcomes.md).
 """
 
 from __future__ import annotations
