@@ -14,6 +14,8 @@ to the same answers), so a process that only reads labels never pays pydantic's 
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path, PosixPath, WindowsPath
 from typing import Annotated, Any
 
@@ -152,3 +154,52 @@ def items_argument(value: Any, what: str, example: str) -> list[Any]:
         return _adapter("items").validate_python(value)
     except _validation_error() as exc:
         raise _refusal(exc, what, value, f"pass a list such as {example}.") from None
+
+
+def _int_adapter(minimum: int | None, maximum: int | None) -> Any:
+    """The strict-int adapter of one range (built once per range, on first need)."""
+    kind = f"int:{minimum}:{maximum}"
+    adapter = _adapters.get(kind)
+    if adapter is None:
+        from pydantic import Field, StrictInt, TypeAdapter
+
+        adapter = _adapters[kind] = TypeAdapter(Annotated[StrictInt, Field(ge=minimum, le=maximum)])
+    return adapter
+
+
+def int_argument(
+    value: Any,
+    refuse: Callable[[Any], Exception],
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+) -> int:
+    """A real integer within ``[minimum, maximum]``; numpy integers are taken as their value.
+
+    ``True``, ``4.0``, ``"4"`` and ``None`` are refused (pydantic's ``StrictInt``). An exact
+    ``int`` is checked without pydantic, with the same answer
+    (``tests/tooling/test_arguments_fast_path.py``).
+
+    Args:
+        value: The argument as passed.
+        refuse: Builds the entry point's own typed error from ``value`` (its message names
+            the rule and the remedy), so each public function keeps its error and wording.
+        minimum: Smallest accepted value (None: no bound).
+        maximum: Largest accepted value (None: no bound).
+
+    Returns:
+        The value as a Python ``int``.
+
+    Raises:
+        Exception: ``refuse(value)`` when ``value`` is not such an integer.
+    """
+    if type(value) is int:
+        if (minimum is None or value >= minimum) and (maximum is None or value <= maximum):
+            return value
+        raise refuse(value)
+    np = sys.modules.get("numpy")  # a process that has not imported numpy cannot hold a numpy value
+    candidate = int(value) if np is not None and isinstance(value, np.integer) else value
+    try:
+        return int(_int_adapter(minimum, maximum).validate_python(candidate))
+    except _validation_error():
+        raise refuse(value) from None

@@ -34,6 +34,7 @@ from typing import Any
 from strands import ModelRetryStrategy
 from strands.types.exceptions import ModelThrottledException
 
+from strands_robots.arguments import int_argument
 from strands_robots.dataset.hub import resolve_root
 from strands_robots.episode_labels import labels_path, read_labels
 from strands_robots.episode_labels.judge import annotate_episodes
@@ -174,6 +175,11 @@ class JudgeReport:
         return sum(1 for r in self.labelled if r.disputes_verdict)
 
 
+def _at_least_one(value: Any, what: str) -> int:
+    """A count argument: an integer >= 1 (``True``, ``2.5`` and ``"3"`` refused)."""
+    return int_argument(value, lambda v: LabelValidationError(f"{what} must be >= 1, got {v!r}."), minimum=1)
+
+
 def select_episodes(
     root: str | Path,
     *,
@@ -199,8 +205,8 @@ def select_episodes(
         RootNotFoundError: ``root`` or ``labels_dir`` is not an existing directory.
         LabelValidationError: ``limit`` below 1 or a negative episode.
     """
-    if limit is not None and limit < 1:
-        raise LabelValidationError(f"limit must be >= 1, got {limit}.")
+    if limit is not None:
+        limit = _at_least_one(limit, "limit")
     try:
         document = read_labels(root, labels_dir=labels_dir)
     except LabelsNotFoundError as exc:  # not RootNotFoundError (also a FileNotFoundError): a missing root says so
@@ -373,14 +379,13 @@ def run_judge(
     root, hub = resolve_root(root, revision)
     if hub is not None and labels_dir is None:
         labels_dir = hub.labels_dir
-    if frames < 1:
-        raise LabelValidationError(f"frames must be >= 1, got {frames}.")
+    frames = _at_least_one(frames, "frames")
     if executor not in EXECUTORS:
         raise LabelValidationError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}.")
-    if workers is not None and workers < 1:
-        raise LabelValidationError(f"workers must be >= 1, got {workers}.")
-    if batch_size is not None and batch_size < 1:
-        raise LabelValidationError(f"batch_size must be >= 1, got {batch_size}.")
+    if workers is not None:
+        workers = _at_least_one(workers, "workers")
+    if batch_size is not None:
+        batch_size = _at_least_one(batch_size, "batch_size")
     if executor == "ray":
         from strands_robots.judges.ray_executor import require_ray
 

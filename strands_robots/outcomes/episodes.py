@@ -8,11 +8,11 @@ episode is ``length / fps`` seconds (docs/outcomes.md, "The label"), used for it
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import int_argument
 from strands_robots.dataset.cache import cached_dataset
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
 
@@ -33,11 +33,13 @@ def episode_index(value: Any, what: str = "episode") -> int:
     Raises:
         LabelValidationError: ``value`` is not a non-negative integer.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
-        raise LabelValidationError(
-            f"{what} {value!r} is not an episode index; pass the episode's non-negative integer episode_index."
-        )
-    return int(value)
+    return int_argument(
+        value,
+        lambda v: LabelValidationError(
+            f"{what} {v!r} is not an episode index; pass the episode's non-negative integer episode_index."
+        ),
+        minimum=0,
+    )
 
 
 def duration_s(dataset: Any, episode: int) -> float | None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from strands_robots.arguments import int_argument
 from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.episode_labels import measure_agreement
 from strands_robots.episode_labels.document import labels_path, query_document
@@ -263,8 +264,11 @@ def write_report(
     """
     from strands_robots.dataset import open_dataset
 
-    if isinstance(max_episodes, bool) or not isinstance(max_episodes, int) or max_episodes < 0:
-        raise LabelValidationError(f"max_episodes must be a non-negative integer, got {max_episodes!r}.")
+    max_episodes = int_argument(
+        max_episodes,
+        lambda v: LabelValidationError(f"max_episodes must be a non-negative integer, got {v!r}."),
+        minimum=0,
+    )
     document = load_document(root, labels_dir)
     if document is None:
         raise NoLabelsError(

@@ -8,11 +8,11 @@ outcome labels' ``subtasks``).
 from __future__ import annotations
 
 import itertools
-import numbers
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import int_argument
 from strands_robots.errors import DatasetError, EpisodeNotFoundError, LabelValidationError
 
 
@@ -32,11 +32,13 @@ def episode_index(value: Any, what: str = "episode") -> int:
     Raises:
         LabelValidationError: anything else.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
-        raise LabelValidationError(
-            f"{what} must be a non-negative integer episode_index, got {type(value).__name__} {value!r}."
-        )
-    return int(value)
+    return int_argument(
+        value,
+        lambda v: LabelValidationError(
+            f"{what} must be a non-negative integer episode_index, got {type(v).__name__} {v!r}."
+        ),
+        minimum=0,
+    )
 
 
 def open_dataset_if_present(root: str | Path) -> Any | None:

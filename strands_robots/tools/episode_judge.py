@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from strands_robots.arguments import int_argument
 from strands_robots.dataset.cache import cached_dataset
 from strands_robots.dataset.frames import data_columns
 from strands_robots.dataset.keys import STATE_KEY
@@ -365,8 +366,9 @@ def _sample_frames(
 ) -> dict[str, Any]:
     path = cfg.root(root)
     index = episode_arg(episode)
-    if isinstance(n_frames, bool) or not isinstance(n_frames, int | np.integer) or n_frames < 1:
-        raise ToolInputError(f"n_frames must be a positive integer (e.g. 4), got {n_frames!r}.")
+    n_frames = int_argument(
+        n_frames, lambda v: ToolInputError(f"n_frames must be a positive integer (e.g. 4), got {v!r}."), minimum=1
+    )
     if not isinstance(include_images, bool | np.bool_):
         raise ToolInputError(f"include_images must be true or false, got {include_images!r}.")
     _require_parquet()

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import int_argument
 from strands_robots.errors import LabelsError
 from strands_robots.web.security import is_loopback
 
@@ -39,8 +40,12 @@ def bind(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> socket.socket:
             f"refusing to listen on every interface ({host or 'empty host'}); pass a concrete address "
             "(the default 127.0.0.1 keeps the page on this machine)."
         )
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise ServerAddressError(f"port must be 0..65535 (0 picks a free one), got {port!r}.")
+    port = int_argument(
+        port,
+        lambda v: ServerAddressError(f"port must be 0..65535 (0 picks a free one), got {v!r}."),
+        minimum=0,
+        maximum=65535,
+    )
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
