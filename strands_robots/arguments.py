@@ -203,3 +203,23 @@ def int_argument(
         return int(_int_adapter(minimum, maximum).validate_python(candidate))
     except _validation_error():
         raise refuse(value) from None
+
+
+def bool_argument(value: Any, refuse: Callable[[Any], Exception]) -> bool:
+    """A real ``True``/``False``; ``numpy.bool_`` is taken as its value.
+
+    ``"true"``, ``1`` and ``None`` are refused (pydantic's ``StrictBool``); an exact ``bool``
+    is checked without pydantic. Unlike :func:`flag_argument`, the error is the entry
+    point's own (``refuse(value)``), so its type and wording stay as they were.
+
+    Raises:
+        Exception: ``refuse(value)`` when ``value`` is not a boolean.
+    """
+    if type(value) is bool:
+        return value
+    np = sys.modules.get("numpy")
+    candidate = bool(value) if np is not None and isinstance(value, np.bool_) else value
+    try:
+        return bool(_adapter("flag").validate_python(candidate))
+    except _validation_error():
+        raise refuse(value) from None

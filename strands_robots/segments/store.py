@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from strands_robots.arguments import path_argument
+from strands_robots.arguments import bool_argument, path_argument
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError
 from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
 from strands_robots.segments.findings import Finding
@@ -206,9 +206,9 @@ def _text(value: Any, what: str, limit: int, *, required: bool) -> str | None:
 
 
 def _bool(value: Any, what: str) -> bool:
-    if type(value) is not bool:
-        raise LabelValidationError(f"{what} must be true or false, got {type(value).__name__} {value!r}.")
-    return value
+    return bool_argument(
+        value, lambda v: LabelValidationError(f"{what} must be true or false, got {type(v).__name__} {v!r}.")
+    )
 
 
 def infer_cohort(segments: Any) -> str:

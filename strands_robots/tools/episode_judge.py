@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from strands_robots.arguments import int_argument
+from strands_robots.arguments import bool_argument, int_argument
 from strands_robots.dataset.cache import cached_dataset
 from strands_robots.dataset.frames import data_columns
 from strands_robots.dataset.keys import STATE_KEY
@@ -193,11 +193,12 @@ class JudgeTools:
 
 def episode_arg(value: object) -> int:
     """Check a model-chosen episode index: a non-negative int (numpy ints accepted, bool refused)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-        raise ToolInputError(f"episode must be a non-negative integer episode_index, got {value!r}.")
-    if int(value) < 0:
-        raise ToolInputError(f"episode must be >= 0, got {int(value)}.")
-    return int(value)
+    index = int_argument(
+        value, lambda v: ToolInputError(f"episode must be a non-negative integer episode_index, got {v!r}.")
+    )
+    if index < 0:
+        raise ToolInputError(f"episode must be >= 0, got {index}.")
+    return index
 
 
 def _optional_mode(value: object) -> str | None:
@@ -369,8 +370,9 @@ def _sample_frames(
     n_frames = int_argument(
         n_frames, lambda v: ToolInputError(f"n_frames must be a positive integer (e.g. 4), got {v!r}."), minimum=1
     )
-    if not isinstance(include_images, bool | np.bool_):
-        raise ToolInputError(f"include_images must be true or false, got {include_images!r}.")
+    include_images = bool_argument(
+        include_images, lambda v: ToolInputError(f"include_images must be true or false, got {v!r}.")
+    )
     _require_parquet()
     dataset = cached_dataset(path)
     if include_images and not dataset.camera_keys:

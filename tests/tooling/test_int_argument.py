@@ -94,3 +94,33 @@ def test_judge_counts_are_integers_of_at_least_one(option, value, tmp_path):
         run_judge(tmp_path, **{option: value})
     with pytest.raises(LabelValidationError, match=f"^limit must be >= 1, got {value!r}\\.$"):
         select_episodes(tmp_path, limit=value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.booleans(), st.booleans().map(np.bool_), st.integers(-2, 2), st.text(max_size=5), st.none()))
+def test_bool_argument_agrees_with_the_adapter(value):
+    candidate = bool(value) if isinstance(value, np.bool_) else value
+    try:
+        expected = ("ok", arguments._adapter("flag").validate_python(candidate))
+    except ValidationError:
+        expected = ("refused", None)
+    try:
+        got = ("ok", arguments.bool_argument(value, Refused))
+    except Refused:
+        got = ("refused", None)
+    assert got == expected
+
+
+def test_the_judge_tool_and_segment_flags_keep_their_errors():
+    from strands_robots.segments.store import _bool
+    from strands_robots.tools.episode_judge import ToolInputError, episode_arg
+
+    assert episode_arg(np.int64(3)) == 3
+    for bad in (True, np.bool_(True), 1.0, "1", None):
+        with pytest.raises(ToolInputError, match="episode must be a non-negative integer episode_index, got "):
+            episode_arg(bad)
+    with pytest.raises(ToolInputError, match=r"^episode must be >= 0, got -2\.$"):
+        episode_arg(-2)
+    assert _bool(np.bool_(False), "reference") is False
+    with pytest.raises(LabelValidationError, match="^reference must be true or false, got str 'yes'.$"):
+        _bool("yes", "reference")
