@@ -79,8 +79,7 @@ class Fingerprinter:
         positions, found = self.columns.positions(episodes)
         if not found.all():
             self.dataset.episodes[episodes[int(found.argmin())]]  # raises EpisodeNotFoundError
-        record = self.columns.record
-        return {episode: record(pos) for episode, pos in zip(episodes, positions.tolist(), strict=True)}
+        return dict(zip(episodes, self.columns.records(positions), strict=True))
 
     def token(self, episode: int) -> str:
         """16 hex digits of the sha256 of the episode's ``IDENTITY_KEYS`` (what a renumbering keeps)."""

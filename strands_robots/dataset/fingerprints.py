@@ -68,6 +68,27 @@ class DatasetFingerprints:
             fingerprint["content"] = content.decode("ascii")
         return fingerprint
 
+    def records(self, positions: np.ndarray | list[int]) -> list[dict[str, Any]]:
+        """:meth:`record` of each of ``positions`` (the columns read once, not per row)."""
+        rows = np.asarray(positions, dtype=np.int64)
+        lengths = self.length[rows].tolist()
+        if self.has_range:
+            starts, ends = self.index_from[rows].tolist(), self.index_to[rows].tolist()
+            codes = self.task_code[rows].tolist()
+        contents = self.content[rows].tolist() if len(self.content) else [b""] * len(rows)
+        task_lists = self.task_lists
+        out = []
+        for i, length in enumerate(lengths):
+            fingerprint: dict[str, Any] = {"length": length}
+            if self.has_range:
+                fingerprint["index_range"] = [starts[i], ends[i]]
+                if codes[i] >= 0:
+                    fingerprint["tasks"] = list(task_lists[codes[i]])
+            if contents[i]:
+                fingerprint["content"] = contents[i].decode("ascii")
+            out.append(fingerprint)
+        return out
+
 
 def _task_codes(tasks: Any, n: int) -> tuple[np.ndarray, list[tuple[str, ...]]]:
     """Code a ``tasks`` column (list<string> or string, pyarrow) as ints into distinct lists."""

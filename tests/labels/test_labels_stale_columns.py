@@ -3,6 +3,7 @@ and the cached dataset columns go stale when ``meta/`` changes."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -194,3 +195,14 @@ def test_a_cold_filter_without_a_journal_computes_no_digest(tmp_path):
         f"assert index._memory[str(el.open_store({str(tmp_path)!r}).path)].digest is None\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
+
+
+def test_fingerprints_of_many_episodes_are_each_episodes_fingerprint(toy_dataset):
+    """``many`` (the columns read once) gives what one call per episode gives."""
+    fingerprinter = Fingerprinter(open_dataset(toy_dataset))
+    episodes = [2, 0, 1, 0]
+    assert fingerprinter.many(episodes) == {e: fingerprinter(e) for e in episodes}
+    columns = fingerprinter.columns
+    assert columns.records(range(len(columns.episode))) == [columns.record(p) for p in range(len(columns.episode))]
+    no_range = dataclasses.replace(columns, has_range=False, content=columns.content[:0])
+    assert no_range.records([0, 1]) == [no_range.record(0), no_range.record(1)]
