@@ -21,6 +21,7 @@ prior knowledge of the dataset: pass one, or it is computed once per root on fir
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -63,6 +64,7 @@ _EPISODES = re.compile(r"\bepisodes?\s+(\d+(?:\s*(?:,|and)\s*\d+)*)", re.IGNOREC
 _FRAMES = re.compile(r"\bsample\s+(\d+)\s+frames?", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=256)  # a plan re-reads the same prompt at every step
 def parse_request(text: str) -> JudgeRequest | None:
     """Read root, episodes, frame count and image wish from a :func:`judge_prompt` text."""
     root_match = _ROOT.search(text)

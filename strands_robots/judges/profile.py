@@ -221,36 +221,36 @@ class DatasetProfile:
         """
         dataset = cached_dataset(root)  # the object the tools get, which the evidence entries are tied to
         wanted = list(dataset.episodes) if episodes is None else [int(e) for e in episodes]
-        by_file: dict[Path, list[int]] = {}
-        for index in wanted:
-            by_file.setdefault(Path(dataset.episodes[index].data_file), []).append(index)
+        metas = {index: dataset.episodes[index] for index in wanted}  # one metadata lookup per episode
+        by_file: dict[Path, list[Any]] = {}
+        for meta in metas.values():
+            by_file.setdefault(Path(meta.data_file), []).append(meta)
         jobs = list(by_file.items())
         if workers > 1 and len(jobs) > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 parts = list(pool.map(lambda job: _profile_file(dataset, *job, evidence), jobs))
         else:
             parts = [_profile_file(dataset, *job, evidence) for job in jobs]
-        tasks = {i: dataset.episodes[i].tasks[0] for i in wanted if dataset.episodes[i].tasks}
+        tasks = {i: meta.tasks[0] for i, meta in metas.items() if meta.tasks}
         return cls.from_signals({i: sig for part in parts for i, sig in part.items()}, tasks)
 
 
-def _read_one(dataset: Any, index: int, columns: list[str], evidence: EvidenceCache | None) -> dict[str, Any] | None:
-    path = dataset.episodes[index].data_file
-    stamp = file_stamp(path)
+def _read_one(dataset: Any, meta: Any, columns: list[str], evidence: EvidenceCache | None) -> dict[str, Any] | None:
+    stamp = file_stamp(meta.data_file)
     try:
-        rows = dataset.read_frames(index, columns) if columns else {}
+        rows = dataset.read_frames(meta, columns) if columns else {}
     except (OSError, ValueError, KeyError):  # unreadable: left out of the profile
         return None
-    found = episode_evidence(dataset, dataset.episodes[index].length, rows)
+    found = episode_evidence(dataset, meta.length, rows)
     if evidence is not None:
-        evidence.put(dataset, index, found, stamp)
+        evidence.put(dataset, meta.episode_index, found, stamp)
     return found.signals
 
 
 def _profile_file(
-    dataset: Any, path: Path, indices: list[int], evidence: EvidenceCache | None = None
+    dataset: Any, path: Path, metas: list[Any], evidence: EvidenceCache | None = None
 ) -> dict[int, dict[str, Any]]:
-    """Signals of ``indices``, all stored in the data file ``path``, from one read of it."""
+    """Signals of the episodes ``metas``, all stored in the data file ``path``, from one read of it."""
     columns = signal_columns(dataset)
     out: dict[int, dict[str, Any]] = {}
     stamp = file_stamp(path)
@@ -260,21 +260,21 @@ def _profile_file(
             raise ValueError("columns missing")
         table = pq.read_table(path, columns=[*columns, "episode_index", "frame_index"])
     except (OSError, ValueError, pa.ArrowException):
-        return {i: s for i in indices if (s := _read_one(dataset, i, columns, evidence)) is not None}
+        return {m.episode_index: s for m in metas if (s := _read_one(dataset, m, columns, evidence)) is not None}
     episode_col = table.column("episode_index").to_numpy()
     order = np.lexsort((table.column("frame_index").to_numpy(), episode_col))
     sorted_episodes = episode_col[order]
     arrays = {c: column_to_numpy(table.column(c), c)[order] for c in columns}
-    bounds = np.searchsorted(sorted_episodes, np.column_stack([indices, np.add(indices, 1)]))
-    for index, (lo, hi) in zip(indices, bounds.tolist(), strict=True):
-        length = dataset.episodes[index].length
-        if hi - lo != length:
-            signals = _read_one(dataset, index, columns, evidence)  # let the reader judge the inconsistency
+    indices = np.asarray([m.episode_index for m in metas], dtype=np.int64)
+    bounds = np.searchsorted(sorted_episodes, np.column_stack([indices, indices + 1]))
+    for meta, (lo, hi) in zip(metas, bounds.tolist(), strict=True):
+        if hi - lo != meta.length:
+            signals = _read_one(dataset, meta, columns, evidence)  # let the reader judge the inconsistency
         else:
-            found = episode_evidence(dataset, length, {c: a[lo:hi] for c, a in arrays.items()})
+            found = episode_evidence(dataset, meta.length, {c: a[lo:hi] for c, a in arrays.items()})
             if evidence is not None:
-                evidence.put(dataset, index, found, stamp)
+                evidence.put(dataset, meta.episode_index, found, stamp)
             signals = found.signals
         if signals is not None:
-            out[index] = signals
+            out[meta.episode_index] = signals
     return out

@@ -39,6 +39,13 @@ def text_block(text: str) -> dict[str, Any]:
 
 def json_safe(value: Any) -> Any:
     """``value`` with NaN/inf floats replaced by None and numpy scalars made plain."""
+    kind = type(value)
+    if kind is float:  # the common leaves first (a payload holds thousands of them)
+        return value if math.isfinite(value) else None
+    if kind is int or kind is str or kind is bool or value is None:
+        return value
+    if kind is list:
+        return [json_safe(v) for v in value]
     if isinstance(value, dict):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -54,10 +54,9 @@ from strands_robots.tools.evidence import EvidenceCache, episode_evidence
 from strands_robots.tools.images import DEFAULT_MAX_SIDE, image_block
 from strands_robots.tools.roots import (
     allowed_roots_from_env,
-    check_dataset_files,
     check_file_inside,
+    check_root_and_metadata,
     normalise_allow_list,
-    resolve_dataset_root,
 )
 from strands_robots.tools.schema import FailureModeArg, JsonBool, JsonInt, QualityArg
 
@@ -153,21 +152,20 @@ class JudgeToolConfig:
     def root(self, value: object) -> Path:
         """Resolve a model-chosen root under this configuration's allow-list; its metadata
         files must resolve inside the allowed roots too (see ``tools.roots``)."""
-        allowed = self.allowed()
-        path = resolve_dataset_root(value, allowed)
-        check_dataset_files(path, allowed)
-        return path
+        return check_root_and_metadata(value, self.allowed())
 
     def check_episode_files(self, root: Path, meta: Any, cameras: Iterable[str]) -> None:
-        """Refuse before reading when the episode's data file or a camera's mp4 resolves outside."""
+        """Refuse before reading when the episode's data file or a camera's mp4 resolves outside
+        (``root``: as :meth:`root` returned it, symlink free)."""
         allowed = self.allowed()
         index = getattr(meta, "episode_index", "?")
-        check_file_inside(meta.data_file, root, allowed, f"data file of episode {index}")
+        check_file_inside(meta.data_file, root, allowed, f"data file of episode {index}", root_is_real=True)
         videos = getattr(meta, "videos", {}) or {}
         for camera in cameras:
             ref = videos.get(camera)
             if ref is not None:
-                check_file_inside(ref.path, root, allowed, f"video of camera {camera!r} of episode {index}")
+                what = f"video of camera {camera!r} of episode {index}"
+                check_file_inside(ref.path, root, allowed, what, root_is_real=True)
 
     def record_write(self, root: Path, episode: int, judge: dict[str, Any]) -> None:
         """Remember a successful write (thread-safe)."""

@@ -26,7 +26,12 @@ anything. Checks work on strings (``os.path``), one ``realpath`` per path.
 from __future__ import annotations
 
 import os
+import stat
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from strands_robots.errors import UnsafeRootError
@@ -59,7 +64,8 @@ SYSTEM_DIRS: tuple[Path, ...] = tuple(
 )
 
 
-_SYSTEM = tuple(str(d) for d in SYSTEM_DIRS)
+_SYSTEM = frozenset(str(d) for d in SYSTEM_DIRS)
+_SYSTEM_PREFIXES = tuple(d + os.sep for d in _SYSTEM)
 
 
 def _inside(real: str, parent: str) -> bool:
@@ -67,7 +73,7 @@ def _inside(real: str, parent: str) -> bool:
 
 
 def _is_system(real: str) -> bool:
-    return real == os.path.dirname(real) or any(_inside(real, d) for d in _SYSTEM)
+    return real == os.path.dirname(real) or real in _SYSTEM or real.startswith(_SYSTEM_PREFIXES)
 
 
 def _checked_text(root: object, what: str) -> str:
@@ -190,7 +196,31 @@ def resolve_dataset_root(root: object, allowed: list[Path] | None = None) -> Pat
     return Path(resolved)
 
 
-def check_file_inside(path: str | os.PathLike[str], root: Path, allowed: list[Path] | None, what: str) -> str:
+def _realpath_below(text: str, root: str, what: str) -> str:
+    """``realpath(text)`` for a path under the resolved ``root``: only the components below
+    the root are looked at (one ``lstat`` each), and any symlink among them, or a ``.``/``..``
+    component, falls back to the full :func:`os.path.realpath`."""
+    if not text.startswith(root + os.sep) or root == os.path.dirname(root):
+        return _realpath(text, what)
+    parts = text[len(root) + 1 :].split(os.sep)
+    if any(part in ("", ".", "..") for part in parts):
+        return _realpath(text, what)
+    current = root
+    for part in parts:
+        current = current + os.sep + part
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return _realpath(text, what)
+        except FileNotFoundError:
+            return text  # what realpath gives for a missing tail (the reader reports the missing file)
+        except (OSError, ValueError):
+            return _realpath(text, what)
+    return text
+
+
+def check_file_inside(
+    path: str | os.PathLike[str], root: Path, allowed: list[Path] | None, what: str, *, root_is_real: bool = False
+) -> str:
     """Check that a file a tool is about to open resolves inside the allowed roots.
 
     Args:
@@ -198,6 +228,9 @@ def check_file_inside(path: str | os.PathLike[str], root: Path, allowed: list[Pa
         root: The dataset root it belongs to (resolved).
         allowed: The allow-list in force (None: only system directories are refused).
         what: What the file is, for the message ("data file of episode 3").
+        root_is_real: ``root`` was just returned by :func:`resolve_dataset_root` (symlink
+            free), so a path below it is resolved from the root down: one ``lstat`` per
+            component below the root, the full resolution only when one is a symlink.
 
     Returns:
         The resolved path (open that one: it is the one that was checked).
@@ -206,7 +239,8 @@ def check_file_inside(path: str | os.PathLike[str], root: Path, allowed: list[Pa
         UnsafeRootError: the file resolves outside every allowed root or into a system
             directory (a symlink, ``..`` or an absolute path in the metadata).
     """
-    real = _realpath(os.fspath(path), what)
+    text = os.fspath(path)
+    real = _realpath_below(text, os.fspath(root), what) if root_is_real else _realpath(text, what)
     if allowed is not None:
         if any(_inside(real, str(a)) for a in allowed):
             return real
@@ -222,28 +256,133 @@ def check_file_inside(path: str | os.PathLike[str], root: Path, allowed: list[Pa
     )
 
 
-def check_dataset_files(root: Path, allowed: list[Path] | None) -> None:
+def check_dataset_files(root: Path, allowed: list[Path] | None, *, root_is_real: bool = False) -> None:
     """Check ``meta/`` and every file the reader may open in it (``meta/*``, ``meta/episodes/*/*``)
     before the dataset is opened; see :func:`check_file_inside`.
 
     ``meta/`` is resolved once; inside it only symbolic links need resolving (a plain
     entry of a directory that resolves inside the allowed roots is inside them too).
 
+    Args:
+        root: The dataset root.
+        allowed: The allow-list in force.
+        root_is_real: ``root`` is symlink free (see :func:`check_file_inside`).
+
     Raises:
         UnsafeRootError: ``meta/`` or an entry resolves outside the allowed roots.
     """
+    _walk_metadata(root, allowed, root_is_real)
+
+
+def _walk_metadata(root: Path, allowed: list[Path] | None, root_is_real: bool) -> tuple[list[str], bool]:
+    """:func:`check_dataset_files`; returns the directories it listed and whether any entry
+    (``meta/`` included) was a symbolic link."""
     meta = os.path.join(root, "meta")
-    check_file_inside(meta, root, allowed, "metadata directory meta/")
+    check_file_inside(meta, root, allowed, "metadata directory meta/", root_is_real=root_is_real)
+    listed: list[str] = []
+    links = os.path.islink(meta)
 
     def walk(directory: str, depth: int) -> None:
+        nonlocal links
         try:
             entries = list(os.scandir(directory))
         except OSError:
             return  # the reader reports a missing or unreadable directory itself
+        listed.append(directory)
         for entry in entries:
             if entry.is_symlink():
-                check_file_inside(entry.path, root, allowed, f"metadata file {os.path.relpath(entry.path, root)}")
+                links = True
+                name = f"metadata file {os.path.relpath(entry.path, root)}"
+                check_file_inside(entry.path, root, allowed, name, root_is_real=root_is_real)
             if depth < 2 and (depth == 1 or entry.name == "episodes") and entry.is_dir():
                 walk(entry.path, depth + 1)
 
     walk(meta, 0)
+    return listed, links
+
+
+#: A directory changed less than this many seconds before a check is not remembered: a
+#: second change within the file system's timestamp granularity could leave its mtime as
+#: it was (2 s covers the coarsest, FAT's).
+RACY_MARGIN_S = 2.0
+_REMEMBERED = 64
+
+
+@dataclass(frozen=True)
+class _Checked:
+    resolved: str
+    target: tuple[int, int]  # (st_dev, st_ino) of the dataset directory
+    stamps: tuple[tuple[str, tuple[int, ...]], ...]  # lstat stamp of every metadata directory listed
+
+
+_checked: OrderedDict[tuple[str, tuple[str, ...] | None], _Checked] = OrderedDict()
+_checked_lock = threading.Lock()
+
+
+def _dir_stamp(path: str) -> tuple[int, ...]:
+    st = os.lstat(path)
+    return st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_nlink, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _target(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+def _still_valid(text: str, checked: _Checked) -> bool:
+    try:
+        target = _target(os.path.expanduser(text))
+        if target != checked.target or (text != checked.resolved and _target(checked.resolved) != target):
+            return False
+        return all(_dir_stamp(path) == stamp for path, stamp in checked.stamps)
+    except (OSError, ValueError):
+        return False
+
+
+def check_root_and_metadata(root: object, allowed: list[Path] | None = None) -> Path:
+    """:func:`resolve_dataset_root` then :func:`check_dataset_files`, remembered per root.
+
+    A root that passed is remembered with the identity of its directory (device, inode)
+    and an ``lstat`` stamp (mode, inode, size, links, mtime, ctime) of every metadata
+    directory the check listed (``meta/``, ``meta/episodes/`` and its chunk directories).
+    The next call with the same text and allow-list passes when the text still leads to
+    that directory and no stamp changed: a ``stat`` per directory instead of resolving
+    every component and listing ``meta/`` again. Any change (a symlink swapped into the
+    path, an entry added to or replaced in a metadata directory) is a full check again.
+    Not remembered: a dataset whose metadata holds a symbolic link (its target could
+    change without touching the stamps), or whose metadata directories were modified
+    less than ``RACY_MARGIN_S`` seconds before the check (their mtime).
+
+    Args:
+        root: The path the model passed.
+        allowed: Resolved allow-list (None = no list).
+
+    Returns:
+        The absolute, symlink-free dataset root.
+
+    Raises:
+        UnsafeRootError: as :func:`resolve_dataset_root` and :func:`check_dataset_files`.
+    """
+    text = _checked_text(root, "root")
+    key = (text, None if allowed is None else tuple(str(a) for a in allowed))
+    with _checked_lock:
+        remembered = _checked.get(key)
+    if remembered is not None and _still_valid(text, remembered):
+        return Path(remembered.resolved)
+    started = time.time()
+    path = resolve_dataset_root(text, allowed)
+    listed, links = _walk_metadata(path, allowed, True)
+    resolved = str(path)
+    try:
+        stamps = tuple((d, _dir_stamp(d)) for d in listed)
+        target = _target(resolved)
+    except (OSError, ValueError):
+        return path
+    newest = max((stamp[5] for _, stamp in stamps), default=0) / 1e9  # the newest mtime
+    if not links and listed and newest < started - RACY_MARGIN_S:
+        with _checked_lock:
+            _checked[key] = _Checked(resolved, target, stamps)
+            _checked.move_to_end(key)
+            while len(_checked) > _REMEMBERED:
+                _checked.popitem(last=False)
+    return path

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from strands_robots.dataset.cache import clear_cache
 from strands_robots.dataset.reader import open_dataset
 from strands_robots.errors import DatasetError
+from strands_robots.tools import roots
 from strands_robots.tools.episode_judge import make_judge_tools
 from tests.conftest import TOY_DATASET
 
@@ -151,3 +153,99 @@ def test_symlinks_that_stay_inside_the_allowed_roots_are_fine(layout):
     (ds / "data").symlink_to(store, target_is_directory=True)
     result = make_judge_tools(roots=[allowed]).sample_frames(root=str(ds), episode=0, n_frames=2, include_images=True)
     assert result["status"] == "success", result["content"][0]["text"]
+
+
+def test_resolving_below_a_real_root_agrees_with_realpath(tmp_path):
+    """check_file_inside(root_is_real=True) resolves from the root down; it must give realpath's answer."""
+    from strands_robots.errors import UnsafeRootError
+    from strands_robots.tools.roots import check_file_inside
+
+    root = tmp_path / "allowed" / "ds"
+    outside = tmp_path / "outside"
+    (root / "data" / "chunk-000").mkdir(parents=True)
+    (root / "plain").mkdir()
+    (outside / "chunk-000").mkdir(parents=True)
+    (root / "data" / "chunk-000" / "file-000.parquet").write_bytes(b"x")
+    (outside / "chunk-000" / "file-000.parquet").write_bytes(b"y")
+    (root / "inner").symlink_to(root / "plain")  # a symlink that stays inside
+    (root / "data" / "chunk-001").symlink_to(outside / "chunk-000")  # one that leads out
+    (root / "plain" / "leaf.parquet").symlink_to(outside / "chunk-000" / "file-000.parquet")
+    cases = [
+        root / "data" / "chunk-000" / "file-000.parquet",
+        root / "data" / "chunk-000" / "missing.parquet",
+        root / "missing" / "deeper" / "file.parquet",
+        root / "inner" / "file.parquet",
+        root / "data" / "chunk-001" / "file-000.parquet",
+        root / "plain" / "leaf.parquet",
+        f"{root}/data/./chunk-000/file-000.parquet",
+        f"{root}/data/chunk-000/../chunk-001/file-000.parquet",
+        f"{root}/data//chunk-000/file-000.parquet",
+    ]
+    allowed = [tmp_path / "allowed"]
+    for path in cases:
+        real = os.path.realpath(path)
+        if real.startswith(str(allowed[0]) + os.sep):
+            assert check_file_inside(path, root, allowed, "x", root_is_real=True) == real, path
+            assert check_file_inside(path, root, allowed, "x") == real, path
+        else:
+            for fast in (True, False):
+                with pytest.raises(UnsafeRootError, match="outside the allowed roots"):
+                    check_file_inside(path, root, allowed, "x", root_is_real=fast)
+
+
+def _age(ds: Path, seconds: float = 60.0) -> None:
+    """Date every directory and file of ``ds`` back (a dataset written a while ago)."""
+    past = time.time() - seconds
+    for path in [ds, *ds.rglob("*")]:
+        os.utime(path, (past, past), follow_symlinks=False)
+
+
+@pytest.mark.parametrize("escape", ESCAPES)
+def test_a_remembered_root_is_checked_again_when_its_metadata_changes(layout, escape):
+    """The per-root check is remembered only while nothing in it changed: the same escapes,
+    made after a first successful call, are refused exactly as on a first call."""
+    allowed, ds, outside = layout
+    _age(ds)
+    tools = make_judge_tools(roots=[allowed])
+    first = tools.sample_frames(root=str(ds), episode=0, n_frames=3, include_images=True)
+    assert first["status"] == "success"
+    assert (str(ds), (str(allowed),)) in roots._checked  # remembered: the next call stats instead of resolving
+    _escapes(outside)[escape](ds)
+    clear_cache()
+    before = tree_hashes(allowed, outside)
+    result = tools.sample_frames(root=str(ds), episode=0, n_frames=3, include_images=True)
+    text = "\n".join(block.get("text", "") for block in result["content"])
+    assert result["status"] == "error", (escape, text[:300])
+    assert any(word in text for word in ("outside the allowed roots", "leads out of the dataset root")), text
+    assert tree_hashes(allowed, outside) == before
+
+
+def test_a_root_whose_path_is_swapped_for_a_symlink_is_checked_again(layout, tmp_path):
+    allowed, ds, outside = layout
+    parent = allowed / "sets"
+    parent.mkdir()
+    shutil.move(ds, parent / "ds")
+    ds = parent / "ds"
+    _age(ds)
+    tools = make_judge_tools(roots=[allowed])
+    assert tools.load_episode(root=str(ds), episode=0)["status"] == "success"
+    assert (str(ds), (str(allowed),)) in roots._checked
+    shutil.move(parent, tmp_path / "moved")
+    (tmp_path / "elsewhere").mkdir()
+    shutil.copytree(outside, tmp_path / "elsewhere" / "ds")
+    _age(tmp_path / "elsewhere" / "ds")
+    parent.symlink_to(tmp_path / "elsewhere", target_is_directory=True)  # the same text now leads outside
+    result = tools.load_episode(root=str(ds), episode=0)
+    assert result["status"] == "error" and "outside the allowed roots" in result["content"][0]["text"]
+
+
+def test_fresh_or_linked_metadata_is_not_remembered(layout):
+    allowed, ds, outside = layout
+    _age(ds, 0.0)  # written just now (copytree keeps the toy dataset's old times)
+    tools = make_judge_tools(roots=[allowed])
+    assert tools.load_episode(root=str(ds), episode=0)["status"] == "success"
+    assert (str(ds), (str(allowed),)) not in roots._checked  # written just now: a change could keep its mtime
+    (ds / "meta" / "extra.json").symlink_to(ds / "meta" / "info.json")  # a link inside the root
+    _age(ds)
+    assert tools.load_episode(root=str(ds), episode=0)["status"] == "success"
+    assert (str(ds), (str(allowed),)) not in roots._checked  # its target could change unseen
