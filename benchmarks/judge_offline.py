@@ -1,15 +1,18 @@
 """The offline judge on a synthetic 10,000-episode dataset, and its agreement on g1.
 
-    .venv/bin/python benchmarks/judge_offline.py [--episodes 10000] [--frames 150] [--workers 1]
+    .venv/bin/python benchmarks/judge_offline.py [--episodes 10000] [--frames 150] [--workers 1] [--cprofile FILE]
     .venv/bin/python benchmarks/judge_offline.py agreement [--source ../shared/datasets/g1-inspire-v21]
 
 ``bench`` (the default) writes a LeRobot v3.0 dataset (state only: 6 joints and a
 gripper at 30 fps, 1,000 episodes per data file, one row group per episode) into a
 temp directory, plants anomalies in 4 % of the episodes (jitter, a regrasp, a long
-pause, NaN frames), records verdicts and runs ``run_judge`` (the full agent loop per
-episode) once. It prints episodes per second, the share of the run spent writing
-labels (inside ``write_label``), the other tools' shares, and how the planted episodes
-were graded.
+pause, NaN frames), records verdicts and runs ``run_judge`` (the offline judge's full
+tool path per episode) once. It prints the load average before and after (the machine
+may be shared), episodes per second, the share of the run in each stage (the profile
+pass, each tool, the label writes, the rest), how many ``sample_frames`` calls were
+answered from the profile pass, and how the planted episodes were graded. With
+``--cprofile FILE`` the run is profiled (``cProfile``; slower) and the top functions by
+own time are printed.
 
 ``agreement`` copies the g1 dataset's state (no video) to a temp directory, records a
 success verdict for every episode (teleoperated demonstrations), runs the offline judge
@@ -21,7 +24,10 @@ rules existed). Nothing is written outside the temp directory.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import os
+import pstats
 import shutil
 import tempfile
 import time
@@ -165,7 +171,14 @@ def bench(args: argparse.Namespace) -> None:
         ]
         record_deterministic_verdicts(root, verdicts, benchmark="synthetic")
         verdict_s = time.perf_counter() - t0
+        load_before = os.getloadavg()
+        profiler = cProfile.Profile() if args.cprofile else None
+        if profiler is not None:
+            profiler.enable()
         report = run_judge(root, workers=args.workers)
+        if profiler is not None:
+            profiler.disable()
+        load_after = os.getloadavg()
         t0 = time.perf_counter()
         flush(root)
         flush_s = time.perf_counter() - t0
@@ -174,15 +187,23 @@ def bench(args: argparse.Namespace) -> None:
         print(f"dataset: {args.episodes} episodes x ~{args.frames} frames, v3.0, built in {build_s:.1f} s")
         print(f"verdicts recorded in {verdict_s:.2f} s")
         print(f"judge run: {n} labelled, {len(report.failed)} failed, workers={args.workers}")
+        before, after = (" ".join(f"{x:.2f}" for x in load) for load in (load_before, load_after))
+        print(f"  load average (1, 5, 15 min) before {before}, after {after}")
         print(f"  wall {total:.1f} s -> {n / total:.1f} episodes/s ({1000 * total / n:.2f} ms/episode)")
         print(
             f"  profile pass (every episode's signals): {report.profile_seconds:.1f} s ({report.profile_seconds / total:.1%})"
         )
         for name, seconds in sorted(report.tool_seconds.items(), key=lambda kv: -kv[1]):
             print(f"  inside {name}: {seconds:.1f} s ({seconds / total:.1%} of the run)")
-        rest = total - report.profile_seconds - sum(report.tool_seconds.values())
-        print(f"  agent loop and model planning (the rest): {rest:.1f} s ({rest / total:.1%})")
+        print(f"  label writes (group commits): {report.write_seconds:.1f} s ({report.write_seconds / total:.1%})")
+        rest = total - report.profile_seconds - sum(report.tool_seconds.values()) - report.write_seconds
+        print(f"  planning, selection and bookkeeping (the rest): {rest:.1f} s ({rest / total:.1%})")
+        print(f"  sample_frames answered from the profile pass: {report.signals_reused}/{n}")
         print(f"  final flush of episode_labels.json: {flush_s:.2f} s")
+        if profiler is not None:
+            profiler.dump_stats(args.cprofile)
+            print(f"cProfile of the run written to {args.cprofile}; top 15 by own time:")
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
         print(f"quality counts: {report.quality_counts()}; failure modes: {report.failure_mode_counts()}")
         records = read_labels(root)["episodes"]
         for plant in PLANTS:
@@ -232,6 +253,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=10_000)
     parser.add_argument("--frames", type=int, default=150)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--cprofile", type=Path, default=None, help="Profile the run with cProfile into this file.")
     parser.add_argument("--source", type=Path, default=REPO.parent / "shared" / "datasets" / "g1-inspire-v21")
     args = parser.parse_args()
     (agreement if args.mode == "agreement" else bench)(args)

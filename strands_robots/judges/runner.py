@@ -139,6 +139,10 @@ class JudgeReport:
         seconds: Wall time of the run (profile included).
         profile_seconds: Time spent profiling the dataset (offline judge).
         tool_seconds: Tool name -> seconds spent inside it (summed over workers).
+        write_seconds: Time this process spent writing labels in group commits (the
+            offline judge's; a model judge writes inside ``write_label``).
+        signals_reused: ``sample_frames`` calls answered from the profile pass's rows
+            and signals instead of reading and computing them again (offline judge).
         warnings: Run-level caveats for the summary (e.g. too few episodes to compare).
     """
 
@@ -149,6 +153,8 @@ class JudgeReport:
     seconds: float = 0.0
     profile_seconds: float = 0.0
     tool_seconds: dict[str, float] = field(default_factory=dict)
+    write_seconds: float = 0.0
+    signals_reused: int = 0
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -510,7 +516,10 @@ def run_judge(
         if pending:
             batch = list(pending)
             pending.clear()
-            finish(write_judged(root, labels_dir, batch))
+            started = time.perf_counter()
+            written = write_judged(root, labels_dir, batch)
+            report.write_seconds += time.perf_counter() - started
+            finish(written)
 
     def collect(result: EpisodeResult, judge: dict[str, Any] | None) -> None:
         nonlocal pending_since
@@ -538,6 +547,7 @@ def run_judge(
                 collect(*future.result())
         drain()
         report.results.extend(done)
+        report.signals_reused = 0 if evidence is None else evidence.hits
         report.results.sort(key=lambda r: r.episode)
         for agent in agents:
             for name, seconds in agent.judge_tools.config.tool_seconds.items():

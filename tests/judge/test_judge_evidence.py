@@ -135,6 +135,7 @@ def test_offline_labels_are_written_in_one_group_commit_per_batch(faulty_dataset
     seen = []
     report = run_judge(faulty_dataset, on_result=seen.append)
     assert len(report.labelled) == N and sorted(r.episode for r in seen) == list(range(N))
+    assert report.signals_reused == N and report.write_seconds > 0
     assert commits == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10, 11]]  # one locked commit (one fsync) per batch
     records = read_labels(faulty_dataset)["episodes"]
     assert all(records[str(e)]["judge"]["model"] == "heuristic-v1" for e in range(N))
