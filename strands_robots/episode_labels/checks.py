@@ -1,5 +1,9 @@
 """Input checks shared by every label writer: each raises ``LabelValidationError``
-naming the field and the remedy, before anything is stored."""
+naming the field and the remedy, before anything is stored.
+
+Booleans and integers go through the pydantic rules of :mod:`strands_robots.arguments`
+(``bool_argument``, ``int_argument``) after an exact-type fast path; the messages are this
+store's own."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import numbers
 import sys
 from typing import Any
 
+from strands_robots.arguments import bool_argument, int_argument
 from strands_robots.episode_labels.vocab import (
     FAILURE_MODES,
     MAX_NAME_CHARS,
@@ -16,9 +21,7 @@ from strands_robots.episode_labels.vocab import (
     did_you_mean,
 )
 from strands_robots.errors import LabelValidationError
-
-#: episode_index is int64 in LeRobot's parquet files.
-MAX_EPISODE_INDEX = 2**63 - 1
+from strands_robots.storage.mapping import MAX_EPISODE_INDEX  # int64, as in LeRobot's parquet files
 
 
 def is_bool(value: Any) -> bool:
@@ -47,18 +50,20 @@ def episode_index(value: Any, what: str = "episode") -> int:
     """A non-negative integer episode index (numpy integers accepted, ``bool`` refused)."""
     if type(value) is int and 0 <= value <= MAX_EPISODE_INDEX:
         return value
+    return int_argument(value, lambda v: _episode_refusal(v, what), minimum=0, maximum=MAX_EPISODE_INDEX)
+
+
+def _episode_refusal(value: Any, what: str) -> LabelValidationError:
     if is_bool(value):
-        raise LabelValidationError(f"{what} must be a non-negative integer episode_index, got the boolean {value!r}.")
-    if isinstance(value, numbers.Integral):
+        return LabelValidationError(f"{what} must be a non-negative integer episode_index, got the boolean {value!r}.")
+    if is_integer(value):
         index = int(value)
         if index < 0:
-            raise LabelValidationError(f"{what} must be a non-negative integer episode_index, got {index}.")
-        if index > MAX_EPISODE_INDEX:
-            raise LabelValidationError(
-                f"{what} is {index}, beyond the largest episode_index a dataset can hold ({MAX_EPISODE_INDEX}, int64)."
-            )
-        return index
-    raise LabelValidationError(
+            return LabelValidationError(f"{what} must be a non-negative integer episode_index, got {index}.")
+        return LabelValidationError(
+            f"{what} is {index}, beyond the largest episode_index a dataset can hold ({MAX_EPISODE_INDEX}, int64)."
+        )
+    return LabelValidationError(
         f"{what} must be a non-negative integer episode_index, got {type(value).__name__} {value!r}; "
         "pass the dataset's real episode_index as an int."
     )
@@ -68,9 +73,10 @@ def boolean(value: Any, what: str) -> bool:
     """A real boolean (``numpy.bool_`` accepted); ``"true"``, ``1`` and ``None`` refused."""
     if type(value) is bool:
         return value
-    if is_bool(value):
-        return bool(value)
-    raise LabelValidationError(f"{what} must be true or false (a real boolean), got {type(value).__name__} {value!r}.")
+    return bool_argument(
+        value,
+        lambda v: LabelValidationError(f"{what} must be true or false (a real boolean), got {type(v).__name__} {v!r}."),
+    )
 
 
 def optional_boolean(value: Any, what: str) -> bool | None:
@@ -98,9 +104,12 @@ def non_negative_int(value: Any, what: str) -> int:
     """A non-negative integer that fits int64 (``bool`` refused)."""
     if type(value) is int and 0 <= value <= MAX_EPISODE_INDEX:
         return value
-    if is_bool(value) or not isinstance(value, numbers.Integral) or not 0 <= int(value) <= MAX_EPISODE_INDEX:
-        raise LabelValidationError(f"{what} must be a non-negative integer, got {type(value).__name__} {value!r}.")
-    return int(value)
+    return int_argument(
+        value,
+        lambda v: LabelValidationError(f"{what} must be a non-negative integer, got {type(v).__name__} {v!r}."),
+        minimum=0,
+        maximum=MAX_EPISODE_INDEX,
+    )
 
 
 def text(value: Any, what: str, *, limit: int = MAX_NOTE_CHARS) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from strands_robots.arguments import int_argument
 from strands_robots.dataset.cache import cached_dataset
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.storage.mapping import MAX_EPISODE_INDEX
 
 
 def open_episodes(root: str | Path) -> Any:
@@ -39,6 +40,7 @@ def episode_index(value: Any, what: str = "episode") -> int:
             f"{what} {v!r} is not an episode index; pass the episode's non-negative integer episode_index."
         ),
         minimum=0,
+        maximum=MAX_EPISODE_INDEX,
     )
 
 

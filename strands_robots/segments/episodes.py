@@ -14,6 +14,7 @@ from typing import Any
 
 from strands_robots.arguments import int_argument
 from strands_robots.errors import DatasetError, EpisodeNotFoundError, LabelValidationError
+from strands_robots.storage.mapping import MAX_EPISODE_INDEX
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ def episode_index(value: Any, what: str = "episode") -> int:
             f"{what} must be a non-negative integer episode_index, got {type(v).__name__} {v!r}."
         ),
         minimum=0,
+        maximum=MAX_EPISODE_INDEX,
     )
 
 

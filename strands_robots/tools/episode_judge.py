@@ -41,6 +41,7 @@ from strands_robots.errors import DatasetError, EpisodeNotFoundError, LabelsNotF
 from strands_robots.signals import frame_stats, sample_indices
 from strands_robots.signals.episode import signal_columns
 from strands_robots.signals.frames import STAT_FRAMES, STAT_MAX_SIDE
+from strands_robots.storage.mapping import MAX_EPISODE_INDEX
 from strands_robots.tools import envelope
 from strands_robots.tools.envelope import (
     MISSING_VIDEO_REMEDY,
@@ -192,7 +193,9 @@ class JudgeTools:
 def episode_arg(value: object) -> int:
     """Check a model-chosen episode index: a non-negative int (numpy ints accepted, bool refused)."""
     index = int_argument(
-        value, lambda v: ToolInputError(f"episode must be a non-negative integer episode_index, got {v!r}.")
+        value,
+        lambda v: ToolInputError(f"episode must be a non-negative integer episode_index, got {v!r}."),
+        maximum=MAX_EPISODE_INDEX,
     )
     if index < 0:
         raise ToolInputError(f"episode must be >= 0, got {index}.")
