@@ -27,7 +27,7 @@ from strands_robots.cli.common import (
     styled,
     whole_number,
 )
-from strands_robots.errors import LabelValidationError
+from strands_robots.errors import LabelsNotFoundError, LabelValidationError
 
 
 class Quality(str, Enum):
@@ -111,7 +111,7 @@ def _verdict_blocks(root: Path, labels_dir: Path | None) -> dict[str, Any]:
         return {
             key: r.get("deterministic") for key, r in el.read_labels(root, labels_dir=labels_dir)["episodes"].items()
         }
-    except FileNotFoundError:
+    except LabelsNotFoundError:  # no sidecar yet; a missing root (RootNotFoundError) is reported
         return {}
 
 

@@ -21,6 +21,7 @@ def failed_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -
 
     Raises:
         SidecarError: a sidecar exists but cannot be used (the same refusal its own tools give).
+        RootNotFoundError: ``root`` (or ``labels_dir``) is not an existing directory.
     """
     from strands_robots.episode_labels.document import existing_store
     from strands_robots.episode_labels.review import effective_success
@@ -34,7 +35,7 @@ def failed_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -
             out[int(label["episode_index"])] = f"its outcome label is {label['outcome']!r}, not a success"
     try:
         store = existing_store(root, labels_dir)
-    except (LabelsNotFoundError, FileNotFoundError):
+    except LabelsNotFoundError:  # no label sidecar: nothing more is known (a missing root is raised)
         return out
 
     def verdicts(document: dict[str, Any]) -> dict[int, bool | None]:

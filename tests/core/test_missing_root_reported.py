@@ -51,3 +51,15 @@ def test_the_review_server_reports_a_missing_labels_dir(tmp_path, toy_dataset):
     labels.mkdir()  # an empty labels directory: no sidecar yet, shown as unlabelled
     answer = client.get("/api/episodes/0", headers={"x-labels-token": TOKEN})
     assert answer.status_code == 200 and answer.json()["deterministic"] is None
+
+
+def test_the_segment_rule_input_names_a_missing_labels_dir(tmp_path, toy_dataset):
+    """TASK_COMPLETE asks whether an episode failed; a labels_dir that is not there is said so
+    (it used to read as "no labels", letting the rule pass unchecked)."""
+    from strands_robots.segments.success import failed_episodes
+
+    assert failed_episodes(toy_dataset) == {}  # no sidecar at all: nothing known
+    with pytest.raises(RootNotFoundError, match="is not an existing directory"):
+        failed_episodes(toy_dataset, labels_dir=tmp_path / "gone")
+    with pytest.raises(RootNotFoundError, match="is not an existing directory"):
+        failed_episodes(tmp_path / "gone")
