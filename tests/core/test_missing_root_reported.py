@@ -2,7 +2,7 @@
 
 ``RootNotFoundError`` is also a ``FileNotFoundError`` (0.5.3's type for it), so code that
 means "no sidecar" catches ``LabelsNotFoundError`` only: the judge runner, the review
-server and the report (docs/sidecar-format.md, "Errors").
+server and the report (docs/architecture.md, "One store contract").
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``episode_labels.json`` (verdicts, judge labels, reviews), ``episode_outcomes.jsonl``
 (outcome labels) and ``episode_segments.json`` (segmentations) keep the same promises
-(docs/sidecar-format.md; docs/architecture.md, "Layers"):
+(docs/architecture.md, "One store contract"):
 
 - a dataset root or ``labels_dir`` that does not exist is one typed error
   (:class:`RootNotFoundError`) for reads and writes, and nothing is created;
