@@ -20,7 +20,9 @@ for the module-level tools, from the environment variable ``STRANDS_LABELS_ROOTS
 (``os.pathsep``-separated, read at each call; its resolution is cached per value). No
 allow-list means any dataset root that passes the other checks. These refusals are for
 model-chosen arguments: the CLI resolves the paths a person types before it calls
-anything. Checks work on strings (``os.path``), one ``realpath`` per path.
+anything. Checks work on strings (``os.path``), one ``realpath`` per path; a root that
+passed is remembered while its directory and metadata directories keep their ``lstat``
+stamps (:func:`check_root_and_metadata`).
 """
 
 from __future__ import annotations
