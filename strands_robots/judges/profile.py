@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from strands_robots.dataset.cache import cached_dataset
 from strands_robots.dataset.frames import column_to_numpy
 from strands_robots.signals.episode import signal_columns
+from strands_robots.signals.gripper import dataset_swings
 from strands_robots.tools.evidence import EvidenceCache, episode_evidence, file_stamp
 
 #: Below this many profiled episodes no dataset-relative claim is made.
@@ -44,8 +45,8 @@ LINEAR_SIGNALS = {"idle_fraction": MIN_FRACTION_SCALE, "idle_longest_s": 0.1}
 #: Per-channel values are floored at this share of the median channel range before the log.
 CHANNEL_FLOOR_SHARE = 1e-4
 #: The per-channel signals in state units, which the floor applies to.
-FLOORED_SIGNALS = ("step_height", "residual_trend")
-CHANNEL_SIGNALS = ("jerk_typical", "jerk_peak", "step_height", "residual_trend", "channel_range")
+FLOORED_SIGNALS = ("step_height", "residual_trend", "residual_step")
+CHANNEL_SIGNALS = ("jerk_typical", "jerk_peak", "step_height", "residual_trend", "residual_step", "channel_range")
 
 
 @dataclass(frozen=True)
@@ -87,8 +88,11 @@ class DatasetProfile:
     Attributes:
         signals: ``episode_index -> episode_signals(...)``.
         stats: Signal name -> :class:`RobustStat` (absent when no episode has it).
-        gripper_swings_median: Median open/close swings (None without a gripper channel).
+        gripper_swings_median: Median open/close swings (None without a gripper channel),
+            counted with each gripper group's dataset range (:meth:`swings`).
         gripper_range_median: Median gripper closure range in state units (None without one).
+        gripper_ranges: Gripper group -> ``(min, max)`` of its closure over the profiled
+            episodes, the ``value_range`` the gripper detector is given.
         channel_stats: Per-channel signal -> one :class:`RobustStat` per channel (log of
             the absolute value; None for a channel no episode has).
         tasks: ``episode_index`` -> its first task string (when known).
@@ -107,6 +111,17 @@ class DatasetProfile:
     tasks: dict[int, str] = field(default_factory=dict)
     task_frames: dict[str, RobustStat] = field(default_factory=dict)
     channel_floor: float = 0.0
+    gripper_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def swings(self, signals: Mapping[str, Any]) -> tuple[int | None, float | None]:
+        """``(open/close events, closure range)`` of an episode, counted with the dataset's
+        range per gripper group (an idle hand's sensor noise is no event;
+        :func:`~strands_robots.signals.gripper.dataset_swings`). Falls back to the episode's
+        own ``gripper_swings`` / ``gripper_range`` when it has no per-group counts."""
+        events = signals.get("gripper_events")
+        if not events:
+            return signals.get("gripper_swings"), signals.get("gripper_range")
+        return dataset_swings(events, signals.get("gripper_spans") or {}, self.gripper_ranges)
 
     def channel_z(self, name: str, index: int, value: float | None) -> float | None:
         """Robust z of ``|value|`` against channel ``index`` of ``name`` (state-unit signals
@@ -156,8 +171,18 @@ class DatasetProfile:
             stat = robust_stat((r.get(name) for r in rows.values()), log=False, min_scale=floor)
             if stat is not None:
                 stats[name] = stat
-        swings = [r["gripper_swings"] for r in rows.values() if r.get("gripper_swings") is not None]
-        grip_ranges = [r["gripper_range"] for r in rows.values() if r.get("gripper_range") is not None]
+        spans: dict[str, list[Any]] = {}
+        for r in rows.values():
+            for name, span in (r.get("gripper_spans") or {}).items():
+                spans.setdefault(name, []).append(span)
+        gripper_ranges = {
+            name: (min(float(lo) for lo, _ in values), max(float(hi) for _, hi in values))
+            for name, values in spans.items()
+        }
+        counted = cls(gripper_ranges=gripper_ranges)
+        recount = [counted.swings(r) for r in rows.values()]
+        swings = [n for n, _ in recount if n is not None]
+        grip_ranges = [w for _, w in recount if w is not None]
         channel_stats: dict[str, list[RobustStat | None]] = {}
         ranges = [
             abs(float(v)) for r in rows.values() for v in (r.get("channel_range") or []) if v is not None and v > 0
@@ -192,6 +217,7 @@ class DatasetProfile:
             task_of,
             task_frames,
             floor,
+            gripper_ranges,
         )
 
     @classmethod

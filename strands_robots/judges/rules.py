@@ -193,6 +193,87 @@ def _occlusion_flag(signals: dict[str, Any]) -> Flag | None:
     )
 
 
+def _step_candidates(signals: dict[str, Any], arm: Sequence[int]) -> list[tuple[int, str, float, float | None]]:
+    """``(channel, signal, height, frame)`` of each arm channel's kept step that stands out.
+
+    A channel with a matching action channel is judged on its state-vs-action residual
+    (``residual_step``: a jump the command does not make); one without, on the state's
+    own kept step net of the action (``step_height``). Either must stand
+    ``MIN_STEP_PROMINENCE`` times above the signal's own frame-to-frame steps (tremor
+    raises every step; only a jump that stands out can be a collision).
+    """
+    out = []
+    r_steps = signals.get("residual_step") or []
+    r_prom = signals.get("residual_step_prominence") or []
+    r_frames = signals.get("residual_step_frame") or []
+    steps = signals.get("step_height") or []
+    prominence = signals.get("step_prominence") or []
+    frames = signals.get("step_frame") or []
+    for c in arm:
+        if c < len(r_steps) and r_steps[c] is not None:
+            height, prom, frame, name = (
+                r_steps[c],
+                (r_prom[c] if c < len(r_prom) else None),
+                r_frames[c],
+                "residual_step",
+            )
+        elif c < len(steps) and steps[c] is not None:
+            height, prom = steps[c], (prominence[c] if c < len(prominence) else None)
+            frame, name = (frames[c] if c < len(frames) else None), "step_height"
+        else:
+            continue
+        if (prominence or r_prom) and (prom is None or prom < MIN_STEP_PROMINENCE):
+            continue
+        out.append((c, name, float(height), frame))
+    return out
+
+
+def _collision_flag(
+    signals: dict[str, Any], profile: DatasetProfile, names: Sequence[str], arm: Sequence[int]
+) -> Flag | None:
+    candidates = _step_candidates(signals, arm)
+    if profile.comparable:
+        best = None
+        for c, name, height, frame in candidates:
+            z = profile.channel_z(name, c, height)
+            scale = _range_of(profile, signals, c)
+            if z is None or not math.isfinite(z) or (scale is not None and height < MIN_SHARE * scale):
+                continue
+            if best is None or z > best[0]:
+                best = (z, c, height, frame)
+        if best is None:
+            return None
+        z, c, height, frame = best
+        severity = _severity(z, STEP_MEDIUM_Z, STEP_LOW_Z)
+        if severity is None:
+            return None
+        scale = _range_of(profile, signals, c)
+        share = f", {height / scale:.0%} of its range" if scale else ""
+        return Flag(
+            severity,
+            "collision",
+            f"{_channel_name(names, c)} jumps {_fmt(height)} in one frame near frame {frame} and stays there{share}, "
+            f"unexplained by the action (robust z {z:.1f} against that channel's typical largest step)",
+            "collision",
+        )
+    best = None
+    for c, _name, height, _frame in candidates:
+        scale = _range_of(None, signals, c)
+        if scale:
+            share = height / scale
+            if share >= ABS_STEP and (best is None or share > best[0]):
+                best = (share, c)
+    if best is None:
+        return None
+    share, c = best
+    return Flag(
+        "medium",
+        "collision",
+        f"{_channel_name(names, c)} jumps {share:.0%} of its range in one frame and stays there",
+        "collision",
+    )
+
+
 def flags_for(
     signals: dict[str, Any],
     profile: DatasetProfile,
@@ -221,49 +302,12 @@ def flags_for(
     arm = _arm_channels(signals)
     comparable = profile.comparable
     typical, peak = signals.get("jerk_typical") or [], signals.get("jerk_peak") or []
-    steps = signals.get("step_height") or []
     pairs = [tuple(p) for p in signals.get("action_pairs") or []]
     trends = signals.get("residual_trend") or []
     frames = int(signals.get("frames") or 0)
     dt = (signals.get("duration_s") or 0) / frames if frames else 0
 
-    collision: Flag | None = None
-    prominence = signals.get("step_prominence")
-    if prominence:  # tremor raises every step: only a jump that stands out can be a collision
-        arm_steps = [c for c in arm if c < len(prominence) and (prominence[c] or 0) >= MIN_STEP_PROMINENCE]
-    else:
-        arm_steps = arm
-    if comparable:
-        ranked = _zs(profile, "step_height", steps, arm_steps)
-        if ranked:
-            z, c = ranked[0]
-            scale = _range_of(profile, signals, c)
-            severity = _severity(z, STEP_MEDIUM_Z, STEP_LOW_Z)
-            if severity and (scale is None or steps[c] >= MIN_SHARE * scale):
-                collision = Flag(
-                    severity,
-                    "collision",
-                    f"{_channel_name(names, c)} jumps {_fmt(steps[c])} in one frame near frame "
-                    f"{(signals.get('step_frame') or [None] * (c + 1))[c]} and stays there, unexplained by the action "
-                    f"(robust z {z:.1f} against that channel's typical largest step)",
-                    "collision",
-                )
-    else:
-        best = None
-        for c in arm_steps:
-            scale = _range_of(None, signals, c)
-            if c < len(steps) and steps[c] is not None and scale:
-                share = steps[c] / scale
-                if share >= ABS_STEP and (best is None or share > best[0]):
-                    best = (share, c)
-        if best is not None:
-            share, c = best
-            collision = Flag(
-                "medium",
-                "collision",
-                f"{_channel_name(names, c)} jumps {share:.0%} of its range in one frame and stays there",
-                "collision",
-            )
+    collision = _collision_flag(signals, profile, names, arm)
     if collision is not None and frozen is None:
         flags.append(collision)
 
@@ -286,20 +330,15 @@ def flags_for(
         elif spikes and collision is None and frozen is None:
             z, c = spikes[0]
             scale = _range_of(profile, signals, c)
-            kept = (
-                c in arm_steps
-                and c < len(steps)
-                and steps[c] is not None
-                and scale is not None
-                and steps[c] >= MIN_SHARE * scale
-            )
-            if (severity := _severity(z, SPIKE_MEDIUM_Z, SPIKE_LOW_Z)) and kept:
+            kept = next((h for ch, _n, h, _f in _step_candidates(signals, arm) if ch == c), None)
+            if (severity := _severity(z, SPIKE_MEDIUM_Z, SPIKE_LOW_Z)) and (
+                kept is not None and scale is not None and kept >= MIN_SHARE * scale
+            ):
                 collision = Flag(
                     severity,
                     "collision",
-                    f"{_channel_name(names, c)} jumps {_fmt(steps[c])} in one frame near frame "
-                    f"{(signals.get('step_frame') or [None] * (c + 1))[c]} and stays there (a jerk spike of robust z "
-                    f"{z:.1f} that does not come back, unexplained by the action)",
+                    f"{_channel_name(names, c)} jumps {_fmt(kept)} in one frame and stays there (a jerk spike of "
+                    f"robust z {z:.1f} that does not come back, unexplained by the action)",
                     "collision",
                 )
                 flags.append(collision)
@@ -339,42 +378,43 @@ def flags_for(
 
     # drift: state walking away from its command (matched arm channels)
     if collision is None and frozen is None and pairs and trends:
-        arm_set = set(arm)
         best = None
-        for k, (i, _j) in enumerate(pairs):
-            if i not in arm_set or k >= len(trends) or trends[k] is None:
+        for i in sorted({p[0] for p in pairs} & set(arm)):
+            if i >= len(trends) or trends[i] is None:
                 continue
             scale = _range_of(profile if comparable else None, signals, i)
             if comparable:
-                z = profile.channel_z("residual_trend", k, trends[k])
-                if z is None or (scale is not None and abs(trends[k]) < MIN_SHARE * scale):
+                z = profile.channel_z("residual_trend", i, trends[i])
+                if z is None or (scale is not None and abs(trends[i]) < MIN_SHARE * scale):
                     continue
                 severity = _severity(z, DRIFT_MEDIUM_Z, DRIFT_LOW_Z)
                 score = z
             else:
-                share = abs(trends[k]) / scale if scale else 0.0
+                share = abs(trends[i]) / scale if scale else 0.0
                 severity = "medium" if share >= ABS_DRIFT else None
                 score = share
             if severity and (best is None or score > best[0]):
-                best = (score, i, k, severity)
+                best = (score, i, severity)
         if best is not None:
-            score, i, k, severity = best
-            detail = f"robust z {score:.1f}" if comparable else f"{score:.0%} of its range"
+            score, i, severity = best
+            scale = _range_of(profile if comparable else None, signals, i)
+            share = f", {abs(trends[i]) / scale:.0%} of its range" if scale and comparable else ""
+            detail = f"robust z {score:.1f}{share}" if comparable else f"{score:.0%} of its range"
             flags.append(
                 Flag(
                     severity,
                     "drift",
-                    f"{_channel_name(names, i)} drifts {_fmt(trends[k])} away from its commanded action over the "
+                    f"{_channel_name(names, i)} drifts {_fmt(trends[i])} away from its commanded action over the "
                     f"episode ({detail})",
                     "drift",
                 )
             )
 
     # regrasp: more gripper open/close events than the dataset's episodes have
-    swings = signals.get("gripper_swings")
+    swings, moved = profile.swings(signals)
     if swings is not None:
         if comparable and profile.gripper_swings_median is not None and profile.gripper_range_median is not None:
-            moved = signals.get("gripper_range") or 0.0
+            moved = moved or 0.0
             excess = swings - profile.gripper_swings_median
             if moved >= MIN_GRIPPER_RANGE_SHARE * profile.gripper_range_median and (
                 severity := _severity(excess, SWINGS_MEDIUM_EXCESS, SWINGS_LOW_EXCESS)

@@ -92,6 +92,7 @@ def episode_signals(
     state_names: Sequence[str] = (),
     action: np.ndarray | Sequence[Sequence[float]] | None = None,
     action_names: Sequence[str] = (),
+    gripper_ranges: Mapping[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
     """Execution signals of one whole episode (JSON-ready, None where undefined).
 
@@ -102,6 +103,9 @@ def episode_signals(
         state_names: The ``D`` state channel names (gripper channels are found by name).
         action: ``(L, A)`` ``action`` (None: the dataset has none).
         action_names: The ``A`` action channel names (matched to state channels by name).
+        gripper_ranges: Gripper group -> its closure's ``(min, max)`` across the dataset,
+            passed to the gripper detector as ``value_range`` (an idle hand has no events);
+            None: only this episode is known.
 
     Keys (whole episode):
         frames: episode length in frames.
@@ -119,6 +123,9 @@ def episode_signals(
             without a gripper channel.
         gripper_range: that largest closure range in state units, None without one.
         gripper_channels: indices of the state channels in gripper groups.
+        gripper_events, gripper_spans: per gripper group, its event count and its
+            ``[min, max]`` closure (the profile recounts them against the dataset's range:
+            :func:`~strands_robots.signals.gripper.dataset_swings`).
         channel_range: per state channel, the 1st-99th percentile range.
         jerk_typical, jerk_peak: per state channel, median and peak windowed RMS jerk
             (:func:`~strands_robots.signals.motion.windowed_jerk`).
@@ -127,9 +134,14 @@ def episode_signals(
             (:func:`~strands_robots.signals.motion.persistent_steps`).
         step_prominence: per state channel, that step over the channel's 95th-percentile
             frame-to-frame step (:func:`~strands_robots.signals.motion.step_prominence`).
-        action_pairs: ``[state channel, action channel]`` pairs that command one joint.
-        residual_trend: per pair, the drift of state from its command over the episode
-            (:func:`~strands_robots.signals.motion.residual_trends`).
+        action_pairs: ``[state channel, action channel]`` pairs that command one joint:
+            by name, then by correlation over the episode
+            (:func:`~strands_robots.signals.motion.correlated_action_channels`);
+            ``action_pair_fitted`` marks the correlated ones (their gain is fitted).
+        residual_trend, residual_step, residual_step_frame, residual_step_prominence:
+            per state channel (None without a pair), the drift of the state from its
+            command over the episode and the largest kept jump of ``state - action``
+            (:func:`~strands_robots.signals.motion.residual_signals`).
         frozen_frames, frozen_start, frozen_jump, identical_run: see
             :func:`~strands_robots.signals.motion.frozen_runs`.
     """
@@ -155,7 +167,13 @@ def episode_signals(
         "step_frame": [],
         "step_prominence": [],
         "action_pairs": [],
+        "action_pair_fitted": [],
         "residual_trend": [],
+        "residual_step": [],
+        "residual_step_frame": [],
+        "residual_step_prominence": [],
+        "gripper_events": {},
+        "gripper_spans": {},
         "frozen_frames": 0,
         "frozen_start": None,
         "frozen_jump": None,
@@ -187,14 +205,21 @@ def episode_signals(
             name: float(np.nanmax(c) - np.nanmin(c)) if np.isfinite(c).any() else 0.0 for name, c in closures.items()
         }
         largest = max(ranges.values())
+        events = {name: count_gripper_events(c, name, (gripper_ranges or {}).get(name)) for name, c in closures.items()}
         out["gripper_range"] = round(largest, 6)
-        out["gripper_swings"] = max(count_gripper_events(c, name) for name, c in closures.items()) if largest > 0 else 0
+        out["gripper_swings"] = max(events.values()) if largest > 0 else 0
         out["gripper_channels"] = sorted(i for idx in groups.values() for i in idx)
+        out["gripper_events"] = events
+        out["gripper_spans"] = {
+            name: [_r(float(np.nanmin(c))), _r(float(np.nanmax(c)))] if np.isfinite(c).any() else [0.0, 0.0]
+            for name, c in closures.items()
+        }
     out["channel_range"] = _rlist(list(motion.channel_ranges(array)))
     typical, peak_jerk = motion.windowed_jerk(array, period)
     out["jerk_typical"], out["jerk_peak"] = _rlist(typical), _rlist(peak_jerk)
     act = None if action is None else _as_2d(action)
     pairs: list[tuple[int, int]] = []
+    fitted: list[bool] = []
     if act is not None and act.shape[0] == array.shape[0]:
         pairs = motion.match_action_channels(
             list(state_names) if named else [],
@@ -202,13 +227,24 @@ def episode_signals(
             array.shape[1],
             act.shape[1],
         )
+        fitted = [False] * len(pairs)
+        extra = motion.correlated_action_channels(array, act, pairs, skip=out["gripper_channels"])
+        if extra:
+            order = sorted([(p, False) for p in pairs] + [(p, True) for p in extra])
+            pairs, fitted = [p for p, _ in order], [f for _, f in order]
     else:
         act = None
     heights, where = motion.persistent_steps(array, period, act, pairs)
     out["step_height"], out["step_frame"] = _rlist(heights), where
     out["step_prominence"] = _rlist(motion.step_prominence(heights, array, period))
     out["action_pairs"] = [[i, j] for i, j in pairs]
-    out["residual_trend"] = _rlist(motion.residual_trends(array, act, pairs)) if act is not None else []
+    out["action_pair_fitted"] = fitted
+    residual = motion.residual_signals(array, act, pairs, period, fitted) if act is not None else {}
+    width = array.shape[1]
+    out["residual_trend"] = _rlist(residual.get("residual_trend", [None] * width))
+    out["residual_step"] = _rlist(residual.get("residual_step", [None] * width))
+    out["residual_step_frame"] = residual.get("residual_step_frame", [None] * width)
+    out["residual_step_prominence"] = _rlist(residual.get("residual_step_prominence", [None] * width))
     out.update(motion.frozen_runs(array, act, pairs))
     return out
 

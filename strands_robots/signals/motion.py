@@ -30,6 +30,8 @@ JERK_WINDOW_S = 0.5
 STEP_SIDE_S = 0.2
 #: Frozen runs: the action must travel at least this share of a channel's range during the run.
 FROZEN_MIN_TRAVEL = 0.02
+#: Correlation pairing: the least absolute correlation over the episode of a state and an action channel.
+MIN_PAIR_CORRELATION = 0.9
 
 
 def _median(x: np.ndarray, axis: int) -> np.ndarray:
@@ -190,6 +192,129 @@ def match_action_channels(
     if not state_names and not action_names and state_dims == action_dims:
         return [(i, i) for i in range(state_dims)]
     return []
+
+
+def correlated_action_channels(
+    state: np.ndarray,
+    action: np.ndarray,
+    pairs: Sequence[tuple[int, int]] = (),
+    skip: Sequence[int] = (),
+) -> list[tuple[int, int]]:
+    """More ``(state channel, action channel)`` pairs found by correlation over the episode.
+
+    For the state channels not in ``pairs`` (nor in ``skip``) and the action channels
+    not in ``pairs``, the absolute Pearson correlation of every state/action pair over the
+    episode's finite frames; pairs of at least ``MIN_PAIR_CORRELATION`` are taken greedily,
+    strongest first, each channel once. For robots whose action names its channels
+    differently from the state (a leader arm's joints driving a follower's), this finds
+    which command drives which joint.
+
+    Returns:
+        The new pairs, sorted by state channel (``pairs`` not included).
+    """
+    frames = state.shape[0]
+    if frames < 8 or action.shape[0] != frames:
+        return []
+    used_s = {i for i, _ in pairs} | set(skip)
+    used_a = {j for _, j in pairs}
+    free_s = [i for i in range(state.shape[1]) if i not in used_s]
+    free_a = [j for j in range(action.shape[1]) if j not in used_a]
+    if not free_s or not free_a:
+        return []
+    x = state[:, free_s].astype(np.float64)
+    a = action[:, free_a].astype(np.float64)
+    ok = np.isfinite(x).all(axis=1) & np.isfinite(a).all(axis=1)
+    if np.count_nonzero(ok) < 8:
+        return []
+    x, a = x[ok] - x[ok].mean(axis=0), a[ok] - a[ok].mean(axis=0)
+    sx, sa = np.sqrt((x**2).sum(axis=0)), np.sqrt((a**2).sum(axis=0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = np.abs(x.T @ a) / np.outer(sx, sa)
+    corr = np.where(np.isfinite(corr), corr, 0.0)
+    found: list[tuple[int, int]] = []
+    for flat in np.argsort(-corr, axis=None):
+        r, c = divmod(int(flat), corr.shape[1])
+        if corr[r, c] < MIN_PAIR_CORRELATION:
+            break
+        if any(r == fr or c == fc for fr, fc in found):
+            continue
+        found.append((r, c))
+    return sorted((free_s[r], free_a[c]) for r, c in found)
+
+
+def residual_signals(
+    state: np.ndarray,
+    action: np.ndarray,
+    pairs: Sequence[tuple[int, int]],
+    dt: float,
+    fitted: Sequence[bool] = (),
+) -> dict[str, list[Any]]:
+    """State-vs-action residual of each matched state channel: its kept step and its slow trend.
+
+    The residual is ``r = x - g·a`` with ``g = 1`` for a pair matched by name (the
+    command in the joint's own units) and, for a pair matched by correlation
+    (``fitted[k]`` true), ``g`` the least-squares gain of ``x ~ 1 + a + v`` (``v`` the
+    action's per-frame velocity). Per channel:
+
+    - ``residual_step``: the largest kept one-frame jump of ``r`` (as in
+      :func:`persistent_steps`: ``min(|Δr|, shift of the medians of STEP_SIDE_S on each
+      side)``): the state jumped and stayed where its command did not (a collision);
+      ``residual_step_frame`` the frame after it.
+    - ``residual_step_prominence``: that step over the 95th percentile of ``|Δr|``:
+      one jump far above the residual's own frame-to-frame changes.
+    - ``residual_trend``: ``γ`` of the least-squares fit ``r = α + β·v + γ·s + δ·H``
+      (``s`` the progress 0..1, ``H`` 0 before and 1 from the step's frame on): how far
+      the state has drifted from its command by the end, net of tracking lag and of a
+      step, so a collision's kept step is not read as drift.
+
+    Returns:
+        ``{"residual_step": [...], "residual_step_frame": [...],
+        "residual_step_prominence": [...], "residual_trend": [...]}``, one entry per
+        state channel, None where the channel has no pair or fewer than 8 finite frames.
+    """
+    frames, dims = state.shape
+    out: dict[str, list[Any]] = {
+        "residual_step": [None] * dims,
+        "residual_step_frame": [None] * dims,
+        "residual_step_prominence": [None] * dims,
+        "residual_trend": [None] * dims,
+    }
+    if frames < 8 or not pairs:
+        return out
+    fit = list(fitted) + [False] * (len(pairs) - len(fitted))
+    progress = np.linspace(0.0, 1.0, frames)
+    residuals = np.full((frames, len(pairs)), np.nan)
+    velocity = np.zeros((frames, len(pairs)))
+    for k, (i, j) in enumerate(pairs):
+        x = state[:, i].astype(np.float64)
+        a = action[:, j].astype(np.float64)
+        v = np.gradient(a) if np.isfinite(a).all() else np.zeros(frames)
+        gain = 1.0
+        if fit[k]:
+            ok = np.isfinite(x) & np.isfinite(a)
+            if np.count_nonzero(ok) >= 8:
+                design = np.stack([np.ones(frames), a, v], axis=1)[ok]
+                coef, *_ = np.linalg.lstsq(design, x[ok], rcond=None)
+                gain = float(coef[1])
+        residuals[:, k] = x - gain * a
+        velocity[:, k] = v
+    heights, where = persistent_steps(residuals, dt)
+    prominence = step_prominence(heights, residuals, dt)
+    for k, (i, _j) in enumerate(pairs):
+        r = residuals[:, k]
+        ok = np.isfinite(r)
+        if np.count_nonzero(ok) < 8:
+            continue
+        columns = [np.ones(frames), velocity[:, k], progress]
+        if where[k] is not None and 0 < where[k] < frames:
+            columns.append((np.arange(frames) >= where[k]).astype(np.float64))
+        design = np.stack(columns, axis=1)[ok]
+        coef, *_ = np.linalg.lstsq(design, r[ok], rcond=None)
+        out["residual_trend"][i] = _finite_or_none(coef[2])
+        out["residual_step"][i] = heights[k]
+        out["residual_step_frame"][i] = where[k]
+        out["residual_step_prominence"][i] = prominence[k]
+    return out
 
 
 def residual_trends(state: np.ndarray, action: np.ndarray, pairs: Sequence[tuple[int, int]]) -> list[float | None]:

@@ -126,6 +126,26 @@ def detect_gripper_events(
     return _position_events(x, hand, threshold, hysteresis, open_is_high, min_range, value_range)
 
 
+def moved(
+    lo: float, hi: float, *, min_range: float | None = None, value_range: tuple[float, float] | None = None
+) -> bool:
+    """Whether a position channel spanning ``[lo, hi]`` in one episode moved at all.
+
+    The test position mode applies before it looks for events: the span must reach
+    ``min_range`` (default: :data:`DEFAULT_MIN_RANGE_FRACTION` of the larger magnitude,
+    and with ``value_range``, the channel's ``(min, max)`` across the dataset, at least
+    :data:`DEFAULT_IDLE_FRACTION` of that range: an idle hand holding only sensor noise
+    did not move). A channel that did not move yields no events.
+    """
+    floor = min_range
+    if floor is None:
+        floor = DEFAULT_MIN_RANGE_FRACTION * max(abs(lo), abs(hi))
+        if value_range is not None:
+            floor = max(floor, DEFAULT_IDLE_FRACTION * (value_range[1] - value_range[0]))
+    span = hi - lo
+    return span > 0 and span >= floor
+
+
 def _check_range(value_range: Any) -> tuple[float, float] | None:
     if value_range is None:
         return None
@@ -167,14 +187,9 @@ def _position_events(
     if finite.size == 0:
         return []
     lo, hi = float(finite.min()), float(finite.max())
-    floor = min_range
-    if floor is None:
-        floor = DEFAULT_MIN_RANGE_FRACTION * max(abs(lo), abs(hi))
-        if value_range is not None:
-            floor = max(floor, DEFAULT_IDLE_FRACTION * (value_range[1] - value_range[0]))
-    span = hi - lo
-    if span <= 0 or span < floor:
+    if not moved(lo, hi, min_range=min_range, value_range=value_range):
         return []
+    span = hi - lo
     y = x if open_is_high else -x
     if threshold is None:
         return _swing_events(x, y, arm, (DEFAULT_SWING if hysteresis is None else hysteresis) * span)

@@ -38,7 +38,7 @@ def test_fault_benchmark_small(tmp_path, bench):
     faults = ("jerky", "frozen", "regrasp", "idle", "occlusion")
     rows, result = bench.run_benchmark(
         tmp_path,
-        [("lerobot-written-v30-video", "v2.1", 4), ("lerobot-written-v30-video", "v3.0", 4)],
+        [("lerobot-written-v30-video", "v2.1", (0, 1, 2)), ("lerobot-written-v30-video", "v3.0", (0, 1, 2))],
         controls=10,
         repeats=2,
         seed=0,
