@@ -1,6 +1,6 @@
 """Fault-injection benchmark of the offline judge, built from real episodes.
 
-    .venv/bin/python benchmarks/judge_faults.py [--out DIR] [--seed 0] [--repeats 3] [--controls 40]
+    .venv/bin/python benchmarks/judge_faults.py [--out DIR] [--seed 0] [--repeats 3] [--controls N]
 
 Takes real episodes from the shared datasets (``../shared/datasets`` beside the repo,
 or ``$STRANDS_LABELS_SHARED/datasets``) and writes NEW LeRobot datasets (v2.1 and
@@ -27,7 +27,8 @@ occlusion      video frames blacked out or covered by a flat patch over         
 regrasp        1 / 2 / 3 extra close-open cycles of a gripper (state and action)     near_miss
 =============  ===================================================================  =================
 
-Every episode gets a success verdict (teleoperated demonstrations). Expected quality:
+Controls are copies of the source episodes (by default twice as many as faulty
+episodes: faults are a third of each dataset). Every episode gets a success verdict (teleoperated demonstrations). Expected quality:
 ``high`` for controls, ``medium`` for mild and moderate faults, ``low`` for severe
 ones. The offline judge runs on each dataset (``run_judge``, the full tool path) and the
 script prints per-fault recall by severity, the confusion matrix (expected class vs
@@ -288,23 +289,30 @@ def inject(ep: Episode, fault: str, severity: str, source: Source, rng: np.rando
 def build_episodes(
     source: Source,
     *,
-    controls: int,
+    controls: int | None,
     repeats: int,
     seed: int,
     faults: Sequence[str] = FAULTS,
     severities: Sequence[str] = SEVERITIES,
 ) -> list[Episode]:
-    """Controls, then ``repeats`` episodes per fault and severity, in a seeded shuffled order."""
+    """Controls, then ``repeats`` episodes per fault and severity, in a seeded shuffled order.
+
+    ``controls=None``: twice as many controls as faulty episodes, so faults are a third of
+    the dataset (the judge grades each episode against the rest of its dataset, which must
+    be mostly typical).
+    """
     rng = np.random.default_rng(seed)
-    out = [replace(source.episodes[i % len(source.episodes)]) for i in range(controls)]
     faults = [f for f in faults if f != "occlusion" or source.cameras]
     if not any(_grippers(source.state_names)):
         faults = [f for f in faults if f != "regrasp"]
+    faulty = []
     for fault in faults:
         for severity in severities:
             for _ in range(repeats):
                 ep = source.episodes[int(rng.integers(len(source.episodes)))]
-                out.append(inject(ep, fault, severity, source, rng))
+                faulty.append(inject(ep, fault, severity, source, rng))
+    count = 2 * len(faulty) if controls is None else controls
+    out = [replace(source.episodes[i % len(source.episodes)]) for i in range(count)] + faulty
     order = rng.permutation(len(out))
     return [out[i] for i in order]
 
@@ -535,7 +543,7 @@ def run_benchmark(
     out: Path,
     plan: Sequence[tuple[str, str, int | tuple[int, ...]]] = PLAN,
     *,
-    controls: int = 40,
+    controls: int | None = None,
     repeats: int = 3,
     seed: int = 0,
     shared: Path | None = None,
@@ -565,7 +573,17 @@ def run_benchmark(
         records = read_labels(root)["episodes"]
         for e, ep in enumerate(episodes):
             judge = records.get(str(e), {}).get("judge")
-            rows.append({"dataset": name, "episode": e, "fault": ep.fault, "severity": ep.severity, "judge": judge})
+            rows.append(
+                {
+                    "dataset": name,
+                    "version": version,
+                    "episode": e,
+                    "fault": ep.fault,
+                    "severity": ep.severity,
+                    "source": ep.source,
+                    "judge": judge,
+                }
+            )
         if verbose:
             print(
                 f"{name} -> {root.name}: {len(episodes)} episodes ({version}, {len(source.cameras)} camera(s)), "
@@ -599,7 +617,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="Keep the datasets here (default: a temp dir).")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3, help="Episodes per fault and severity per dataset.")
-    parser.add_argument("--controls", type=int, default=40, help="Untouched control episodes per dataset.")
+    parser.add_argument(
+        "--controls",
+        type=int,
+        default=None,
+        help="Untouched control episodes per dataset (default: twice the faulty ones).",
+    )
     parser.add_argument("--json", type=Path, default=None, help="Also write every judged row here.")
     args = parser.parse_args()
     tmp = None

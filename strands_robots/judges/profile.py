@@ -26,12 +26,15 @@ from strands_robots.dataset.cache import cached_dataset
 from strands_robots.dataset.frames import column_to_numpy
 from strands_robots.signals.episode import signal_columns
 from strands_robots.signals.gripper import dataset_swings
+from strands_robots.signals.motion import pooled_slope, pooled_trend
 from strands_robots.tools.evidence import EvidenceCache, episode_evidence, file_stamp
 
 #: Below this many profiled episodes no dataset-relative claim is made.
 MIN_EPISODES = 8
 #: MAD -> standard deviation of a normal distribution.
 MAD_TO_SIGMA = 1.4826
+#: Interquartile range -> standard deviation of a normal distribution.
+IQR_TO_SIGMA = 1.349
 #: Smallest scale of a log-signal (5 %): near-identical episodes are not outliers.
 MIN_LOG_SCALE = 0.05
 #: Smallest scale of a fraction-signal (idle_fraction).
@@ -40,6 +43,12 @@ MIN_FRACTION_SCALE = 0.02
 MIN_CHANNEL_LOG_SCALE = 0.25
 
 LOG_SIGNALS = ("rms_state_jerk", "duration_s", "frames")
+#: End state: a channel's end-position scale is at least this share of its typical range.
+END_SCALE_FLOOR = 0.05
+#: End state: one channel's |z| counts at most this much in the end offset.
+END_Z_CAP = 10.0
+#: End offset: smallest scale of its distribution over the dataset.
+MIN_END_SCALE = 0.25
 LINEAR_SIGNALS = {"idle_fraction": MIN_FRACTION_SCALE, "idle_longest_s": 0.1}
 #: Per-channel signals profiled on a log scale (absolute values for the signed trend).
 #: Per-channel values are floored at this share of the median channel range before the log.
@@ -47,6 +56,10 @@ CHANNEL_FLOOR_SHARE = 1e-4
 #: The per-channel signals in state units, which the floor applies to.
 FLOORED_SIGNALS = ("step_height", "residual_trend", "residual_step")
 CHANNEL_SIGNALS = ("jerk_typical", "jerk_peak", "step_height", "residual_trend", "residual_step", "channel_range")
+#: Per-channel signals that are signed (profiled on a linear scale: median and robust scale,
+#: floored at ``LINEAR_CHANNEL_FLOOR`` of the channel's median range).
+LINEAR_CHANNEL_SIGNALS = ("residual_trend",)
+LINEAR_CHANNEL_FLOOR = 0.01
 
 
 @dataclass(frozen=True)
@@ -71,14 +84,22 @@ class RobustStat:
 
 
 def robust_stat(values: Iterable[float | None], *, log: bool, min_scale: float) -> RobustStat | None:
-    """Median and ``max(1.4826 * MAD, min_scale)`` of the finite (positive, if ``log``) values."""
+    """Median and ``max(1.4826 * MAD, IQR / 1.349, min_scale)`` of the finite (positive, if
+    ``log``) values.
+
+    Both spreads estimate a normal distribution's standard deviation; the interquartile
+    range also covers a dataset made of a few kinds of episodes (two typical lengths of
+    one task, a share of rougher recordings), where the MAD of the larger cluster alone
+    would call the smaller one an outlier.
+    """
     xs = [float(v) for v in values if v is not None and math.isfinite(v) and (not log or v > 0)]
     if not xs:
         return None
     arr = np.log(np.asarray(xs)) if log else np.asarray(xs)
     median = float(np.median(arr))
     mad = float(np.median(np.abs(arr - median)))
-    return RobustStat(median, max(MAD_TO_SIGMA * mad, min_scale), log, len(xs))
+    q1, q3 = np.percentile(arr, [25, 75])
+    return RobustStat(median, max(MAD_TO_SIGMA * mad, float(q3 - q1) / IQR_TO_SIGMA, min_scale), log, len(xs))
 
 
 @dataclass
@@ -112,6 +133,42 @@ class DatasetProfile:
     task_frames: dict[str, RobustStat] = field(default_factory=dict)
     channel_floor: float = 0.0
     gripper_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    end_stats: list[RobustStat | None] = field(default_factory=list)
+    slopes: dict[tuple[int, int], float] = field(default_factory=dict)
+
+    def trends(self, signals: Mapping[str, Any]) -> list[float | None]:
+        """Per state channel, the drift of the episode's state from the dataset-wide map of
+        its action (:func:`~strands_robots.signals.motion.pooled_trend`, the slope pooled
+        over every episode). Only a channel paired with the action channel most episodes
+        pair it with has one (None otherwise); without pooled slopes (fewer than
+        ``MIN_EPISODES`` episodes per pair) the episode's own ``residual_trend``."""
+        own = list(signals.get("residual_trend") or [])
+        if not self.slopes:
+            return own
+        fits = signals.get("residual_fit") or []
+        out: list[float | None] = [None] * len(own)
+        for i, j in signals.get("action_pairs") or []:
+            slope = self.slopes.get((int(i), int(j)))
+            if slope is not None and i < len(fits) and i < len(out):
+                out[i] = pooled_trend(fits[i], slope)
+        return out
+
+    def end_offset(self, signals: Mapping[str, Any]) -> float | None:
+        """How far an episode ends from where the dataset's episodes end.
+
+        The RMS over the state channels of the robust z of ``end_state`` against each
+        channel's end statistic (linear; scale floored at ``END_SCALE_FLOOR`` of the
+        channel's typical range, each |z| capped at ``END_Z_CAP``). None without end
+        statistics or an end state.
+        """
+        ends = signals.get("end_state") or []
+        zs = []
+        for c, value in enumerate(ends):
+            stat = self.end_stats[c] if c < len(self.end_stats) else None
+            if stat is None or value is None or not math.isfinite(value):
+                continue
+            zs.append(min(abs(stat.z(value) or 0.0), END_Z_CAP))
+        return math.sqrt(sum(z * z for z in zs) / len(zs)) if zs else None
 
     def swings(self, signals: Mapping[str, Any]) -> tuple[int | None, float | None]:
         """``(open/close events, closure range)`` of an episode, counted with the dataset's
@@ -129,6 +186,9 @@ class DatasetProfile:
         stat = self.channel(name, index)
         if stat is None or value is None or not math.isfinite(value):
             return None
+        if not stat.log:  # a signed signal (LINEAR_CHANNEL_SIGNALS): distance from its median either way
+            z = stat.z(value)
+            return None if z is None else abs(z)
         x = max(abs(value), self.channel_floor) if name in FLOORED_SIGNALS else abs(value)
         return stat.z(x) if x > 0 else None
 
@@ -183,12 +243,47 @@ class DatasetProfile:
         recount = [counted.swings(r) for r in rows.values()]
         swings = [n for n, _ in recount if n is not None]
         grip_ranges = [w for _, w in recount if w is not None]
+        by_pair: dict[tuple[int, int], list[Any]] = {}
+        for r in rows.values():
+            fits = r.get("residual_fit") or []
+            for i, j in r.get("action_pairs") or []:
+                if i < len(fits) and fits[i] is not None:
+                    by_pair.setdefault((int(i), int(j)), []).append(fits[i])
+        modal: dict[int, tuple[int, int]] = {}  # each state channel's most common action channel
+        for pair, _fits in sorted(by_pair.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            modal.setdefault(pair[0], pair)
+        slopes = {
+            pair: slope
+            for pair in modal.values()
+            if len(by_pair[pair]) >= MIN_EPISODES and (slope := pooled_slope(by_pair[pair])) is not None
+        }
+        pooled = cls(slopes=slopes)
+        rows_for_stats = {k: {**r, "residual_trend": pooled.trends(r)} for k, r in rows.items()}
         channel_stats: dict[str, list[RobustStat | None]] = {}
         ranges = [
             abs(float(v)) for r in rows.values() for v in (r.get("channel_range") or []) if v is not None and v > 0
         ]
         floor = CHANNEL_FLOOR_SHARE * float(np.median(ranges)) if ranges else 0.0
+        for name in LINEAR_CHANNEL_SIGNALS:
+            width = max((len(r.get(name) or []) for r in rows_for_stats.values()), default=0)
+            per = []
+            for c in range(width):
+                values = [(r.get(name) or [])[c] for r in rows_for_stats.values() if c < len(r.get(name) or [])]
+                scale = abs(float(np.median([abs(v) for v in values if v is not None] or [0.0])))
+                ranges_c = [
+                    (r.get("channel_range") or [])[c]
+                    for r in rows.values()
+                    if c < len(r.get("channel_range") or []) and (r.get("channel_range") or [])[c] is not None
+                ]
+                typical_range = float(np.median(ranges_c)) if ranges_c else scale
+                per.append(
+                    robust_stat(values, log=False, min_scale=max(LINEAR_CHANNEL_FLOOR * typical_range, floor, 1e-12))
+                )
+            if width:
+                channel_stats[name] = per
         for name in CHANNEL_SIGNALS:
+            if name in LINEAR_CHANNEL_SIGNALS:
+                continue
             width = max((len(r.get(name) or []) for r in rows.values()), default=0)
             per: list[RobustStat | None] = []
             for c in range(width):
@@ -200,6 +295,17 @@ class DatasetProfile:
                 per.append(robust_stat(values, log=True, min_scale=MIN_CHANNEL_LOG_SCALE))
             if width:
                 channel_stats[name] = per
+        end_stats: list[RobustStat | None] = []
+        width = max((len(r.get("end_state") or []) for r in rows.values()), default=0)
+        range_stats = channel_stats.get("channel_range") or []
+        for c in range(width):
+            values = [(r.get("end_state") or [])[c] for r in rows.values() if c < len(r.get("end_state") or [])]
+            typical = range_stats[c].typical() if c < len(range_stats) and range_stats[c] is not None else 0.0
+            end_stats.append(robust_stat(values, log=False, min_scale=max(END_SCALE_FLOOR * typical, 1e-9)))
+        probe = cls(channel_stats=channel_stats, end_stats=end_stats)
+        end_offset = robust_stat((probe.end_offset(r) for r in rows.values()), log=False, min_scale=MIN_END_SCALE)
+        if end_offset is not None:
+            stats["end_offset"] = end_offset
         by_task: dict[str, list[float]] = {}
         for e, task in task_of.items():
             by_task.setdefault(task, []).append(rows[e].get("frames") or 0)
@@ -218,6 +324,8 @@ class DatasetProfile:
             task_frames,
             floor,
             gripper_ranges,
+            end_stats,
+            slopes,
         )
 
     @classmethod

@@ -36,8 +36,9 @@ JERK_MEDIUM_Z, JERK_LOW_Z = 3.0, 5.0
 SPIKE_MEDIUM_Z, SPIKE_LOW_Z = 4.0, 6.0
 #: Collision: z of a channel's largest kept one-frame step, largest over arm channels.
 STEP_MEDIUM_Z, STEP_LOW_Z = 3.0, 5.0
-#: Drift: z of a channel's |state - action| trend, largest over matched arm channels.
-DRIFT_MEDIUM_Z, DRIFT_LOW_Z = 3.0, 5.0
+#: Drift: z of a channel's state-vs-action trend (against the dataset-wide map of its
+#: action), largest over matched arm channels; low also from a trend of DRIFT_LOW_SHARE of the range.
+DRIFT_MEDIUM_Z, DRIFT_LOW_Z, DRIFT_LOW_SHARE = 6.0, 10.0, 0.2
 #: A collision's step must stand this far above the channel's own 95th-percentile frame step.
 MIN_STEP_PROMINENCE = 3.0
 #: A step or drift must also be at least this share of the channel's typical range.
@@ -50,9 +51,14 @@ OCCLUDED_MEDIUM_SHARE, OCCLUDED_LOW_SHARE = 0.1, 0.25
 SWINGS_MEDIUM_EXCESS, SWINGS_LOW_EXCESS = 2, 4
 MIN_GRIPPER_RANGE_SHARE = 0.5
 #: Idle / long: robust z of idle_fraction or idle_longest_s / of log duration.
-IDLE_Z, LONG_Z = 2.5, 2.0
-#: Incomplete: robust z of log length against the episode's task, and the length ratio.
-SHORT_Z, SHORT_FAILED_Z, SHORT_LOW_RATIO = -2.0, -1.5, 0.5
+IDLE_Z, LONG_Z = 4.0, 3.5
+#: Idle: a single pause of at least this share of the episode makes the grade low.
+IDLE_LOW_SHARE = 0.3
+#: Incomplete: robust z of log length against the episode's task (alone; with a failed
+#: verdict or an end pose away from the dataset's), and the length ratio of a low grade.
+SHORT_Z, SHORT_END_Z, SHORT_LOW_RATIO = -3.0, -1.5, 0.5
+#: Incomplete: robust z of the end offset (how far the episode ends from where the others end).
+END_OFFSET_Z = 3.0
 
 #: A channel's range is taken as at least this share of the largest arm-channel range.
 RANGE_FLOOR_SHARE = 0.2
@@ -303,7 +309,7 @@ def flags_for(
     comparable = profile.comparable
     typical, peak = signals.get("jerk_typical") or [], signals.get("jerk_peak") or []
     pairs = [tuple(p) for p in signals.get("action_pairs") or []]
-    trends = signals.get("residual_trend") or []
+    trends = profile.trends(signals) if comparable else list(signals.get("residual_trend") or [])
     frames = int(signals.get("frames") or 0)
     dt = (signals.get("duration_s") or 0) / frames if frames else 0
 
@@ -388,6 +394,8 @@ def flags_for(
                 if z is None or (scale is not None and abs(trends[i]) < MIN_SHARE * scale):
                     continue
                 severity = _severity(z, DRIFT_MEDIUM_Z, DRIFT_LOW_Z)
+                if severity == "medium" and scale is not None and abs(trends[i]) >= DRIFT_LOW_SHARE * scale:
+                    severity = "low"
                 score = z
             else:
                 share = abs(trends[i]) / scale if scale else 0.0
@@ -440,9 +448,11 @@ def flags_for(
         stat = profile.stats.get("idle_fraction")
         if z_idle is not None and z_idle >= IDLE_Z and idle is not None and frozen is None:
             typical_idle = f" vs dataset median {stat.typical():.0%}" if stat else ""
+            duration = signals.get("duration_s") or 0.0
+            pause = (signals.get("idle_longest_s") or 0.0) / duration if duration else 0.0
             flags.append(
                 Flag(
-                    "medium",
+                    "low" if pause >= IDLE_LOW_SHARE else "medium",
                     None,
                     f"idle {idle:.0%} of the time{typical_idle}, longest pause "
                     f"{_fmt(signals.get('idle_longest_s') or 0)} s (hesitation)",
@@ -466,14 +476,19 @@ def flags_for(
         if z is not None and length is not None:
             ratio = frames / length.typical()
             failed = verdict is not None and verdict.get("success") is False
-            if z <= SHORT_Z or (failed and z <= SHORT_FAILED_Z):
+            end_stat = profile.stats.get("end_offset")
+            offset = profile.end_offset(signals)
+            z_end = end_stat.z(offset) if end_stat is not None and offset is not None else None
+            cut = z_end is not None and z_end >= END_OFFSET_Z
+            if z <= SHORT_Z or (z <= SHORT_END_Z and (failed or cut)):
                 severity = "low" if ratio <= SHORT_LOW_RATIO else "medium"
+                ends = f"; it ends away from where the task's episodes end (end-pose z {z_end:.1f})" if cut else ""
                 flags.append(
                     Flag(
                         severity,
                         "incomplete",
                         f"{'failed and ' if failed else ''}short for its task: {frames} frames, {ratio:.0%} of the "
-                        f"task's median {_fmt(length.typical())} (z {z:.1f})",
+                        f"task's median {_fmt(length.typical())} (z {z:.1f}){ends}",
                         "short",
                     )
                 )

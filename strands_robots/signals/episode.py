@@ -127,6 +127,8 @@ def episode_signals(
             ``[min, max]`` closure (the profile recounts them against the dataset's range:
             :func:`~strands_robots.signals.gripper.dataset_swings`).
         channel_range: per state channel, the 1st-99th percentile range.
+        end_state: per state channel, where the episode ends (median of the last 3
+            frames; :func:`~strands_robots.signals.motion.end_state`).
         jerk_typical, jerk_peak: per state channel, median and peak windowed RMS jerk
             (:func:`~strands_robots.signals.motion.windowed_jerk`).
         step_height, step_frame: per state channel, the largest kept one-frame jump of
@@ -141,7 +143,9 @@ def episode_signals(
         residual_trend, residual_step, residual_step_frame, residual_step_prominence:
             per state channel (None without a pair), the drift of the state from its
             command over the episode and the largest kept jump of ``state - action``
-            (:func:`~strands_robots.signals.motion.residual_signals`).
+            (:func:`~strands_robots.signals.motion.residual_signals`); ``residual_fit``
+            the sums from which the profile maps each action channel to its state channel
+            over the whole dataset, so drift is judged against the dataset's own mapping.
         frozen_frames, frozen_start, frozen_jump, identical_run: see
             :func:`~strands_robots.signals.motion.frozen_runs`.
     """
@@ -161,6 +165,7 @@ def episode_signals(
         "gripper_range": None,
         "gripper_channels": [],
         "channel_range": [],
+        "end_state": [],
         "jerk_typical": [],
         "jerk_peak": [],
         "step_height": [],
@@ -172,6 +177,7 @@ def episode_signals(
         "residual_step": [],
         "residual_step_frame": [],
         "residual_step_prominence": [],
+        "residual_fit": [],
         "gripper_events": {},
         "gripper_spans": {},
         "frozen_frames": 0,
@@ -215,6 +221,7 @@ def episode_signals(
             for name, c in closures.items()
         }
     out["channel_range"] = _rlist(list(motion.channel_ranges(array)))
+    out["end_state"] = _rlist(list(motion.end_state(array)))
     typical, peak_jerk = motion.windowed_jerk(array, period)
     out["jerk_typical"], out["jerk_peak"] = _rlist(typical), _rlist(peak_jerk)
     act = None if action is None else _as_2d(action)
@@ -228,7 +235,8 @@ def episode_signals(
             act.shape[1],
         )
         fitted = [False] * len(pairs)
-        extra = motion.correlated_action_channels(array, act, pairs, skip=out["gripper_channels"])
+        lag = max(1, round(motion.CHANGE_SPAN_S / period))
+        extra = motion.correlated_action_channels(array, act, pairs, skip=out["gripper_channels"], lag=lag)
         if extra:
             order = sorted([(p, False) for p in pairs] + [(p, True) for p in extra])
             pairs, fitted = [p for p, _ in order], [f for _, f in order]
@@ -245,6 +253,7 @@ def episode_signals(
     out["residual_step"] = _rlist(residual.get("residual_step", [None] * width))
     out["residual_step_frame"] = residual.get("residual_step_frame", [None] * width)
     out["residual_step_prominence"] = _rlist(residual.get("residual_step_prominence", [None] * width))
+    out["residual_fit"] = residual.get("residual_fit", [None] * width)
     out.update(motion.frozen_runs(array, act, pairs))
     return out
 

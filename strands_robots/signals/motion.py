@@ -9,8 +9,12 @@ list holding None) where a value is undefined, never a made-up "typical" number.
   often quantised, channels; each channel is compared with its own typical value).
 - :func:`persistent_steps`: per channel, the largest one-frame jump that the signal
   keeps afterwards (a collision's step; a spike that comes back scores ~0).
-- :func:`residual_trends`: per state channel with a matching action channel, the slow
-  trend of ``state - action`` over the episode, net of tracking lag (drift).
+- :func:`correlated_action_channels`: which action channel commands which state channel
+  when their names differ (correlation of their changes).
+- :func:`residual_signals`: per state channel with a matching action channel, the kept
+  step (a collision) and the slow trend (drift) of ``state - gain·action``, net of
+  tracking lag; :func:`pooled_slope` / :func:`pooled_trend` judge the trend against the
+  dataset-wide map of the action instead of the episode's own.
 - :func:`frozen_runs`: the longest run of bit-identical state rows while the commanded
   action kept moving, and the catch-up jump at its end (a frozen stream).
 """
@@ -24,12 +28,18 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+#: End state: the last frames whose median is where a channel ends.
+END_FRAMES = 3
 #: Windowed jerk: window length in seconds.
 JERK_WINDOW_S = 0.5
 #: Persistent steps: frames on each side compared, in seconds.
 STEP_SIDE_S = 0.2
 #: Frozen runs: the action must travel at least this share of a channel's range during the run.
 FROZEN_MIN_TRAVEL = 0.02
+#: Frozen runs: the catch-up jump after the run (when the episode goes on) must reach this share of a channel's range.
+FROZEN_MIN_JUMP = 0.05
+#: Pairing and gain: state and action are compared by their changes over this span (seconds), which a slow drift barely moves.
+CHANGE_SPAN_S = 2.0
 #: Correlation pairing: the least absolute correlation over the episode of a state and an action channel.
 MIN_PAIR_CORRELATION = 0.9
 
@@ -58,6 +68,22 @@ def channel_ranges(array: np.ndarray) -> np.ndarray:
             warnings.simplefilter("ignore", RuntimeWarning)
             hi, lo = np.nanpercentile(array, [99, 1], axis=0)
     return np.asarray(hi - lo, dtype=np.float64)
+
+
+def end_state(array: np.ndarray, frames: int = END_FRAMES) -> np.ndarray:
+    """Where each channel ends: the median of its last ``frames`` finite samples (NaN if none).
+
+    A complete demonstration ends in its task's final pose (the object placed, the arm
+    back home); a truncated one ends wherever the motion was cut.
+    """
+    dims = array.shape[1] if array.ndim == 2 else 0
+    out = np.full(dims, np.nan)
+    for c in range(dims):
+        column = array[:, c]
+        column = column[np.isfinite(column)]
+        if column.size:
+            out[c] = float(np.median(column[-frames:]))
+    return out
 
 
 def windowed_jerk(array: np.ndarray, dt: float) -> tuple[list[float | None], list[float | None]]:
@@ -199,11 +225,13 @@ def correlated_action_channels(
     action: np.ndarray,
     pairs: Sequence[tuple[int, int]] = (),
     skip: Sequence[int] = (),
+    lag: int = 1,
 ) -> list[tuple[int, int]]:
     """More ``(state channel, action channel)`` pairs found by correlation over the episode.
 
     For the state channels not in ``pairs`` (nor in ``skip``) and the action channels
-    not in ``pairs``, the absolute Pearson correlation of every state/action pair over the
+    not in ``pairs``, the absolute Pearson correlation of every state/action pair of their
+    changes over ``lag`` frames (so a drift or an offset does not hide the pair), over the
     episode's finite frames; pairs of at least ``MIN_PAIR_CORRELATION`` are taken greedily,
     strongest first, each channel once. For robots whose action names its channels
     differently from the state (a leader arm's joints driving a follower's), this finds
@@ -223,6 +251,8 @@ def correlated_action_channels(
         return []
     x = state[:, free_s].astype(np.float64)
     a = action[:, free_a].astype(np.float64)
+    span = int(max(1, min(lag, frames // 4)))
+    x, a = x[span:] - x[:-span], a[span:] - a[:-span]  # changes: a slow drift or an offset does not move them
     ok = np.isfinite(x).all(axis=1) & np.isfinite(a).all(axis=1)
     if np.count_nonzero(ok) < 8:
         return []
@@ -251,10 +281,10 @@ def residual_signals(
 ) -> dict[str, list[Any]]:
     """State-vs-action residual of each matched state channel: its kept step and its slow trend.
 
-    The residual is ``r = x - g·a`` with ``g = 1`` for a pair matched by name (the
-    command in the joint's own units) and, for a pair matched by correlation
-    (``fitted[k]`` true), ``g`` the least-squares gain of ``x ~ 1 + a + v`` (``v`` the
-    action's per-frame velocity). Per channel:
+    The residual is ``r = x - g·a``, ``g`` the least-squares slope (with an intercept) of
+    the state's changes on the action's changes over ``CHANGE_SPAN_S`` (a leader arm's
+    units, a joint's calibration, a sag under load); a slow drift adds a steady rate to
+    those changes, which the intercept takes, so the gain does not absorb it. Per channel:
 
     - ``residual_step``: the largest kept one-frame jump of ``r`` (as in
       :func:`persistent_steps`: ``min(|Δr|, shift of the medians of STEP_SIDE_S on each
@@ -263,14 +293,21 @@ def residual_signals(
     - ``residual_step_prominence``: that step over the 95th percentile of ``|Δr|``:
       one jump far above the residual's own frame-to-frame changes.
     - ``residual_trend``: ``γ`` of the least-squares fit ``r = α + β·v + γ·s + δ·H``
-      (``s`` the progress 0..1, ``H`` 0 before and 1 from the step's frame on): how far
-      the state has drifted from its command by the end, net of tracking lag and of a
-      step, so a collision's kept step is not read as drift.
+      (``v`` the action's per-frame velocity, ``s`` the progress 0..1, ``H`` 0 before and
+      1 from the step's frame on): how far the state has drifted from its command by the
+      end, net of tracking lag and of a step, so a collision's kept step is not read as
+      drift.
+
+    - ``residual_fit``: what a dataset-wide map needs (:func:`pooled_trend`): ``[n, Σa,
+      Σa², Σx, Σx·a, γ(x), γ(a)]``, the sums over the finite frames and the ``γ`` the
+      same fit gives for ``x`` and for ``a`` alone, so the trend of ``x - (c0 + c1·a)``
+      for any dataset map ``c0 + c1·a`` is ``γ(x) - c1·γ(a)``.
 
     Returns:
         ``{"residual_step": [...], "residual_step_frame": [...],
-        "residual_step_prominence": [...], "residual_trend": [...]}``, one entry per
-        state channel, None where the channel has no pair or fewer than 8 finite frames.
+        "residual_step_prominence": [...], "residual_trend": [...], "residual_fit": [...]}``,
+        one entry per state channel, None where the channel has no pair or fewer than 8
+        finite frames.
     """
     frames, dims = state.shape
     out: dict[str, list[Any]] = {
@@ -278,24 +315,25 @@ def residual_signals(
         "residual_step_frame": [None] * dims,
         "residual_step_prominence": [None] * dims,
         "residual_trend": [None] * dims,
+        "residual_fit": [None] * dims,
     }
     if frames < 8 or not pairs:
         return out
-    fit = list(fitted) + [False] * (len(pairs) - len(fitted))
     progress = np.linspace(0.0, 1.0, frames)
+    lag = int(max(1, min(round(CHANGE_SPAN_S / dt), frames // 4)))
     residuals = np.full((frames, len(pairs)), np.nan)
     velocity = np.zeros((frames, len(pairs)))
     for k, (i, j) in enumerate(pairs):
         x = state[:, i].astype(np.float64)
         a = action[:, j].astype(np.float64)
         v = np.gradient(a) if np.isfinite(a).all() else np.zeros(frames)
+        dx, da = x[lag:] - x[:-lag], a[lag:] - a[:-lag]
+        ok = np.isfinite(dx) & np.isfinite(da)
         gain = 1.0
-        if fit[k]:
-            ok = np.isfinite(x) & np.isfinite(a)
-            if np.count_nonzero(ok) >= 8:
-                design = np.stack([np.ones(frames), a, v], axis=1)[ok]
-                coef, *_ = np.linalg.lstsq(design, x[ok], rcond=None)
-                gain = float(coef[1])
+        if np.count_nonzero(ok) >= 8:
+            cx, ca = dx[ok] - dx[ok].mean(), da[ok] - da[ok].mean()  # a drift's steady rate is the intercept
+            if float(np.dot(ca, ca)) > 0:
+                gain = float(np.dot(cx, ca) / np.dot(ca, ca))
         residuals[:, k] = x - gain * a
         velocity[:, k] = v
     heights, where = persistent_steps(residuals, dt)
@@ -311,52 +349,53 @@ def residual_signals(
         design = np.stack(columns, axis=1)[ok]
         coef, *_ = np.linalg.lstsq(design, r[ok], rcond=None)
         out["residual_trend"][i] = _finite_or_none(coef[2])
+        x = state[:, i].astype(np.float64)
+        a = action[:, pairs[k][1]].astype(np.float64)
+        both = ok & np.isfinite(x) & np.isfinite(a)
+        if np.count_nonzero(both) >= 8:
+            d = np.stack(columns, axis=1)[both]
+            proj, *_ = np.linalg.lstsq(d, np.stack([x[both], a[both]], axis=1), rcond=None)
+            xs, as_ = x[both], a[both]
+            out["residual_fit"][i] = [
+                float(both.sum()),
+                float(as_.sum()),
+                float(np.dot(as_, as_)),
+                float(xs.sum()),
+                float(np.dot(xs, as_)),
+                _finite_or_none(proj[2, 0]),
+                _finite_or_none(proj[2, 1]),
+            ]
         out["residual_step"][i] = heights[k]
         out["residual_step_frame"][i] = where[k]
         out["residual_step_prominence"][i] = prominence[k]
     return out
 
 
-def residual_trends(state: np.ndarray, action: np.ndarray, pairs: Sequence[tuple[int, int]]) -> list[float | None]:
-    """Slow trend of ``state - action`` over the episode, per matched channel (state units).
+def pooled_slope(fits: Sequence[Sequence[float]]) -> float | None:
+    """Least-squares slope ``c1`` of ``x ~ c0 + c1·a`` over every frame of many episodes.
 
-    For each pair the residual ``r = x - a`` is fitted by least squares as
-    ``r = α + β·v + γ·s`` with ``v`` the action's per-frame velocity (tracking lag) and
-    ``s`` the episode progress from 0 to 1; ``γ`` is the trend: how far the state has
-    drifted from its command by the end of the episode.
+    Args:
+        fits: ``residual_fit`` rows (``[n, Σa, Σa², Σx, Σx·a, ...]``) of one state/action pair.
 
     Returns:
-        One value per pair (in ``pairs`` order), None with fewer than 8 finite frames.
+        The slope, or None when the action never varies.
     """
-    frames = state.shape[0]
-    out: list[float | None] = []
-    if frames < 8:
-        return [None] * len(pairs)
-    progress = np.linspace(0.0, 1.0, frames)
-    if pairs:
-        si, aj = [i for i, _ in pairs], [j for _, j in pairs]
-        r_all = state[:, si].astype(np.float64) - action[:, aj].astype(np.float64)
-        v_all = np.gradient(action[:, aj].astype(np.float64), axis=0)
-        if np.isfinite(r_all).all() and np.isfinite(v_all).all():  # one batched 3x3 solve for every pair
-            design = np.stack([np.ones_like(v_all), v_all, np.broadcast_to(progress[:, None], v_all.shape)], axis=-1)
-            gram = np.einsum("lpi,lpj->pij", design, design)
-            rhs = np.einsum("lpi,lp->pi", design, r_all)
-            try:
-                coef = np.linalg.solve(gram, rhs[..., None])[..., 0]
-                return [_finite_or_none(c) for c in coef[:, 2]]
-            except np.linalg.LinAlgError:  # a constant action: fall back to least squares per pair
-                pass
-    for i, j in pairs:
-        r = state[:, i].astype(np.float64) - action[:, j].astype(np.float64)
-        v = np.gradient(action[:, j].astype(np.float64))
-        ok = np.isfinite(r) & np.isfinite(v)
-        if np.count_nonzero(ok) < 8:
-            out.append(None)
-            continue
-        design = np.stack([np.ones(frames), v, progress], axis=1)[ok]
-        coef, *_ = np.linalg.lstsq(design, r[ok], rcond=None)
-        out.append(_finite_or_none(coef[2]))
-    return out
+    n, sa, saa, sx, sxa = (float(sum(f[k] for f in fits)) for k in range(5))
+    denom = n * saa - sa * sa
+    if n < 2 or not denom > 0:
+        return None
+    return (n * sxa - sx * sa) / denom
+
+
+def pooled_trend(fit: Sequence[float | None] | None, slope: float | None) -> float | None:
+    """Drift of one episode's state from the dataset-wide map of its action: ``γ(x) - c1·γ(a)``.
+
+    Returns:
+        The trend in state units, None when the fit or the slope is unknown.
+    """
+    if fit is None or slope is None or fit[5] is None or fit[6] is None:
+        return None
+    return float(fit[5]) - slope * float(fit[6])
 
 
 def frozen_runs(state: np.ndarray, action: np.ndarray | None, pairs: Sequence[tuple[int, int]]) -> dict[str, Any]:
@@ -364,9 +403,12 @@ def frozen_runs(state: np.ndarray, action: np.ndarray | None, pairs: Sequence[tu
 
     A *frozen run* is a maximal run of consecutive, bit-identical state rows (the
     stream repeated its last value). It counts when, over the run, the matched action
-    channels move (max - min over the run) at least ``FROZEN_MIN_TRAVEL`` of a channel's range, or (without
-    an action) when the state then jumps by more than that share (the catch-up). A
-    robot that holds still holds its action too, so an idle pause is not a frozen run.
+    channels move (max - min over the run) at least ``FROZEN_MIN_TRAVEL`` of a channel's
+    range and, unless the run lasts to the end of the episode, the state then catches up
+    with a jump of at least ``FROZEN_MIN_JUMP`` of a channel's range (without an action:
+    that jump alone). A robot that holds still holds its action too, so an idle pause is
+    not a frozen run; a state stream that starts late and then moves off smoothly (no
+    catch-up) is a start-up delay, not a stream that froze.
 
     Returns:
         ``{"frozen_frames": longest counted run in frames (0 if none), "frozen_start":
@@ -407,9 +449,10 @@ def frozen_runs(state: np.ndarray, action: np.ndarray | None, pairs: Sequence[tu
                     if np.isfinite(ranges[i]) and travel >= FROZEN_MIN_TRAVEL * ranges[i]:
                         moved = True
                         break
-        elif jump is not None and np.isfinite(jump):
-            moved = jump >= FROZEN_MIN_TRAVEL
-        if moved:
+        caught_up = jump is None or not np.isfinite(jump) or jump >= FROZEN_MIN_JUMP
+        if not (action is not None and pairs):
+            moved = jump is not None and np.isfinite(jump) and jump >= FROZEN_MIN_JUMP
+        if moved and caught_up:
             best = run
             result.update(
                 frozen_frames=run,

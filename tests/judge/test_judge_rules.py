@@ -100,10 +100,17 @@ def test_a_kept_step_is_a_collision_and_masks_the_jerk_spike(profile):
 
 
 def test_drift_from_the_action(profile):
-    stat = profile.channel("residual_trend", 1)
-    trend = -math.exp(stat.median + 4 * stat.scale)
+    stat = profile.channel("residual_trend", 1)  # signed, linear: median -0.0131, scale floored at 1 % of the range
+    assert not stat.log and stat.median == pytest.approx(-0.012 * 1.095, rel=0.01) and stat.scale == 0.01
+    trend = stat.median - 7 * stat.scale  # z 7, 8 % of the range
     g = grade({**typical(1), "residual_trend": [0.01, trend, 0.008, 0.1]}, profile)
     assert (g.quality, g.failure_mode) == ("medium", "drift") and "j1 drifts" in g.note
+    assert (
+        grade({**typical(1), "residual_trend": [0.01, stat.median - 5 * stat.scale, 0.008, 0.1]}, profile).quality
+        == "high"
+    )
+    far = grade({**typical(1), "residual_trend": [0.01, stat.median + 25 * stat.scale, 0.008, 0.1]}, profile)
+    assert (far.quality, far.failure_mode) == ("low", "drift")
 
 
 def test_a_frozen_stream_is_other_and_disputes_a_success(profile):
@@ -138,8 +145,10 @@ def test_nan_state_is_low_other(profile):
 
 
 def test_idle_and_long(profile):
-    idle = grade({**typical(1), "idle_fraction": 0.5, "idle_longest_s": 5.0}, profile)
+    idle = grade({**typical(1), "idle_fraction": 0.5, "idle_longest_s": 2.0}, profile)
     assert (idle.quality, idle.failure_mode) == ("medium", None) and "hesitation" in idle.note
+    stalled = grade({**typical(1), "idle_fraction": 0.5, "idle_longest_s": 5.0}, profile)  # one pause of 49 %
+    assert (stalled.quality, stalled.failure_mode) == ("low", None)
     both = grade({**typical(1), "idle_fraction": 0.5, "duration_s": 40.0}, profile)
     assert both.quality == "low" and both.failure_mode is None
 
@@ -148,9 +157,21 @@ def test_short_for_its_task_is_incomplete_and_very_short_disputes_a_success(prof
     half = grade({**typical(1), "frames": 150}, profile, {"success": True})
     assert (half.quality, half.failure_mode, half.success_opinion) == ("low", "incomplete", False)
     assert "short for its task: 150 frames" in half.note
-    shorter = grade({**typical(1), "frames": 250}, profile, {"success": True})
+    shorter = grade({**typical(1), "frames": 240}, profile, {"success": True})  # z -3.2
     assert (shorter.failure_mode, shorter.success_opinion) == ("incomplete", None)
     assert grade({**typical(1), "frames": 290}, profile, {"success": True}).quality == "high"
+    assert grade({**typical(1), "frames": 270}, profile, {"success": True}).quality == "high"  # z -2.3
+
+
+def test_short_and_ending_away_from_the_task_end_is_incomplete():
+    ends = {k: {**typical(k), "end_state": [0.1 * (k % 3), 0.5, 0.0, 0.2]} for k in range(20)}
+    profile = DatasetProfile.from_signals(ends, {k: "pick" for k in range(20)})
+    cut = {**typical(1), "frames": 270, "end_state": [0.9, 0.1, 0.6, 0.2]}  # z -2.3, ends mid-reach
+    g = grade(cut, profile, {"success": True})
+    assert (g.quality, g.failure_mode) == ("medium", "incomplete") and "ends away from where" in g.note
+    done = {**typical(1), "frames": 270, "end_state": [0.1, 0.5, 0.0, 0.2]}
+    assert grade(done, profile, {"success": True}).quality == "high"  # short but finished where the others finish
+    assert profile.end_offset(done) < 1 < profile.end_offset(cut)
     assert grade({**typical(1), "frames": 320}, profile, {"success": False}).failure_mode is None
     failed = grade({**typical(1), "frames": 270}, profile, {"success": False})
     assert failed.failure_mode == "incomplete" and failed.success_opinion is None  # no opinion against a failure

@@ -7,15 +7,21 @@ import pytest
 
 from strands_robots.signals import episode_signals, frame_stats
 from strands_robots.signals.frames import occluded_frames
+from strands_robots.signals.gripper import count_gripper_events, dataset_swings
 from strands_robots.signals.motion import (
+    correlated_action_channels,
+    end_state,
     frozen_runs,
     longest_true_run,
     match_action_channels,
     persistent_steps,
-    residual_trends,
+    pooled_slope,
+    pooled_trend,
+    residual_signals,
     step_prominence,
     windowed_jerk,
 )
+from strands_robots.ssc.gripper import moved
 
 DT = 0.1
 
@@ -70,15 +76,64 @@ def test_match_action_channels():
     assert match_action_channels(["a"], [], 1, 1) == []
 
 
-def test_residual_trend_is_the_drift_net_of_tracking_lag():
+def test_residual_trend_is_the_drift_net_of_tracking_lag_and_of_a_step():
     n = 200
     s = np.linspace(0, 1, n)
     action = np.sin(2 * np.pi * s)[:, None]
     lagging = action - 3.0 * np.gradient(action[:, 0])[:, None]  # pure tracking lag: no drift
     drifting = lagging + 0.2 * s[:, None]
-    assert residual_trends(lagging, action, [(0, 0)])[0] == pytest.approx(0.0, abs=1e-9)
-    assert residual_trends(drifting, action, [(0, 0)])[0] == pytest.approx(0.2, abs=1e-9)
-    assert residual_trends(drifting[:5], action[:5], [(0, 0)]) == [None]
+    assert residual_signals(lagging, action, [(0, 0)], DT)["residual_trend"][0] == pytest.approx(0.0, abs=1e-9)
+    out = residual_signals(drifting, action, [(0, 0)], DT)
+    assert out["residual_trend"][0] == pytest.approx(0.2, abs=1e-6)
+    assert out["residual_step"][0] < 0.01  # a ramp has no kept step
+    hit = lagging.copy()
+    hit[120:] += 0.3  # a collision: the state jumps and stays, the command does not
+    out = residual_signals(hit, action, [(0, 0)], DT)
+    assert out["residual_step"][0] == pytest.approx(0.3, abs=0.02) and out["residual_step_frame"][0] == 120
+    assert out["residual_step_prominence"][0] > 10
+    assert abs(out["residual_trend"][0]) < 0.02  # the step is not read as drift (a 0.3 step would fit a trend of ~0.3)
+    short = residual_signals(drifting[:5], action[:5], [(0, 0)], DT)
+    assert short["residual_trend"] == [None] and short["residual_fit"] == [None]
+
+
+def test_the_gain_of_a_leader_arm_is_fitted_on_changes_so_drift_is_not_absorbed():
+    n = 300
+    s = np.linspace(0, 1, n)
+    leader = np.stack([np.sin(2 * np.pi * s), np.cos(3 * np.pi * s)], axis=1)
+    follower = 2.0 * leader[:, [1]] + 0.5  # state channel 0 follows action channel 1, in other units
+    follower = np.concatenate([follower, np.zeros((n, 1))], axis=1)  # a joint no command drives
+    assert correlated_action_channels(follower, leader, lag=20) == [(0, 1)]
+    assert correlated_action_channels(follower, leader, [(0, 1)], lag=20) == []
+    drifting = follower.copy()
+    drifting[:, 0] += 0.4 * s
+    out = residual_signals(drifting, leader, [(0, 1)], DT)
+    assert out["residual_trend"][0] == pytest.approx(0.4, abs=0.02) and out["residual_trend"][1] is None
+
+
+def test_pooled_map_over_episodes():
+    rng = np.random.default_rng(0)
+    fits = []
+    for _ in range(10):
+        a = rng.normal(size=(100, 1)).cumsum(axis=0)
+        x = 1.5 * a + 2.0
+        fits.append(residual_signals(x, a, [(0, 0)], DT)["residual_fit"][0])
+    assert pooled_slope(fits) == pytest.approx(1.5)
+    s = np.linspace(0, 1, 100)
+    a = np.sin(6 * s)[:, None]
+    fit = residual_signals(1.5 * a + 0.3 * s[:, None], a, [(0, 0)], DT)["residual_fit"][0]
+    assert pooled_trend(fit, 1.5) == pytest.approx(0.3, abs=1e-6)
+    assert pooled_trend(None, 1.5) is None and pooled_slope([[1, 0, 0, 0, 0]]) is None
+
+
+def test_end_state_and_gripper_counts_with_the_dataset_range():
+    assert end_state(np.array([[0.0, 1.0], [5.0, np.nan], [6.0, 2.0], [7.0, np.nan]])).tolist() == [6.0, 1.5]
+    idle = 0.5 + 0.03 * np.sin(np.linspace(0, 40, 300))  # an idle hand: sensor noise only
+    assert count_gripper_events(idle) > 4  # alone, its own range makes noise look like grasps
+    assert count_gripper_events(idle, value_range=(0.2, 0.9)) == 0
+    assert moved(0.47, 0.53) and not moved(0.47, 0.53, value_range=(0.2, 0.9))
+    swings = dataset_swings({"left": 9, "right": 4}, {"left": [0.47, 0.53], "right": [0.3, 0.8]}, {"left": (0.2, 0.9)})
+    assert swings == (4, pytest.approx(0.5))
+    assert dataset_swings({}, {}, {}) == (None, None)
 
 
 def test_frozen_runs_need_a_moving_action():
@@ -93,6 +148,10 @@ def test_frozen_runs_need_a_moving_action():
     held[10:20] = held[10]  # an idle pause: the action holds too
     assert frozen_runs(held.copy(), held, [(0, 0)])["frozen_frames"] == 0
     assert frozen_runs(held.copy(), held, [(0, 0)])["identical_run"] == 10
+    late = action.copy()
+    late[:10] = late[0]  # the state stream starts late, then moves off smoothly: no catch-up jump
+    late[10:] = action[:40] + (late[0] - action[0])
+    assert frozen_runs(late, action, [(0, 0)])["frozen_frames"] == 0
     no_action = frozen_runs(state, None, [])
     assert no_action["frozen_frames"] == 10  # judged by the catch-up jump alone
     assert longest_true_run(np.array([1, 1, 0, 1, 1, 1, 0], dtype=bool)) == 3
