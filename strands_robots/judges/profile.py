@@ -44,7 +44,7 @@ MIN_CHANNEL_LOG_SCALE = 0.25
 
 LOG_SIGNALS = ("rms_state_jerk", "duration_s", "frames")
 #: End state: a channel's end-position scale is at least this share of its typical range.
-END_SCALE_FLOOR = 0.05
+END_SCALE_FLOOR = 0.1
 #: End state: one channel's |z| counts at most this much in the end offset.
 END_Z_CAP = 10.0
 #: End offset: smallest scale of its distribution over the dataset.

@@ -11,7 +11,7 @@ thresholds (shares of each channel's own range) and the note says so.
 
 quality: ``high`` with no flag, ``low`` when a low flag fired or two or more medium
 flags did, else ``medium``. failure_mode: that of the most severe flag carrying one
-(table order breaks ties), None otherwise.
+(``MODE_PRECEDENCE`` breaks ties), None otherwise.
 
 success_opinion: ``False`` only when a success verdict meets strong evidence that the
 recorded episode cannot show a success: a low-severity ``incomplete`` (at most half the
@@ -32,21 +32,27 @@ JUDGE_MODEL = "heuristic-v1"
 
 #: Jerk (noise): z of a channel's typical windowed jerk, second largest over arm channels.
 JERK_MEDIUM_Z, JERK_LOW_Z = 3.0, 5.0
+#: Jerk (noise): a low grade also needs the channel's windowed jerk this many times its dataset median.
+JERK_LOW_RATIO = 10.0
 #: Jerk (spikes): z of a channel's peak windowed jerk, largest over arm channels.
 SPIKE_MEDIUM_Z, SPIKE_LOW_Z = 4.0, 6.0
-#: Collision: z of a channel's largest kept one-frame step, largest over arm channels.
-STEP_MEDIUM_Z, STEP_LOW_Z = 3.0, 5.0
+#: Collision: z of a channel's largest kept one-frame step, largest over arm channels; the
+#: grade is low when the step is at least COLLISION_LOW_SHARE of the channel's range.
+STEP_MEDIUM_Z, COLLISION_LOW_SHARE = 3.0, 0.14
+#: A jerk spike is a collision when the same channel keeps a step of this share of its range
+#: standing this far above its frame-to-frame steps (a spike that comes back keeps none).
+SPIKE_STEP_SHARE, SPIKE_STEP_PROMINENCE = 0.05, 2.0
 #: Drift: z of a channel's state-vs-action trend (against the dataset-wide map of its
-#: action), largest over matched arm channels; low also from a trend of DRIFT_LOW_SHARE of the range.
-DRIFT_MEDIUM_Z, DRIFT_LOW_Z, DRIFT_LOW_SHARE = 6.0, 10.0, 0.2
+#: action), largest over matched arm channels; low when the trend is DRIFT_LOW_SHARE of the range.
+DRIFT_MEDIUM_Z, DRIFT_LOW_SHARE = 6.0, 0.17
 #: A collision's step must stand this far above the channel's own 95th-percentile frame step.
 MIN_STEP_PROMINENCE = 3.0
 #: A step or drift must also be at least this share of the channel's typical range.
 MIN_SHARE = 0.02
 #: Frozen stream: longest counted run, as a share of the episode (and at least FROZEN_MIN_FRAMES).
-FROZEN_MEDIUM_SHARE, FROZEN_LOW_SHARE, FROZEN_MIN_FRAMES = 0.03, 0.1, 5
+FROZEN_MEDIUM_SHARE, FROZEN_LOW_SHARE, FROZEN_MIN_FRAMES = 0.03, 0.2, 5
 #: Camera occlusion: share of sampled frames that are dark or flat, on the worst camera.
-OCCLUDED_MEDIUM_SHARE, OCCLUDED_LOW_SHARE = 0.1, 0.25
+OCCLUDED_MEDIUM_SHARE, OCCLUDED_LOW_SHARE = 0.1, 0.35
 #: Regrasp: gripper events above the dataset median.
 SWINGS_MEDIUM_EXCESS, SWINGS_LOW_EXCESS = 2, 4
 MIN_GRIPPER_RANGE_SHARE = 0.5
@@ -56,9 +62,26 @@ IDLE_Z, LONG_Z = 4.0, 3.5
 IDLE_LOW_SHARE = 0.3
 #: Incomplete: robust z of log length against the episode's task (alone; with a failed
 #: verdict or an end pose away from the dataset's), and the length ratio of a low grade.
-SHORT_Z, SHORT_END_Z, SHORT_LOW_RATIO = -3.0, -1.5, 0.5
-#: Incomplete: robust z of the end offset (how far the episode ends from where the others end).
-END_OFFSET_Z = 3.0
+SHORT_Z, SHORT_END_Z, SHORT_LOW_RATIO = -2.5, -1.5, 0.5
+#: Incomplete: robust z of the end offset (how far the episode ends from where the others end);
+#: an episode ending that far off is incomplete at z <= SHORT_END_Z or below SHORT_END_RATIO of its task's median.
+END_OFFSET_Z, SHORT_END_RATIO = 3.0, 0.7
+
+#: failure_mode of the most severe flag; among flags of one severity, the first rule here: a
+#: recording fault, then what makes the episode unusable (a collision, a truncation), then the
+#: motion's quality, and a lone jerk spike (common in teleoperation) last.
+MODE_PRECEDENCE = (
+    "nan",
+    "uncomputable",
+    "frozen",
+    "occlusion",
+    "collision",
+    "short",
+    "jerk",
+    "drift",
+    "regrasp",
+    "spike",
+)
 
 #: A channel's range is taken as at least this share of the largest arm-channel range.
 RANGE_FLOOR_SHARE = 0.2
@@ -199,15 +222,19 @@ def _occlusion_flag(signals: dict[str, Any]) -> Flag | None:
     )
 
 
-def _step_candidates(signals: dict[str, Any], arm: Sequence[int]) -> list[tuple[int, str, float, float | None]]:
+def _step_candidates(
+    signals: dict[str, Any], arm: Sequence[int], min_prominence: float = 0.0
+) -> list[tuple[int, str, float, float | None]]:
     """``(channel, signal, height, frame)`` of each arm channel's kept step that stands out.
 
     A channel with a matching action channel is judged on its state-vs-action residual
     (``residual_step``: a jump the command does not make); one without, on the state's
     own kept step net of the action (``step_height``). Either must stand
-    ``MIN_STEP_PROMINENCE`` times above the signal's own frame-to-frame steps (tremor
-    raises every step; only a jump that stands out can be a collision).
+    ``min_prominence`` (default ``MIN_STEP_PROMINENCE``) times above the signal's own
+    frame-to-frame steps (tremor raises every step; only a jump that stands out can be a
+    collision).
     """
+    min_prominence = min_prominence or MIN_STEP_PROMINENCE
     out = []
     r_steps = signals.get("residual_step") or []
     r_prom = signals.get("residual_step_prominence") or []
@@ -228,7 +255,7 @@ def _step_candidates(signals: dict[str, Any], arm: Sequence[int]) -> list[tuple[
             frame, name = (frames[c] if c < len(frames) else None), "step_height"
         else:
             continue
-        if (prominence or r_prom) and (prom is None or prom < MIN_STEP_PROMINENCE):
+        if (prominence or r_prom) and (prom is None or prom < min_prominence):
             continue
         out.append((c, name, float(height), frame))
     return out
@@ -250,10 +277,10 @@ def _collision_flag(
         if best is None:
             return None
         z, c, height, frame = best
-        severity = _severity(z, STEP_MEDIUM_Z, STEP_LOW_Z)
-        if severity is None:
+        if z < STEP_MEDIUM_Z:
             return None
         scale = _range_of(profile, signals, c)
+        severity = "low" if scale is not None and height >= COLLISION_LOW_SHARE * scale else "medium"
         share = f", {height / scale:.0%} of its range" if scale else ""
         return Flag(
             severity,
@@ -277,6 +304,27 @@ def _collision_flag(
         "collision",
         f"{_channel_name(names, c)} jumps {share:.0%} of its range in one frame and stays there",
         "collision",
+    )
+
+
+def _idle_flag(signals: dict[str, Any], profile: DatasetProfile, frozen: Flag | None) -> Flag | None:
+    """Idle time or one long pause far above the dataset's (comparable datasets only)."""
+    idle = signals.get("idle_fraction")
+    z_frac = _z(profile.stats.get("idle_fraction"), idle)
+    z_run = _z(profile.stats.get("idle_longest_s"), signals.get("idle_longest_s"))
+    z_idle = max((z for z in (z_frac, z_run) if z is not None), default=None)
+    stat = profile.stats.get("idle_fraction")
+    if z_idle is None or z_idle < IDLE_Z or idle is None or frozen is not None:
+        return None
+    typical_idle = f" vs dataset median {stat.typical():.0%}" if stat else ""
+    duration = signals.get("duration_s") or 0.0
+    pause = (signals.get("idle_longest_s") or 0.0) / duration if duration else 0.0
+    return Flag(
+        "low" if pause >= IDLE_LOW_SHARE else "medium",
+        None,
+        f"idle {idle:.0%} of the time{typical_idle}, longest pause "
+        f"{_fmt(signals.get('idle_longest_s') or 0)} s (hesitation)",
+        "idle",
     )
 
 
@@ -314,6 +362,8 @@ def flags_for(
     dt = (signals.get("duration_s") or 0) / frames if frames else 0
 
     collision = _collision_flag(signals, profile, names, arm)
+    idle_flag = _idle_flag(signals, profile, frozen) if comparable else None
+    tremor: Flag | None = None
     if collision is not None and frozen is None:
         flags.append(collision)
 
@@ -325,6 +375,9 @@ def flags_for(
         jerk_flag = None
         if pick is not None and (severity := _severity(pick[0], JERK_MEDIUM_Z, JERK_LOW_Z)):
             z, c = pick
+            typical_c = profile.channel("jerk_typical", c)
+            if severity == "low" and typical_c is not None and typical[c] < JERK_LOW_RATIO * typical_c.typical():
+                severity = "medium"
             jerk_flag = Flag(
                 severity,
                 "jerky_motion",
@@ -333,15 +386,17 @@ def flags_for(
                 f"{sum(1 for z_, _ in noise if z_ >= JERK_MEDIUM_Z)} arm channel(s) above z {JERK_MEDIUM_Z:g})",
                 "jerk",
             )
+            tremor = jerk_flag
         elif spikes and collision is None and frozen is None:
             z, c = spikes[0]
             scale = _range_of(profile, signals, c)
-            kept = next((h for ch, _n, h, _f in _step_candidates(signals, arm) if ch == c), None)
+            candidates = _step_candidates(signals, arm, SPIKE_STEP_PROMINENCE)
+            kept = next((h for ch, _n, h, _f in candidates if ch == c), None)
             if (severity := _severity(z, SPIKE_MEDIUM_Z, SPIKE_LOW_Z)) and (
-                kept is not None and scale is not None and kept >= MIN_SHARE * scale
+                kept is not None and scale is not None and kept >= SPIKE_STEP_SHARE * scale
             ):
                 collision = Flag(
-                    severity,
+                    "low" if kept >= COLLISION_LOW_SHARE * scale else "medium",
                     "collision",
                     f"{_channel_name(names, c)} jumps {_fmt(kept)} in one frame and stays there (a jerk spike of "
                     f"robust z {z:.1f} that does not come back, unexplained by the action)",
@@ -354,7 +409,7 @@ def flags_for(
                     "jerky_motion",
                     f"jerk spike on {_channel_name(names, c)}: peak windowed jerk {_fmt(peak[c])} vs that channel's "
                     f"typical peak {_fmt(profile.channel('jerk_peak', c).typical())} (robust z {z:.1f})",  # type: ignore[union-attr]
-                    "jerk",
+                    "spike",
                 )
         if jerk_flag is not None:
             flags.append(jerk_flag)
@@ -382,8 +437,9 @@ def flags_for(
                 )
             )
 
-    # drift: state walking away from its command (matched arm channels)
-    if collision is None and frozen is None and pairs and trends:
+    # drift: state walking away from its command (matched arm channels); not judged over a
+    # tremor (noise on the state is no trend) nor a flagged pause (the progress it is fitted on stalls)
+    if collision is None and frozen is None and tremor is None and idle_flag is None and pairs and trends:
         best = None
         for i in sorted({p[0] for p in pairs} & set(arm)):
             if i >= len(trends) or trends[i] is None:
@@ -393,8 +449,8 @@ def flags_for(
                 z = profile.channel_z("residual_trend", i, trends[i])
                 if z is None or (scale is not None and abs(trends[i]) < MIN_SHARE * scale):
                     continue
-                severity = _severity(z, DRIFT_MEDIUM_Z, DRIFT_LOW_Z)
-                if severity == "medium" and scale is not None and abs(trends[i]) >= DRIFT_LOW_SHARE * scale:
+                severity = "medium" if z >= DRIFT_MEDIUM_Z else None
+                if severity and scale is not None and abs(trends[i]) >= DRIFT_LOW_SHARE * scale:
                     severity = "low"
                 score = z
             else:
@@ -442,23 +498,8 @@ def flags_for(
     # idle and long
     idle = signals.get("idle_fraction")
     if comparable:
-        z_frac = _z(profile.stats.get("idle_fraction"), idle)
-        z_run = _z(profile.stats.get("idle_longest_s"), signals.get("idle_longest_s"))
-        z_idle = max((z for z in (z_frac, z_run) if z is not None), default=None)
-        stat = profile.stats.get("idle_fraction")
-        if z_idle is not None and z_idle >= IDLE_Z and idle is not None and frozen is None:
-            typical_idle = f" vs dataset median {stat.typical():.0%}" if stat else ""
-            duration = signals.get("duration_s") or 0.0
-            pause = (signals.get("idle_longest_s") or 0.0) / duration if duration else 0.0
-            flags.append(
-                Flag(
-                    "low" if pause >= IDLE_LOW_SHARE else "medium",
-                    None,
-                    f"idle {idle:.0%} of the time{typical_idle}, longest pause "
-                    f"{_fmt(signals.get('idle_longest_s') or 0)} s (hesitation)",
-                    "idle",
-                )
-            )
+        if idle_flag is not None:
+            flags.append(idle_flag)
         duration = signals.get("duration_s")
         stat = profile.stats.get("duration_s")
         z = stat.z(duration) if stat and duration else None
@@ -480,7 +521,11 @@ def flags_for(
             offset = profile.end_offset(signals)
             z_end = end_stat.z(offset) if end_stat is not None and offset is not None else None
             cut = z_end is not None and z_end >= END_OFFSET_Z
-            if z <= SHORT_Z or (z <= SHORT_END_Z and (failed or cut)):
+            if (
+                z <= SHORT_Z
+                or (z <= SHORT_END_Z and failed)
+                or (cut and (z <= SHORT_END_Z or ratio <= SHORT_END_RATIO))
+            ):
                 severity = "low" if ratio <= SHORT_LOW_RATIO else "medium"
                 ends = f"; it ends away from where the task's episodes end (end-pose z {z_end:.1f})" if cut else ""
                 flags.append(
@@ -545,7 +590,12 @@ def grade_episode(
         quality = "medium"
     else:
         quality = "high"
-    mode = next((f.failure_mode for f in lows + mediums if f.failure_mode), None)
+    rank = {rule: k for k, rule in enumerate(MODE_PRECEDENCE)}
+    named = sorted(
+        (f for f in lows + mediums if f.failure_mode),
+        key=lambda f: (f.severity != "low", rank.get(f.rule, len(rank))),
+    )
+    mode = named[0].failure_mode if named else None
     few = (
         ""
         if profile.comparable

@@ -191,14 +191,19 @@ def step_prominence(heights: Sequence[float | None], state: np.ndarray, dt: floa
     is None; 0 for a channel that never moves.
     """
     steps = np.abs(np.diff(state, axis=0))
+    finite = steps.shape[0] >= 2 and bool(np.isfinite(steps).all())
+    usual_all = np.percentile(steps, 95, axis=0) if finite else None
     out: list[float | None] = []
     for c, height in enumerate(heights):
         if height is None or steps.shape[0] < 2:
             out.append(None)
             continue
-        column = steps[:, c]
-        column = column[np.isfinite(column)]
-        usual = float(np.percentile(column, 95)) if column.size else 0.0
+        if usual_all is not None:
+            usual = float(usual_all[c])
+        else:
+            column = steps[:, c]
+            column = column[np.isfinite(column)]
+            usual = float(np.percentile(column, 95)) if column.size else 0.0
         out.append(float(height / usual) if usual > 0 else 0.0)
     return out
 
@@ -323,6 +328,7 @@ def residual_signals(
     lag = int(max(1, min(round(CHANGE_SPAN_S / dt), frames // 4)))
     residuals = np.full((frames, len(pairs)), np.nan)
     velocity = np.zeros((frames, len(pairs)))
+    gains: list[float] = []
     for k, (i, j) in enumerate(pairs):
         x = state[:, i].astype(np.float64)
         a = action[:, j].astype(np.float64)
@@ -336,35 +342,31 @@ def residual_signals(
                 gain = float(np.dot(cx, ca) / np.dot(ca, ca))
         residuals[:, k] = x - gain * a
         velocity[:, k] = v
+        gains.append(gain)
     heights, where = persistent_steps(residuals, dt)
     prominence = step_prominence(heights, residuals, dt)
-    for k, (i, _j) in enumerate(pairs):
-        r = residuals[:, k]
-        ok = np.isfinite(r)
+    for k, (i, j) in enumerate(pairs):
+        x = state[:, i].astype(np.float64)
+        a = action[:, j].astype(np.float64)
+        ok = np.isfinite(x) & np.isfinite(a)
         if np.count_nonzero(ok) < 8:
             continue
         columns = [np.ones(frames), velocity[:, k], progress]
         if where[k] is not None and 0 < where[k] < frames:
             columns.append((np.arange(frames) >= where[k]).astype(np.float64))
         design = np.stack(columns, axis=1)[ok]
-        coef, *_ = np.linalg.lstsq(design, r[ok], rcond=None)
-        out["residual_trend"][i] = _finite_or_none(coef[2])
-        x = state[:, i].astype(np.float64)
-        a = action[:, pairs[k][1]].astype(np.float64)
-        both = ok & np.isfinite(x) & np.isfinite(a)
-        if np.count_nonzero(both) >= 8:
-            d = np.stack(columns, axis=1)[both]
-            proj, *_ = np.linalg.lstsq(d, np.stack([x[both], a[both]], axis=1), rcond=None)
-            xs, as_ = x[both], a[both]
-            out["residual_fit"][i] = [
-                float(both.sum()),
-                float(as_.sum()),
-                float(np.dot(as_, as_)),
-                float(xs.sum()),
-                float(np.dot(xs, as_)),
-                _finite_or_none(proj[2, 0]),
-                _finite_or_none(proj[2, 1]),
-            ]
+        proj, *_ = np.linalg.lstsq(design, np.stack([x[ok], a[ok]], axis=1), rcond=None)
+        xs, as_ = x[ok], a[ok]
+        out["residual_trend"][i] = _finite_or_none(proj[2, 0] - gains[k] * proj[2, 1])  # the fit is linear in r
+        out["residual_fit"][i] = [
+            float(ok.sum()),
+            float(as_.sum()),
+            float(np.dot(as_, as_)),
+            float(xs.sum()),
+            float(np.dot(xs, as_)),
+            _finite_or_none(proj[2, 0]),
+            _finite_or_none(proj[2, 1]),
+        ]
         out["residual_step"][i] = heights[k]
         out["residual_step_frame"][i] = where[k]
         out["residual_step_prominence"][i] = prominence[k]

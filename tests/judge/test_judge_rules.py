@@ -82,8 +82,10 @@ def test_jerk_is_judged_per_channel_on_the_second_worst_arm_channel(profile):
     two = {**typical(1), "jerk_typical": [_jerk(profile, 0, 10), _jerk(profile, 1, 3.5), 8.0, 50.0]}
     g = grade(two, profile)
     assert (g.quality, g.failure_mode) == ("medium", "jerky_motion") and "j1" in g.note
-    severe = {**typical(1), "jerk_typical": [_jerk(profile, 0, 6), _jerk(profile, 1, 6), 8.0, 50.0]}
-    assert grade(severe, profile).quality == "low"
+    strong = {**typical(1), "jerk_typical": [_jerk(profile, 0, 6), _jerk(profile, 1, 6), 8.0, 50.0]}
+    assert grade(strong, profile).quality == "medium"  # z 6, but only 4.5 x the channel's median jerk
+    severe = {**typical(1), "jerk_typical": [_jerk(profile, 0, 10), _jerk(profile, 1, 10), 8.0, 50.0]}
+    assert grade(severe, profile).quality == "low"  # z 10: 12 x the median
     hand = {**typical(1), "jerk_typical": [10.0, 12.0, 8.0, 1e9]}  # a quantised gripper never counts
     assert grade(hand, profile).quality == "high"
 
@@ -92,9 +94,11 @@ def test_a_kept_step_is_a_collision_and_masks_the_jerk_spike(profile):
     stat = profile.channel("step_height", 2)
     height = math.exp(stat.median + 6 * stat.scale)
     hit = {**typical(1), "step_height": [0.01, 0.012, height, 0.2], "jerk_peak": [100.0, 120.0, 1e6, 500.0]}
-    g = grade(hit, profile)
-    assert (g.quality, g.failure_mode) == ("low", "collision") and "j2 jumps" in g.note
+    g = grade(hit, profile)  # z 6 but 3.6 % of the range: medium
+    assert (g.quality, g.failure_mode) == ("medium", "collision") and "j2 jumps" in g.note
     assert "jerk spike" not in g.note
+    big = grade({**hit, "step_height": [0.01, 0.012, 0.2, 0.2]}, profile)  # 20 % of the range: low
+    assert (big.quality, big.failure_mode) == ("low", "collision") and "20% of its range" in big.note
     spike = {**typical(1), "jerk_peak": [100.0, 120.0, 1e6, 500.0]}
     assert grade(spike, profile).failure_mode == "jerky_motion"
 
@@ -114,10 +118,12 @@ def test_drift_from_the_action(profile):
 
 
 def test_a_frozen_stream_is_other_and_disputes_a_success(profile):
-    frozen = {**typical(1), "frozen_frames": 40, "frozen_start": 100, "frozen_jump": 0.3}
+    frozen = {**typical(1), "frozen_frames": 70, "frozen_start": 100, "frozen_jump": 0.3}  # 23 % of 306 frames
     g = grade(frozen, profile, {"success": True})
     assert (g.quality, g.failure_mode, g.success_opinion) == ("low", "other", False)
-    assert "frozen state stream: 40 identical state frames from frame 100" in g.note
+    assert "frozen state stream: 70 identical state frames from frame 100" in g.note
+    g = grade({**frozen, "frozen_frames": 40}, profile, {"success": True})  # 13 %: medium, no dispute
+    assert (g.quality, g.failure_mode, g.success_opinion) == ("medium", "other", None)
     short_run = {**typical(1), "frozen_frames": 12, "frozen_start": 100}  # 12 / 306 = 3.9 %: medium
     g = grade(short_run, profile, {"success": True})
     assert (g.quality, g.failure_mode, g.success_opinion) == ("medium", "other", None)
@@ -126,7 +132,9 @@ def test_a_frozen_stream_is_other_and_disputes_a_success(profile):
 def test_camera_occlusion(profile):
     stats = {"sampled_frames": 16, "occluded_share": 0.25, "cameras": {"cam": {"occluded": 4, "occluded_frames": [1]}}}
     g = grade({**typical(1), "frame_stats": stats}, profile)
-    assert (g.quality, g.failure_mode) == ("low", "camera_occlusion") and "4 of 16 sampled frames" in g.note
+    assert (g.quality, g.failure_mode) == ("medium", "camera_occlusion") and "4 of 16 sampled frames" in g.note
+    half = {**stats, "occluded_share": 0.5}
+    assert grade({**typical(1), "frame_stats": half}, profile).quality == "low"
     mild = {**stats, "occluded_share": 0.0625}
     assert grade({**typical(1), "frame_stats": mild}, profile).quality == "high"
 
@@ -202,5 +210,5 @@ def test_a_small_dataset_says_so_and_uses_absolute_thresholds():
     assert grade_episode(stepped, small).failure_mode == "collision"
     chatter = {**calm, "gripper_swings": 8}
     assert grade_episode(chatter, small).failure_mode == "near_miss"
-    frozen = {**calm, "frozen_frames": 40, "frozen_start": 5}
+    frozen = {**calm, "frozen_frames": 70, "frozen_start": 5}
     assert grade_episode(frozen, small, {"success": True}).success_opinion is False
