@@ -46,22 +46,43 @@ class DatasetRoot(type(Path())):  # type: ignore[misc]
     hub: HubDataset | None = None
 
 
-def parse_root(text: str) -> Path:
+def parse_root(text: str, revision: str | None = None) -> Path:
     """ROOT as typed: a dataset directory, or a Hub repo id (``OWNER/NAME[@REVISION]``).
 
     A repo id resolves to LeRobot's local copy, its metadata downloaded when absent
     (:func:`strands_robots.dataset.hub.resolve_root`; docs/dataset.md, "Datasets by repo id").
+
+    Args:
+        text: ROOT as typed.
+        revision: ``--revision`` of the command (default: ``strands-labels --revision``).
+
+    Raises:
+        HubDatasetError: as :func:`~strands_robots.dataset.hub.resolve_root`.
     """
     if isinstance(text, Path):
         return text
-    if Path(text).expanduser().exists():  # a path: no Hub machinery imported
+    revision = revision or hub_revision["value"]
+    if revision is None and Path(text).expanduser().exists():  # a path: no Hub machinery imported
         return Path(text)
     from strands_robots.dataset.hub import resolve_root
 
-    path, hub = resolve_root(text, hub_revision["value"])
+    path, hub = resolve_root(text, revision)
     root = DatasetRoot(path)
     root.hub = hub
     return root
+
+
+def _root_callback(ctx: typer.Context, param: typer.CallbackParam, value: str | Path | None) -> Path | None:
+    """ROOT resolved once the command's ``--revision`` (an eager option) is known.
+
+    A refusal is a usage error of ROOT (exit status 2), as a failing parser's would be.
+    """
+    if value is None:
+        return None
+    try:
+        return parse_root(value, (ctx.params or {}).get("revision"))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), ctx=ctx, param=param) from exc
 
 
 def _labels_dir_default(ctx: typer.Context, value: Path | None) -> Path | None:
@@ -77,7 +98,17 @@ RootArg = Annotated[
     typer.Argument(
         metavar="ROOT",
         help="Dataset root (the folder holding meta/), or a Hub repo id such as lerobot/pusht[@REVISION].",
-        parser=parse_root,
+        parser=str,  # kept as typed (``./lerobot/x`` stays a path); resolved by the callback
+        callback=_root_callback,
+    ),
+]
+RevisionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--revision",
+        metavar="REV",
+        is_eager=True,  # known before ROOT is resolved, wherever it is typed
+        help="Hub revision (branch, tag, commit) of a repo-id ROOT, like ROOT@REV; default main.",
     ),
 ]
 LabelsDirOpt = Annotated[

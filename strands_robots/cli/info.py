@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from strands_robots.cli.common import RootArg
+from strands_robots.cli.common import RevisionOpt, RootArg
 from strands_robots.dataset import Dataset, open_dataset
 from strands_robots.dataset.channels import feature_names
 from strands_robots.dataset.hub import DEFAULT_REVISION, HubDataset
@@ -136,6 +136,7 @@ def register(app: typer.Typer) -> None:
     def info(
         root: RootArg,
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+        revision: RevisionOpt = None,
     ) -> None:
         """Summarise a LeRobot dataset: version, fps, episodes, frames, tasks, cameras, state, problems."""
         ds = open_dataset(root)

@@ -16,9 +16,56 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+from typer.core import TyperCommand
 
-from strands_robots.cli.common import LabelsDirOpt, RootArg, console, err_console, resolve, styled
+from strands_robots.cli.common import LabelsDirOpt, RevisionOpt, RootArg, console, err_console, resolve, styled
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+
+#: Value of a bare ``--ray``: no address (a local cluster, or the one ``RAY_ADDRESS`` names).
+LOCAL_CLUSTER = ""
+
+# What ``--ray`` takes as its address when it is a separate word: ``auto``, ``local``,
+# ``ray://...``, ``HOST:PORT`` (the forms ``ray.init(address=...)`` accepts).
+_RAY_ADDRESS = re.compile(r"auto|local|ray://\S+|(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:]+\]):[0-9]{1,5}")
+
+
+def ray_cluster_address(ray: str | None, ray_address: str | None) -> str | None:
+    """The ``ray.init`` address of ``--ray [ADDRESS]`` / ``--ray-address ADDRESS`` (None: local).
+
+    Raises:
+        typer.BadParameter: the two options name different clusters.
+    """
+    given = {a for a in (ray, ray_address) if a}
+    if len(given) > 1:
+        raise typer.BadParameter(
+            f"--ray {ray} and --ray-address {ray_address} name different clusters; pass one of them."
+        )
+    return given.pop() if given else None
+
+
+class JudgeCommand(TyperCommand):
+    """``judge`` with ``--ray``'s optional value, never swallowing ROOT.
+
+    An option whose value may be left out takes the next word whatever it is (click's
+    ``is_flag=False, flag_value=...``), so ``judge --ray ROOT`` would take ROOT for the
+    address. Here ``--ray`` followed by a word that does not read as a Ray address
+    (``auto``, ``local``, ``ray://...``, ``HOST:PORT``), or by nothing, becomes
+    ``--ray=`` (:data:`LOCAL_CLUSTER`) before click parses, and that word stays a
+    positional argument.
+    """
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        """Rewrite a bare ``--ray`` to ``--ray=`` before click parses ``args``."""
+        out: list[str] = []
+        for position, word in enumerate(args):
+            if word == "--":
+                out.extend(args[position:])
+                break
+            following = args[position + 1] if position + 1 < len(args) else None
+            if word == "--ray" and (following is None or not _RAY_ADDRESS.fullmatch(following)):
+                word = f"--ray={LOCAL_CLUSTER}"
+            out.append(word)
+        return super().parse_args(ctx, out)
 
 
 def parse_episode_list(text: str) -> list[int]:
@@ -106,16 +153,22 @@ def judge(
     ] = False,
     labels_dir: LabelsDirOpt = None,
     ray: Annotated[
-        bool,
+        str | None,
         typer.Option(
-            "--ray", help="Judge on Ray workers (a local cluster unless --ray-address); needs the [ray] extra."
+            "--ray",
+            metavar="[ADDRESS]",
+            show_default=False,
+            help="Judge on Ray workers; needs the [ray] extra. --ray alone: a local cluster (or RAY_ADDRESS); "
+            "--ray ADDRESS joins a cluster (auto, ray://HEAD:10001, HOST:PORT). A ROOT after --ray is never "
+            "taken for the address; --ray=ADDRESS always is.",
         ),
-    ] = False,
+    ] = None,
     ray_address: Annotated[
         str | None,
-        typer.Option(help="Ray cluster to join, e.g. auto or ray://HEAD:10001 (implies --ray)."),
+        typer.Option("--ray-address", metavar="ADDRESS", help="Same as --ray ADDRESS (kept for older scripts)."),
     ] = None,
     batch_size: Annotated[int | None, typer.Option(min=1, help="Episodes per Ray task (default: automatic).")] = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Grade each episode's execution on top of its verdict (never overturning it)."""
     from strands_robots.episode_labels import flush
@@ -123,6 +176,7 @@ def judge(
 
     dataset_root, sidecar_dir = resolve(root), resolve(labels_dir)
     assert dataset_root is not None
+    address = ray_cluster_address(ray, ray_address)
     wanted = parse_episode_list(episodes) if episodes is not None else None
     if wanted is not None:
         check_episodes_exist(dataset_root, wanted)
@@ -163,8 +217,8 @@ def judge(
             labels_dir=sidecar_dir,
             on_start=on_start,
             on_result=on_result,
-            executor="ray" if ray or ray_address else "thread",
-            ray_address=ray_address,
+            executor="ray" if ray is not None or ray_address is not None else "thread",
+            ray_address=address,
             batch_size=batch_size,
         )
     except KeyboardInterrupt:
@@ -215,4 +269,4 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
 
 def register(app: typer.Typer) -> None:
     """Add ``judge`` to ``app``."""
-    app.command("judge")(judge)
+    app.command("judge", cls=JudgeCommand)(judge)

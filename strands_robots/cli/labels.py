@@ -16,6 +16,7 @@ from rich.table import Table
 from strands_robots import episode_labels as el
 from strands_robots.cli.common import (
     LabelsDirOpt,
+    RevisionOpt,
     RootArg,
     console,
     err_console,
@@ -75,6 +76,7 @@ def verdicts(
         typer.Option(help="Derive verdicts from a per-frame success feature instead (e.g. next.success)."),
     ] = None,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Record deterministic verdicts (stage one)."""
     root, labels_dir = resolve(root), resolve(labels_dir)
@@ -128,6 +130,7 @@ def annotate(
     opinion: Annotated[Opinion | None, typer.Option(help="Your own read of the outcome.")] = None,
     model: Annotated[str, typer.Option(help="Who labelled (model id or 'human').")] = "human",
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Write the judge block of one episode."""
     root, labels_dir = resolve(root), resolve(labels_dir)
@@ -190,6 +193,7 @@ def filter_cmd(
     ] = False,
     out: Annotated[Path | None, typer.Option(help="Write the episode list to this file instead of stdout.")] = None,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Print the episodes worth training on; stderr counts what was dropped and why."""
     from strands_robots.selection import explain_filter
@@ -273,6 +277,7 @@ def agreement(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON.")] = False,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Judge-versus-human agreement with baseline and Cohen's kappa."""
     root, labels_dir = resolve(root), resolve(labels_dir)
@@ -320,6 +325,7 @@ def show(
         int | None, typer.Argument(metavar="EPISODE", help="Show one episode's full record.", parser=whole_number)
     ] = None,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """A table per episode: the verdict and quality `filter` uses (after reviews), failure_mode, disputes, stale.
 
@@ -443,6 +449,7 @@ def remap(
     ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Check and count only; write nothing.")] = False,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Carry every sidecar's labels across a dataset edit that renumbered episodes.
 
@@ -491,7 +498,7 @@ def _episodes_before(root: Path, deleted: int) -> int:
     return len(dataset.episodes) + deleted
 
 
-def flush(root: RootArg, labels_dir: LabelsDirOpt = None) -> None:
+def flush(root: RootArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt = None) -> None:
     """Fold pending journal entries into episode_labels.json."""
     root, labels_dir = resolve(root), resolve(labels_dir)
     folded = el.flush(root, labels_dir=labels_dir)
@@ -503,6 +510,7 @@ def disputes(
     show_all: Annotated[bool, typer.Option("--all", help="Include resolved disputes.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the disputes as a JSON list.")] = False,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """List judge opinions that contradict the verdict."""
     root, labels_dir = resolve(root), resolve(labels_dir)
@@ -550,6 +558,7 @@ def resolve_cmd(
     ] = None,
     failure_mode: Annotated[FailureMode | None, typer.Option(help=FAILURE_MODE_HELP)] = None,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Record a human review of an episode (resolves a dispute or grades it)."""
     root, labels_dir = resolve(root), resolve(labels_dir)

@@ -17,7 +17,16 @@ import typer
 from rich.table import Table
 
 from strands_robots import outcomes as oc
-from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_file, print_json, resolve, whole_number
+from strands_robots.cli.common import (
+    LabelsDirOpt,
+    RevisionOpt,
+    RootArg,
+    console,
+    load_json_file,
+    print_json,
+    resolve,
+    whole_number,
+)
 from strands_robots.errors import LabelValidationError
 from strands_robots.outcomes.model import AUTONOMY_LEVELS, LEAKAGE_GROUP_KEYS, OUTCOMES, READ_ONLY_FIELDS
 
@@ -88,6 +97,7 @@ def set_cmd(
     labeled_by: Annotated[str | None, typer.Option(help="Who labelled (default: your login name).")] = None,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Record a new version of an episode's outcome label (it replaces the current one)."""
     root, labels_dir = _abs(root), resolve(labels_dir)
@@ -128,12 +138,14 @@ def set_cmd(
         console.print(f"episode {episode}: {label['outcome']} (version {label['version']})", highlight=False)
 
 
-def get_cmd(root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None) -> None:
+def get_cmd(root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt = None) -> None:
     """Print an episode's current outcome label as JSON."""
     print_json(oc.get_outcome(_abs(root), episode, labels_dir=resolve(labels_dir)))
 
 
-def history_cmd(root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None) -> None:
+def history_cmd(
+    root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt = None
+) -> None:
     """Print every version of an episode's outcome label, newest first, as JSON."""
     print_json(oc.outcome_history(_abs(root), episode, labels_dir=resolve(labels_dir)))
 
@@ -147,6 +159,7 @@ def list_cmd(
     model_version: Annotated[str | None, typer.Option(help="Exactly this version.")] = None,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """List current outcome labels matching the filters."""
     labels = oc.list_outcomes(
@@ -182,6 +195,7 @@ def export_cmd(
     out: Annotated[Path | None, typer.Option(help="Output file (default meta/avala_sequence_outcomes.jsonl).")] = None,
     dataset_id: Annotated[str | None, typer.Option(help="Pin the id avala_sequence_uid is derived from.")] = None,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Write every episode's current label to meta/avala_sequence_outcomes.jsonl."""
     path = oc.export_outcomes(_abs(root), resolve(out), labels_dir=resolve(labels_dir), dataset_id=dataset_id)
@@ -193,6 +207,7 @@ def import_cmd(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="An avala_sequence_outcomes.jsonl file.")],
     labeled_by: Annotated[str | None, typer.Option(help="Recorded on the new versions.")] = None,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Read an exported avala_sequence_outcomes.jsonl back (all lines checked first)."""
     report = oc.import_outcomes(_abs(root), _abs(file), labels_dir=resolve(labels_dir), labeled_by=labeled_by)
@@ -231,6 +246,7 @@ def split_cmd(
     ] = 0.05,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Assign train / held_out_eval so that no leakage-group value is on both sides."""
     kwargs: dict[str, Any] = {
@@ -255,7 +271,7 @@ def split_cmd(
     console.print(f"held_out_eval: {report['held_out_eval']}", highlight=False)
 
 
-def recovery_cmd(root: RootArg, labels_dir: LabelsDirOpt = None) -> None:
+def recovery_cmd(root: RootArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt = None) -> None:
     """Print the mistake-and-recovery track (mistake_and_recovery or intervention) as JSON."""
     print_json(oc.recovery_track(_abs(root), labels_dir=resolve(labels_dir)))
 
@@ -264,6 +280,7 @@ def verdicts_cmd(
     root: RootArg,
     record: Annotated[bool, typer.Option("--record", help="Record them in episode_labels.json.")] = False,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Print (or --record) deterministic verdicts derived from the outcome labels."""
     root, labels_dir = _abs(root), resolve(labels_dir)

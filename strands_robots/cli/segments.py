@@ -12,7 +12,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from strands_robots.cli.common import LabelsDirOpt, RootArg, console, print_json, resolve, styled, whole_number
+from strands_robots.cli.common import (
+    LabelsDirOpt,
+    RevisionOpt,
+    RootArg,
+    console,
+    print_json,
+    resolve,
+    styled,
+    whole_number,
+)
 from strands_robots.errors import DatasetError, LabelValidationError
 from strands_robots.segments import (
     COHORTS,
@@ -77,6 +86,7 @@ def validate_cmd(
     threshold: Annotated[float, typer.Option(help="Base speed threshold (feature units).")] = 0.05,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Check saved segmentations against the structure and the cohort's rules."""
     root = _path(root)
@@ -126,6 +136,7 @@ def show_cmd(
     history: Annotated[bool, typer.Option(help="Every saved version, newest first.")] = False,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """A summary of saved segmentations, or one episode's segments (frames and seconds)."""
     root = _path(root)
@@ -203,6 +214,7 @@ def import_cmd(
     dry_run: Annotated[bool, typer.Option(help="Report only; write nothing.")] = False,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Import segmentations (frames or seconds) with label normalisation and a report."""
     report = import_segmentations(
@@ -255,6 +267,7 @@ def export_cmd(
     format: Annotated[str, typer.Option(help="segments, or subtasks (the outcome labels' format).")] = "segments",
     fps: Annotated[float | None, typer.Option(help="fps when the dataset has no metadata.")] = None,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Export saved segmentations as JSON Lines (frames and seconds)."""
     lines = export_segmentations(_path(root), resolve(out), format=format, fps=fps, labels_dir=resolve(labels_dir))
@@ -276,6 +289,7 @@ def pool_cmd(
     ] = None,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """A task's label pool (templates used in its saved segmentations) and its reference examples."""
     root = _path(root)
@@ -328,6 +342,7 @@ def prefill_cmd(
     episode: Annotated[int, typer.Argument(metavar="EPISODE", help="Episode index.", parser=whole_number)],
     feature: Annotated[str | None, typer.Option(help="Base-velocity feature (default: auto-detect).")] = None,
     threshold: Annotated[float, typer.Option(help="Speed threshold (feature units).")] = 0.05,
+    revision: RevisionOpt = None,
 ) -> None:
     """NAVIGATE segments prefilled from the base motion (JSON, for an annotator to edit)."""
     segments: list[dict[str, Any]] = prefill_navigate(_path(root), episode, feature, threshold=threshold)

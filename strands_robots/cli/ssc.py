@@ -22,7 +22,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from strands_robots.cli.common import LabelsDirOpt, RootArg, console, load_json_file, print_json, resolve, styled
+from strands_robots.cli.common import (
+    LabelsDirOpt,
+    RevisionOpt,
+    RootArg,
+    console,
+    load_json_file,
+    print_json,
+    resolve,
+    styled,
+)
 from strands_robots.dataset.keys import ACTION_KEY, STATE_KEY
 from strands_robots.errors import LabelValidationError
 
@@ -356,6 +365,7 @@ def events_cmd(
     range_scope: RangeOpt = "dataset",
     single_arm: SingleArmOpt = "right",
     json_out: JsonOpt = False,
+    revision: RevisionOpt = None,
 ) -> None:
     """Per-arm gripper open/close events of each episode."""
     from strands_robots.dataset import open_dataset
@@ -415,6 +425,7 @@ def build_cmd(
     labels_dir: LabelsDirOpt = None,
     json_out: JsonOpt = False,
     out: OutOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Build the subtask chain of each episode and render it."""
     from strands_robots.ssc.records import to_dict
@@ -481,6 +492,7 @@ def check_cmd(
     labels_dir: LabelsDirOpt = None,
     json_out: JsonOpt = False,
     out: OutOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Build each chain and report I1-I4 anomalies (and accuracy against --reference)."""
     from strands_robots.ssc.checker import action_accuracy, check_chain, summarize_anomalies

@@ -11,7 +11,16 @@ from typing import Annotated
 
 import typer
 
-from strands_robots.cli.common import LabelsDirOpt, RootArg, console, err_console, load_json_file, plural, resolve
+from strands_robots.cli.common import (
+    LabelsDirOpt,
+    RevisionOpt,
+    RootArg,
+    console,
+    err_console,
+    load_json_file,
+    plural,
+    resolve,
+)
 from strands_robots.errors import MissingExtraError
 
 __all__ = ["MissingExtraError", "report", "review", "segment"]
@@ -45,6 +54,7 @@ def review(
         str | None, typer.Option(help="Default reviewer name written with each review (default: your user name).")
     ] = None,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Serve the review page: resolve disputed verdicts in the browser."""
     _require_extra("review")
@@ -70,6 +80,7 @@ def segment(
         str | None, typer.Option(help="Default annotator name saved with each segmentation (default: your user name).")
     ] = None,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Serve the segment page: split episodes into subtasks (B splits, S saves) in the browser."""
     _require_extra("segment")
@@ -106,6 +117,7 @@ def report(
         int, typer.Option(help="At most this many per-episode plots when --episode is not given (open disputes first).")
     ] = 100,
     labels_dir: LabelsDirOpt = None,
+    revision: RevisionOpt = None,
 ) -> None:
     """Write PNG plots: quality and failure modes by verdict, judge vs human, disputes, episodes."""
     _require_extra("report")

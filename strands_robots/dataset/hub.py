@@ -128,6 +128,10 @@ def resolve_hub_dataset(repo_id: str, revision: str | None = None) -> HubDataset
             Hub, or ``huggingface_hub`` missing (each message names the remedy).
     """
     name, inline = split_revision(repo_id)
+    if revision is not None and inline is not None and revision != inline:
+        raise HubDatasetError(
+            f"{repo_id} names revision {inline} and revision {revision} was given too; pass one of them."
+        )
     revision = revision or inline
     if not looks_like_repo_id(name):
         raise HubDatasetError(f"{repo_id!r} is not a dataset directory nor a Hub repo id like lerobot/pusht.")

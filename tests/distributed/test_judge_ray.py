@@ -96,7 +96,7 @@ def test_episode_failures_are_collected_and_bad_input_is_typed(ray_cluster, g1_w
 
 
 def test_cli_judge_ray(ray_cluster, g1_with_verdicts):
-    result = CliRunner().invoke(app, ["judge", str(g1_with_verdicts), "--ray", "--workers", "2", "--limit", "12"])
+    result = CliRunner().invoke(app, ["judge", "--ray", str(g1_with_verdicts), "--workers", "2", "--limit", "12"])
     assert result.exit_code == 0, result.output
     assert "12 labelled" in result.output
     assert len(judge_blocks(g1_with_verdicts)) == 12
