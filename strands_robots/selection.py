@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import names_argument
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import read_document
 from strands_robots.episode_labels.explain import LABEL_DROP_REASONS, label_drop_reason
@@ -42,6 +43,7 @@ DROP_REASONS: tuple[str, ...] = (
 )
 
 
+@accepts_repo_id
 def held_out_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> set[int]:
     """Episodes whose current outcome label is ``held_out_eval`` (empty without outcome labels)."""
     if not (Path(labels_dir if labels_dir is not None else root) / OUTCOMES_SIDECAR).exists():
@@ -103,6 +105,7 @@ class _OutcomeFilter:
         return [i for i in chosen if i not in held_out] if held_out else chosen
 
 
+@accepts_repo_id
 def filter_episodes(
     root: str | Path,
     *,
@@ -169,6 +172,7 @@ def filter_episodes(
     )
 
 
+@accepts_repo_id
 def explain_filter(
     root: str | Path,
     *,

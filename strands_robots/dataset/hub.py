@@ -17,24 +17,48 @@ Rules (docs/dataset.md, "Datasets by repo id"):
   ``~/.local/share/strands-labels``; REVISION ``main`` when none is given): the
   download cache is not a place to keep labels.
 
-``huggingface_hub`` is imported only when something is downloaded.
+Every public function taking ``root`` is decorated with :func:`accepts_repo_id`, so a
+repo id works there too (only a ``str``: a :class:`pathlib.Path` is always a path).
+This module is cheap to import (no pyarrow); ``huggingface_hub`` is imported only when
+something is downloaded.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from strands_robots.errors import DatasetError
 
+__all__ = [
+    "DEFAULT_REVISION",
+    "HubDataset",
+    "HubDatasetError",
+    "accepts_repo_id",
+    "fetch_missing",
+    "hub_dataset_of",
+    "hub_labels_dir",
+    "hub_source",
+    "labels_home",
+    "lerobot_home",
+    "looks_like_repo_id",
+    "offline",
+    "register_source",
+    "resolve_hub_dataset",
+    "resolve_root",
+    "split_revision",
+]
+
 #: Revision a Hub dataset is downloaded at and its labels are keyed by when none is given.
 DEFAULT_REVISION = "main"
 
-_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 _TRUE = {"1", "on", "yes", "true"}
 _lock = threading.Lock()
 _file_locks: dict[str, threading.Lock] = {}
@@ -62,6 +86,9 @@ class HubDataset:
     revision: str | None
     root: Path
     labels_dir: Path
+
+
+_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 
 
 def split_revision(text: str) -> tuple[str, str | None]:
@@ -160,25 +187,103 @@ def resolve_hub_dataset(repo_id: str, revision: str | None = None) -> HubDataset
     return HubDataset(name, revision, root, labels_dir)
 
 
+def _in_local_directory(name: str) -> bool:
+    """Whether ``OWNER/NAME`` reads as a path here: ``./OWNER`` is an existing directory."""
+    try:
+        return Path(name.split("/", 1)[0]).is_dir()
+    except OSError:
+        return False
+
+
 def resolve_root(root: str | os.PathLike[str], revision: str | None = None) -> tuple[Path, HubDataset | None]:
     """A ROOT as a person gives it: an existing path, or a repo id resolved to its local copy.
 
-    An existing path wins over a repo id of the same spelling.
+    The rule (docs/dataset.md, "Datasets by repo id"):
+
+    1. An existing path is that path, whatever its spelling.
+    2. Text that does not read ``OWNER/NAME[@REVISION]`` is a path.
+    3. A repo id whose local copy is there (``meta/info.json`` under
+       :func:`lerobot_home`) is that copy; nothing is downloaded.
+    4. When ``./OWNER`` is an existing directory, ``OWNER/NAME`` is a path in it that
+       does not exist (a typo is never a download): returned as a path for the caller's
+       usual not-found error.
+    5. Otherwise it is a repo id: its metadata is downloaded (or, offline, a
+       :class:`HubDatasetError` names the remedy).
 
     Returns:
         ``(absolute dataset root, HubDataset or None)``.
 
     Raises:
-        HubDatasetError: as :func:`resolve_hub_dataset`.
+        HubDatasetError: as :func:`resolve_hub_dataset`; ``revision`` given for a path.
     """
     text = os.fspath(root)
     path = Path(text).expanduser()
-    if path.exists() or not looks_like_repo_id(text):
+    name, _ = split_revision(text)
+    if (
+        path.exists()
+        or not looks_like_repo_id(text)
+        or (not (lerobot_home() / name / "meta" / "info.json").is_file() and _in_local_directory(name))
+    ):
         if revision is not None:
             raise HubDatasetError(f"--revision {revision} applies to a Hub repo id, and {text} is a local path.")
         return path.resolve(), None
     hub = resolve_hub_dataset(text, revision)
     return hub.root, hub
+
+
+def hub_dataset_of(root: object) -> HubDataset | None:
+    """The Hub dataset a public API's ``root`` argument names, or None when it is a path.
+
+    Only a ``str`` can name a repo id (a :class:`pathlib.Path` is always a path): one
+    of the repo-id shape that is not an existing path goes through :func:`resolve_root`
+    (its local copy; metadata downloaded when absent and allowed). Anything else costs one ``type`` check, a
+    regular-expression match and, for a relative ``A/B``, one ``stat``.
+
+    Raises:
+        HubDatasetError: as :func:`resolve_hub_dataset`.
+    """
+    if type(root) is not str or not looks_like_repo_id(root) or os.path.exists(os.path.expanduser(root)):
+        return None
+    return resolve_root(root)[1]
+
+
+def accepts_repo_id[**P, R](fn: Callable[P, R]) -> Callable[P, R]:
+    """Let ``fn``'s ``root`` argument name a Hub dataset (``"lerobot/pusht[@REVISION]"``).
+
+    A repo id (by :func:`hub_dataset_of`) is replaced by its local copy, and a
+    ``labels_dir`` argument left None by the dataset's labels dir (keyed by repo id and
+    revision: the download cache is not written). Anything else reaches ``fn`` untouched.
+    """
+    parameters = list(inspect.signature(fn).parameters.values())
+    names = [p.name for p in parameters]
+    root_at = names.index("root")
+    labels = next((p for p in parameters if p.name == "labels_dir"), None)
+    labels_at = (
+        names.index("labels_dir") if labels is not None and labels.kind is labels.POSITIONAL_OR_KEYWORD else None
+    )
+    # ``**kwargs`` passed on to a function that takes labels_dir (template_choices -> label_pool)
+    takes_labels = labels is not None or any(p.kind is p.VAR_KEYWORD for p in parameters)
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        positional = len(args) > root_at
+        hub = hub_dataset_of(args[root_at] if positional else kwargs.get("root"))
+        if hub is None:
+            return fn(*args, **kwargs)
+        if positional:
+            args = (*args[:root_at], hub.root, *args[root_at + 1 :])  # type: ignore[assignment]
+        else:
+            kwargs["root"] = hub.root
+        if takes_labels:
+            if labels_at is not None and len(args) > labels_at:
+                if args[labels_at] is None:
+                    args = (*args[:labels_at], hub.labels_dir, *args[labels_at + 1 :])  # type: ignore[assignment]
+            elif kwargs.get("labels_dir") is None:
+                kwargs["labels_dir"] = hub.labels_dir
+        return fn(*args, **kwargs)
+
+    wrapper.accepts_repo_id = True  # type: ignore[attr-defined]
+    return wrapper
 
 
 def register_source(root: str | Path, repo_id: str, revision: str | None) -> None:

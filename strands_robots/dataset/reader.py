@@ -14,6 +14,7 @@ import numpy as np
 from strands_robots.arguments import path_argument
 from strands_robots.dataset.episodes import Episode, load_episodes_v2, load_episodes_v3
 from strands_robots.dataset.frames import Frames, read_frames
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.dataset.info import load_info_document, parse_info
 from strands_robots.dataset.layout import Layout
 from strands_robots.dataset.problems import Problem, file_status, find_problems
@@ -71,6 +72,7 @@ class Dataset(Layout):
         )
 
 
+@accepts_repo_id
 def open_dataset(root: str | Path) -> Dataset:
     """Open a LeRobot dataset read-only.
 

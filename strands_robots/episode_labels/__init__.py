@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.agreement import cohen_kappa, measure_agreement
 from strands_robots.episode_labels.document import labels_path, open_store, read_document
 from strands_robots.episode_labels.filtering import StaleLabelsWarning, stale_episodes
@@ -30,6 +31,7 @@ from strands_robots.episode_labels.vocab import (
 )
 
 
+@accepts_repo_id
 def read_labels(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[str, Any]:
     """The whole sidecar document (a copy; journal entries merged in).
 
@@ -40,6 +42,7 @@ def read_labels(root: str | Path, *, labels_dir: str | Path | None = None) -> di
     return read_document(root, labels_dir)
 
 
+@accepts_repo_id
 def check_readable(root: str | Path, *, labels_dir: str | Path | None = None) -> None:
     """Raise :class:`SidecarError` now if ``episode_labels.json`` exists but cannot be used.
 
@@ -50,6 +53,7 @@ def check_readable(root: str | Path, *, labels_dir: str | Path | None = None) ->
         store.query(lambda document: None)
 
 
+@accepts_repo_id
 def flush(root: str | Path, *, labels_dir: str | Path | None = None) -> bool:
     """Fold pending journal entries into ``episode_labels.json`` so other tools see them.
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import path_argument
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.vocab import (
     FAILURE_MODES,
     QUALITY_GRADES,
@@ -31,6 +32,7 @@ from strands_robots.storage import RecordStore
 from strands_robots.storage.labels_dir import check_labels_dir, require_directory
 
 
+@accepts_repo_id
 def labels_path(root: str | Path, *, labels_dir: str | Path | None = None) -> Path:
     """``<root>/episode_labels.json`` (beside ``meta/``, not inside it).
 

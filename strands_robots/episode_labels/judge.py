@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import items_argument
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
 from strands_robots.episode_labels.vocab import QUALITY_GRADES, did_you_mean
@@ -101,6 +102,7 @@ def judge_block(
     return dict(records[str(index)]["judge"])
 
 
+@accepts_repo_id
 def annotate_episode(
     root: str | Path,
     episode: int,
@@ -158,6 +160,7 @@ def annotate_episode(
     ]
 
 
+@accepts_repo_id
 def annotate_episodes(
     root: str | Path,
     annotations: Iterable[Mapping[str, Any]],

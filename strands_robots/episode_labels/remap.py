@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.document import open_store
 from strands_robots.errors import LabelValidationError
 from strands_robots.fingerprint import IDENTITY_KEYS, Fingerprinter, open_dataset_if_present
@@ -81,6 +82,7 @@ def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow
     return Participant(NAME, store.path, plan)
 
 
+@accepts_repo_id
 def remap(
     root: str | Path,
     mapping: Any,

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.vocab import REVIEW_DECISIONS, did_you_mean
@@ -82,6 +83,7 @@ def dispute_open(record: dict[str, Any]) -> bool:
     )
 
 
+@accepts_repo_id
 def review_episode(
     root: str | Path,
     episode: int,
@@ -159,6 +161,7 @@ def review_episode(
     return open_store(root, labels_dir).update(mutate)
 
 
+@accepts_repo_id
 def list_disputes(
     root: str | Path, *, include_resolved: bool = False, labels_dir: str | Path | None = None
 ) -> list[dict[str, Any]]:

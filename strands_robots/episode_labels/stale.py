@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.document import existing_store
 from strands_robots.episode_labels.rows import COLUMN_KEYS, FP_OTHER, TaskCodes, fingerprint_row, is_small
 from strands_robots.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks
@@ -239,6 +240,7 @@ def compare(index: Any, current: Any) -> tuple[dict[int, str], list[int]]:
     return stale, one_by_one
 
 
+@accepts_repo_id
 def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[int, str]:
     """Episodes whose stored fingerprint no longer matches the dataset: ``{episode: reason}``.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.vocab import did_you_mean
@@ -53,6 +54,7 @@ def _normalise_verdict(position: int, entry: Any) -> tuple[int, dict[str, Any]]:
     return index, block
 
 
+@accepts_repo_id
 def record_deterministic_verdicts(
     root: str | Path,
     episodes: list[dict[str, Any]],
@@ -155,6 +157,7 @@ def record_deterministic_verdicts(
     return store.take()  # the caller's own document (no deep copy of a large document)
 
 
+@accepts_repo_id
 def deterministic_verdict(root: str | Path, episode: int, *, labels_dir: str | Path | None = None) -> dict[str, Any]:
     """The authoritative verdict of one episode (a copy of its deterministic block).
 
@@ -180,6 +183,7 @@ def deterministic_verdict(root: str | Path, episode: int, *, labels_dir: str | P
     return block
 
 
+@accepts_repo_id
 def verdicts_from_dataset(root: str | Path, column: str | None = None) -> list[dict[str, Any]]:
     """Verdicts from a per-frame success column of a real-robot dataset.
 

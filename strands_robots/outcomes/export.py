@@ -25,6 +25,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelValidationError, SidecarError
 from strands_robots.outcomes.episodes import duration_s, open_episodes
 from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
@@ -96,6 +97,7 @@ def export_line(episode: int, uid: str, record: dict[str, Any] | None) -> dict[s
     return line
 
 
+@accepts_repo_id
 def export_outcomes(
     root: PathLike,
     path: PathLike | None = None,
@@ -203,6 +205,7 @@ def _parse_line(
     return episode, label, version or 1
 
 
+@accepts_repo_id
 def import_outcomes(
     root: PathLike,
     path: PathLike,

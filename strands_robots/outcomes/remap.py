@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.outcomes.episodes import open_episodes
 from strands_robots.outcomes.labels import utc_now
 from strands_robots.outcomes.store import open_outcome_store
@@ -55,6 +56,7 @@ def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow
     return Participant(NAME, store.path, plan)
 
 
+@accepts_repo_id
 def remap(
     root: str | Path,
     mapping: Any,

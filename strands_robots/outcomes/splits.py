@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelValidationError
 from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
 from strands_robots.outcomes.model import LEAKAGE_GROUP_KEYS, WRITABLE_FIELDS
@@ -186,6 +187,7 @@ def plan_split(
     return held, facts
 
 
+@accepts_repo_id
 def split_by_groups(
     root: PathLike,
     *,

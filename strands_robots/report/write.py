@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from strands_robots.arguments import int_argument
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.episode_labels import measure_agreement
 from strands_robots.episode_labels.document import labels_path, query_document
@@ -227,6 +228,7 @@ def _episode_order(dataset: Dataset, document: Mapping[str, Any], wanted: Iterab
     return open_first + [r["episode"] for r in rows if r["dispute"] != "open"]
 
 
+@accepts_repo_id
 def write_report(
     root: str | Path,
     out: str | Path | None = None,

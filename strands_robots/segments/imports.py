@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import EpisodeNotFoundError, LabelsError, LabelValidationError
 from strands_robots.segments.convert import check_fps
 from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
@@ -531,6 +532,7 @@ def _is_iso_time(value: Any) -> bool:
     return True
 
 
+@accepts_repo_id
 def import_segmentations(
     root: str | Path,
     source: Any,

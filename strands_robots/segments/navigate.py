@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import DatasetError
 from strands_robots.segments.episodes import episode_facts, episode_index
 from strands_robots.segments.motion import DEFAULT_THRESHOLD, base_speed, moving_intervals, smooth
@@ -93,6 +94,7 @@ def _read_column(dataset: Any, episode: int, column: str) -> np.ndarray:
     return np.asarray(frames[column], dtype=float)
 
 
+@accepts_repo_id
 def episode_base_velocity(
     root: str | Path,
     episode: int,
@@ -136,6 +138,7 @@ def episode_base_velocity(
     return values
 
 
+@accepts_repo_id
 def prefill_navigate(
     root: str | Path,
     episode: int,

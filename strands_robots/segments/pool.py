@@ -13,10 +13,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.segments.store import list_segmentations, query_records, template_ids_of
 from strands_robots.segments.templates import REFERENCE_EXAMPLES, ROWS, TEMPLATES, check_cohort, cohort_templates
 
 
+@accepts_repo_id
 def label_pool(root: str | Path, task: str, *, labels_dir: str | Path | None = None) -> list[dict[str, Any]]:
     """The templates that occur in ``task``'s saved segmentations, most frequent first.
 
@@ -61,6 +63,7 @@ def label_pool(root: str | Path, task: str, *, labels_dir: str | Path | None = N
     return pool
 
 
+@accepts_repo_id
 def template_choices(root: str | Path, task: str, cohort: str = "robocasa365", **kwargs: Any) -> list[dict[str, Any]]:
     """A segment dropdown: the task's pool first, then every other template of the cohort.
 
@@ -74,6 +77,7 @@ def template_choices(root: str | Path, task: str, cohort: str = "robocasa365", *
     return [dict(t.to_dict(), in_pool=t.id in pool, count=pool.get(t.id, 0)) for t in first + rest]
 
 
+@accepts_repo_id
 def reference_examples(
     root: str | Path,
     task: str,

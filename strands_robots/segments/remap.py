@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import EpisodeNotFoundError
 from strands_robots.segments.episodes import open_dataset_if_present
 from strands_robots.segments.store import _exists, open_store
@@ -60,6 +61,7 @@ def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow
     return Participant(NAME, store.path, plan)
 
 
+@accepts_repo_id
 def remap(
     root: str | Path,
     mapping: Any,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import int_argument
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelsError
 from strands_robots.web.security import is_loopback
 
@@ -68,6 +69,7 @@ def _uvicorn_server(app: Any) -> Any:
     return uvicorn.Server(config)
 
 
+@accepts_repo_id
 def serve(
     root: str | Path,
     *,
