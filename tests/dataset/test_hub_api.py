@@ -15,7 +15,6 @@ import pytest
 
 from strands_robots.dataset import open_dataset
 from strands_robots.dataset.hub import HubDatasetError, hub_labels_dir, resolve_root
-from strands_robots.errors import RootNotFoundError
 from strands_robots.episode_labels import (
     annotate_episode,
     filter_episodes,
@@ -26,6 +25,7 @@ from strands_robots.episode_labels import (
     record_deterministic_verdicts,
     stale_episodes,
 )
+from strands_robots.errors import RootNotFoundError
 from strands_robots.outcomes import current_outcomes, outcomes_path, set_outcome
 from strands_robots.report import write_report
 from strands_robots.segments import get_segmentation, save_segmentation, segments_path, template_choices
