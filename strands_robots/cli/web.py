@@ -80,6 +80,15 @@ def segment(
         str | None, typer.Option(help="Default annotator name saved with each segmentation (default: your user name).")
     ] = None,
     labels_dir: LabelsDirOpt = None,
+    labels: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--labels",
+            metavar="FILE",
+            help='A label set of your own: a JSON list of labels, {"name": ..., "labels": [...]}, or one label '
+            "per line; the page offers it as a template set and opens with it (repeatable).",
+        ),
+    ] = None,
     revision: RevisionOpt = None,
 ) -> None:
     """Serve the segment page: split episodes into subtasks (B splits, S saves) in the browser."""
@@ -88,6 +97,12 @@ def segment(
 
     dataset_root = _path(root)
     sidecar_dir = resolve(labels_dir)
+    label_sets = [resolve(path) for path in labels or ()]
+    if label_sets:
+        from strands_robots.segments.label_sets import load_label_set
+
+        for path in label_sets:  # a bad file is refused before the server starts
+            load_label_set(path)
     serve(
         dataset_root,
         host=host,
@@ -97,6 +112,7 @@ def segment(
         announce=lambda line: console.print(line, highlight=False, markup=False),
         page="/segment",
         title="segment page",
+        label_sets=label_sets,
     )
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
 from strands_robots.errors import LabelValidationError
@@ -22,11 +21,13 @@ from strands_robots.segments.lexicon import operation_of, wait_target
 from strands_robots.segments.templates import (
     CLOSED_MODIFIERS,
     MODIFIER_PATTERNS,
-    ROWS,
     TEMPLATES,
     Form,
     Template,
+    all_templates,
     check_cohort,
+    known_cohorts,
+    registry_version,
 )
 
 ARTICLES = ("the", "an", "a")
@@ -140,14 +141,23 @@ def _regex(template: Template, parts: tuple) -> str:
     return "".join(out)
 
 
-@cache
+_compiled_cache: dict[int, tuple[_Compiled, ...]] = {}
+
+
 def _compiled() -> tuple[_Compiled, ...]:
-    result = []
-    for template in ROWS:
-        for form in template.forms:
-            parts = _parse_form(form.pattern)
-            result.append(_Compiled(template, form, re.compile(_regex(template, parts)), parts))
-    return tuple(result)
+    """Every form of every template, compiled; recompiled when a label set joins the registry."""
+    version = registry_version()
+    found = _compiled_cache.get(version)
+    if found is None:
+        result = []
+        for template in all_templates():
+            for form in template.forms:
+                parts = _parse_form(form.pattern)
+                result.append(_Compiled(template, form, re.compile(_regex(template, parts)), parts))
+        found = tuple(result)
+        _compiled_cache.clear()
+        _compiled_cache[version] = found
+    return found
 
 
 def clean_text(text: str) -> str:
@@ -206,7 +216,7 @@ def nearest_template(text: str, *, cohort: str | None = None) -> tuple[Template,
     """The template whose example is most similar to ``text``, and that example."""
     lowered = clean_text(text).lower()
     operation = operation_of(lowered)
-    pool = [t for t in ROWS if cohort is None or cohort in t.cohorts]
+    pool = [t for t in all_templates() if cohort is None or cohort in t.cohorts]
     if operation is not None and any(t.operation == operation for t in pool):
         pool = [t for t in pool if t.operation == operation]  # 'grab the mug' is a pick
     best: tuple[float, Template, str] | None = None
@@ -393,7 +403,8 @@ def make_instance(
         del mods["variant"]  # the default variant is not written
     instance = TemplateInstance(template_id, clean_slots, mods)
     text = render(instance)
-    back = parse_candidates(text)
+    # read back among the templates of its own set (another set may spell the label alike)
+    back = parse_candidates(text, cohort=template.cohorts[0] if len(template.cohorts) == 1 else None)
     if not back or back[0] != instance:
         other = back[0].template_id if back else "no template"
         raise LabelValidationError(
@@ -414,3 +425,21 @@ def coerce_instance(label: Any, *, cohort: str | None = None) -> TemplateInstanc
     if isinstance(label, dict):
         return make_instance(label.get("template_id", ""), label.get("slots"), label.get("modifiers"))
     return parse_label(label, cohort=cohort)
+
+
+def coerce_in_cohort(label: Any, cohort: str | None) -> TemplateInstance:
+    """:func:`coerce_instance`, a label string parsed with ``cohort``'s templates first.
+
+    A label several cohorts spell alike (``open the drawer``, ``idle``) is read as the
+    cohort's own; one the cohort has no template for is parsed over every template (so a
+    check can say which cohort it belongs to).
+    """
+    if cohort is not None and isinstance(label, str) and cohort in known_cohorts():
+        candidates = parse_candidates(label, cohort=cohort)
+        if candidates:
+            return candidates[0]
+        try:
+            return coerce_instance(label)
+        except LabelParseError:
+            return parse_label(label, cohort=cohort)  # the error names the cohort's nearest template
+    return coerce_instance(label)

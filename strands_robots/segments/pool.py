@@ -15,7 +15,13 @@ from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.segments.store import list_segmentations, query_records, template_ids_of
-from strands_robots.segments.templates import REFERENCE_EXAMPLES, ROWS, TEMPLATES, check_cohort, cohort_templates
+from strands_robots.segments.templates import (
+    REFERENCE_EXAMPLES,
+    TEMPLATES,
+    all_templates,
+    check_cohort,
+    cohort_templates,
+)
 
 
 @accepts_repo_id
@@ -46,10 +52,12 @@ def label_pool(root: str | Path, task: str, *, labels_dir: str | Path | None = N
                 labels.setdefault(tid, Counter())[seg["label"]] += 1
 
     query_records(root, count, labels_dir=labels_dir)
-    order = {t.id: i for i, t in enumerate(ROWS)}
+    order = {t.id: i for i, t in enumerate(all_templates())}
     pool = []
     for tid in sorted(segments, key=lambda t: (-segments[t], order.get(t, len(order)))):
-        template = TEMPLATES[tid]
+        template = TEMPLATES.get(tid)
+        if template is None:  # a label set of your own that this process has not loaded
+            continue
         pool.append(
             {
                 "template_id": tid,

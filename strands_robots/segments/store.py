@@ -32,9 +32,9 @@ from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episod
 from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD
 from strands_robots.segments.navigate import episode_base_velocity
-from strands_robots.segments.parse import coerce_instance
+from strands_robots.segments.parse import coerce_in_cohort, coerce_instance
 from strands_robots.segments.success import episode_failure
-from strands_robots.segments.templates import COHORTS, TASK_COMPLETE, check_cohort
+from strands_robots.segments.templates import TASK_COMPLETE, check_cohort, known_cohorts
 from strands_robots.segments.validate import raw_segments, sorted_segments, validate_segmentation
 from strands_robots.storage import RecordStore
 from strands_robots.storage.atomic import check_target
@@ -216,7 +216,7 @@ def _bool(value: Any, what: str) -> bool:
 
 def infer_cohort(segments: Any) -> str:
     """The cohort all labels belong to (``robocasa365`` when none or several fit)."""
-    possible = set(COHORTS)
+    possible = set(known_cohorts())
     for seg in raw_segments(segments):
         try:
             template = coerce_instance(seg.label).template
@@ -243,10 +243,10 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def stored_segments(segments: Any) -> list[dict[str, Any]]:
-    """The stored form of valid segments, in start order."""
+def stored_segments(segments: Any, cohort: str | None = None) -> list[dict[str, Any]]:
+    """The stored form of valid segments, in start order (label strings read as ``cohort``'s)."""
     out = []
-    for i, (start, end, instance, note) in enumerate(sorted_segments(segments)):
+    for i, (start, end, instance, note) in enumerate(sorted_segments(segments, cohort)):
         out.append(
             {
                 "start": start,
@@ -331,7 +331,7 @@ def prepare_record(
         "cohort": cohort,
         "length": facts.length,
         "tasks": list(facts.tasks),
-        "segments": stored_segments(segments),
+        "segments": stored_segments(segments, cohort),
         "annotator": annotator,
         "annotated_at": annotated_at or now_iso(),
         "note": note,
@@ -562,7 +562,10 @@ def mark_reference(
 
 def template_ids_of(record: dict[str, Any]) -> list[str]:
     """Template ids of a stored record's segments (in order)."""
-    return [seg.get("template_id") or coerce_instance(seg["label"]).template_id for seg in record["segments"]]
+    return [
+        seg.get("template_id") or coerce_in_cohort(seg["label"], record.get("cohort")).template_id
+        for seg in record["segments"]
+    ]
 
 
 __all__ = [

@@ -27,7 +27,8 @@ SLOT_TYPES = ("fixture", "fixture_part", "object", "group_noun")
 #: Modifier fields of section 5.
 MODIFIER_FIELDS = ("relation", "orientation", "setting", "direction", "variant")
 
-#: Operations of section 3, then the AgiBot / Allex operations and the terminal one.
+#: Operations of section 3, the AgiBot / Allex operations, the generic set's, ``custom``
+#: (a label of a user-defined set whose verb is none of these) and the terminal one.
 OPERATIONS = (
     "navigate",
     "open",
@@ -50,17 +51,27 @@ OPERATIONS = (
     "bring",
     "pass",
     "rotate",
+    "reach",
+    "grasp",
+    "lift",
+    "move",
+    "release",
+    "pull",
+    "wipe",
+    "insert",
+    "custom",
     "terminal",
 )
 
-#: Cohorts (docs/segments.md, "Templates"). ``TASK_COMPLETE`` belongs to every cohort.
-COHORTS = ("robocasa365", "agibot", "allex")
+#: Built-in cohorts (docs/segments.md, "Templates"). ``TASK_COMPLETE`` belongs to every
+#: cohort, a user-defined label set's too (:mod:`strands_robots.segments.label_sets`).
+COHORTS = ("robocasa365", "agibot", "allex", "generic")
 
 #: How many reference examples define a cohort's convention (docs/segments.md, "Label pool
 #: and reference examples"): one or two annotated episodes of the task; the AgiBot cohort's
 #: two show the dataset's provided labels; the Allex cohort's start/end rules are pending
 #: transcription, so its three reference examples define the convention.
-REFERENCE_EXAMPLES = MappingProxyType({"robocasa365": 2, "agibot": 2, "allex": 3})
+REFERENCE_EXAMPLES = MappingProxyType({"robocasa365": 2, "agibot": 2, "allex": 3, "generic": 2})
 
 TASK_COMPLETE = "TASK_COMPLETE"
 
@@ -192,9 +203,14 @@ def _row(
 
 
 _ORIENTATION = ("orientation",)
+_ANY = "object, group_noun, fixture, fixture_part"
+_ANY_THEME = f"theme?: {_ANY}"
+_ANY_TARGET = f"target?: {_ANY}"
+_ANY_DESTINATION = f"; destination?: {_ANY}"
 _PLACE_ROLES = "theme: object, group_noun; destination: fixture, fixture_part, object"
 
-#: The registry rows, in the document's order (section 3, then sections 7, 8 and 2).
+#: The registry rows, in the document's order (section 3, then sections 7, 8, the generic
+#: set and section 2).
 ROWS: tuple[Template, ...] = (
     _row(
         "N1",
@@ -610,6 +626,193 @@ ROWS: tuple[Template, ...] = (
             ("Rotate PolyBag", "rotate"),
         )
     ),
+    # -- the generic set: the primitives of robot-learning datasets, object optional ----------------
+    *(
+        _row(
+            f"G_{word.upper().replace(' ', '_')}",
+            operation,
+            surface,
+            roles,
+            (form,),
+            examples=examples,
+            note=note,
+            cohorts=("generic",),
+        )
+        for word, operation, surface, roles, form, examples, note in (
+            (
+                "reach",
+                "reach",
+                "reach for the {target}",
+                _ANY_TARGET,
+                "reach[ for the {target}]",
+                ("reach", "reach for the red cube"),
+                "The arm moves toward the object until the gripper is around it.",
+            ),
+            (
+                "grasp",
+                "grasp",
+                "grasp the {theme}",
+                _ANY_THEME,
+                "grasp[ the {theme}]",
+                ("grasp", "grasp the cup"),
+                "The gripper closes on the object; ends when the grasp is stable.",
+            ),
+            (
+                "lift",
+                "lift",
+                "lift the {theme}",
+                _ANY_THEME,
+                "lift[ the {theme}]",
+                ("lift", "lift the cup"),
+                "The grasped object leaves its support.",
+            ),
+            (
+                "move",
+                "move",
+                "move the {theme} to the {destination}",
+                _ANY_THEME + _ANY_DESTINATION,
+                "move[ the {theme}][ to the {destination}]",
+                ("move", "move the cup", "move the cup to the tray"),
+                "Transport: the arm carries the object (or moves empty) between two places.",
+            ),
+            (
+                "place",
+                "place",
+                "place the {theme} on the {destination}",
+                _ANY_THEME + _ANY_DESTINATION,
+                "place[ the {theme}][ on the {destination}]",
+                ("place", "place the cup on the tray"),
+                "The object is set down on its destination, still grasped.",
+            ),
+            (
+                "release",
+                "release",
+                "release the {theme}",
+                _ANY_THEME,
+                "release[ the {theme}]",
+                ("release", "release the cup"),
+                "The gripper opens and leaves the object.",
+            ),
+            (
+                "pick up",
+                "pick",
+                "pick up the {theme}",
+                _ANY_THEME,
+                "pick up[ the {theme}]",
+                ("pick up", "pick up the cup"),
+                "Reach, grasp and lift as one segment.",
+            ),
+            (
+                "push",
+                "push",
+                "push the {theme}",
+                _ANY_THEME,
+                "push[ the {theme}]",
+                ("push", "push the block"),
+                "Contact without a grasp moves the object away.",
+            ),
+            (
+                "pull",
+                "pull",
+                "pull the {theme}",
+                _ANY_THEME,
+                "pull[ the {theme}]",
+                ("pull", "pull the drawer"),
+                "The object is drawn toward the robot.",
+            ),
+            (
+                "open",
+                "open",
+                "open the {target}",
+                _ANY_TARGET,
+                "open[ the {target}]",
+                ("open", "open the drawer"),
+                "A door, lid, drawer or gripper-held container is opened.",
+            ),
+            (
+                "close",
+                "close",
+                "close the {target}",
+                _ANY_TARGET,
+                "close[ the {target}]",
+                ("close", "close the drawer"),
+                "A door, lid, drawer or container is closed.",
+            ),
+            (
+                "pour",
+                "pour",
+                "pour the {theme} into the {destination}",
+                _ANY_THEME + _ANY_DESTINATION,
+                "pour[ the {theme}][ into the {destination}]",
+                ("pour", "pour the water into the bowl"),
+                "The held container is tilted until its content has left it.",
+            ),
+            (
+                "wipe",
+                "wipe",
+                "wipe the {target}",
+                _ANY_TARGET,
+                "wipe[ the {target}]",
+                ("wipe", "wipe the table"),
+                "A tool or the gripper rubs a surface.",
+            ),
+            (
+                "insert",
+                "insert",
+                "insert the {theme} into the {destination}",
+                _ANY_THEME + _ANY_DESTINATION,
+                "insert[ the {theme}][ into the {destination}]",
+                ("insert", "insert the peg into the hole"),
+                "The object is fitted into a receptacle.",
+            ),
+            (
+                "rotate",
+                "rotate",
+                "rotate the {theme}",
+                _ANY_THEME,
+                "rotate[ the {theme}]",
+                ("rotate", "rotate the valve"),
+                "The object (or a knob, valve, lid) is turned about an axis.",
+            ),
+            (
+                "press",
+                "press",
+                "press the {target}",
+                _ANY_TARGET,
+                "press[ the {target}]",
+                ("press", "press the button"),
+                "A button or switch is pushed.",
+            ),
+            (
+                "hand over",
+                "pass",
+                "hand over the {theme}",
+                _ANY_THEME,
+                "hand over[ the {theme}]",
+                ("hand over", "hand over the cup"),
+                "The object passes from one hand (or robot) to the other.",
+            ),
+            (
+                "navigate",
+                "navigate",
+                "navigate to the {destination}",
+                _ANY_DESTINATION,
+                "navigate[ to the {destination}]",
+                ("navigate", "navigate to the table"),
+                "The base moves; the arms carry nothing new.",
+            ),
+            (
+                "retract",
+                "move",
+                "retract",
+                "",
+                "retract",
+                ("retract",),
+                "The arm returns to its rest pose after the task's last contact.",
+            ),
+            ("idle", "idle", "idle", "", "idle", ("idle",), "Nothing in progress: before the first motion, a pause."),
+        )
+    ),
     # -- section 2: the terminal interval -------------------------------------------------------
     _row(
         TASK_COMPLETE,
@@ -624,11 +827,57 @@ ROWS: tuple[Template, ...] = (
     ),
 )
 
-#: Template id -> definition (read-only).
-TEMPLATES: MappingProxyType[str, Template] = MappingProxyType({t.id: t for t in ROWS})
-
-if len(TEMPLATES) != len(ROWS):  # pragma: no cover - a duplicated id in ROWS
+_REGISTRY: dict[str, Template] = {t.id: t for t in ROWS}
+if len(_REGISTRY) != len(ROWS):  # pragma: no cover - a duplicated id in ROWS
     raise RuntimeError("duplicate template id in ROWS")
+_USER_COHORTS: dict[str, tuple[str, ...]] = {}  # user-defined set -> its template ids
+_version = [0]
+
+#: Template id -> definition (a read-only view; user-defined label sets join it when registered).
+TEMPLATES: MappingProxyType[str, Template] = MappingProxyType(_REGISTRY)
+
+
+def known_cohorts() -> tuple[str, ...]:
+    """The built-in cohorts, then the user-defined label sets registered in this process."""
+    return COHORTS + tuple(_USER_COHORTS)
+
+
+def all_templates() -> tuple[Template, ...]:
+    """Every template in registry order (the built-in rows, then user-defined ones)."""
+    return tuple(_REGISTRY.values())
+
+
+def registry_version() -> int:
+    """Changes whenever a label set is registered (the parser recompiles its forms then)."""
+    return _version[0]
+
+
+def register_cohort(name: str, templates: tuple[Template, ...]) -> None:
+    """Make ``templates`` the cohort ``name`` (replacing an earlier set of that name).
+
+    ``TASK_COMPLETE`` joins the cohort. The parser and every check see it at once.
+
+    Raises:
+        LabelValidationError: ``name`` is a built-in cohort, or a template id is taken.
+    """
+    from dataclasses import replace
+
+    from strands_robots.errors import LabelValidationError
+
+    if name in COHORTS:
+        raise LabelValidationError(
+            f"{name!r} is a built-in template set; give your label set another name ({', '.join(COHORTS)} are taken)."
+        )
+    for tid in _USER_COHORTS.pop(name, ()):
+        _REGISTRY.pop(tid, None)
+    for template in templates:
+        if template.id in _REGISTRY:
+            raise LabelValidationError(f"template id {template.id!r} is taken; rename the label set.")
+    terminal = _REGISTRY.pop(TASK_COMPLETE)  # stays last, as in every built-in set
+    _REGISTRY.update((t.id, t) for t in templates)
+    _USER_COHORTS[name] = tuple(t.id for t in templates)
+    _REGISTRY[TASK_COMPLETE] = replace(terminal, cohorts=known_cohorts())
+    _version[0] += 1
 
 
 def cohort_templates(cohort: str) -> tuple[Template, ...]:
@@ -638,13 +887,16 @@ def cohort_templates(cohort: str) -> tuple[Template, ...]:
         LabelValidationError: unknown cohort (names the known ones).
     """
     check_cohort(cohort)
-    return tuple(t for t in ROWS if cohort in t.cohorts)
+    return tuple(t for t in _REGISTRY.values() if cohort in t.cohorts)
 
 
 def check_cohort(cohort: str) -> str:
     """Return ``cohort`` or raise a :class:`LabelValidationError` naming the known cohorts."""
-    if cohort not in COHORTS:
+    if cohort not in COHORTS and cohort not in _USER_COHORTS:
         from strands_robots.errors import LabelValidationError
 
-        raise LabelValidationError(f"unknown cohort {cohort!r}; use one of {', '.join(COHORTS)}.")
+        raise LabelValidationError(
+            f"unknown cohort {cohort!r}; use one of {', '.join(known_cohorts())} (a label set of your own is loaded "
+            "from its file: strands-labels segment ROOT --labels FILE)."
+        )
     return cohort

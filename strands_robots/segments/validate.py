@@ -15,7 +15,7 @@ from typing import Any
 from strands_robots.errors import LabelValidationError
 from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD
-from strands_robots.segments.parse import LabelParseError, TemplateInstance, coerce_instance, render
+from strands_robots.segments.parse import LabelParseError, TemplateInstance, coerce_in_cohort, render
 from strands_robots.segments.rules import COHORT_RULES, Context, Seg
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
 
@@ -179,7 +179,7 @@ def structure(
             )
             continue
         try:
-            instance = coerce_instance(seg.label)
+            instance = coerce_in_cohort(seg.label, cohort)
         except LabelParseError as exc:
             findings.append(Finding("unparseable_label", start, end, str(exc), segments=(seg.position,)))
             continue
@@ -288,7 +288,7 @@ def validate_segmentation(
     findings, parsed = structure(length, raw, cohort, failure)
     ctx = Context(length, cohort, task, base_velocity, float(base_speed_threshold), int(smooth_frames))
     usable = [s for s in parsed if cohort in s.instance.template.cohorts]
-    for rule in COHORT_RULES[cohort]:
+    for rule in COHORT_RULES.get(cohort, ()):  # the generic set and label sets of your own: structure only
         findings.extend(rule(usable, ctx))
     order = {"error": 0, "warning": 1, "skipped": 2}
     findings.sort(key=lambda f: (f.start, f.end, order[f.severity], f.kind))
@@ -300,13 +300,16 @@ def is_valid(findings: list[Finding]) -> bool:
     return not any(f.severity == "error" for f in findings)
 
 
-def sorted_segments(segments: Any) -> list[tuple[int, int, TemplateInstance, Any]]:
-    """``(start, end, instance, note)`` in start order, for a segmentation already known valid."""
+def sorted_segments(segments: Any, cohort: str | None = None) -> list[tuple[int, int, TemplateInstance, Any]]:
+    """``(start, end, instance, note)`` in start order, for a segmentation already known valid.
+
+    Label strings are read as ``cohort``'s templates first (:func:`coerce_in_cohort`).
+    """
     items: list[tuple[int, int, TemplateInstance, Any]] = []
     for seg in raw_segments(segments):
         start, end = _frame(seg.start), _frame(seg.end)
         if start is None or end is None:
             raise LabelValidationError(f"segment {seg.position} has no integer start/end; validate it first.")
-        items.append((start, end, coerce_instance(seg.label), seg.note))
+        items.append((start, end, coerce_in_cohort(seg.label, cohort), seg.note))
     items.sort(key=lambda t: (t[0], t[1]))
     return items

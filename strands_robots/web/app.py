@@ -71,6 +71,7 @@ def create_app(
     token: str | None = None,
     reviewer: str | None = None,
     modules: Sequence[str] = ROUTE_MODULES,
+    label_sets: Sequence[str | Path] = (),
 ) -> Starlette:
     """Build the server app for one dataset.
 
@@ -82,13 +83,22 @@ def create_app(
         token: Per-run token (default: a fresh random one).
         reviewer: Default reviewer name (default: the OS user).
         modules: Route modules to mount.
+        label_sets: Files of label sets of your own (docs/segments.md, "Label sets of
+            your own"), registered as template sets; the segment page opens with the first.
 
     Returns:
         The Starlette app; ``app.state.ctx`` is its :class:`ServerContext`.
 
     Raises:
         DatasetError: ``root`` is not a readable LeRobot dataset.
+        LabelValidationError: a label set file is unreadable or malformed.
     """
+    cohorts = []
+    if label_sets:
+        from strands_robots.segments.label_sets import load_label_set, register_label_set
+
+        loaded = [load_label_set(path) for path in label_sets]  # every file checked before any is registered
+        cohorts = [register_label_set(label_set).name for label_set in loaded]
     root = Path(root).expanduser().resolve()
     dataset = open_dataset(root)
     ctx = ServerContext(
@@ -98,6 +108,7 @@ def create_app(
         guard=Guard.for_address(host, port, token),
         reviewer=reviewer or default_reviewer(),
         frames=FrameCache(dataset),
+        cohort=cohorts[0] if cohorts else None,
     )
     routes: list[BaseRoute] = []
     for name in modules:

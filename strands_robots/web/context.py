@@ -60,6 +60,8 @@ class ServerContext:
         frames: JPEG frame cache.
         templates: Jinja2 templates of ``web/templates``.
         nav: Header navigation entries (one per page module).
+        cohort: Template set the segment page opens with (a label set passed to
+            :func:`~strands_robots.web.app.create_app`; None: the built-in default).
     """
 
     root: Path
@@ -70,6 +72,7 @@ class ServerContext:
     frames: FrameCache
     templates: Jinja2Templates = field(default_factory=lambda: Jinja2Templates(directory=str(TEMPLATES_DIR)))
     nav: list[NavItem] = field(default_factory=list)
+    cohort: str | None = None
 
     @property
     def labels_file(self) -> Path:

@@ -41,7 +41,6 @@ from starlette.routing import BaseRoute, Route
 
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
 from strands_robots.segments import (
-    COHORTS,
     SIDECAR_FILENAME,
     SegmentationRefused,
     find_base_velocity_feature,
@@ -56,6 +55,7 @@ from strands_robots.segments import (
     validate_episode,
 )
 from strands_robots.segments.store import query_records
+from strands_robots.segments.templates import known_cohorts
 from strands_robots.web.context import RequestError, ServerContext, json_response, read_json_body
 from strands_robots.web.media import camera_list
 
@@ -140,8 +140,8 @@ def parse_cohort(value: Any, default: str | None = DEFAULT_COHORT) -> str | None
     """
     if value is None or value == "":
         return default
-    if value not in COHORTS:
-        raise RequestError(f"cohort {value!r} is not one of {', '.join(COHORTS)}.")
+    if value not in known_cohorts():
+        raise RequestError(f"cohort {value!r} is not one of {', '.join(known_cohorts())}.")
     return str(value)
 
 
@@ -284,7 +284,10 @@ def episode_payload(ctx: ServerContext, episode: int, cohort: str | None) -> dic
         record: dict[str, Any] | None = get_segmentation(ctx.root, episode, labels_dir=ctx.labels_dir)
     except EpisodeNotFoundError:
         record = None
-    chosen = cohort or (record or {}).get("cohort") or DEFAULT_COHORT
+    saved = (record or {}).get("cohort")
+    if saved not in known_cohorts():  # a label set of your own this server was not started with
+        saved = None
+    chosen = cohort or saved or ctx.cohort or DEFAULT_COHORT
     findings = []
     if record is not None:
         findings = validate_episode(
@@ -379,8 +382,8 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
             "dataset": ctx.root.name,
             "fps": ctx.dataset.fps,
             "annotator": ctx.reviewer,
-            "cohorts": list(COHORTS),
-            "default_cohort": DEFAULT_COHORT,
+            "cohorts": list(known_cohorts()),
+            "default_cohort": ctx.cohort or DEFAULT_COHORT,
             "base_velocity_feature": None if base is None else base[0],
             "segments_file": SIDECAR_FILENAME,
         }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,7 @@ def serve(
     announce: Any = print,
     page: str = "/review",
     title: str = "review page",
+    label_sets: Sequence[str | Path] = (),
 ) -> None:
     """Serve the pages of ``root`` until interrupted (Ctrl-C).
 
@@ -92,6 +94,7 @@ def serve(
         announce: Called with each line to show the user.
         page: Path of the page to point the user at (``/review``, ``/segment``).
         title: How that page is named in the announcements.
+        label_sets: Label set files for the segment page (see :func:`~strands_robots.web.app.create_app`).
 
     Raises:
         ServerAddressError: see :func:`bind`.
@@ -101,7 +104,7 @@ def serve(
 
     sock = bind(host, port)
     bound_port = sock.getsockname()[1]
-    app = create_app(root, labels_dir=labels_dir, host=host, port=bound_port, reviewer=reviewer)
+    app = create_app(root, labels_dir=labels_dir, host=host, port=bound_port, reviewer=reviewer, label_sets=label_sets)
     shown = f"[{host}]" if ":" in host else host
     announce(f"{title}: http://{shown}:{bound_port}{page}  (Ctrl-C to stop)")
     if not is_loopback(host):

@@ -280,8 +280,9 @@
     else leaveTo(target);
   }
 
-  // the template set (cohort) the annotator picked stays across episodes and page loads
-  const COHORT_KEY = `strands-labels.cohort.${config.dataset || ""}`;
+  // the template set (cohort) the annotator picked stays across episodes and page loads;
+  // a server started with another label set (--labels) starts from that one
+  const COHORT_KEY = `strands-labels.cohort.${config.dataset || ""}.${config.default_cohort || ""}`;
 
   function chosenCohort() {
     const saved = localStorage.getItem(COHORT_KEY);
@@ -366,8 +367,9 @@
     const select = h("select", { class: "template", "aria-label": "template" }, h("option", { value: "" }, "— choose a template —"));
     const pool = d.choices.filter((c) => c.in_pool);
     const rest = d.choices.filter((c) => !c.in_pool);
-    const option = (c) =>
-      h("option", { value: c.id }, `${c.surface === c.id ? c.id : `${c.id} · ${c.surface}`}${c.in_pool ? `  ×${c.count}` : ""}`);
+    // a label of your own set is shown as itself (its id is "SET:label")
+    const shown = (c) => (c.surface === c.id || c.id === `${d.cohort}:${c.surface}` ? c.surface : `${c.id} · ${c.surface}`);
+    const option = (c) => h("option", { value: c.id }, `${shown(c)}${c.in_pool ? `  ×${c.count}` : ""}`);
     if (pool.length) select.append(h("optgroup", { label: "Label pool of this task" }, pool.map(option)));
     select.append(h("optgroup", { label: pool.length ? "All other templates" : `All ${d.cohort} templates` }, rest.map(option)));
     state.templateSelect = select;
