@@ -44,6 +44,8 @@ __all__ = [
     "accepts_repo_id",
     "fetch_missing",
     "hub_dataset_of",
+    "hub_labels_dir_of",
+    "local_copy_of",
     "hub_labels_dir",
     "hub_source",
     "labels_home",
@@ -284,6 +286,29 @@ def accepts_repo_id[**P, R](fn: Callable[P, R]) -> Callable[P, R]:
 
     wrapper.accepts_repo_id = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def local_copy_of(root: object) -> object:
+    """A repo id whose local copy is already here, as that copy's path; anything else unchanged.
+
+    For roots a model chooses (the judge tools): they may name a downloaded Hub dataset
+    (``"lerobot/pusht"``), but never make this process download one; the root checks
+    then apply to the copy as to any path.
+    """
+    if type(root) is not str or not looks_like_repo_id(root) or os.path.exists(os.path.expanduser(root)):
+        return root
+    name, revision = split_revision(root)
+    copy = (lerobot_home() / name).resolve()
+    if not (copy / "meta" / "info.json").is_file():
+        return root
+    register_source(copy, name, revision)
+    return str(copy)
+
+
+def hub_labels_dir_of(root: str | Path) -> Path | None:
+    """The default labels dir of a Hub dataset's local copy (:func:`hub_source`), else None."""
+    source = hub_source(root)
+    return None if source is None else hub_labels_dir(*source)
 
 
 def register_source(root: str | Path, repo_id: str, revision: str | None) -> None:

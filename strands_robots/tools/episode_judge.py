@@ -33,6 +33,7 @@ import numpy as np
 from strands_robots.arguments import bool_argument, int_argument
 from strands_robots.dataset.cache import cached_dataset
 from strands_robots.dataset.frames import data_columns
+from strands_robots.dataset.hub import hub_labels_dir_of, local_copy_of
 from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, annotate_episode, deterministic_verdict
 from strands_robots.episode_labels.document import query_document
@@ -134,6 +135,7 @@ class JudgeToolConfig:
     tool_seconds: dict[str, float] = field(default_factory=dict)
     tool_calls: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _hub_labels: dict[str, Path | None] = field(default_factory=dict, repr=False)
 
     def run(self, tool: str, episode: object, body: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """:func:`run_tool` plus the time and call count spent in ``tool``."""
@@ -152,8 +154,23 @@ class JudgeToolConfig:
 
     def root(self, value: object) -> Path:
         """Resolve a model-chosen root under this configuration's allow-list; its metadata
-        files must resolve inside the allowed roots too (see ``tools.roots``)."""
-        return check_root_and_metadata(value, self.allowed())
+        files must resolve inside the allowed roots too (see ``tools.roots``).
+
+        A repo id (``"lerobot/pusht"``) names its local copy when one is here; nothing is
+        downloaded for a model (``dataset.hub.local_copy_of``).
+        """
+        return check_root_and_metadata(local_copy_of(value), self.allowed())
+
+    def labels_for(self, root: Path) -> Path | None:
+        """Where ``root``'s labels live: :attr:`labels_dir`, else for a Hub dataset's copy its
+        labels dir keyed by repo id and revision (the download cache is not written), else None."""
+        if self.labels_dir is not None:
+            return self.labels_dir
+        key = str(root)
+        found = self._hub_labels.get(key, False)
+        if found is False:
+            found = self._hub_labels[key] = hub_labels_dir_of(root)
+        return found
 
     def check_episode_files(self, root: Path, meta: Any, cameras: Iterable[str]) -> None:
         """Refuse before reading when the episode's data file or a camera's mp4 resolves outside
@@ -217,7 +234,7 @@ def _record(cfg: JudgeToolConfig, root: Path, episode: int) -> dict[str, Any] | 
     if cfg.records is not None:
         record = cfg.records.get(episode)
         return {k: record[k] for k in ("deterministic", "judge") if k in record} if record else None
-    return _sidecar_record(root, episode, cfg.labels_dir)
+    return _sidecar_record(root, episode, cfg.labels_for(root))
 
 
 def _sidecar_record(root: Path, episode: int, labels_dir: Path | None) -> dict[str, Any] | None:
@@ -466,7 +483,7 @@ def _read_predicate_verdict(cfg: JudgeToolConfig, root: object, episode: object)
     path = cfg.root(root)
     index = episode_arg(episode)
     if cfg.records is None:
-        verdict = deterministic_verdict(path, index, labels_dir=cfg.labels_dir)
+        verdict = deterministic_verdict(path, index, labels_dir=cfg.labels_for(path))
     else:
         verdict = dict((_record(cfg, path, index) or {}).get("deterministic") or {})
         if not verdict:
@@ -515,7 +532,7 @@ def _write_label(
         if cfg.records is not None:
             cfg.records[index] = record
     else:
-        record = annotate_episode(path, index, **fields, labels_dir=cfg.labels_dir, keep_history=True)
+        record = annotate_episode(path, index, **fields, labels_dir=cfg.labels_for(path), keep_history=True)
     judge = record["judge"]
     cfg.record_write(path, index, judge)
     text = f"label {'recorded' if cfg.defer_writes else 'written'} for episode {index}: quality={judge['quality']}, failure_mode={judge['failure_mode']}."
