@@ -24,7 +24,6 @@ from strands_robots.cli.common import (
 )
 from strands_robots.errors import DatasetError, LabelValidationError
 from strands_robots.segments import (
-    COHORTS,
     export_segmentations,
     get_segmentation,
     import_segmentations,
@@ -37,7 +36,7 @@ from strands_robots.segments import (
 from strands_robots.segments.checks import validate_episode
 from strands_robots.segments.episodes import episode_facts, open_dataset_if_present
 from strands_robots.segments.findings import Finding
-from strands_robots.segments.templates import cohort_templates
+from strands_robots.segments.templates import cohort_templates, known_cohorts
 
 app = typer.Typer(
     name="segments",
@@ -46,15 +45,32 @@ app = typer.Typer(
 )
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+LabelSetsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--labels",
+        metavar="FILE",
+        help='A label set of your own to use as a cohort (JSON list, {"name", "labels"} or one label per '
+        "line; repeatable).",
+    ),
+]
 
 
 def _path(path: Path) -> Path:
     return path.expanduser().resolve()
 
 
-def _cohort(value: str | None) -> str | None:
-    if value is not None and value not in COHORTS:
-        raise LabelValidationError(f"--cohort {value!r}; use one of {', '.join(COHORTS)}.")
+def _cohort(value: str | None, label_sets: list[Path] | None = None) -> str | None:
+    """``--cohort`` checked, after the ``--labels`` files are registered as cohorts."""
+    if label_sets:
+        from strands_robots.segments.label_sets import load_label_set, register_label_set
+
+        for label_set in [load_label_set(_path(path)) for path in label_sets]:  # all checked first
+            register_label_set(label_set)
+    if value is not None and value not in known_cohorts():
+        raise LabelValidationError(
+            f"--cohort {value!r}; use one of {', '.join(known_cohorts())} (or --labels FILE for a set of your own)."
+        )
     return value
 
 
@@ -79,6 +95,7 @@ def validate_cmd(
         list[int] | None, typer.Argument(metavar="EPISODES", help="Episodes to check (default: every saved one).")
     ] = None,
     cohort: Annotated[str | None, typer.Option(help="Override the saved cohort.")] = None,
+    labels: LabelSetsOpt = None,
     base_velocity: Annotated[
         str | None, typer.Option("--base-velocity", help="Base-velocity feature (default: auto-detect).")
     ] = None,
@@ -90,7 +107,7 @@ def validate_cmd(
 ) -> None:
     """Check saved segmentations against the structure and the cohort's rules."""
     root = _path(root)
-    cohort = _cohort(cohort)
+    cohort = _cohort(cohort, labels)
     records = list_segmentations(root, labels_dir=resolve(labels_dir))
     if episodes:
         wanted = set(episodes)
@@ -203,7 +220,10 @@ def import_cmd(
         int | None, typer.Option(help="Episode of a file holding one episode's spans.", parser=whole_number)
     ] = None,
     fps: Annotated[float | None, typer.Option(help="fps for seconds when the dataset has no metadata.")] = None,
-    cohort: Annotated[str | None, typer.Option(help="robocasa365, agibot or allex (default: inferred).")] = None,
+    cohort: Annotated[
+        str | None, typer.Option(help="robocasa365, agibot, allex, generic or a --labels set (default: inferred).")
+    ] = None,
+    labels: LabelSetsOpt = None,
     normalize: Annotated[bool, typer.Option(help="Normalise official labels.")] = True,
     head: Annotated[str, typer.Option(help="Head gap: auto, extend, idle, error.")] = "auto",
     tail: Annotated[str, typer.Option(help="Tail gap: auto, task_complete, idle, extend, error.")] = "auto",
@@ -223,7 +243,7 @@ def import_cmd(
         annotator=annotator,
         episode=episode,
         fps=fps,
-        cohort=_cohort(cohort),
+        cohort=_cohort(cohort, labels),
         normalize=normalize,
         head=head,
         tail=tail,
@@ -319,11 +339,12 @@ def pool_cmd(
 
 @app.command("templates")
 def templates_cmd(
-    cohort: Annotated[str, typer.Option(help="robocasa365, agibot or allex.")] = "robocasa365",
+    cohort: Annotated[str, typer.Option(help="robocasa365, agibot, allex, generic or a --labels set.")] = "robocasa365",
+    labels: LabelSetsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The template registry of a cohort."""
-    templates = cohort_templates(_cohort(cohort) or "robocasa365")
+    templates = cohort_templates(_cohort(cohort, labels) or "robocasa365")
     if as_json:
         print_json([t.to_dict() for t in templates])
         return

@@ -117,3 +117,35 @@ def test_a_registered_set_is_a_cohort_for_parsing_checks_saving_and_the_pool(toy
     assert [t.surface for t in cohort_templates("test-kitchen")] == ["Wipe", TASK_COMPLETE]
     assert [p["template_id"] for p in label_pool(toy_dataset, task)] == [TASK_COMPLETE]
     assert get_segmentation(toy_dataset, 0)["segments"][0]["label"] == "Reach"
+
+
+def test_segments_commands_take_the_generic_set_and_a_label_set_file(toy_dataset, tmp_path):
+    from typer.testing import CliRunner
+
+    from strands_robots.cli.main import app
+
+    runner = CliRunner()
+    generic = runner.invoke(app, ["segments", "templates", "--cohort", "generic", "--json"])
+    assert generic.exit_code == 0, generic.output
+    assert [t["id"] for t in json.loads(generic.output)][:3] == ["G_REACH", "G_GRASP", "G_LIFT"]
+    labels = tmp_path / "bench.txt"
+    labels.write_text("reach\nstack the blocks\n")
+    own = runner.invoke(app, ["segments", "templates", "--labels", str(labels), "--cohort", "bench", "--json"])
+    assert own.exit_code == 0, own.output
+    assert [t["surface"] for t in json.loads(own.output)] == ["reach", "stack the blocks", TASK_COMPLETE]
+    source = tmp_path / "segs.json"
+    source.write_text(
+        json.dumps([{"start": 0, "end": 50, "label": "reach"}, {"start": 50, "end": 90, "label": "stack the blocks"}])
+    )
+    imported = runner.invoke(
+        app,
+        ["segments", "import", str(toy_dataset), str(source), "--episode", "1", "--annotator", "me",
+         "--labels", str(labels), "--cohort", "bench", "--time-unit", "frames"],
+    )  # fmt: skip
+    assert imported.exit_code == 0, imported.output
+    assert get_segmentation(toy_dataset, 1)["cohort"] == "bench"
+    checked = runner.invoke(app, ["segments", "validate", str(toy_dataset), "1", "--labels", str(labels)])
+    assert checked.exit_code == 0, checked.output
+    assert "episode 1: valid" in checked.output
+    unknown = runner.invoke(app, ["segments", "templates", "--cohort", "nosuchset"])
+    assert unknown.exit_code != 0 and "or --labels FILE for a set of your own" in str(unknown.exception)
