@@ -101,7 +101,9 @@ def split_revision(text: str) -> tuple[str, str | None]:
 
 def looks_like_repo_id(text: str) -> bool:
     """Whether ``text`` (without ``@REVISION``) has the shape of a Hub repo id ``OWNER/NAME``."""
-    name, _ = split_revision(str(text))
+    name = str(text).partition("@")[0]
+    if name.count("/") != 1 or name[:1] in "/.~":  # cheap refusals: absolute, ./x, a/b/c
+        return False
     return bool(_REPO_ID.fullmatch(name)) and ".." not in name
 
 
@@ -135,10 +137,10 @@ def hub_labels_dir(repo_id: str, revision: str | None = None) -> Path:
 
 def _remedy(repo_id: str, revision: str | None, root: Path) -> str:
     rev = f" --revision {revision}" if revision else ""
-    return (
-        f"unset HF_HUB_OFFLINE to let it be downloaded, or fetch it where the network is allowed: "
-        f"hf download {repo_id} --repo-type dataset{rev} --local-dir {root}"
-    )
+    fetch = f"hf download {repo_id} --repo-type dataset{rev} --local-dir {root}"
+    if offline():
+        return f"unset HF_HUB_OFFLINE to let it be downloaded, or fetch it where the network is allowed: {fetch}"
+    return f"fetch it where the network is allowed: {fetch}"
 
 
 def resolve_hub_dataset(repo_id: str, revision: str | None = None) -> HubDataset:
