@@ -339,12 +339,24 @@ def pool_cmd(
 
 @app.command("templates")
 def templates_cmd(
-    cohort: Annotated[str, typer.Option(help="robocasa365, agibot, allex, generic or a --labels set.")] = "robocasa365",
+    cohort: Annotated[
+        str | None,
+        typer.Option(
+            help="robocasa365, agibot, allex, generic or a --labels set "
+            "(default: the last --labels set, else robocasa365)."
+        ),
+    ] = None,
     labels: LabelSetsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The template registry of a cohort."""
-    templates = cohort_templates(_cohort(cohort, labels) or "robocasa365")
+    cohort = _cohort(cohort, labels)
+    if cohort is None and labels:
+        from strands_robots.segments.label_sets import load_label_set
+
+        cohort = load_label_set(_path(labels[-1])).name
+    cohort = cohort or "robocasa365"
+    templates = cohort_templates(cohort)
     if as_json:
         print_json([t.to_dict() for t in templates])
         return

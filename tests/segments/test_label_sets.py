@@ -147,5 +147,10 @@ def test_segments_commands_take_the_generic_set_and_a_label_set_file(toy_dataset
     checked = runner.invoke(app, ["segments", "validate", str(toy_dataset), "1", "--labels", str(labels)])
     assert checked.exit_code == 0, checked.output
     assert "episode 1: valid" in checked.output
+    shown = runner.invoke(app, ["segments", "templates", "--labels", str(labels), "--json"])  # no --cohort
+    assert shown.exit_code == 0, shown.output
+    assert [t["surface"] for t in json.loads(shown.output)] == ["reach", "stack the blocks", TASK_COMPLETE]
+    default = runner.invoke(app, ["segments", "templates", "--json"])
+    assert json.loads(default.output)[0]["id"] == "N1"  # robocasa365 without --labels
     unknown = runner.invoke(app, ["segments", "templates", "--cohort", "nosuchset"])
     assert unknown.exit_code != 0 and "or --labels FILE for a set of your own" in str(unknown.exception)
