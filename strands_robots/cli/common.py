@@ -23,6 +23,27 @@ console = Console(soft_wrap=True, markup=False)
 err_console = Console(stderr=True, soft_wrap=True, markup=False)
 
 
+def progress_bar(title: str, *, elapsed: bool, transient: bool) -> Any:
+    """A rich progress bar on stderr: ``title``, bar, done/total, [elapsed], remaining, the last item.
+
+    The last item (``task.fields["last"]``) is user data, so it is shown without markup.
+    """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = [TextColumn(title, style="bold"), BarColumn(), MofNCompleteColumn()]
+    if elapsed:
+        columns.append(TimeElapsedColumn())
+    columns += [TimeRemainingColumn(), TextColumn("{task.fields[last]}", markup=False)]
+    return Progress(*columns, console=err_console, transient=transient)
+
+
 def styled(*parts: str | tuple[str, str]) -> Text:
     """A line of plain text with some styled words: ``styled(("error:", "red"), " ", message)``.
 

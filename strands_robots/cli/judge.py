@@ -14,11 +14,19 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from typer.core import TyperCommand
 
-from strands_robots.cli.common import LabelsDirOpt, RevisionOpt, RootArg, console, err_console, resolve, styled
+from strands_robots.cli.common import (
+    LabelsDirOpt,
+    RevisionOpt,
+    RootArg,
+    console,
+    err_console,
+    progress_bar,
+    resolve,
+    styled,
+)
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
 
 #: Value of a bare ``--ray``: no address (a local cluster, or the one ``RAY_ADDRESS`` names).
@@ -180,16 +188,7 @@ def judge(
     wanted = parse_episode_list(episodes) if episodes is not None else None
     if wanted is not None:
         check_episodes_exist(dataset_root, wanted)
-    progress = Progress(
-        TextColumn("[bold]judge"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[last]}", markup=False),
-        console=err_console,
-        transient=False,
-    )
+    progress = progress_bar("judge", elapsed=True, transient=False)
     task = progress.add_task("judge", total=None, last="")
 
     def on_start(total: int) -> None:

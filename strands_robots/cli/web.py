@@ -16,9 +16,9 @@ from strands_robots.cli.common import (
     RevisionOpt,
     RootArg,
     console,
-    err_console,
     load_json_file,
     plural,
+    progress_bar,
     resolve,
 )
 from strands_robots.errors import MissingExtraError
@@ -137,20 +137,10 @@ def report(
 ) -> None:
     """Write PNG plots: quality and failure modes by verdict, judge vs human, disputes, episodes."""
     _require_extra("report")
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
     from strands_robots.report import write_report
 
     holdout = None if human is None else load_json_file(_path(human))
-    progress = Progress(
-        TextColumn("report", style="bold"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[last]}", markup=False),
-        console=err_console,
-        transient=True,
-    )
+    progress = progress_bar("report", elapsed=False, transient=True)
     task = progress.add_task("report", total=None, last="")
 
     def on_progress(done: int, total: int, what: str) -> None:
