@@ -199,20 +199,25 @@ window.StrandsLabels = (() => {
       schedulePrefetch();
     }
 
+    // Ask the browser for every available camera's frames after the current one, up to
+    // frame `end` (exclusive), each URL once.
+    function prefetchUntil(end) {
+      for (const camera of state.detail.cameras) {
+        if (!camera.available) continue;
+        for (let f = state.frame + 1; f < end; f += 1) {
+          const url = frameUrl(camera.index, f);
+          if (state.prefetched.has(url)) continue;
+          state.prefetched.add(url);
+          new Image().src = url;
+        }
+      }
+    }
+
     function schedulePrefetch() {
       clearTimeout(prefetchTimer);
       prefetchTimer = setTimeout(() => {
         if (!state.detail) return;
-        const end = Math.min(state.detail.length, state.frame + 24);
-        for (const camera of state.detail.cameras) {
-          if (!camera.available) continue;
-          for (let f = state.frame + 1; f < end; f += 1) {
-            const url = frameUrl(camera.index, f);
-            if (state.prefetched.has(url)) continue;
-            state.prefetched.add(url);
-            new Image().src = url;
-          }
-        }
+        prefetchUntil(Math.min(state.detail.length, state.frame + 24));
       }, 180);
     }
 
@@ -250,16 +255,7 @@ window.StrandsLabels = (() => {
     }
 
     function prefetchAhead(seconds) {
-      const end = Math.min(state.detail.length, frameAtTime(timeOf(state.frame) + seconds) + 1);
-      for (const camera of state.detail.cameras) {
-        if (!camera.available) continue;
-        for (let f = state.frame + 1; f < end; f += 1) {
-          const url = frameUrl(camera.index, f);
-          if (state.prefetched.has(url)) continue;
-          state.prefetched.add(url);
-          new Image().src = url;
-        }
-      }
+      prefetchUntil(Math.min(state.detail.length, frameAtTime(timeOf(state.frame) + seconds) + 1));
     }
 
     function togglePlay() {
