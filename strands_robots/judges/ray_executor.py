@@ -8,8 +8,8 @@ judge ROOT --ray`` run:
   so a worker never opens the sidecar: its ``write_label`` checks the label and returns
   it (:attr:`JudgeToolConfig.defer_writes`).
 - The driver writes each returned batch with one group commit
-  (:func:`~strands_robots.episode_labels.judge.annotate_episodes`): the label files have
-  one writer, so no file lock is ever needed across machines.
+  (:func:`~strands_robots.judges.runner.write_judged`, the offline thread executor's
+  writer): the label files have one writer, so no file lock is ever needed across machines.
 - Bounded in-flight work: at most :data:`IN_FLIGHT_PER_WORKER` batches per actor.
 - A worker process that dies is restarted by Ray and its batch retried
   (``max_restarts`` / ``max_task_retries``); past that the driver replaces the actor and
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,9 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.episode_labels import read_labels
-from strands_robots.episode_labels.judge import annotate_episodes
-from strands_robots.errors import LabelsError, LabelValidationError, MissingExtraError
-from strands_robots.judges.runner import EpisodeResult, JudgeReport, RetryPolicy, judge_episode
+from strands_robots.errors import LabelValidationError, MissingExtraError
+from strands_robots.judges.runner import EpisodeResult, JudgeReport, RetryPolicy, judge_episode, write_judged
 
 #: The pip command that installs Ray for this package.
 RAY_INSTALL = "pip install 'strands-robots-labels[ray]'"
@@ -48,8 +48,6 @@ MAX_DEFAULT_BATCH = 32
 
 #: Environment a Hub dataset's workers get from the driver (where the copy is, offline or not).
 HUB_ENV = ("HF_LEROBOT_HOME", "HF_HOME", "HF_HUB_OFFLINE", "HF_ENDPOINT")
-
-_JUDGE_FIELDS = ("quality", "failure_mode", "note", "success_opinion", "model")
 
 
 def require_ray() -> Any:
@@ -254,7 +252,10 @@ def judge_on_ray(
             for name, seconds in payload["tool_seconds"].items():
                 report.tool_seconds[name] = report.tool_seconds.get(name, 0.0) + seconds
             pairs = [(r, j) for r, j in payload["results"] if r.episode in batch.episodes and r.episode not in reported]
-            for result in _write(root, labels_dir, pairs):
+            written_at = time.perf_counter()
+            written = write_judged(root, labels_dir, pairs)
+            report.write_seconds += time.perf_counter() - written_at
+            for result in written:
                 finish(result)
     finally:
         for actor in actors:
@@ -265,28 +266,3 @@ def judge_on_ray(
 
 def _worker_record(record: dict[str, Any] | None) -> dict[str, Any]:
     return {k: record[k] for k in ("deterministic", "judge") if k in record} if record else {}
-
-
-def _annotation(episode: int, judge: dict[str, Any]) -> dict[str, Any]:
-    return {"episode": episode, **{k: judge.get(k) for k in _JUDGE_FIELDS}, "keep_history": True}
-
-
-def _write(
-    root: Path, labels_dir: str | Path | None, pairs: list[tuple[EpisodeResult, dict[str, Any] | None]]
-) -> list[EpisodeResult]:
-    """Write a batch's labels (one group commit; one by one if the batch is refused)."""
-    labelled = [(r, j) for r, j in pairs if r.ok and j is not None]
-    out = [r for r, j in pairs if not (r.ok and j is not None)]
-    try:
-        annotate_episodes(root, [_annotation(r.episode, j) for r, j in labelled], labels_dir=labels_dir)
-        return out + [r for r, _ in labelled]
-    except LabelsError:
-        pass  # all-or-nothing refused the batch: find which episodes it was
-    for result, judge in labelled:
-        try:
-            annotate_episodes(root, [_annotation(result.episode, judge)], labels_dir=labels_dir)
-            out.append(result)
-        except LabelsError as exc:
-            error = f"label not written: {type(exc).__name__}: {exc}"
-            out.append(EpisodeResult(result.episode, False, error=error, seconds=result.seconds))
-    return out

@@ -139,8 +139,9 @@ class JudgeReport:
         seconds: Wall time of the run (profile included).
         profile_seconds: Time spent profiling the dataset (offline judge).
         tool_seconds: Tool name -> seconds spent inside it (summed over workers).
-        write_seconds: Time this process spent writing labels in group commits (the
-            offline judge's; a model judge writes inside ``write_label``).
+        write_seconds: Time this process spent writing labels in group commits
+            (:func:`write_judged`: the offline judge's, and every Ray run's on the driver;
+            a model judge on threads writes inside ``write_label``).
         signals_reused: ``sample_frames`` calls answered from the profile pass's rows
             and signals instead of reading and computing them again (offline judge).
         warnings: Run-level caveats for the summary (e.g. too few episodes to compare).

@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -14,6 +15,7 @@ from strands_robots.cli.main import app
 from strands_robots.episode_labels import read_labels
 from strands_robots.errors import LabelValidationError
 from strands_robots.judges import DatasetProfile, run_judge
+from strands_robots.judges import runner as runner_module
 from tests.distributed.slow_models import SlowPidJudge
 
 JUDGE_KEYS = ("quality", "failure_mode", "note", "success_opinion", "model", "disputes_verdict")
@@ -38,6 +40,33 @@ def test_ray_labels_equal_the_thread_executors(ray_cluster, g1_with_verdicts, co
     assert set(on_ray.tool_seconds) == {"read_predicate_verdict", "load_episode", "sample_frames", "write_label"}
     records = read_labels(twin)["episodes"]
     assert all("judge_history" not in r for r in records.values())  # each written once
+
+
+def test_both_executors_write_through_one_group_commit_writer(ray_cluster, g1_with_verdicts, copy_dataset, monkeypatch):
+    """Threads and Ray both write with ``runner.write_judged``: same labels, same refusals."""
+    twin = copy_dataset(g1_with_verdicts, "twin")
+    commits: dict[str, list[tuple[int, ...]]] = {}
+    real = runner_module.annotate_episodes
+
+    def refuse_three(root, annotations, **kwargs):  # the store refuses episode 3's label
+        commits.setdefault(Path(root).name, []).append(tuple(a["episode"] for a in annotations))
+        if any(a["episode"] == 3 for a in annotations):
+            raise LabelValidationError("episode 3 refused")
+        return real(root, annotations, **kwargs)
+
+    monkeypatch.setattr(runner_module, "annotate_episodes", refuse_three)
+    threads = run_judge(g1_with_verdicts, workers=2)
+    on_ray = run_judge(twin, executor="ray", workers=2, batch_size=10)
+    for report in (threads, on_ray):
+        assert [r.episode for r in report.failed] == [3] and len(report.labelled) == 99
+        assert report.failed[0].error == "label not written: LabelValidationError: episode 3 refused"
+        assert report.write_seconds > 0
+    assert judge_blocks(twin) == judge_blocks(g1_with_verdicts)
+    assert "3" not in judge_blocks(twin) and len(judge_blocks(twin)) == 99
+    # on Ray: one commit per returned batch; the refused batch [0, 10) again one episode at a time
+    batches = {tuple(range(b, b + 10)) for b in range(0, 100, 10)}
+    assert set(commits[twin.name]) == batches | {(e,) for e in range(10)}
+    assert len(commits[twin.name]) == 20
 
 
 def test_ray_run_resumes_and_relabels_with_history(ray_cluster, g1_with_verdicts):
