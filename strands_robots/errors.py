@@ -91,6 +91,17 @@ class LabelValidationError(LabelsError, ValueError):
     http_status = 422
 
 
+class InputFileError(LabelValidationError):
+    """A file a person named cannot be read as text: missing, a directory, not UTF-8, unreadable.
+
+    Raised by :func:`strands_robots.storage.textfile.read_user_text` (a verdicts file, a
+    label set, a mapping). The message names the path and what is wrong with it; ``remedy``
+    is the one next step for that case (the message ends with it too).
+    """
+
+    remedy = "pass the path of an existing, readable UTF-8 text file."
+
+
 class StorageError(LabelsError, OSError):
     """Writing a sidecar failed (disk full, permission); the previous file is intact."""
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from strands_robots.errors import LabelValidationError
+from strands_robots.storage.textfile import read_user_text
 
 if TYPE_CHECKING:
     from strands_robots.dataset.hub import HubDataset
@@ -157,13 +158,17 @@ def resolve(path: Path | None) -> Path | None:
 
 
 def load_json_file(path: Path) -> Any:
-    """Parse a JSON file a person passed, or raise a clear error."""
+    """Parse a JSON file a person passed, or raise a clear error.
+
+    Raises:
+        InputFileError: missing, a directory, not UTF-8, unreadable (:func:`read_user_text`).
+        LabelValidationError: not valid JSON.
+    """
+    text = read_user_text(path, kind="JSON file")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise LabelValidationError(f"{path} does not exist.") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LabelValidationError(f"{path} is not valid UTF-8 JSON ({exc}).") from exc
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LabelValidationError(f"{path} is not valid JSON ({exc}); fix the file and retry.") from exc
 
 
 def whole_number(text: str) -> int:
@@ -179,21 +184,14 @@ def whole_number(text: str) -> int:
 
 
 def load_json_or_jsonl(path: Path) -> Any:
-    """A JSON document, or a JSON Lines file as a list of objects."""
+    """A JSON document, or a JSON Lines file as a list of objects.
+
+    Raises:
+        InputFileError: missing, a directory, not UTF-8, unreadable (:func:`read_user_text`).
+        LabelValidationError: a line of a JSON Lines file is not valid JSON.
+    """
     example = '[{"episode": 0, "success": true}]'
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise LabelValidationError(
-            f"{path} does not exist; pass the path of an existing JSON file (a list such as {example}) or a JSON "
-            "Lines file (one object per line)."
-        ) from exc
-    except IsADirectoryError as exc:
-        raise LabelValidationError(f"{path} is a directory; pass the JSON (or JSON Lines) file inside it.") from exc
-    except PermissionError as exc:
-        raise LabelValidationError(f"{path} cannot be read (permission denied); make it readable and retry.") from exc
-    except UnicodeDecodeError as exc:
-        raise LabelValidationError(f"{path} is not UTF-8 text ({exc}); save it as UTF-8 JSON and retry.") from exc
+    text = read_user_text(path, kind=f"JSON file (a list such as {example}) or JSON Lines file (one object per line)")
     try:
         return json.loads(text)
     except json.JSONDecodeError:

@@ -34,6 +34,7 @@ from strands_robots.segments.templates import (
     Template,
     register_cohort,
 )
+from strands_robots.storage.textfile import read_user_text
 
 MAX_LABELS = 500
 MAX_LABEL_CHARS = 100
@@ -104,6 +105,7 @@ class LabelSet(BaseModel):
 
 
 _EXAMPLE = '["reach", "grasp the cup", "wipe"] or {"name": "kitchen", "labels": ["reach", "grasp the cup"]}'
+_KIND = "label set file (a JSON list or object, or one label per line)"
 
 
 def _refusal(path: Path | str, exc: ValidationError, data: Any) -> LabelValidationError:
@@ -145,19 +147,12 @@ def load_label_set(path: str | Path) -> LabelSet:
     """Read a label set file (JSON list, JSON object, or one label per line).
 
     Raises:
-        LabelValidationError: unreadable, not UTF-8, bad JSON, or a bad name or label.
+        InputFileError: the file does not exist, is a directory, is not UTF-8 or cannot be
+            read (a :class:`LabelValidationError`; see :mod:`strands_robots.storage.textfile`).
+        LabelValidationError: bad JSON, another shape, or a bad name or label.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise LabelValidationError(f"the label set file {path} does not exist; pass an existing file.") from exc
-    except IsADirectoryError as exc:
-        raise LabelValidationError(f"{path} is a directory; pass the label set file.") from exc
-    except UnicodeDecodeError as exc:
-        raise LabelValidationError(f"the label set file {path} is not UTF-8 text; save it as UTF-8.") from exc
-    except OSError as exc:
-        raise LabelValidationError(f"the label set file {path} cannot be read ({exc.strerror or exc}).") from exc
+    text = read_user_text(path, what="the label set file", kind=_KIND)
     default = re.sub(r"[^A-Za-z0-9_.-]+", "-", path.stem).strip("-._") or None
     stripped = text.lstrip()
     if stripped.startswith(("[", "{")) or path.suffix.lower() == ".json":

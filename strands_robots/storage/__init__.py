@@ -6,6 +6,8 @@
 - :mod:`.jsonl`: fsynced append-only JSON Lines with torn-tail recovery.
 - :mod:`.record_store`: a JSON document of per-episode records with an O(1)
   journal folded into the canonical file (used by ``episode_labels`` and ``segments``).
+- :mod:`.textfile`: the one reader of a text file a person names (a label set, a CLI
+  JSON argument), with one typed error per way the read fails.
 """
 
 from strands_robots.storage.atomic import atomic_write_bytes, check_target

@@ -81,7 +81,7 @@ def test_a_bad_label_set_is_a_typed_error_naming_the_remedy_and_registers_nothin
         register_label_set(path)
     assert "Fix the file" in str(caught.value) or "it holds" in str(caught.value) or "must be" in str(caught.value)
     assert known_cohorts() == before
-    with pytest.raises(LabelValidationError, match="does not exist; pass an existing file"):
+    with pytest.raises(LabelValidationError, match="does not exist; pass the path of an existing label set file"):
         load_label_set(tmp_path / "absent.json")
 
 

@@ -1,0 +1,56 @@
+"""The one reader of a text file a person named: a verdicts list, a label set, a mapping.
+
+Every entry point that takes such a file (the CLI's JSON arguments,
+:func:`strands_robots.segments.label_sets.load_label_set`) reads it here, so a missing
+file, a directory, bytes that are not UTF-8 and a file that cannot be read get one
+:class:`~strands_robots.errors.InputFileError` each, naming the path, with the remedy for
+that case on the error (``remedy``) and at the end of its message. What the text holds
+(JSON, JSON Lines, one label per line) is the caller's to parse.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from strands_robots.errors import InputFileError
+
+#: Remedies, one per way the read fails (``{kind}`` is the caller's description of the file).
+MISSING_REMEDY = "pass the path of an existing {kind}."
+DIRECTORY_REMEDY = "pass the path of the {kind} inside it, not the directory."
+NOT_UTF8_REMEDY = "save it as UTF-8 text and retry."
+UNREADABLE_REMEDY = "make it readable (check its permissions) and retry."
+
+
+def read_user_text(path: str | Path, *, what: str = "the file", kind: str = "file") -> str:
+    """The text of a UTF-8 file a person named.
+
+    Args:
+        path: The file (as given; not resolved here).
+        what: How the message names the file, e.g. ``"the label set file"``.
+        kind: What the remedy asks for, e.g. ``"JSON file (a list such as [...])"``.
+
+    Returns:
+        The decoded text (``str``).
+
+    Raises:
+        InputFileError: ``path`` does not exist, is a directory, is not UTF-8 or cannot be
+            read; the message names ``path`` and ends with the error's ``remedy``.
+    """
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise _refusal(f"{what} {path} does not exist", MISSING_REMEDY.format(kind=kind)) from exc
+    except IsADirectoryError as exc:
+        raise _refusal(f"{what} {path} is a directory", DIRECTORY_REMEDY.format(kind=kind)) from exc
+    except UnicodeDecodeError as exc:
+        raise _refusal(f"{what} {path} is not UTF-8 text ({exc.reason} at byte {exc.start})", NOT_UTF8_REMEDY) from exc
+    except OSError as exc:
+        raise _refusal(f"{what} {path} cannot be read ({exc.strerror or exc})", UNREADABLE_REMEDY) from exc
+
+
+def _refusal(problem: str, remedy: str) -> InputFileError:
+    return InputFileError(f"{problem}; {remedy}", remedy=remedy)
+
+
+__all__ = ["read_user_text"]
