@@ -18,21 +18,15 @@ from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.document import open_store
 from strands_robots.errors import LabelValidationError
 from strands_robots.fingerprint import IDENTITY_KEYS, Fingerprinter, open_dataset_if_present
-from strands_robots.storage.codec import dump_canonical
-from strands_robots.storage.mapping import EpisodeMapping, check_targets
-from strands_robots.storage.record_store import content_digest
-from strands_robots.storage.remap_txn import Participant, Step, run_remap
+from strands_robots.storage.mapping import EpisodeMapping, check_targets, mapping_table
+from strands_robots.storage.remap_txn import Participant, Step, record_store_step, remap_sidecar
 
 NAME = "episode_labels"
 
 
-def check_mapping(mapping: Any) -> dict[int, int]:
-    """Normalise ``{old: new}`` (the rule of :mod:`strands_robots.storage.mapping`).
-
-    Raises:
-        LabelValidationError: not a mapping of non-negative ints, or not one-to-one.
-    """
-    return dict(EpisodeMapping.parse(mapping).table)
+#: ``{old: new}`` as ints (the rule of :mod:`strands_robots.storage.mapping`); raises
+#: ``LabelValidationError`` for anything but a one-to-one mapping of non-negative ints.
+check_mapping = mapping_table
 
 
 def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow_drop: bool = False) -> Participant:
@@ -43,41 +37,11 @@ def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow
         dataset = open_dataset_if_present(root)
         if dataset is not None:
             check_targets(mapping, dataset.episodes, root)
-        if not store.path.exists() and not store.journal.exists():
-            return Step(NAME, store.path, 0)
-        store.flush()
-        before = store.path.read_bytes()
-        document = store.read()
-        records = document["episodes"]
-        mapping.refuse_drops((int(k) for k in records), allow_drop=allow_drop, what="labels")
-        fingerprint = Fingerprinter(dataset) if dataset is not None else None
-        moved: dict[str, Any] = {}
-        contradictions = []
-        for key, record in records.items():
-            new = mapping.get(int(key))
-            if new is None:
-                continue
-            record = dict(record, episode_index=new)
-            if fingerprint is not None and record.get("fingerprint"):
-                reason = fingerprint.stale_reason(new, record["fingerprint"], IDENTITY_KEYS)
-                if reason:
-                    contradictions.append(f"{key} -> {new} ({reason})")
-                    continue
-                record["fingerprint"] = fingerprint(new)
-            moved[str(new)] = record
-        if contradictions:
-            raise LabelValidationError(
-                "the mapping contradicts the labels' fingerprints, so it does not describe this dataset edit: "
-                + "; ".join(contradictions[:10])
-                + ". Nothing was changed; check the mapping (old index -> new index), or build it from the "
-                "deleted episodes (mapping_after_delete; CLI: --deleted 3,7)."
-            )
-        if moved == records:
-            return Step(NAME, store.path, len(moved))
-        document["episodes"] = moved
-        store.validate(document, store.path)
-        data = dump_canonical(document)
-        return Step(NAME, store.path, len(moved), "replace", data=data, before=content_digest(before))
+
+        def move(records: dict[str, Any]) -> dict[str, Any]:
+            return _moved(records, mapping, dataset)
+
+        return record_store_step(NAME, store, mapping, allow_drop=allow_drop, what="labels", move=move)
 
     return Participant(NAME, store.path, plan)
 
@@ -117,9 +81,34 @@ def remap(
             episodes listed; nothing changed).
         EpisodeNotFoundError: a new index the (edited) dataset does not have.
     """
-    parsed = EpisodeMapping.parse(mapping)
-    part = participant(root, labels_dir, allow_drop=allow_drop)
-    return run_remap(part.sidecar.parent, [part], parsed, dry_run=dry_run).counts[NAME]
+    return remap_sidecar(mapping, lambda: participant(root, labels_dir, allow_drop=allow_drop), dry_run=dry_run)
+
+
+def _moved(records: dict[str, Any], mapping: EpisodeMapping, dataset: Any) -> dict[str, Any]:
+    """The mapped records under their new index, fingerprints checked and refreshed."""
+    fingerprint = Fingerprinter(dataset) if dataset is not None else None
+    moved: dict[str, Any] = {}
+    contradictions = []
+    for key, record in records.items():
+        new = mapping.get(int(key))
+        if new is None:
+            continue
+        record = dict(record, episode_index=new)
+        if fingerprint is not None and record.get("fingerprint"):
+            reason = fingerprint.stale_reason(new, record["fingerprint"], IDENTITY_KEYS)
+            if reason:
+                contradictions.append(f"{key} -> {new} ({reason})")
+                continue
+            record["fingerprint"] = fingerprint(new)
+        moved[str(new)] = record
+    if contradictions:
+        raise LabelValidationError(
+            "the mapping contradicts the labels' fingerprints, so it does not describe this dataset edit: "
+            + "; ".join(contradictions[:10])
+            + ". Nothing was changed; check the mapping (old index -> new index), or build it from the "
+            "deleted episodes (mapping_after_delete; CLI: --deleted 3,7)."
+        )
+    return moved
 
 
 __all__ = ["check_mapping", "participant", "remap"]

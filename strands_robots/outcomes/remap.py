@@ -19,20 +19,15 @@ from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.outcomes.episodes import open_episodes
 from strands_robots.outcomes.labels import utc_now
 from strands_robots.outcomes.store import open_outcome_store
-from strands_robots.storage.mapping import EpisodeMapping, check_targets
-from strands_robots.storage.remap_txn import Participant, Step, run_remap
+from strands_robots.storage.mapping import EpisodeMapping, check_targets, mapping_table
+from strands_robots.storage.remap_txn import Participant, Step, remap_sidecar
 
 NAME = "outcomes"
 
 
-def normalise_mapping(mapping: Any) -> dict[int, int]:
-    """``{old: new}`` as ints (the rule of :mod:`strands_robots.storage.mapping`).
-
-    Raises:
-        LabelValidationError: not a mapping of non-negative integers, or two old episodes
-            map to the same new one.
-    """
-    return dict(EpisodeMapping.parse(mapping).table)
+#: ``{old: new}`` as ints (the rule of :mod:`strands_robots.storage.mapping`); raises
+#: ``LabelValidationError`` for anything but a one-to-one mapping of non-negative ints.
+normalise_mapping = mapping_table
 
 
 def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow_drop: bool = False) -> Participant:
@@ -82,8 +77,4 @@ def remap(
         LabelValidationError: the mapping is malformed, or drops labels without ``allow_drop``.
         EpisodeNotFoundError: a new index is not in the dataset.
     """
-    parsed = EpisodeMapping.parse(mapping)
-    part = participant(root, labels_dir, allow_drop=allow_drop)
-    if not part.sidecar.parent.is_dir():
-        return 0
-    return run_remap(part.sidecar.parent, [part], parsed, dry_run=dry_run).counts[NAME]
+    return remap_sidecar(mapping, lambda: participant(root, labels_dir, allow_drop=allow_drop), dry_run=dry_run)

@@ -16,22 +16,16 @@ from typing import Any
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import EpisodeNotFoundError
 from strands_robots.segments.episodes import open_dataset_if_present
-from strands_robots.segments.store import _exists, open_store
-from strands_robots.storage.codec import dump_canonical
-from strands_robots.storage.mapping import EpisodeMapping, check_targets
-from strands_robots.storage.record_store import content_digest
-from strands_robots.storage.remap_txn import Participant, Step, run_remap
+from strands_robots.segments.store import open_store
+from strands_robots.storage.mapping import EpisodeMapping, check_targets, mapping_table
+from strands_robots.storage.remap_txn import Participant, Step, record_store_step, remap_sidecar
 
 NAME = "segments"
 
 
-def check_mapping(mapping: Any) -> dict[int, int]:
-    """Normalise ``{old: new}`` (the rule of :mod:`strands_robots.storage.mapping`).
-
-    Raises:
-        LabelValidationError: not a mapping of non-negative ints, or two olds onto one new.
-    """
-    return dict(EpisodeMapping.parse(mapping).table)
+#: ``{old: new}`` as ints (the rule of :mod:`strands_robots.storage.mapping`); raises
+#: ``LabelValidationError`` for anything but a one-to-one mapping of non-negative ints.
+check_mapping = mapping_table
 
 
 def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow_drop: bool = False) -> Participant:
@@ -42,21 +36,11 @@ def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow
         dataset = open_dataset_if_present(root)
         if dataset is not None:
             check_targets(mapping, dataset.episodes, root)
-        if not _exists(store):
-            return Step(NAME, store.path, 0)
-        store.flush()
-        before = store.path.read_bytes()
-        document = store.read()
-        records = document["episodes"]
-        mapping.refuse_drops((int(k) for k in records), allow_drop=allow_drop, what="segmentations")
-        moved = _moved(records, mapping, dataset)
-        if moved == records:
-            return Step(NAME, store.path, len(moved))
-        document["episodes"] = moved
-        store.validate(document, store.path)
-        return Step(
-            NAME, store.path, len(moved), "replace", data=dump_canonical(document), before=content_digest(before)
-        )
+
+        def move(records: dict[str, Any]) -> dict[str, Any]:
+            return _moved(records, mapping, dataset)
+
+        return record_store_step(NAME, store, mapping, allow_drop=allow_drop, what="segmentations", move=move)
 
     return Participant(NAME, store.path, plan)
 
@@ -87,9 +71,7 @@ def remap(
         EpisodeNotFoundError: a new index the edited dataset does not have, or a kept
             record whose length no longer matches its new episode (nothing changed).
     """
-    parsed = EpisodeMapping.parse(mapping)
-    part = participant(root, labels_dir, allow_drop=allow_drop)
-    return run_remap(part.sidecar.parent, [part], parsed, dry_run=dry_run).counts[NAME]
+    return remap_sidecar(mapping, lambda: participant(root, labels_dir, allow_drop=allow_drop), dry_run=dry_run)
 
 
 def _moved(records: dict[str, Any], mapping: EpisodeMapping, dataset: Any) -> dict[str, Any]:

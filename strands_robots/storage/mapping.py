@@ -184,6 +184,18 @@ class EpisodeMapping:
             )
 
 
+def mapping_table(mapping: Any) -> dict[int, int]:
+    """``{old: new}`` as ints, checked by :meth:`EpisodeMapping.parse` (the module rule).
+
+    Each store's ``check_mapping`` (``normalise_mapping`` for outcomes) is this function.
+
+    Raises:
+        LabelValidationError: not a mapping of non-negative integers, or two old episodes
+            map to the same new one.
+    """
+    return dict(EpisodeMapping.parse(mapping).table)
+
+
 def _index(value: Any, what: str) -> int:
     value = _as_key(value)
     if type(value) is not int or value < 0 or value > MAX_EPISODE_INDEX:

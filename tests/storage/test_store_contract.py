@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import errno
-import importlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -269,7 +268,7 @@ def test_a_renumbering_edit_makes_records_stale_and_the_one_remap_moves_them(sto
 
 
 def test_each_store_remap_is_the_one_transaction(store, root, monkeypatch):
-    """``episode_labels.remap``, ``outcomes.remap`` and ``segments.remap`` run through ``run_remap``."""
+    """``episode_labels.remap``, ``outcomes.remap`` and ``segments.remap`` are ``remap_sidecar`` over ``run_remap``."""
     from strands_robots.storage import remap_txn
 
     store.write(root, 2, "two")
@@ -281,8 +280,7 @@ def test_each_store_remap_is_the_one_transaction(store, root, monkeypatch):
         seen.append([p.name for p in participants])
         return real(directory, participants, mapping, **options)
 
-    module = importlib.import_module(f"strands_robots.{store.name}.remap")
-    monkeypatch.setattr(module, "run_remap", spy)
+    monkeypatch.setattr(remap_txn, "run_remap", spy)
     own = {"episode_labels": el.remap, "outcomes": outcomes.remap, "segments": segments.remap}[store.name]
     own(root, {1: 0, 2: 1}, allow_drop=True)
     assert seen == [[store.name]]
