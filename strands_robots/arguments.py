@@ -6,8 +6,12 @@ pydantic's ``ValidationError`` into :class:`~strands_robots.errors.LabelArgument
 ``strands_robots`` implementation that catch ``TypeError`` keep working). Values are
 never coerced into something else: ``"no"`` is not a boolean, ``5`` is not a path.
 
+Numbers are checked against one set of :class:`Limits` per kind of number (:data:`FPS`,
+:data:`SECONDS`, :data:`HELD_OUT_SHARE`, :data:`UNIT_FRACTION`, :data:`SPEED_THRESHOLD`), so every entry point
+taking an fps, a number of seconds or a fraction accepts and refuses the same values.
+
 pydantic is imported on first need: the plain cases (an ``str`` or ``Path`` of plain
-text, a ``bool``, a ``list`` of ``str``) are accepted by an exact pre-check that gives
+text, a ``bool``, a ``list`` of ``str``, an exact ``int`` or ``float``) are accepted by an exact pre-check that gives
 what the adapter gives (``tests/tooling/test_arguments_fast_path.py`` holds the two
 to the same answers), so a process that only reads labels never pays pydantic's import.
 """
@@ -19,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path, PosixPath, WindowsPath
 from typing import Annotated, Any
 
-from strands_robots.errors import LabelArgumentError
+from strands_robots.errors import LabelArgumentError, LabelValidationError
 
 
 def _plain_path_text(value: str | Path) -> str | Path:
@@ -223,3 +227,134 @@ def bool_argument(value: Any, refuse: Callable[[Any], Exception]) -> bool:
         return bool(_adapter("flag").validate_python(candidate))
     except _validation_error():
         raise refuse(value) from None
+
+
+class Limits:
+    """The bounds of one kind of number; ``None`` leaves a side open.
+
+    Args:
+        gt: Values must be greater than this.
+        ge: Values must be at least this.
+        lt: Values must be less than this.
+        le: Values must be at most this.
+    """
+
+    __slots__ = ("gt", "ge", "lt", "le")
+
+    def __init__(
+        self, *, gt: float | None = None, ge: float | None = None, lt: float | None = None, le: float | None = None
+    ) -> None:
+        self.gt, self.ge, self.lt, self.le = gt, ge, lt, le
+
+    def holds(self, x: float) -> bool:
+        """True when the finite float ``x`` is within the bounds."""
+        return (
+            (self.gt is None or x > self.gt)
+            and (self.ge is None or x >= self.ge)
+            and (self.lt is None or x < self.lt)
+            and (self.le is None or x <= self.le)
+        )
+
+    def describe(self) -> str:
+        """``"greater than 0"``, ``"from 0 to 1"``, ``"strictly between 0 and 1"`` (empty when unbounded)."""
+        low = f"{self.gt:g}" if self.gt is not None else f"{self.ge:g}" if self.ge is not None else None
+        high = f"{self.lt:g}" if self.lt is not None else f"{self.le:g}" if self.le is not None else None
+        if low is not None and high is not None:
+            if self.gt is not None and self.lt is not None:
+                return f"strictly between {low} and {high}"
+            if self.ge is not None and self.le is not None:
+                return f"from {low} to {high}"
+            return f"{'above' if self.gt is not None else 'at least'} {low} and {'below' if self.lt is not None else 'at most'} {high}"
+        if low is not None:
+            return f"greater than {low}" if self.gt is not None else f"{low} or greater"
+        if high is not None:
+            return f"less than {high}" if self.lt is not None else f"{high} or less"
+        return ""
+
+    def __repr__(self) -> str:
+        bounds = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__ if getattr(self, k) is not None)
+        return f"Limits({bounds})"
+
+
+#: The one set of limits of each kind of number taken at the public API (every entry point
+#: taking such a value checks it against these, so one value is accepted everywhere or nowhere).
+#: Frames per second (of a dataset, or given for seconds-based spans): positive.
+FPS = Limits(gt=0)
+#: Seconds (a timestamp from the episode start, a duration, a smoothing window): 0 or more.
+SECONDS = Limits(ge=0)
+#: A share of the candidate episodes held out for evaluation: never nothing, never everything.
+HELD_OUT_SHARE = Limits(gt=0, lt=1)
+#: A fraction from 0 to 1 inclusive (task progress, a confidence, a tolerance on a share).
+UNIT_FRACTION = Limits(ge=0, le=1)
+#: A base-speed threshold in the base-velocity feature's units (m/s): positive.
+SPEED_THRESHOLD = Limits(gt=0)
+
+
+def _number_adapter(limits: Limits) -> Any:
+    """The strict, finite float adapter of one set of limits (built once per set, on first need)."""
+    kind = f"float:{limits!r}"
+    adapter = _adapters.get(kind)
+    if adapter is None:
+        from pydantic import Field, StrictFloat, TypeAdapter
+
+        bounds = Field(allow_inf_nan=False, gt=limits.gt, ge=limits.ge, lt=limits.lt, le=limits.le)
+        adapter = _adapters[kind] = TypeAdapter(Annotated[StrictFloat, bounds])
+    return adapter
+
+
+def number_argument(value: Any, refuse: Callable[[Any], Exception], limits: Limits = Limits()) -> float:  # noqa: B008 - immutable
+    """A finite real number within ``limits``, as a Python ``float``.
+
+    Accepted: ``int``, ``float``, numpy integers and floats, ``Fraction``, ``Decimal``
+    (pydantic's ``StrictFloat``). Refused: ``True``/``False``, text (``"0.5"``), ``None``,
+    NaN, infinity and integers too large for a float. An exact ``int`` or ``float`` is
+    checked without pydantic, with the same answer (``tests/tooling/test_arguments_fast_path.py``).
+
+    Args:
+        value: The argument as passed.
+        refuse: Builds the entry point's own typed error from ``value`` (see
+            :func:`number_refusal` for the usual one).
+        limits: The bounds, one of this module's sets (:data:`FPS`, :data:`SECONDS`,
+            :data:`HELD_OUT_SHARE`, :data:`UNIT_FRACTION`) for those kinds of number.
+
+    Returns:
+        The value as a ``float``.
+
+    Raises:
+        Exception: ``refuse(value)`` when ``value`` is not such a number.
+    """
+    kind = type(value)
+    if kind is float or kind is int:
+        try:
+            x = float(value)
+        except OverflowError:  # an int past 1.8e308
+            raise refuse(value) from None
+        if x - x == 0.0 and limits.holds(x):  # x - x is NaN for NaN and infinity
+            return x
+        raise refuse(value)
+    try:
+        return float(_number_adapter(limits).validate_python(value))
+    except _validation_error():
+        raise refuse(value) from None
+
+
+def number_refusal(
+    what: str, limits: Limits, remedy: str, error: type[Exception] = LabelValidationError
+) -> Callable[[Any], Exception]:
+    """The usual ``refuse`` of :func:`number_argument`: ``error`` naming the bounds, the value and the remedy.
+
+    The message reads ``"{what} must be a finite number {bounds}, got {type} {value}; {remedy}"``.
+    """
+
+    def refuse(value: Any) -> Exception:
+        try:
+            shown = repr(value)
+        except ValueError:  # repr() of an int past 4300 digits
+            shown = f"of {value.bit_length()} bits"
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        bounds = limits.describe()
+        return error(
+            f"{what} must be a finite number{' ' + bounds if bounds else ''}, got {type(value).__name__} {shown}; {remedy}"
+        )
+
+    return refuse

@@ -7,12 +7,12 @@ written by ``lerobot`` itself (``../shared/datasets/lerobot-written-v30-video``)
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from strands_robots.arguments import FPS, number_argument
 from strands_robots.dataset.keys import STATE_KEY  # noqa: F401 (importers of dataset.info.STATE_KEY)
 from strands_robots.dataset.problems import HEADER, VERSION, Problem
 from strands_robots.errors import DatasetError, UnsupportedVersionError
@@ -144,17 +144,22 @@ def _is_int(value: Any) -> bool:
 
 
 def parse_fps(value: Any, path: Path) -> int | float:
-    """Validate ``fps``: a positive finite number, not a boolean.
+    """Validate ``fps``: a positive finite number (:data:`strands_robots.arguments.FPS`, the
+    limits of every fps argument), not a boolean; returned as written (``30`` stays an int).
 
     Raises:
         DatasetError: ``fps`` is missing, boolean, non-numeric, not finite or <= 0.
     """
-    ok = (_is_int(value) or isinstance(value, float)) and math.isfinite(value) and value > 0
-    if not ok:
-        raise DatasetError(
+
+    def refuse(_: Any) -> DatasetError:
+        return DatasetError(
             f"{path}: fps is {value!r}; it must be a positive number of frames per second "
             '(e.g. "fps": 30). Fix the header.'
         )
+
+    if not isinstance(value, int | float):  # JSON holds no other number
+        raise refuse(value)
+    number_argument(value, refuse, FPS)
     return value
 
 

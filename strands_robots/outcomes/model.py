@@ -18,6 +18,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
+from strands_robots.arguments import SECONDS, UNIT_FRACTION, Limits, number_argument
 from strands_robots.errors import LabelValidationError
 
 #: Outcome values ("Ergebniswerte").
@@ -159,6 +160,26 @@ def _finite(value: Any) -> bool:
         return False
 
 
+class _Outside(Exception):
+    """A number outside its limits (collected as a violation, never raised to the caller)."""
+
+
+def _outside(_value: Any) -> _Outside:
+    return _Outside()
+
+
+def _within(value: Any, limits: Limits) -> float | None:
+    """``value`` as a float when it is a finite number within ``limits`` (the limits every
+    entry point applies to that kind of number, :mod:`strands_robots.arguments`), else None."""
+    try:
+        return number_argument(value, _outside, limits)
+    except _Outside:
+        return None
+
+
+_ANY_NUMBER = Limits()
+
+
 def _describe(value: Any) -> str:
     if _is_integer(value) and abs(int(value)).bit_length() > 64:
         # repr() of an int past 4300 digits raises ValueError; describe it by its size instead
@@ -199,21 +220,21 @@ class _Checker:
         return value
 
     def timestamp(self, path: str, value: Any) -> float | None:
-        if not _finite(value):
-            self.fail(path, f"must be a finite number of seconds, got {_describe(value)}")
-            return None
-        if value < 0:
-            self.fail(path, f"must be 0 or greater (seconds from the episode start), got {value}")
-            return None
-        return float(value)
+        seconds = _within(value, SECONDS)
+        if seconds is None:
+            if _within(value, _ANY_NUMBER) is None:
+                self.fail(path, f"must be a finite number of seconds, got {_describe(value)}")
+            else:
+                self.fail(path, f"must be 0 or greater (seconds from the episode start), got {value}")
+        return seconds
 
     def fraction(self, path: str, value: Any) -> float | None:
         if value is None:
             return None
-        if not _finite(value) or not 0 <= value <= 1:
+        fraction = _within(value, UNIT_FRACTION)
+        if fraction is None:
             self.fail(path, f"must be a number from 0 to 1 or null, got {_describe(value)}")
-            return None
-        return float(value)
+        return fraction
 
     def score(self, path: str, value: Any) -> int | None:
         if value is None:

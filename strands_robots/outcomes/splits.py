@@ -13,16 +13,19 @@ each episode whose ``evaluation_membership`` changes (other fields unchanged).
 
 from __future__ import annotations
 
+import numbers
 import random
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import HELD_OUT_SHARE, UNIT_FRACTION, int_argument, number_argument, number_refusal
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelValidationError
 from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
 from strands_robots.outcomes.model import LEAKAGE_GROUP_KEYS, WRITABLE_FIELDS
 from strands_robots.outcomes.store import OutcomeStore, open_outcome_store
+from strands_robots.storage.mapping import MAX_EPISODE_INDEX
 
 PathLike = str | Path
 
@@ -45,17 +48,34 @@ def _group_keys(group_keys: Iterable[str]) -> tuple[str, ...]:
     return keys
 
 
-def _target(held_out: Any, n: int) -> tuple[int, float | None]:
-    """``(episode count, fraction or None)``; refuses nothing-or-everything requests."""
-    if isinstance(held_out, bool) or not isinstance(held_out, int | float):
-        raise LabelValidationError(
-            f"held_out={held_out!r} must be an episode count (int) or a fraction between 0 and 1 (float)."
-        )
+def _held_out_refusal(value: Any) -> LabelValidationError:
+    shown = repr(value) if not isinstance(value, int) or value.bit_length() < 64 else "a huge integer"
+    return LabelValidationError(
+        f"held_out={shown[:60]} must be an episode count (an int, at least 1) or a fraction "
+        f"{HELD_OUT_SHARE.describe()} (a float); pass e.g. held_out=12 or held_out=0.2."
+    )
+
+
+def held_out_argument(value: Any) -> int | float:
+    """``held_out`` as given to :func:`split_by_groups`: an episode count or a share.
+
+    An integer (numpy integers too) is a count of at least 1 (and within int64); any other real number is a
+    share within :data:`~strands_robots.arguments.HELD_OUT_SHARE` (strictly between 0 and 1).
+
+    Raises:
+        LabelValidationError: a bool, text, NaN or infinity, a count below 1 or a share
+            outside (0, 1).
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int_argument(value, _held_out_refusal, minimum=1, maximum=MAX_EPISODE_INDEX)
+    return number_argument(value, _held_out_refusal, HELD_OUT_SHARE)
+
+
+def _target(held_out: int | float, n: int) -> tuple[int, float | None]:
+    """``(episode count, fraction or None)`` of a checked ``held_out``; refuses holding out everything."""
     if isinstance(held_out, float):
-        if not 0 < held_out < 1:
-            raise LabelValidationError(f"held_out={held_out} must be a fraction strictly between 0 and 1.")
         return round(held_out * n), held_out
-    if not 0 < held_out < n:
+    if not held_out < n:
         raise LabelValidationError(
             f"held_out={held_out} must hold out at least 1 and fewer than all {n} candidate episodes."
         )
@@ -130,7 +150,7 @@ def plan_split(
         raise SplitImpossibleError(
             f"{n} labelled episode(s) can be split; a held-out split needs at least 2. Label more episodes."
         )
-    target, fraction = _target(held_out, n)
+    target, fraction = _target(held_out_argument(held_out), n)
     ungrouped = [e for e in sorted(groups) if not any(k in groups[e] for k in keys)]
     if ungrouped:
         raise SplitImpossibleError(
@@ -214,8 +234,8 @@ def split_by_groups(
         labels_dir: Where ``episode_outcomes.jsonl`` lives (default ``root``).
         labeled_by: Recorded on the new versions (default the login name).
         dry_run: Compute and report, write nothing.
-        tolerance: How far (absolute fraction) the achieved held-out share may miss a
-            requested fraction before the split is refused (default 0.05).
+        tolerance: How far (absolute fraction, from 0 to 1) the achieved held-out share may
+            miss a requested fraction before the split is refused (default 0.05).
 
     Returns:
         ``{"counts": {"train": n, "held_out_eval": m}, "requested": count,
@@ -224,9 +244,16 @@ def split_by_groups(
         "group_keys": [...], "seed": seed, "written": versions written}``.
 
     Raises:
-        LabelValidationError: a bad ``held_out`` or ``group_keys``.
+        LabelValidationError: a bad ``held_out`` (:func:`held_out_argument`), ``tolerance``
+            or ``group_keys``; nothing written.
         SplitImpossibleError: the constraint makes the request impossible; nothing written.
     """
+    held_out = held_out_argument(held_out)
+    tolerance = number_argument(
+        tolerance,
+        number_refusal("tolerance", UNIT_FRACTION, "pass how far the achieved share may miss, e.g. tolerance=0.05."),
+        UNIT_FRACTION,
+    )
     keys = _group_keys(group_keys)
     who = labeled_by if labeled_by is not None else default_labeled_by()
 

@@ -8,10 +8,9 @@ annotation serves both: frame ``f`` is at ``f / fps`` seconds, so ``[start, end)
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any
 
+from strands_robots.arguments import FPS, SECONDS, number_argument, number_refusal
 from strands_robots.errors import LabelValidationError
 from strands_robots.segments.templates import TASK_COMPLETE
 
@@ -19,15 +18,26 @@ from strands_robots.segments.templates import TASK_COMPLETE
 SECONDS_DECIMALS = 6
 
 
+_FPS_REFUSAL = number_refusal("fps", FPS, "pass the dataset's frames per second, e.g. fps=30 (CLI: --fps 30).")
+
+
 def check_fps(fps: Any) -> float:
-    """A positive finite fps.
+    """A positive finite fps (:data:`strands_robots.arguments.FPS`), as a float.
 
     Raises:
-        LabelValidationError: anything else.
+        LabelValidationError: a bool, text, NaN, infinity, zero or a negative number.
     """
-    if isinstance(fps, bool) or not isinstance(fps, numbers.Real) or not math.isfinite(fps) or fps <= 0:
-        raise LabelValidationError(f"fps must be a positive number, got {fps!r}.")
-    return float(fps)
+    return number_argument(fps, _FPS_REFUSAL, FPS)
+
+
+def check_seconds(value: Any, what: str) -> float:
+    """A number of seconds (a timestamp, a duration, a window): finite and 0 or more
+    (:data:`strands_robots.arguments.SECONDS`), as a float.
+
+    Raises:
+        LabelValidationError: a bool, text, NaN, infinity or a negative number.
+    """
+    return number_argument(value, number_refusal(what, SECONDS, f"pass {what} in seconds, e.g. {what}=0.5."), SECONDS)
 
 
 def frame_to_seconds(frame: int, fps: float) -> float:

@@ -26,11 +26,11 @@ the frames. Everything importable is written in one locked update.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import Limits, number_argument
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import EpisodeNotFoundError, LabelsError, LabelValidationError
 from strands_robots.segments.convert import check_fps
@@ -229,6 +229,10 @@ def episodes_of(data: Any, episode: int | None = None) -> list[tuple[Any, Any, d
     )
 
 
+#: Span ends are frames or seconds, any finite number here (negative ones are findings later).
+_ANY_NUMBER = Limits()
+
+
 @dataclass
 class _Span:
     start: float
@@ -239,9 +243,9 @@ class _Span:
 
 
 def _number(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise LabelValidationError(f"{what} must be a finite number, got {value!r}.")
-    return float(value)
+    return number_argument(
+        value, lambda v: LabelValidationError(f"{what} must be a finite number, got {v!r}."), _ANY_NUMBER
+    )
 
 
 def _label(span: dict[str, Any], what: str) -> str:
@@ -614,8 +618,8 @@ def import_segmentations(
                 raise LabelValidationError(f"episode {ep} appears twice in the input.")
             length = obj.get("length") if dataset is None else None
             facts = episode_facts(root, ep, length=length, dataset=dataset)
-            if dataset is None and fps is None and isinstance(obj.get("fps"), int | float):
-                facts = EpisodeFacts(facts.episode_index, facts.length, facts.tasks, float(obj["fps"]))
+            if dataset is None and fps is None and obj.get("fps") is not None:
+                facts = EpisodeFacts(facts.episode_index, facts.length, facts.tasks, check_fps(obj["fps"]))
             prepared[str(ep)] = prepare_episode(
                 facts,
                 spans,

@@ -11,10 +11,24 @@ from typing import Any
 
 import numpy as np
 
+from strands_robots.arguments import SPEED_THRESHOLD, number_argument, number_refusal
 from strands_robots.errors import LabelValidationError
 
 #: Default speed threshold in the feature's units (m/s for a base velocity).
 DEFAULT_THRESHOLD = 0.05
+
+
+def check_threshold(value: Any, what: str = "base_speed_threshold") -> float:
+    """A base-speed threshold: a positive finite number (:data:`strands_robots.arguments.SPEED_THRESHOLD`).
+
+    The same limits hold for the segment rules, :func:`prefill_navigate` and the SSC
+    cascade, so a threshold one of them takes is taken by all.
+
+    Raises:
+        LabelValidationError: a bool, text, NaN, infinity, zero or a negative number.
+    """
+    remedy = f"pass a speed in the base-velocity feature's units, e.g. {what}={DEFAULT_THRESHOLD} (m/s)."
+    return number_argument(value, number_refusal(what, SPEED_THRESHOLD, remedy), SPEED_THRESHOLD)
 
 
 def base_speed(values: Any, length: int | None = None) -> np.ndarray:

@@ -18,8 +18,9 @@ import numpy as np
 
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import DatasetError
+from strands_robots.segments.convert import check_seconds
 from strands_robots.segments.episodes import episode_facts, episode_index
-from strands_robots.segments.motion import DEFAULT_THRESHOLD, base_speed, moving_intervals, smooth
+from strands_robots.segments.motion import DEFAULT_THRESHOLD, base_speed, check_threshold, moving_intervals, smooth
 
 _VELOCITY_WORDS = re.compile(r"vel|motion|twist|speed")
 
@@ -158,9 +159,9 @@ def prefill_navigate(
         feature: Base-velocity column (e.g. ``observation.base_velocity``); default the
             one :func:`find_base_velocity_feature` finds.
         dims: Components of a vector column (indices or names).
-        threshold: Speed in the feature's units above which the base moves.
-        smooth_s: Moving-median window in seconds.
-        min_duration_s: Drives and stops shorter than this are merged away (seconds).
+        threshold: Speed in the feature's units above which the base moves (positive).
+        smooth_s: Moving-median window in seconds (0 or more).
+        min_duration_s: Drives and stops shorter than this are merged away (seconds, 0 or more).
 
     Returns:
         ``[{"start", "end", "template_id": "N1" | None, "label": None, "slots": {},
@@ -170,8 +171,14 @@ def prefill_navigate(
     Raises:
         DatasetError: no metadata, or no base-velocity feature (names the numeric features).
         EpisodeNotFoundError: no such episode.
+        LabelValidationError: a threshold that is not a positive number, or a negative,
+            NaN or non-numeric ``smooth_s``/``min_duration_s``.
     """
     from strands_robots.segments.episodes import open_dataset_if_present
+
+    threshold = check_threshold(threshold, "threshold")
+    smooth_s = check_seconds(smooth_s, "smooth_s")
+    min_duration_s = check_seconds(min_duration_s, "min_duration_s")
 
     if dataset is None:
         dataset = open_dataset_if_present(root)

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from strands_robots.arguments import int_argument
 from strands_robots.errors import LabelValidationError
 from strands_robots.segments.findings import Finding
-from strands_robots.segments.motion import DEFAULT_THRESHOLD
+from strands_robots.segments.motion import DEFAULT_THRESHOLD, check_threshold
 from strands_robots.segments.parse import LabelParseError, TemplateInstance, coerce_in_cohort, render
 from strands_robots.segments.rules import COHORT_RULES, Context, Seg
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
@@ -280,13 +281,24 @@ def validate_segmentation(
 
     Raises:
         LabelValidationError: ``length`` is not a positive integer, ``segments`` is not a
-            list, the cohort is unknown, or ``base_velocity`` has the wrong frame count.
+            list, the cohort is unknown, ``base_velocity`` has the wrong frame count,
+            ``base_speed_threshold`` is not a positive number or ``smooth_frames`` not a
+            positive integer.
     """
     length = check_length(length)
     check_cohort(cohort)
     raw = raw_segments(segments)
     findings, parsed = structure(length, raw, cohort, failure)
-    ctx = Context(length, cohort, task, base_velocity, float(base_speed_threshold), int(smooth_frames))
+    threshold = check_threshold(base_speed_threshold)
+    smooth = int_argument(
+        smooth_frames,
+        lambda v: LabelValidationError(
+            f"smooth_frames must be a positive integer number of frames, got {type(v).__name__} {v!r}; "
+            f"pass e.g. smooth_frames={DEFAULT_SMOOTH_FRAMES}."
+        ),
+        minimum=1,
+    )
+    ctx = Context(length, cohort, task, base_velocity, threshold, smooth)
     usable = [s for s in parsed if cohort in s.instance.template.cohorts]
     for rule in COHORT_RULES.get(cohort, ()):  # the generic set and label sets of your own: structure only
         findings.extend(rule(usable, ctx))

@@ -232,9 +232,11 @@ class EntryBuilder:
             from strands_robots.segments.motion import DEFAULT_THRESHOLD  # one default with the segment rules
 
             base_speed_threshold = DEFAULT_THRESHOLD
-        self.base_speed_threshold = float(base_speed_threshold or 0.0)
-        if base_speed is not None and not self.base_speed_threshold > 0:
-            raise LabelValidationError(f"base_speed_threshold must be > 0, got {base_speed_threshold!r}.")
+        self.base_speed_threshold = 0.0
+        if base_speed is not None:
+            from strands_robots.segments.motion import check_threshold  # one set of limits with the segment rules
+
+            self.base_speed_threshold = check_threshold(base_speed_threshold)
 
     def motion(self, subtask: Subtask, plans: list[_Plan]) -> str:
         """``move`` or ``idle`` for a window: the base speed when known, else the verbs."""

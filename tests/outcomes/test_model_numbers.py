@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from strands_robots.errors import LabelValidationError
 from strands_robots.outcomes import OutcomeNotFoundError, get_outcome, set_outcome
 from strands_robots.outcomes.model import OutcomeValidationError, validate_label
 
@@ -85,3 +86,31 @@ def test_model_version_on_a_human_demonstration_is_refused(dataset):
     # the same version under a policy's autonomy level, or a demonstration without one, is stored
     assert set_outcome(dataset, 5, **{**fields, "autonomy_level": "shared_autonomy"})["model_version"] == "act-pusht@3"
     assert set_outcome(dataset, 6, outcome="slow_success", autonomy_level="human_demonstration")["model_version"] == ""
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (-0.1, "must be 0 or greater (seconds from the episode start), got -0.1"),
+        (float("nan"), "must be a finite number of seconds, got nan"),
+        (float("inf"), "must be a finite number of seconds, got inf"),
+        (True, "must be a finite number of seconds, got True"),
+        ("0.5", "must be a finite number of seconds, got '0.5'"),
+    ],
+)
+def test_timestamps_follow_the_seconds_limits_of_every_entry_point(value, message):
+    from strands_robots.segments.convert import check_seconds
+
+    with pytest.raises(OutcomeValidationError) as info:
+        validate_label({"outcome": "aborted", "subtasks": [{"label": "wipe the tray", "start_ts": value, "end_ts": 3}]})
+    assert info.value.violations[0].path == "subtasks[0].start_ts" and message in str(info.value)
+    with pytest.raises(LabelValidationError):  # the same value is refused as a seconds argument
+        check_seconds(value, "smooth_s")
+
+
+@pytest.mark.parametrize("value", [-0.01, 1.01, float("nan"), True, "0.5"])
+def test_progress_and_confidence_follow_the_unit_fraction_limits(value):
+    with pytest.raises(OutcomeValidationError) as info:
+        validate_label({"outcome": "aborted", "source": "model", "progress": value, "confidence": value})
+    assert info.value.paths == ["progress", "confidence"]
+    assert validate_label({"outcome": "aborted", "progress": 0, "source": "model", "confidence": 1})["progress"] == 0.0

@@ -136,6 +136,50 @@ def test_nothing_or_everything_is_refused(grouped, held_out):
         split_by_groups(grouped, held_out=held_out)
 
 
+@pytest.mark.parametrize(
+    ("held_out", "shown"),
+    [
+        (float("nan"), "nan"),
+        (float("inf"), "inf"),
+        (0.0, "0.0"),
+        (1.0, "1.0"),
+        (-0.2, "-0.2"),
+        (True, "True"),
+        ("0.2", "'0.2'"),
+        (None, "None"),
+        (0, "0"),
+        (10**400, "a huge integer"),
+    ],
+)
+def test_bad_held_out_is_refused_naming_both_forms_and_nothing_is_written(grouped, held_out, shown):
+    before = {e: len(outcome_history(grouped, e)) for e in GROUPS}
+    with pytest.raises(LabelValidationError) as caught:
+        split_by_groups(grouped, held_out=held_out)
+    assert str(caught.value) == (
+        f"held_out={shown} must be an episode count (an int, at least 1) or a fraction strictly between 0 and 1 "
+        "(a float); pass e.g. held_out=12 or held_out=0.2."
+    )
+    assert {e: len(outcome_history(grouped, e)) for e in GROUPS} == before
+
+
+def test_numpy_counts_and_shares_are_taken_as_their_value(grouped):
+    np = pytest.importorskip("numpy")
+    by_int = split_by_groups(grouped, held_out=2, seed=0, dry_run=True)
+    assert split_by_groups(grouped, held_out=np.int64(2), seed=0, dry_run=True) == by_int
+    by_share = split_by_groups(grouped, held_out=0.25, seed=3, dry_run=True)
+    assert split_by_groups(grouped, held_out=np.float32(0.25), seed=3, dry_run=True) == by_share
+    assert by_share["requested_fraction"] == 0.25
+
+
+@pytest.mark.parametrize("tolerance", [float("nan"), -0.01, 1.5, True, "0.05", None])
+def test_bad_tolerance_is_refused_before_anything_is_read(grouped, tolerance):
+    with pytest.raises(
+        LabelValidationError, match=r"^tolerance must be a finite number from 0 to 1, got .*; pass how far"
+    ):
+        split_by_groups(grouped, held_out=0.2, tolerance=tolerance)
+    assert all(len(outcome_history(grouped, e)) == 1 for e in GROUPS)
+
+
 def test_bad_group_keys(grouped):
     for keys in ((), ("room",), ("location", "location")):
         with pytest.raises(LabelValidationError):

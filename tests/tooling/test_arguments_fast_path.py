@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from strands_robots import arguments
-from strands_robots.errors import LabelArgumentError
+from strands_robots.errors import LabelArgumentError, LabelValidationError
 
 
 def _adapter_answer(kind: str, value):
@@ -132,3 +132,75 @@ def test_reading_labels_does_not_import_pydantic(tmp_path):
         "assert 'pydantic' not in sys.modules, 'pydantic imported for plain arguments'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+LIMIT_SETS = [arguments.FPS, arguments.SECONDS, arguments.HELD_OUT_SHARE, arguments.UNIT_FRACTION, arguments.Limits()]
+number_values = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(-2, 2),
+    st.integers(),
+    st.integers(-3, 3),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=4),
+    st.sampled_from([0.0, -0.0, 1.0, 0.5, 2**1024, -(2**1024), 10**400, "0.5", "nan", float("nan")]),
+)
+
+
+class _Refused(Exception):
+    pass
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(LIMIT_SETS), number_values)
+def test_number_pre_check_agrees_with_the_adapter(limits, value):
+    try:
+        expected = ("ok", arguments._number_adapter(limits).validate_python(value))
+    except ValidationError:
+        expected = ("refused", None)
+    try:
+        got = ("ok", arguments.number_argument(value, lambda v: _Refused(), limits))
+    except _Refused:
+        got = ("refused", None)
+    assert got[0] == expected[0], (limits, value)
+    if got[0] == "ok":
+        assert got[1] == expected[1] and type(got[1]) is float
+
+
+@pytest.mark.parametrize(
+    ("limits", "accepted", "refused"),
+    [
+        (arguments.FPS, [30, 29.97, 1e-9, 10**6], [0, 0.0, -1, -30.0]),
+        (arguments.SECONDS, [0, 0.0, 1.5, 3600], [-1e-9, -1]),
+        (arguments.HELD_OUT_SHARE, [1e-9, 0.2, 0.999], [0, 0.0, 1, 1.0, 1.5, -0.2]),
+        (arguments.UNIT_FRACTION, [0, 0.0, 0.5, 1, 1.0], [-0.01, 1.01, 2]),
+    ],
+)
+def test_number_limits(limits, accepted, refused):
+    numpy = pytest.importorskip("numpy")
+    for value in accepted:
+        assert arguments.number_argument(value, lambda v: _Refused(), limits) == float(value)
+    assert arguments.number_argument(numpy.float32(accepted[0]), lambda v: _Refused(), limits) == pytest.approx(
+        accepted[0]
+    )
+    for value in [*refused, True, False, "0.5", None, float("nan"), float("inf"), -float("inf"), 10**400]:
+        with pytest.raises(_Refused):
+            arguments.number_argument(value, lambda v: _Refused(), limits)
+
+
+def test_number_refusal_names_the_bounds_and_the_remedy():
+    refuse = arguments.number_refusal("fps", arguments.FPS, "pass the dataset's fps, e.g. 30.")
+    with pytest.raises(LabelValidationError) as caught:
+        arguments.number_argument(float("nan"), refuse, arguments.FPS)
+    assert (
+        str(caught.value)
+        == "fps must be a finite number greater than 0, got float nan; pass the dataset's fps, e.g. 30."
+    )
+    share = arguments.number_refusal("held_out", arguments.HELD_OUT_SHARE, "hold out e.g. 0.2.")
+    with pytest.raises(
+        LabelValidationError, match=r"^held_out must be a finite number strictly between 0 and 1, got bool True"
+    ):
+        arguments.number_argument(True, share, arguments.HELD_OUT_SHARE)
+    with pytest.raises(LabelValidationError, match="got int of 16610 bits"):
+        arguments.number_argument(10**5000, share, arguments.HELD_OUT_SHARE)
+    assert arguments.UNIT_FRACTION.describe() == "from 0 to 1" and arguments.SECONDS.describe() == "0 or greater"
