@@ -18,6 +18,7 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 from strands_robots.dataset import Dataset
+from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.episode_labels.document import labels_path, query_document
 from strands_robots.errors import LabelsError, LabelsNotFoundError
 from strands_robots.storage.codec import surrogate_at
@@ -112,7 +113,7 @@ class ServerContext:
         return keys[index]
 
     def render(self, request: Request, template: str, **context: Any) -> Response:
-        """A page of ``templates/`` with the token, navigation and dataset name filled in."""
+        """A page of ``templates/`` with the token, navigation, dataset name and state key filled in."""
         response = self.templates.TemplateResponse(
             request,
             template,
@@ -121,6 +122,7 @@ class ServerContext:
                 "nav": self.nav,
                 "dataset_name": self.root.name,
                 "dataset": self.dataset,
+                "state_key": STATE_KEY,
                 **context,
             },
         )

@@ -8,7 +8,10 @@
   as JSON columns (``channels[c][frame_index]``; NaN/inf as null), each channel's
   ``names[c]`` and ``sources[c]`` (the feature), ``groups`` of channel positions by name
   prefix (:func:`strands_robots.dataset.channels.channel_groups`, per feature), the
-  timestamps in seconds and the frames a judge samples (``sample_indices(length, 4)``).
+  timestamps in seconds, the frames a judge samples (``sample_indices(length, 4)``) and
+  ``keys``: ``{"state": ..., "action": ...}``, the feature keys of
+  :mod:`strands_robots.dataset.keys` (the pages compare ``sources`` with these, never
+  with a key of their own spelling).
 """
 
 from __future__ import annotations
@@ -109,6 +112,7 @@ def state_payload(ctx: ServerContext, episode: int) -> dict[str, Any]:
         "channels": channels,
         "sampled_frames": sample_indices(meta.length, SAMPLED_FRAMES),
         "has_state": state is not None,
+        "keys": dict(state=STATE_KEY, action=ACTION_KEY),  # payload field names; the values are the keys
     }
 
 

@@ -219,3 +219,17 @@ def test_the_feature_keys_are_named_once():
     from strands_robots.dataset.keys import ACTION_KEY, STATE_KEY
 
     assert (STATE_KEY, ACTION_KEY) == ("observation.state", "action")
+
+
+def test_the_pages_take_the_feature_keys_from_the_server():
+    """The web pages' JavaScript and templates never spell a feature key: the state endpoint
+    hands them ``keys`` and the templates get ``state_key`` (prose may still say "state")."""
+    web = PACKAGE / "web"
+    pages = sorted([*(web / "static").glob("*.js"), *(web / "templates").glob("*.html")])
+    assert {p.name for p in pages} >= {"common.js", "review.js", "segment.js", "review.html", "segment.html"}
+    spelled = []
+    for path in pages:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if "observation.state" in line or (path.suffix == ".js" and re.search(r"[\"'`]action[\"'`]", line)):
+                spelled.append(f"{path.name}:{number}: {line.strip()}")
+    assert spelled == []

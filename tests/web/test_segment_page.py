@@ -329,6 +329,14 @@ def test_segment_by_keyboard_in_chromium(page, toy_dataset):
         page.wait_for_function("() => document.getElementById('ep-index').textContent === '0'")
         page.wait_for_function(IMAGES_LOADED)
         assert page.locator("#tl-track .tl-seg").count() == 1
+        # the state channels under the timeline: the page picks them by the payload's keys.state
+        page.wait_for_function("() => !document.getElementById('tl-strip').hidden")
+        drawn = page.evaluate(
+            "() => { const c = document.getElementById('tl-strip');"
+            " const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+            " let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n; }"
+        )
+        assert drawn > 500
 
         # playhead to frame 30 and 60 by keyboard, B at each; a third boundary removed with Delete
         for frame in (30, 60, 75):

@@ -109,6 +109,7 @@ def test_state_endpoint_matches_the_dataset(client, labelled_toy):
     assert np.allclose(payload["timestamps"], frames["timestamp"], atol=1e-6)
     assert payload["timestamps"][-1] == pytest.approx(89 / 30, abs=1e-4)
     assert payload["sampled_frames"] == [0, 30, 59, 89] and payload["has_state"] is True
+    assert payload["keys"] == {"state": "observation.state", "action": "action"}  # what the pages compare with
 
 
 def test_frames_are_the_episode_own_frames(client, labelled_toy):
@@ -167,6 +168,7 @@ def test_pages_and_security_headers(client):
     page = client.get("/review")
     assert page.status_code == 200
     assert f'<meta name="labels-token" content="{TOKEN}">' in page.text
+    assert "This dataset has no observation.state.</p>" in page.text  # the key comes from dataset/keys.py
     assert "script-src 'self'" in page.headers["content-security-policy"]
     assert page.headers["x-frame-options"] == "DENY" and page.headers["cache-control"] == "no-store"
     assert client.get("/", follow_redirects=False).headers["location"] == "/review"

@@ -253,19 +253,19 @@
     return [lo, hi];
   }
 
-  // Channel groups (by name prefix, per feature: observation.state, then action) are picked
+  // Channel groups (by name prefix, per feature: state, then action) are picked
   // above the per-channel chips; only the channels of the groups shown get a chip. The choice
   // is kept per dataset in localStorage. The shared axis spans the channels shown.
   const GROUPS_KEY = `strands-labels.groups.${config.dataset || ""}`;
 
   function channelKey(c) {
     const series = state.series;
-    return `${(series.sources && series.sources[c]) || "observation.state"}:${series.names[c]}`;
+    return `${series.sources[c]}:${series.names[c]}`;
   }
 
   function groupsShown() {
     const series = state.series;
-    const groups = series.groups || [{ label: "state", source: "observation.state", channels: series.names.map((_, c) => c) }];
+    const groups = series.groups;
     if (!state.groupsOn) {
       let saved = null;
       try {
@@ -276,7 +276,7 @@
       const known = new Set(groups.map((g) => g.label));
       const kept = Array.isArray(saved) ? saved.filter((label) => known.has(label)) : [];
       // default: every state group when they are few channels, else the first one (readable lines)
-      const stateGroups = groups.filter((g) => g.source === "observation.state");
+      const stateGroups = groups.filter((g) => g.source === series.keys.state);
       const stateChannels = stateGroups.reduce((n, g) => n + g.channels.length, 0);
       const initial = stateChannels <= 8 ? stateGroups : stateGroups.slice(0, 1);
       state.groupsOn = new Set(kept.length ? kept : initial.map((g) => g.label));

@@ -769,7 +769,7 @@
     g.lineWidth = 1;
     g.globalAlpha = 0.45;
     series.channels.forEach((values, c) => {
-      if (series.sources && series.sources[c] !== "observation.state") return;  // state only under the segments
+      if (series.sources[c] !== series.keys.state) return;  // state only under the segments
       const [lo, hi] = extent(values);
       if (!(hi - lo > 1e-9)) return;
       g.strokeStyle = PALETTE[c % PALETTE.length];
