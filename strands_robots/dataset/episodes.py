@@ -345,10 +345,12 @@ def load_episodes_v3(root: Path, info: DatasetInfo) -> EpisodeTable:
     tables = []
     for path in files:
         try:
-            names = set(pq.read_schema(path).names)
+            schema = pq.read_schema(path)
+            names = set(schema.names)
             columns = [c for c in wanted if c in names]
             # task strings repeat across episodes: reading them dictionary-encoded is ~3x faster
-            dictionary = ["tasks.list.element"] if "tasks" in names else None
+            listed = "tasks" in names and pa.types.is_list(schema.field("tasks").type)
+            dictionary = ["tasks.list.element"] if listed else None
             tables.append(_read_columns(path, columns, dictionary))
         except (pa.ArrowException, OSError) as exc:
             raise DatasetError(f"{path} cannot be read as parquet ({exc}); restore it.") from exc

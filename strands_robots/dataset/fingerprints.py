@@ -45,6 +45,38 @@ class DatasetFingerprints:
     task_lists: list[tuple[str, ...]] = field(default_factory=list)
     content: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=f"S{CONTENT_WIDTH}"))
 
+    @classmethod
+    def from_plain(cls, plain: dict[str, Any]) -> DatasetFingerprints:
+        """The columns of the plain form (lists; the JSON fingerprint cache's, see
+        :data:`strands_robots.dataset.light_fingerprints.COLUMNS`).
+
+        Raises:
+            KeyError, TypeError, ValueError: ``plain`` is not of that form.
+        """
+        return cls(
+            episode=np.asarray(plain["episode"], dtype=np.int64),
+            length=np.asarray(plain["length"], dtype=np.int64),
+            index_from=np.asarray(plain["index_from"], dtype=np.int64),
+            index_to=np.asarray(plain["index_to"], dtype=np.int64),
+            task_code=np.asarray(plain["task_code"], dtype=np.int32),
+            content=np.asarray([c.encode("ascii") for c in plain["content"]], dtype=f"S{CONTENT_WIDTH}"),
+            has_range=bool(plain["has_range"]),
+            task_lists=[tuple(t) for t in plain["task_lists"]],
+        )
+
+    def to_plain(self) -> dict[str, Any]:
+        """The plain form of :meth:`from_plain` (lists of Python values)."""
+        return {
+            "episode": self.episode.tolist(),
+            "length": self.length.tolist(),
+            "index_from": self.index_from.tolist(),
+            "index_to": self.index_to.tolist(),
+            "task_code": self.task_code.tolist(),
+            "content": [bytes(c).decode("ascii") for c in self.content.tolist()],
+            "has_range": self.has_range,
+            "task_lists": [list(t) for t in self.task_lists],
+        }
+
     def positions(self, episodes: np.ndarray | list[int]) -> tuple[np.ndarray, np.ndarray]:
         """``(positions, found)`` of ``episodes`` (int64) in the columns."""
         episodes = np.asarray(episodes, dtype=np.int64)

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
+
     from strands_robots.dataset.layout import Layout
 
 #: Problem kinds (stable strings, for filtering).
@@ -131,6 +131,8 @@ def _index_ranges(ds: Layout) -> list[Problem]:
 
 
 def _video_columns(ds: Layout) -> list[Problem]:
+    import numpy as np
+
     out: list[Problem] = []
     if ds.info.major != 3:
         return out
@@ -178,6 +180,8 @@ def _file_groups(ds: Layout, key: str | None) -> tuple[list[Path], np.ndarray, n
     Returns ``(paths, group, rows)``: row ``rows[i]`` of the episodes table uses file
     ``paths[group[i]]``. One path is built per distinct file, not per episode (v3).
     """
+    import numpy as np
+
     table = ds.episodes
     n = len(table)
     if ds.info.major != 3:
@@ -214,6 +218,8 @@ def file_status(ds: Layout, key: str | None) -> list[tuple[Path, bool, np.ndarra
 
     ``episode_indices`` (an int64 array) is filled only for missing files (empty for present ones).
     """
+    import numpy as np
+
     table = ds.episodes
     paths, group, rows = _file_groups(ds, key)
     listing: dict[Path, set[str]] = {}
@@ -240,6 +246,8 @@ def file_status(ds: Layout, key: str | None) -> list[tuple[Path, bool, np.ndarra
 
 
 def _missing_files(ds: Layout) -> list[Problem]:
+    import numpy as np
+
     out = []
     for key in (None, *ds.info.video_keys):
         missing = [(p, eps) for p, ok, eps in file_status(ds, key) if not ok]

@@ -35,6 +35,7 @@ JSON_CACHE_EPISODES = 50_000
 _COLUMNS = ("episode", "length", "index_from", "index_to", "task_code", "content")
 _results: dict[str, tuple[tuple[Any, ...], dict[int, str]]] = {}
 _datasets: dict[str, tuple[tuple[Any, ...], Any]] = {}
+_plains: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
 
 
 def _cache_path(sidecar: Path) -> Path:
@@ -63,18 +64,12 @@ def _load_json(path: Path, expected: dict[str, Any]) -> dict[str, Any] | None:
 def _load_cached(path: Path, expected: dict[str, Any]) -> Any | None:
     import numpy as np
 
-    from strands_robots.dataset.fingerprints import CONTENT_WIDTH, DatasetFingerprints
+    from strands_robots.dataset.fingerprints import DatasetFingerprints
 
-    plain = _load_json(path.with_name(path.name.removesuffix(".npz") + ".json"), expected)
+    plain = _load_json(_json_cache_path_of(path), expected)
     if plain is not None:
         try:
-            return DatasetFingerprints(
-                **{name: np.asarray(plain[name], dtype=np.int64) for name in _COLUMNS[:4]},
-                task_code=np.asarray(plain["task_code"], dtype=np.int32),
-                content=np.asarray([c.encode("ascii") for c in plain["content"]], dtype=f"S{CONTENT_WIDTH}"),
-                has_range=bool(plain["has_range"]),
-                task_lists=[tuple(t) for t in plain["task_lists"]],
-            )
+            return DatasetFingerprints.from_plain(plain)
         except (KeyError, TypeError, ValueError, AttributeError, UnicodeEncodeError):
             return None
     try:
@@ -92,16 +87,12 @@ def _load_cached(path: Path, expected: dict[str, Any]) -> Any | None:
 
 
 def _save_cached(path: Path, expected: dict[str, Any], columns: Any) -> None:
+    if len(columns.episode) <= JSON_CACHE_EPISODES:
+        _save_plain(path, expected, columns.to_plain())
+        return
     import numpy as np
 
     meta = {**expected, "has_range": columns.has_range, "task_lists": [list(t) for t in columns.task_lists]}
-    if len(columns.episode) <= JSON_CACHE_EPISODES:
-        plain = {name: getattr(columns, name).tolist() for name in _COLUMNS[:5]}
-        plain["content"] = [bytes(c).decode("ascii") for c in columns.content.tolist()]
-        _write_cache(_json_cache_path_of(path), json.dumps({**meta, **plain}).encode())
-        with contextlib.suppress(OSError):
-            path.unlink()  # one cache per dataset
-        return
     buffer = io.BytesIO()
     np.savez(
         buffer,
@@ -111,6 +102,19 @@ def _save_cached(path: Path, expected: dict[str, Any], columns: Any) -> None:
     _write_cache(path, buffer.getvalue())
     with contextlib.suppress(OSError):
         _json_cache_path_of(path).unlink()  # one cache per dataset
+
+
+def _save_plain(path: Path, expected: dict[str, Any], plain: dict[str, Any]) -> None:
+    """Keep the plain columns as the JSON cache (``path`` names the ``.npz`` one; a large
+    dataset's columns go there instead, which needs numpy)."""
+    if len(plain["episode"]) > JSON_CACHE_EPISODES:
+        from strands_robots.dataset.fingerprints import DatasetFingerprints
+
+        _save_cached(path, expected, DatasetFingerprints.from_plain(plain))
+        return
+    _write_cache(_json_cache_path_of(path), json.dumps({**expected, **plain}).encode())
+    with contextlib.suppress(OSError):
+        path.unlink()  # one cache per dataset
 
 
 def _write_cache(path: Path, data: bytes) -> None:
@@ -155,13 +159,76 @@ def dataset_columns(root: Path, sidecar: Path, signature: tuple[Any, ...]) -> An
     expected = _cache_meta(root, signature)
     columns = _load_cached(_cache_path(sidecar), expected)
     if columns is None:
-        dataset = open_dataset_for_checks(root)
-        if dataset is None:
-            return None
-        columns = Fingerprinter(dataset).columns
+        from strands_robots.dataset.fingerprints import DatasetFingerprints
+        from strands_robots.dataset.light_fingerprints import light_fingerprint_columns
+
+        plain = light_fingerprint_columns(root)
+        if plain is not None:
+            columns = DatasetFingerprints.from_plain(plain)
+        else:
+            dataset = open_dataset_for_checks(root)
+            if dataset is None:
+                return None
+            columns = Fingerprinter(dataset).columns
         _save_cached(_cache_path(sidecar), expected, columns)
     _datasets[key] = (signature, columns)
     return columns
+
+
+def plain_dataset_columns(
+    root: str | Path, sidecar: Path, signature: tuple[Any, ...], *, save: bool = True
+) -> tuple[dict[str, Any] | None, bool]:
+    """The dataset's fingerprint columns as plain lists, without numpy or pyarrow.
+
+    From memory, else the JSON cache beside ``sidecar``, else the metadata itself read by
+    :func:`strands_robots.dataset.light_fingerprints.light_fingerprint_columns`.
+
+    Args:
+        root: Dataset root.
+        sidecar: The label sidecar the cache is kept beside.
+        signature: :func:`strands_robots.dataset.signature.metadata_signature` of ``root``,
+            taken before reading (a change meanwhile makes the cache stale, never wrong).
+        save: Keep columns read from the metadata beside ``sidecar`` (a writer passes
+            False and calls :func:`remember_plain_columns` after its write).
+
+    Returns:
+        ``(columns, fresh)``: the plain form
+        (:data:`strands_robots.dataset.light_fingerprints.COLUMNS`) or None when only the
+        dataset reader can give the columns (:func:`dataset_columns` then); ``fresh`` when
+        they were read from the metadata and not yet kept beside the sidecar.
+    """
+    key = os.path.abspath(root)
+    hit = _plains.get(key)
+    if hit is not None and hit[0] == signature:
+        return hit[1], False
+    expected = _cache_meta(Path(root), signature)
+    columns = _load_json(_json_cache_path(sidecar), expected)
+    fresh = False
+    if columns is None:
+        from strands_robots.dataset.light_fingerprints import light_fingerprint_columns
+
+        plain = light_fingerprint_columns(root)
+        if plain is None:
+            return None, False
+        columns = {**expected, **plain}
+        if save:
+            _save_plain(_cache_path(sidecar), expected, plain)
+        fresh = not save
+    _plains[key] = (signature, columns)
+    return columns, fresh
+
+
+def remember_plain_columns(
+    root: str | Path, sidecar: Path, signature: tuple[Any, ...], columns: dict[str, Any]
+) -> None:
+    """Keep plain columns (:func:`plain_dataset_columns`) beside ``sidecar``, as
+    :func:`remember_dataset_columns` keeps the dataset reader's."""
+    _save_plain(_cache_path(sidecar), _cache_meta(Path(root), signature), columns)
+
+
+def plain_positions(columns: dict[str, Any]) -> dict[int, int]:
+    """``{episode_index: row}`` of plain columns."""
+    return {episode: i for i, episode in enumerate(columns["episode"])}
 
 
 def _mismatches(index: Any, current: Any) -> tuple[Any, Any, list[Any], Any]:
@@ -297,7 +364,7 @@ def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) ->
     return dict(stale)
 
 
-def _record_at(columns: dict[str, Any], position: int) -> dict[str, Any]:
+def plain_record(columns: dict[str, Any], position: int) -> dict[str, Any]:
     """The fingerprint dict of row ``position`` of the JSON cache's columns (the stored form,
     as ``DatasetFingerprints.record`` gives it)."""
     fingerprint: dict[str, Any] = {"length": columns["length"][position]}
@@ -332,11 +399,11 @@ def record_reason(stored: Any, current: dict[str, Any]) -> str | None:
 def _small_stale(root: Path, store: Any, signature: tuple[Any, ...]) -> dict[int, str] | None:
     """:func:`stale_episodes` of a small sidecar against the JSON cache, in plain Python;
     None when there is no such cache for the dataset's current metadata."""
-    columns = _load_json(_json_cache_path(store.path), _cache_meta(root, signature))
+    columns, _ = plain_dataset_columns(root, store.path, signature)
     if columns is None:
         return None
     try:
-        positions = {episode: i for i, episode in enumerate(columns["episode"])}
+        positions = plain_positions(columns)
     except (KeyError, TypeError):
         return None
 
@@ -351,7 +418,7 @@ def _small_stale(root: Path, store: Any, signature: tuple[Any, ...]) -> dict[int
             if position is None:
                 stale[episode] = f"episode {episode} is no longer in the dataset"
                 continue
-            current = _record_at(columns, position)
+            current = plain_record(columns, position)
             if stored == current:  # the common case: nothing differs, so no key can
                 continue
             reason = record_reason(stored, current)

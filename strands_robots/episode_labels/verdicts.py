@@ -6,6 +6,7 @@ verdict, never overturn it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,24 +106,7 @@ def record_deterministic_verdicts(
         raise LabelValidationError(
             f"episodes {sorted(duplicates)} appear more than once in one call; pass one verdict per episode."
         )
-    signature = None
-    if has_dataset_metadata(root):  # taken before the dataset is read: a change meanwhile voids the cache
-        from strands_robots.dataset.signature import metadata_signature
-
-        signature = metadata_signature(root)
-    dataset = open_dataset_if_present(root)
-    fingerprints: dict[int, dict[str, Any]] = {}
-    if dataset is not None:
-        fingerprint = Fingerprinter(dataset)
-        wanted = list(blocks)
-        _, found = fingerprint.columns.positions(wanted)
-        if not found.all():
-            unknown = sorted(i for i, ok in zip(wanted, found.tolist(), strict=True) if not ok)
-            raise EpisodeNotFoundError(
-                f"the dataset at {root} has no episodes {unknown}; record verdicts only for its episodes "
-                "(see `strands-labels info ROOT`), or remap labels after editing the dataset."
-            )
-        fingerprints = fingerprint.many(wanted)
+    fingerprints, remember = _fingerprints(root, labels_dir, list(blocks))
 
     def mutate(document: dict[str, Any]) -> tuple[Change, Any]:
         records = document["episodes"]
@@ -150,11 +134,60 @@ def record_deterministic_verdicts(
 
     store = open_store(root, labels_dir)
     store.update(mutate)
-    if dataset is not None and signature is not None:  # the next filter checks staleness without the dataset
+    if remember is not None:  # the next filter checks staleness without the dataset
+        remember(store.path)
+    return store.take()  # the caller's own document (no deep copy of a large document)
+
+
+def _fingerprints(
+    root: str | Path, labels_dir: str | Path | None, wanted: list[int]
+) -> tuple[dict[int, dict[str, Any]], Callable[[Path], None] | None]:
+    """``({episode: fingerprint}, remember)`` of ``wanted`` (empty without ``meta/``).
+
+    The dataset's columns come from the fingerprint cache beside the sidecar or from the
+    metadata read without pyarrow when they can (:func:`.stale.plain_dataset_columns`),
+    else from the opened dataset; ``remember(sidecar)`` then leaves them beside the sidecar.
+
+    Raises:
+        EpisodeNotFoundError: the dataset has no episodes of ``wanted`` (all listed).
+        DatasetError: the dataset reader refuses the dataset.
+    """
+    if not has_dataset_metadata(root):
+        return {}, None
+    from strands_robots.dataset.signature import metadata_signature
+    from strands_robots.episode_labels import stale
+    from strands_robots.episode_labels.document import labels_path
+
+    signature = metadata_signature(root)  # taken before the dataset is read: a change meanwhile voids the cache
+    plain, fresh = stale.plain_dataset_columns(root, labels_path(root, labels_dir=labels_dir), signature, save=False)
+    if plain is not None:
+        positions = stale.plain_positions(plain)
+        _require(root, [episode for episode in wanted if episode not in positions])
+        fingerprints = {episode: stale.plain_record(plain, positions[episode]) for episode in wanted}
+        if not fresh:
+            return fingerprints, None
+        return fingerprints, lambda sidecar: stale.remember_plain_columns(root, sidecar, signature, plain)
+    dataset = open_dataset_if_present(root)
+    if dataset is None:
+        return {}, None
+    fingerprint = Fingerprinter(dataset)
+    _, found = fingerprint.columns.positions(wanted)
+    _require(root, [episode for episode, ok in zip(wanted, found.tolist(), strict=True) if not ok])
+
+    def remember(sidecar: Path) -> None:
         from strands_robots.episode_labels.stale import remember_dataset_columns
 
-        remember_dataset_columns(root, store.path, signature, fingerprint.columns)
-    return store.take()  # the caller's own document (no deep copy of a large document)
+        remember_dataset_columns(root, sidecar, signature, fingerprint.columns)
+
+    return fingerprint.many(wanted), remember
+
+
+def _require(root: str | Path, unknown: list[int]) -> None:
+    if unknown:
+        raise EpisodeNotFoundError(
+            f"the dataset at {root} has no episodes {sorted(unknown)}; record verdicts only for its episodes "
+            "(see `strands-labels info ROOT`), or remap labels after editing the dataset."
+        )
 
 
 @accepts_repo_id

@@ -32,6 +32,7 @@ TOY_VERDICTS = [{"episode": 0, "success": True}, {"episode": 1, "success": True}
 def _forget_process_caches() -> None:
     stale_module._results.clear()
     stale_module._datasets.clear()
+    stale_module._plains.clear()
     index_module._memory.clear()
     clear_cache()
 
@@ -185,12 +186,19 @@ def test_the_json_cache_goes_stale_when_meta_changes(toy_dataset, monkeypatch):
     el.annotate_episode(toy_dataset, 0, quality="high")
     _forget_process_caches()
     assert stale_module._small_stale(toy_dataset, el.open_store(toy_dataset), _signature(toy_dataset)) == {}
-    info = toy_dataset / "meta" / "info.json"
-    _retimed(info)
-    assert stale_module._small_stale(toy_dataset, el.open_store(toy_dataset), _signature(toy_dataset)) is None
-    # the full path re-reads the dataset and leaves a fresh cache
-    assert el.stale_episodes(toy_dataset) == {}
+    cache = toy_dataset / ".episode_labels.json.fingerprints.json"
+    tampered = json.loads(cache.read_text())
+    tampered["length"] = [length + 1 for length in tampered["length"]]  # would make every label stale
+    cache.write_text(json.dumps(tampered))
+    _forget_process_caches()
+    assert set(stale_module._small_stale(toy_dataset, el.open_store(toy_dataset), _signature(toy_dataset))) == {0, 1, 2}
+    _retimed(toy_dataset / "meta" / "info.json")  # meta/ changed: the cache is not used, the metadata is read again
+    _forget_process_caches()
     assert stale_module._small_stale(toy_dataset, el.open_store(toy_dataset), _signature(toy_dataset)) == {}
+    refreshed = json.loads(cache.read_text())
+    assert refreshed["signature"] == [list(s) for s in _signature(toy_dataset)]
+    assert refreshed["length"] == [length - 1 for length in tampered["length"]]
+    assert el.stale_episodes(toy_dataset) == {}
 
 
 def _signature(root):
@@ -207,4 +215,4 @@ def test_the_json_cache_rows_are_the_dataset_fingerprints(toy_dataset):
     plain = json.loads((toy_dataset / ".episode_labels.json.fingerprints.json").read_text())
     fingerprinter = Fingerprinter(open_dataset(toy_dataset))
     for position, episode in enumerate(plain["episode"]):
-        assert stale_module._record_at(plain, position) == fingerprinter(episode)
+        assert stale_module.plain_record(plain, position) == fingerprinter(episode)

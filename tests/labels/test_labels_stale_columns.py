@@ -30,6 +30,7 @@ def _forget_process_caches() -> None:
     """What a new process starts with (the files beside the sidecar stay)."""
     stale_module._results.clear()
     stale_module._datasets.clear()
+    stale_module._plains.clear()
     index_module._memory.clear()
     clear_cache()
 
@@ -124,14 +125,20 @@ def test_the_cached_dataset_columns_go_stale_when_meta_changes(toy_dataset, monk
     opened = []
     real = stale_module.open_dataset_for_checks
     monkeypatch.setattr(stale_module, "open_dataset_for_checks", lambda root: opened.append(root) or real(root))
+    import strands_robots.dataset.light_fingerprints as light
+
+    read = []
+    real_light = light.light_fingerprint_columns
+    monkeypatch.setattr(light, "light_fingerprint_columns", lambda root: read.append(root) or real_light(root))
     assert el.filter_episodes(toy_dataset) == [0, 1]
-    assert opened == []
-    # meta/ changes: the cache no longer applies, the dataset is read again, the label is stale
+    assert opened == [] and read == []
+    # meta/ changes: the cache no longer applies, the metadata is read again (without the
+    # dataset reader: well-formed metadata), the label is stale
     _edit_episodes(toy_dataset, "length", lambda v: [v[0] + 2, v[1], v[2]])
     _forget_process_caches()
     with pytest.warns(el.StaleLabelsWarning, match="length was"):
         assert el.filter_episodes(toy_dataset) == [1]
-    assert len(opened) == 1
+    assert len(read) == 1 and opened == []
     # and within one process too (no forgetting): restoring meta/ clears the staleness
     _edit_episodes(toy_dataset, "length", lambda v: [v[0] - 2, v[1], v[2]])
     assert el.stale_episodes(toy_dataset) == {}

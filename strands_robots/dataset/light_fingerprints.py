@@ -1,0 +1,317 @@
+"""A dataset's fingerprint columns read without pyarrow or numpy: the label stores' fast path.
+
+Checking labels for staleness, or recording fingerprints with new labels, needs five values
+per episode: ``episode_index``, ``length``, the global ``[from, to)`` index range, the
+tasks and the content digest of the stored ``observation.state`` mean
+(:mod:`strands_robots.dataset.fingerprints`). The dataset reader gets them through
+pyarrow and numpy, which cost about 150 ms and 80 MB to import: more than a whole label
+command on a thousand episodes. This module reads the same values with arro3 (a small
+Arrow and Parquet library, about 2 ms to import) for v3.0, and with :mod:`json` for v2.x,
+into plain lists: the form the JSON fingerprint cache stores (:data:`COLUMNS`).
+
+It reads well-formed metadata only. Whatever the dataset reader would repair, refuse or
+warn about gives None (the caller then opens the dataset): a header the reader refuses,
+nulls, ``episode_index`` values out of order or repeated, a non-positive ``length``,
+files that disagree on their columns, task or statistics columns of another type. For
+every dataset it answers, it gives exactly what the dataset reader's columns give
+(``tests/dataset/test_light_fingerprints.py``; docs/performance.md, "Fingerprints without
+pyarrow").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from array import array
+from pathlib import Path
+from typing import Any
+
+from strands_robots.dataset.keys import STATE_KEY
+
+#: The keys of the plain form, each a list with one entry per episode (sorted by
+#: ``episode``), besides ``has_range`` (bool) and ``task_lists`` (list of task lists):
+#: ``task_code`` indexes ``task_lists`` (-1: no tasks), ``content`` is a 16-hex digest or "".
+COLUMNS = ("episode", "length", "index_from", "index_to", "task_code", "content")
+
+_STATS = f"stats/{STATE_KEY}/mean"
+_RANGE = ("dataset_from_index", "dataset_to_index")
+#: Rows per record batch read (fewer, larger chunks than the reader's default of 1,024).
+_BATCH = 65_536
+#: Largest integer a float32 holds exactly; larger integer statistics are left to numpy.
+_EXACT_INT = 2**24
+
+
+class _Unusual(Exception):
+    """Metadata this fast path leaves to the dataset reader."""
+
+
+def light_fingerprint_columns(root: str | Path) -> dict[str, Any] | None:
+    """The fingerprint columns of the dataset at ``root`` in plain lists, or None.
+
+    Args:
+        root: Dataset root (holds ``meta/info.json``).
+
+    Returns:
+        ``{"episode", "length", "index_from", "index_to", "task_code", "content": list,
+        "has_range": bool, "task_lists": list[list[str]]}`` (frames for ``length`` and the
+        index range), equal to what :func:`strands_robots.dataset.fingerprints.dataset_fingerprints`
+        gives as lists; None when arro3 is not installed or the metadata is not plainly
+        well-formed (read it with the dataset reader then). Never raises for bad metadata.
+    """
+    from strands_robots.dataset.info import load_info_document, parse_info
+    from strands_robots.errors import LabelsError
+
+    root = Path(root)
+    try:
+        info = parse_info(load_info_document(root), root)
+        if info.major == 3:
+            return _v3(root)
+        return _v2(root)
+    except (_Unusual, LabelsError, OSError, ValueError, TypeError, KeyError, OverflowError):
+        return None
+
+
+# -- v3.0: meta/episodes/*/*.parquet --------------------------------------------------------
+
+
+def _v3(root: Path) -> dict[str, Any]:
+    try:
+        from arro3.core import list_flatten, list_offsets
+        from arro3.io import read_parquet
+    except ImportError as exc:  # an optional speed-up: the dataset reader does the same work
+        raise _Unusual from exc
+    files = sorted((root / "meta" / "episodes").glob("*/*.parquet"))
+    if not files:
+        raise _Unusual
+    columns: dict[str, list[Any]] = {"episode": [], "length": [], "index_from": [], "index_to": []}
+    joined: list[str] = []  # an episode's tasks as one string, "" for none
+    empty: list[bool] = []
+    content: list[str] = []
+    range_names: tuple[str, ...] | None = None
+    tasks_type: str | None = None
+    for path in files:
+        table = read_parquet(str(path), batch_size=_BATCH).read_all()
+        names = set(table.column_names)
+        n = table.num_rows
+        episode = _ints(table, "episode_index")
+        length = _ints(table, "length")
+        if n and (min(length) <= 0 or min(episode) < 0):
+            raise _Unusual
+        present = tuple(name for name in _RANGE if name in names)
+        if range_names is None:
+            range_names = present
+        elif range_names != present:
+            raise _Unusual  # the files disagree: the reader's concatenation decides
+        if present == _RANGE:
+            columns["index_from"] += _ints(table, _RANGE[0])
+            columns["index_to"] += _ints(table, _RANGE[1])
+        columns["episode"] += episode
+        columns["length"] += length
+        if "tasks" in names:
+            kind, rows_joined, rows_empty = _tasks(table.column("tasks"), list_flatten, list_offsets)
+            if tasks_type is not None and tasks_type != kind:
+                raise _Unusual
+            tasks_type = kind
+            joined += rows_joined
+            empty += rows_empty
+        else:
+            joined += [""] * n
+            empty += [True] * n
+        if _STATS in names:
+            content += _digests(table.column(_STATS), n, list_flatten, list_offsets)
+        else:
+            content += [""] * n
+    episodes = columns["episode"]
+    if any(b <= a for a, b in zip(episodes, episodes[1:], strict=False)):
+        raise _Unusual  # out of order or repeated: the reader sorts or refuses
+    if range_names != _RANGE:  # the reader computes them from the lengths
+        columns["index_from"], columns["index_to"] = _cumulative(columns["length"])
+    if tasks_type is None:
+        task_code, task_lists = [-1] * len(episodes), []
+    else:
+        task_code, task_lists = _codes(joined, empty, split=tasks_type == "list")
+    return {**columns, "task_code": task_code, "content": content, "has_range": True, "task_lists": task_lists}
+
+
+def _chunks(column: Any) -> list[Any]:
+    return list(column.chunks)
+
+
+def _ints(table: Any, name: str) -> list[int]:
+    if name not in table.column_names:
+        raise _Unusual
+    column = table.column(name)
+    if not column.type.is_integer(column.type) or column.null_count:
+        raise _Unusual
+    values: list[int] = []
+    for chunk in _chunks(column):
+        values += chunk.to_pylist()
+    return values
+
+
+def _tasks(column: Any, list_flatten: Any, list_offsets: Any) -> tuple[str, list[str], list[bool]]:
+    """``(kind, joined, empty)``: ``kind`` "list" or "string"; an episode's tasks joined by NUL."""
+    kind_type = column.type
+    if kind_type.is_string(kind_type) or kind_type.is_large_string(kind_type):
+        joined: list[str] = []
+        for chunk in _chunks(column):
+            joined += chunk.to_pylist()
+        empty = [text is None for text in joined]
+        return "string", ["" if text is None else text for text in joined], empty
+    if not (kind_type.is_list(kind_type) or kind_type.is_large_list(kind_type)):
+        raise _Unusual
+    value = kind_type.value_type
+    if not (value.is_string(value) or value.is_large_string(value)):
+        raise _Unusual
+    joined, empty = [], []
+    for chunk in _chunks(column):
+        flat = list_flatten(chunk)
+        if flat.null_count:
+            raise _Unusual  # a null task string: the reader's join rule decides
+        if chunk.null_count:  # no tasks (null) as an empty list: row by row
+            for row in chunk.to_pylist():
+                joined.append("\x00".join(row) if row else "")
+                empty.append(not row)
+            continue
+        texts = flat.to_pylist()
+        offsets = list_offsets(chunk).to_pylist()
+        base = offsets[0]
+        if offsets[-1] - base == len(offsets) - 1:  # one task per episode (the usual case)
+            joined += texts
+            empty += [False] * len(texts)
+            continue
+        for start, stop in zip(offsets, offsets[1:], strict=False):
+            joined.append("\x00".join(texts[start - base : stop - base]))
+            empty.append(stop == start)
+    return "list", joined, empty
+
+
+def _codes(joined: list[str], empty: list[bool], *, split: bool) -> tuple[list[int], list[list[str]]]:
+    """Task codes in order of first appearance (as a dictionary encoding numbers them)."""
+    code_of = {text: code for code, text in enumerate(dict.fromkeys(joined))}
+    codes = [code_of[text] for text in joined]
+    if True in empty:
+        codes = [-1 if none else code for code, none in zip(codes, empty, strict=True)]
+    task_lists = [text.split("\x00") if split else [text] for text in code_of]
+    return codes, task_lists
+
+
+def _digests(column: Any, n: int, list_flatten: Any, list_offsets: Any) -> list[str]:
+    """Per row: 16 hex digits of the sha256 of the float32 mean, "" when empty or not finite."""
+    kind = column.type
+    if not (kind.is_list(kind) or kind.is_large_list(kind)):
+        raise _Unusual
+    value = kind.value_type
+    if not value.is_floating(value):
+        raise _Unusual  # integer statistics: numpy's rounding to float32 decides
+    sha = hashlib.sha256
+    digests: list[str] = []
+    for chunk in _chunks(column):
+        flat = list_flatten(chunk)
+        if chunk.null_count or flat.null_count:  # a missing mean or value has no digest: row by row
+            digests += [_mean_digest(row) if row and None not in row else "" for row in chunk.to_pylist()]
+            continue
+        offsets = list_offsets(chunk).to_pylist()
+        raw = array("f", flat.to_pylist())
+        base = offsets[0]
+        finite = math.isfinite(sum(raw))
+        data = raw.tobytes()
+        for start, stop in zip(offsets, offsets[1:], strict=False):
+            a, b = start - base, stop - base
+            if b <= a or not (finite or math.isfinite(sum(raw[a:b]))):
+                digests.append("")
+            else:
+                digests.append(sha(data[4 * a : 4 * b]).hexdigest()[:16])
+    if len(digests) != n:
+        raise _Unusual
+    return digests
+
+
+def _cumulative(lengths: list[int]) -> tuple[list[int], list[int]]:
+    starts, ends, total = [], [], 0
+    for length in lengths:
+        starts.append(total)
+        total += length
+        ends.append(total)
+    return starts, ends
+
+
+# -- v2.x: meta/episodes.jsonl and meta/episodes_stats.jsonl --------------------------------
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise _Unusual
+                rows.append(row)
+    return rows
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _v2(root: Path) -> dict[str, Any]:
+    meta = root / "meta"
+    if any((meta / "episodes").glob("*/*.parquet")):
+        raise _Unusual  # statistics would come from those files
+    episodes: list[int] = []
+    lengths: list[int] = []
+    for row in _jsonl(meta / "episodes.jsonl"):
+        index, length = row.get("episode_index"), row.get("length")
+        if not (_is_int(index) and _is_int(length)) or length <= 0 or index < 0:
+            raise _Unusual
+        if any(name in row for name in _RANGE):
+            raise _Unusual  # the reader would use them: leave it to the reader
+        episodes.append(index)
+        lengths.append(length)
+    if any(b <= a for a, b in zip(episodes, episodes[1:], strict=False)):
+        raise _Unusual
+    digest_of: dict[int, str] = {}
+    stats = meta / "episodes_stats.jsonl"
+    if stats.is_file():
+        for entry in _jsonl(stats):
+            mean = ((entry.get("stats") or {}).get(STATE_KEY) or {}).get("mean")
+            digest = _mean_digest(mean)
+            if digest and _is_int(entry.get("episode_index")):
+                digest_of[entry["episode_index"]] = digest
+    starts, ends = _cumulative(lengths)
+    return {
+        "episode": episodes,
+        "length": lengths,
+        "index_from": starts,
+        "index_to": ends,
+        "task_code": [-1] * len(episodes),
+        "content": [digest_of.get(index, "") for index in episodes],
+        "has_range": False,
+        "task_lists": [],
+    }
+
+
+def _flat_numbers(value: Any, out: list[float]) -> None:
+    if isinstance(value, list):
+        for item in value:
+            _flat_numbers(item, out)
+    elif isinstance(value, float):
+        out.append(value)
+    elif _is_int(value) and abs(value) <= _EXACT_INT:
+        out.append(float(value))
+    else:
+        raise _Unusual  # bools, strings, huge integers: numpy's conversion decides
+
+
+def _mean_digest(mean: Any) -> str:
+    """The digest of one stored mean (a number or nested lists of numbers), "" when none."""
+    if mean is None:
+        return ""
+    values: list[float] = []
+    _flat_numbers(mean, values)
+    raw = array("f", values)
+    if not raw or not math.isfinite(sum(raw)):
+        return ""
+    return hashlib.sha256(raw.tobytes()).hexdigest()[:16]
