@@ -248,6 +248,16 @@ def measure(op: str, n: int, inputs: dict[str, Path], scratch: Path, pythons: di
     return results
 
 
+def compile_package(python: str) -> None:
+    """Write the bytecode of ``python``'s ``strands_robots`` package, as installing a wheel does.
+
+    An editable install has none, and with ``PYTHONDONTWRITEBYTECODE`` set (as on this
+    project's machine) every child would compile each module it imports from source.
+    """
+    code = "import compileall, os, strands_robots; compileall.compile_dir(os.path.dirname(strands_robots.__file__), quiet=1)"
+    subprocess.run([python, "-c", code], check=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--upstream", default="/work/venv-upstream/bin/python", help="python of the 0.5.3 venv")
@@ -265,6 +275,8 @@ def main() -> None:
     args.work = args.work.resolve()  # the children run inside the scratch directories
     pythons = {"ours": args.ours, "0.5.3": args.upstream}
     ops = args.ops.split(",")
+    for python in pythons.values():
+        compile_package(python)
     print(f"load average at start: {os.getloadavg()[0]:.1f}; cpus: {os.cpu_count()}; repeat {args.repeat}, medians")
     print(
         f"{'op':<14}{'episodes':>10} | {'ours s':>8} {'ours MB':>8} | {'0.5.3 s':>8} {'0.5.3 MB':>8} | ratio t  ratio mem"

@@ -10,7 +10,9 @@ leaves that cache when it records fingerprints (:func:`remember_dataset_columns`
 datasets of up to :data:`JSON_CACHE_EPISODES` episodes the cache is JSON
 (``.episode_labels.json.fingerprints.json``) and a small sidecar is checked against it in
 plain Python, so a filter of a small labelled dataset imports neither numpy nor pyarrow
-(docs/performance.md, "Small sidecars"). The rule (only keys present on both sides count;
+(docs/performance.md, "Small sidecars"). Without a cache the columns are read from the
+metadata by :mod:`strands_robots.dataset.light_fingerprints` (no pyarrow or numpy) when it is
+plainly well-formed, else by the dataset reader ("Fingerprints without pyarrow"). The rule (only keys present on both sides count;
 a record without a fingerprint is never stale) is stated in ``docs/sidecar-format.md``.
 """
 
@@ -31,7 +33,7 @@ from strands_robots.fingerprint import Fingerprinter, has_dataset_metadata, open
 CACHE_VERSION = 1
 #: Datasets of at most this many episodes have their fingerprint cache in JSON (read
 #: without numpy); larger ones in ``.npz``.
-JSON_CACHE_EPISODES = 50_000
+JSON_CACHE_EPISODES = 200_000
 _COLUMNS = ("episode", "length", "index_from", "index_to", "task_code", "content")
 _results: dict[str, tuple[tuple[Any, ...], dict[int, str]]] = {}
 _datasets: dict[str, tuple[tuple[Any, ...], Any]] = {}
@@ -376,6 +378,31 @@ def plain_record(columns: dict[str, Any], position: int) -> dict[str, Any]:
     if columns["content"][position]:
         fingerprint["content"] = columns["content"][position]
     return fingerprint
+
+
+def plain_records(columns: dict[str, Any], positions: list[int]) -> list[dict[str, Any]]:
+    """:func:`plain_record` of each of ``positions`` (the columns looked up once, not per row)."""
+    lengths, contents = columns["length"], columns["content"]
+    if not columns["has_range"]:
+        out = [{"length": lengths[p]} for p in positions]
+    else:
+        starts, ends, codes, task_lists = (
+            columns["index_from"],
+            columns["index_to"],
+            columns["task_code"],
+            columns["task_lists"],
+        )
+        out = []
+        for p in positions:
+            code = codes[p]
+            if code >= 0:
+                out.append({"length": lengths[p], "index_range": [starts[p], ends[p]], "tasks": list(task_lists[code])})
+            else:
+                out.append({"length": lengths[p], "index_range": [starts[p], ends[p]]})
+    for fingerprint, p in zip(out, positions, strict=True):
+        if contents[p]:
+            fingerprint["content"] = contents[p]
+    return out
 
 
 def record_reason(stored: Any, current: dict[str, Any]) -> str | None:
