@@ -184,7 +184,7 @@ def _tasks(column: Any, list_flatten: Any, list_offsets: Any) -> tuple[str, list
         texts = flat.to_pylist()
         offsets = list_offsets(chunk).to_pylist()
         base = offsets[0]
-        if offsets[-1] - base == len(offsets) - 1:  # one task per episode (the usual case)
+        if all(b - a == 1 for a, b in zip(offsets, offsets[1:], strict=False)):  # one task each (the usual case)
             joined += texts
             empty += [False] * len(texts)
             continue

@@ -108,6 +108,14 @@ def test_tasks_statistics_and_ranges_of_every_shape_read_the_same(tmp_path):
     assert light["index_from"] == [0, 3, 7, 12, 18, 25]
 
 
+def test_lists_of_uneven_lengths_are_not_taken_for_one_task_each(tmp_path):
+    root = make_v3_dataset(tmp_path / "ds", [1, 1])
+    rewrite(root, tasks=pa.array([[], ["pick", "pick"]], pa.list_(pa.string())))  # two tasks, two episodes
+    light = light_fingerprint_columns(root)
+    assert light == reader_columns(root)
+    assert light["task_code"] == [-1, 1] and light["task_lists"] == [[""], ["pick", "pick"]]
+
+
 def test_string_tasks_and_float32_statistics_read_the_same(tmp_path):
     root = make_v3_dataset(tmp_path / "ds", [3, 4, 5])
     rewrite(
@@ -210,7 +218,7 @@ MEANS = st.one_of(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     rows=st.lists(st.tuples(st.integers(1, 50), st.one_of(st.none(), TASKS), MEANS), min_size=1, max_size=8),
     gaps=st.lists(st.integers(1, 3), min_size=8, max_size=8),
