@@ -167,12 +167,16 @@ def dataset_columns(root: Path, sidecar: Path, signature: tuple[Any, ...]) -> An
         plain = light_fingerprint_columns(root)
         if plain is not None:
             columns = DatasetFingerprints.from_plain(plain)
+            if len(columns.episode) <= JSON_CACHE_EPISODES:
+                _save_plain(_cache_path(sidecar), expected, plain)  # already the JSON cache's form
+            else:
+                _save_cached(_cache_path(sidecar), expected, columns)
         else:
             dataset = open_dataset_for_checks(root)
             if dataset is None:
                 return None
             columns = Fingerprinter(dataset).columns
-        _save_cached(_cache_path(sidecar), expected, columns)
+            _save_cached(_cache_path(sidecar), expected, columns)
     _datasets[key] = (signature, columns)
     return columns
 
