@@ -43,21 +43,24 @@ import argparse
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import av
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # tests/synth.py lives beside the package
+    sys.path.insert(0, str(REPO))
+
+from tests.synth import LEROBOT_VIDEO  # noqa: E402
+from tests.synth import write_dataset as synth_writer  # noqa: E402
+
 FAULTS = ("jerky", "collision", "drift", "frozen", "idle", "incomplete", "occlusion", "regrasp")
 SEVERITIES = ("mild", "moderate", "severe")
 EXPECTED_MODE = {
@@ -320,152 +323,24 @@ def build_episodes(
 # ----------------------------------------------------------------------------- writers
 
 
-def _features(source: Source, episodes: Sequence[Episode]) -> dict[str, Any]:
-    first = episodes[0]
-    feats: dict[str, Any] = {
-        "observation.state": {"dtype": "float32", "shape": [first.state.shape[1]], "names": source.state_names},
-    }
-    if first.action is not None:
-        feats["action"] = {"dtype": "float32", "shape": [first.action.shape[1]], "names": source.action_names}
-    for cam in source.cameras:
-        h, w = first.video[cam].shape[1:3]
-        feats[cam] = {
-            "dtype": "video",
-            "shape": [h, w, 3],
-            "names": ["height", "width", "channels"],
-            "info": {
-                "video.height": h,
-                "video.width": w,
-                "video.codec": "h264",
-                "video.pix_fmt": "yuv420p",
-                "video.fps": source.fps,
-                "video.channels": 3,
-                "has_audio": False,
-            },
-        }
-    for key, dtype in (
-        ("timestamp", "float32"),
-        ("frame_index", "int64"),
-        ("episode_index", "int64"),
-        ("index", "int64"),
-        ("task_index", "int64"),
-    ):
-        feats[key] = {"dtype": dtype, "shape": [1], "names": None}
-    return feats
-
-
-def _table(ep: Episode, e: int, first: int, fps: float, task_index: int) -> pa.Table:
-    f = np.arange(ep.length, dtype=np.int64)
-    cols: dict[str, pa.Array] = {
-        "observation.state": pa.FixedSizeListArray.from_arrays(pa.array(ep.state.reshape(-1)), ep.state.shape[1]),
-    }
-    if ep.action is not None:
-        cols["action"] = pa.FixedSizeListArray.from_arrays(pa.array(ep.action.reshape(-1)), ep.action.shape[1])
-    cols["timestamp"] = pa.array((f / fps).astype(np.float32))
-    cols["frame_index"] = pa.array(f)
-    cols["episode_index"] = pa.array(np.full(ep.length, e, dtype=np.int64))
-    cols["index"] = pa.array(first + f)
-    cols["task_index"] = pa.array(np.full(ep.length, task_index, dtype=np.int64))
-    return pa.table(cols)
-
-
-def _encode(path: Path, clips: Sequence[np.ndarray], fps: float) -> None:
-    """Write ``clips`` back to back as one H.264 mp4 (keyframe every 2 frames, as LeRobot does)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rate = Fraction(fps).limit_denominator(1001)
-    with av.open(str(path), mode="w") as container:
-        stream = container.add_stream("libx264", rate=rate, options={"g": "2", "crf": "23", "preset": "ultrafast"})
-        stream.height, stream.width = clips[0].shape[1:3]
-        stream.pix_fmt = "yuv420p"
-        i = 0
-        for clip in clips:
-            for image in clip:
-                frame = av.VideoFrame.from_ndarray(image, "rgb24")
-                frame.pts, frame.time_base = i, 1 / rate
-                for packet in stream.encode(frame):
-                    container.mux(packet)
-                i += 1
-        for packet in stream.encode():
-            container.mux(packet)
-
-
 def write_dataset(root: Path, source: Source, episodes: Sequence[Episode], version: str) -> Path:
-    """Write ``episodes`` as a LeRobot ``version`` ("v2.1" or "v3.0") dataset at ``root``."""
-    tasks = sorted({ep.task for ep in episodes})
-    task_index = {t: i for i, t in enumerate(tasks)}
-    fps = source.fps
-    starts = np.concatenate([[0], np.cumsum([ep.length for ep in episodes])]).astype(int)
-    info: dict[str, Any] = {
-        "codebase_version": version,
-        "robot_type": f"faults-from-{source.name}",
-        "total_episodes": len(episodes),
-        "total_frames": int(starts[-1]),
-        "total_tasks": len(tasks),
-        "chunks_size": 1000,
-        "fps": fps,
-        "features": _features(source, episodes),
-    }
-    (root / "meta").mkdir(parents=True, exist_ok=True)
-    if version == "v2.1":
-        data_path = "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"
-        video_path = "videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4"
-        lines = []
-        for e, ep in enumerate(episodes):
-            path = root / data_path.format(episode_chunk=0, episode_index=e)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            pq.write_table(_table(ep, e, int(starts[e]), fps, task_index[ep.task]), path)
-            for cam in source.cameras:
-                _encode(root / video_path.format(episode_chunk=0, video_key=cam, episode_index=e), [ep.video[cam]], fps)
-            lines.append(json.dumps({"episode_index": e, "tasks": [ep.task], "length": ep.length}))
-        (root / "meta" / "episodes.jsonl").write_text("\n".join(lines) + "\n")
-        (root / "meta" / "tasks.jsonl").write_text(
-            "\n".join(json.dumps({"task_index": i, "task": t}) for i, t in enumerate(tasks)) + "\n"
-        )
-        info.update(
-            total_chunks=1,
-            total_videos=len(episodes) * len(source.cameras),
-            splits={"train": f"0:{len(episodes)}"},
-            data_path=data_path,
-            video_path=video_path if source.cameras else None,
-        )
-    elif version == "v3.0":
-        data_path = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
-        video_path = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
-        path = root / data_path.format(chunk_index=0, file_index=0)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tables = [_table(ep, e, int(starts[e]), fps, task_index[ep.task]) for e, ep in enumerate(episodes)]
-        with pq.ParquetWriter(path, tables[0].schema) as writer:
-            for table in tables:  # one row group per episode, as LeRobot writes
-                writer.write_table(table)
-        meta: dict[str, list] = {
-            "episode_index": list(range(len(episodes))),
-            "tasks": [[ep.task] for ep in episodes],
-            "length": [ep.length for ep in episodes],
-            "data/chunk_index": [0] * len(episodes),
-            "data/file_index": [0] * len(episodes),
-            "dataset_from_index": starts[:-1].tolist(),
-            "dataset_to_index": starts[1:].tolist(),
-        }
-        for cam in source.cameras:
-            _encode(
-                root / video_path.format(video_key=cam, chunk_index=0, file_index=0),
-                [ep.video[cam] for ep in episodes],
-                fps,
-            )
-            meta[f"videos/{cam}/chunk_index"] = [0] * len(episodes)
-            meta[f"videos/{cam}/file_index"] = [0] * len(episodes)
-            meta[f"videos/{cam}/from_timestamp"] = (starts[:-1] / fps).tolist()
-            meta[f"videos/{cam}/to_timestamp"] = (starts[1:] / fps).tolist()
-        (root / "meta" / "episodes" / "chunk-000").mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.table(meta), root / "meta" / "episodes" / "chunk-000" / "file-000.parquet")
-        pq.write_table(
-            pa.table({"task_index": pa.array(range(len(tasks)), pa.int64()), "task": tasks}),
-            root / "meta" / "tasks.parquet",
-        )
-        info.update(data_path=data_path, video_path=video_path if source.cameras else None)
-    else:
+    """Write ``episodes`` as a LeRobot ``version`` ("v2.1" or "v3.0") dataset at ``root``
+    (``tests/synth.py``'s writer: one row group per episode, lossy H.264 with a keyframe
+    every 2 frames, as LeRobot writes), and the injected faults beside it (``ROOT.truth.json``)."""
+    if version not in ("v2.1", "v3.0"):
         raise ValueError(f"version must be v2.1 or v3.0, got {version!r}")
-    (root / "meta" / "info.json").write_text(json.dumps(info, indent=2))
+    synth_writer(
+        root,
+        episodes,
+        fps=source.fps,
+        layout="v2" if version == "v2.1" else "v3",
+        codebase_version=version,
+        state_names=source.state_names,
+        action_names=source.action_names,
+        cameras=source.cameras,
+        video_options=LEROBOT_VIDEO,
+        robot_type=f"faults-from-{source.name}",
+    )
     truth = [
         {"episode": e, "fault": ep.fault, "severity": ep.severity, "source": ep.source} for e, ep in enumerate(episodes)
     ]

@@ -29,23 +29,28 @@ import json
 import os
 import pstats
 import shutil
+import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from strands_robots.dataset import open_dataset
 from strands_robots.episode_labels import flush, measure_agreement, read_labels, record_deterministic_verdicts
 from strands_robots.judges import run_judge
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # tests/synth.py lives beside the package
+    sys.path.insert(0, str(REPO))
+
+from tests.synth import EpisodeArrays, write_dataset  # noqa: E402
+
 FPS = 30
 NAMES = ["shoulder_pan.pos", "shoulder_lift.pos", "elbow_flex.pos", "wrist_flex.pos", "wrist_roll.pos", "gripper.pos"]
 PER_FILE = 1000
+TASK = "pick the cube"
 PLANTS = ("jitter", "regrasp", "pause", "nan")
 
 
@@ -81,82 +86,16 @@ def trajectory(rng: np.random.Generator, length: int, plant: str | None) -> np.n
 
 
 def build_dataset(root: Path, n: int, frames: int, seed: int = 0) -> dict[int, str]:
-    """Write the synthetic v3.0 dataset; return episode -> planted anomaly."""
+    """Write the synthetic v3.0 dataset (``tests/synth.py``'s writer); return episode -> planted anomaly."""
     rng = np.random.default_rng(seed)
     plants = {int(e): PLANTS[k % len(PLANTS)] for k, e in enumerate(rng.choice(n, size=n * 4 // 100, replace=False))}
     lengths = [
         (frames * 2 if plants.get(e) == "pause" else int(rng.integers(frames * 9 // 10, frames * 11 // 10 + 1)))
         for e in range(n)
     ]
-    (root / "meta" / "episodes" / "chunk-000").mkdir(parents=True)
-    (root / "data" / "chunk-000").mkdir(parents=True)
-    starts = np.concatenate([[0], np.cumsum(lengths)])
-    for file_index in range((n + PER_FILE - 1) // PER_FILE):
-        episodes = range(file_index * PER_FILE, min(n, (file_index + 1) * PER_FILE))
-        path = root / "data" / "chunk-000" / f"file-{file_index:03d}.parquet"
-        with pq.ParquetWriter(path, _data_schema()) as writer:
-            for e in episodes:
-                length = lengths[e]
-                state = trajectory(rng, length, plants.get(e))
-                table = pa.table(
-                    {
-                        "observation.state": pa.FixedSizeListArray.from_arrays(pa.array(state.reshape(-1)), 6),
-                        "timestamp": pa.array(np.arange(length, dtype=np.float32) / FPS),
-                        "frame_index": pa.array(np.arange(length, dtype=np.int64)),
-                        "episode_index": pa.array(np.full(length, e, dtype=np.int64)),
-                        "index": pa.array(np.arange(starts[e], starts[e] + length, dtype=np.int64)),
-                        "task_index": pa.array(np.zeros(length, dtype=np.int64)),
-                    },
-                    schema=_data_schema(),
-                )
-                writer.write_table(table)  # one row group per episode
-    pq.write_table(
-        pa.table(
-            {
-                "episode_index": np.arange(n, dtype=np.int64),
-                "length": np.asarray(lengths, dtype=np.int64),
-                "tasks": [["pick the cube"]] * n,
-                "data/chunk_index": np.zeros(n, dtype=np.int64),
-                "data/file_index": np.arange(n, dtype=np.int64) // PER_FILE,
-                "dataset_from_index": starts[:-1].astype(np.int64),
-                "dataset_to_index": starts[1:].astype(np.int64),
-            }
-        ),
-        root / "meta" / "episodes" / "chunk-000" / "file-000.parquet",
-    )
-    pq.write_table(pa.table({"task_index": [0], "task": ["pick the cube"]}), root / "meta" / "tasks.parquet")
-    info = {
-        "codebase_version": "v3.0",
-        "fps": FPS,
-        "total_episodes": n,
-        "total_frames": int(starts[-1]),
-        "total_tasks": 1,
-        "chunks_size": 1000,
-        "data_path": "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
-        "features": {
-            "observation.state": {"dtype": "float32", "shape": [6], "names": NAMES},
-            "timestamp": {"dtype": "float32", "shape": [1], "names": None},
-            "frame_index": {"dtype": "int64", "shape": [1], "names": None},
-            "episode_index": {"dtype": "int64", "shape": [1], "names": None},
-            "index": {"dtype": "int64", "shape": [1], "names": None},
-            "task_index": {"dtype": "int64", "shape": [1], "names": None},
-        },
-    }
-    (root / "meta" / "info.json").write_text(json.dumps(info, indent=2))
+    episodes = [EpisodeArrays(trajectory(rng, lengths[e], plants.get(e)), task=TASK) for e in range(n)]
+    write_dataset(root, episodes, fps=FPS, state_names=NAMES, episodes_per_file=PER_FILE)  # state only, no action
     return plants
-
-
-def _data_schema() -> pa.Schema:
-    return pa.schema(
-        [
-            ("observation.state", pa.list_(pa.float32(), 6)),
-            ("timestamp", pa.float32()),
-            ("frame_index", pa.int64()),
-            ("episode_index", pa.int64()),
-            ("index", pa.int64()),
-            ("task_index", pa.int64()),
-        ]
-    )
 
 
 def bench(args: argparse.Namespace) -> None:

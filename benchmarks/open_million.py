@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -25,10 +26,19 @@ import pyarrow.parquet as pq
 
 from strands_robots.dataset import open_dataset
 
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # tests/synth.py lives beside the package
+    sys.path.insert(0, str(REPO))
+
+from tests.synth import episodes_meta_columns  # noqa: E402
+
 CAMERAS = ("observation.images.front", "observation.images.wrist")
+TASK = "Pick the block and place it in the bin"
 
 
 def write_dataset(root: Path, n: int, files: int, fps: int = 30) -> None:
+    """The episodes metadata of ``n`` episodes in ``files`` files (``tests/synth.py``'s columns
+    plus ``stats/*`` and ``meta/episodes/*``), and ``meta/info.json``; no data or video files."""
     if root.exists():
         shutil.rmtree(root)
     meta = root / "meta" / "episodes" / "chunk-000"
@@ -44,21 +54,15 @@ def write_dataset(root: Path, n: int, files: int, fps: int = 30) -> None:
             break
         sl = slice(lo, hi)
         m = hi - lo
-        cols = {
-            "episode_index": pa.array(np.arange(lo, hi, dtype=np.int64)),
-            "tasks": pa.array([["Pick the block and place it in the bin"]] * m, pa.list_(pa.string())),
-            "length": pa.array(lengths[sl]),
-            "data/chunk_index": pa.array(np.zeros(m, np.int64)),
-            "data/file_index": pa.array(np.full(m, k, np.int64)),
-            "dataset_from_index": pa.array(starts[sl]),
-            "dataset_to_index": pa.array(ends[sl]),
-        }
-        file_start = starts[lo]
-        for cam in CAMERAS:
-            cols[f"videos/{cam}/chunk_index"] = pa.array(np.zeros(m, np.int64))
-            cols[f"videos/{cam}/file_index"] = pa.array(np.full(m, k, np.int64))
-            cols[f"videos/{cam}/from_timestamp"] = pa.array((starts[sl] - file_start) / fps)
-            cols[f"videos/{cam}/to_timestamp"] = pa.array((ends[sl] - file_start) / fps)
+        cols = episodes_meta_columns(
+            np.arange(lo, hi, dtype=np.int64),
+            lengths[sl],
+            starts[sl],
+            [TASK] * m,
+            file_index=k,
+            fps=fps,
+            video_keys=CAMERAS,
+        )
         stats = rng.random((m, 6))
         for name in ("min", "max", "mean", "std"):
             cols[f"stats/observation.state/{name}"] = pa.FixedSizeListArray.from_arrays(

@@ -55,13 +55,14 @@ from typing import Any
 
 import av
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # tests/synth.py lives beside the package
     sys.path.insert(0, str(REPO))
+
+from tests.synth import episodes_meta_columns, make_v3_dataset  # noqa: E402
 
 WORK = REPO / "benchmarks" / "_work" / "sample_frames_video"
 CAMERA = "observation.images.front"
@@ -196,21 +197,23 @@ def attach_video(root: Path, spec: dict[str, Any], episodes: int, length: int) -
     info_path.write_text(json.dumps(info, indent=4))
     meta_path = root / "meta" / "episodes" / "chunk-000" / "file-000.parquet"
     table = pq.read_table(meta_path)
-    starts = np.arange(episodes, dtype=np.float64) * length / FPS
-    for name, values in (
-        ("chunk_index", pa.array(np.zeros(episodes, dtype=np.int64))),
-        ("file_index", pa.array(np.zeros(episodes, dtype=np.int64))),
-        ("from_timestamp", pa.array(starts)),
-        ("to_timestamp", pa.array(starts + length / FPS)),
-    ):
-        table = table.append_column(f"videos/{CAMERA}/{name}", values)
+    columns = episodes_meta_columns(
+        table["episode_index"].to_numpy(),
+        [length] * episodes,
+        table["dataset_from_index"].to_numpy(),
+        [""] * episodes,
+        file_index=0,
+        fps=FPS,
+        video_keys=[CAMERA],
+    )
+    for name, values in columns.items():
+        if name.startswith("videos/"):  # the episodes back to back in one mp4
+            table = table.append_column(name, values)
     pq.write_table(table, meta_path)
 
 
 def ensure_dataset(name: str, spec: dict[str, Any], episodes: int, length: int, regenerate: bool) -> Path:
     """The dataset ``name`` under ``benchmarks/_work``, generated unless a matching one exists."""
-    from tests.synth import make_v3_dataset
-
     root = WORK / name
     marker = root / "bench_params.json"
     params = {"format": FORMAT_VERSION, "episodes": episodes, "length": length, "fps": FPS, **spec}
