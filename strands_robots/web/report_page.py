@@ -1,6 +1,7 @@
 """The report page: the PNG plots of ``strands-labels report``, drawn on request.
 
-- ``GET /report``: the summary plots and one episode's plot.
+- ``GET /report[?episode=N]``: the summary plots and one episode's plot (``N``, default the
+  first episode; a value that is no integer is a 400, an episode the dataset lacks a 404).
 - ``GET /plots/{name}.png``: a summary plot (``name`` from
   :data:`strands_robots.report.SUMMARY_PLOTS`; anything else is 404).
 - ``GET /plots/episodes/{episode}.png``: the per-episode plot.
@@ -21,6 +22,7 @@ from starlette.routing import BaseRoute, Route
 from strands_robots.report.figures import png_bytes
 from strands_robots.report.write import SUMMARY_PLOTS, episode_figure, summary_figure
 from strands_robots.web.context import RequestError, ServerContext
+from strands_robots.web.query import QueryModel, count, parse_query
 
 NAV = ("Report", "/report")
 
@@ -30,6 +32,12 @@ TITLES = {
     "judge_vs_human": "Judge vs human",
     "disputes_over_time": "Disputes over time",
 }
+
+
+class ReportQuery(QueryModel):
+    """``GET /report``'s parameters: the ``episode`` whose plot is shown first."""
+
+    episode: count() | None = None
 
 
 def _png(data: bytes) -> Response:
@@ -54,8 +62,8 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
 
     async def page(request: Request) -> Response:
         episodes = list(ctx.dataset.episodes)
-        raw = request.query_params.get("episode", "")
-        chosen = int(raw) if raw.isdigit() and int(raw) in ctx.dataset.episodes else (episodes[0] if episodes else None)
+        asked = parse_query(ReportQuery, request.query_params).episode
+        chosen = ctx.episode(asked) if asked is not None else (episodes[0] if episodes else None)
         return ctx.render(
             request,
             "report.html",

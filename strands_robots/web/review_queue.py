@@ -13,7 +13,7 @@ from typing import Any
 
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES
 from strands_robots.report.summary import NONE, summarize
-from strands_robots.web.context import RequestError
+from strands_robots.web.query import QueryModel, count, one_of, parse_query
 
 #: Filter name -> (row field, accepted values).
 FILTERS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -26,30 +26,29 @@ DEFAULT_LIMIT = 200
 MAX_LIMIT = 2000
 
 
+class QueueQuery(QueryModel):
+    """``GET /api/queue``'s parameters: the filters (empty: no filter), ``offset`` and ``limit``
+    (at most :data:`MAX_LIMIT`; a larger one is read as it)."""
+
+    quality: one_of(FILTERS["quality"][1]) = None
+    failure_mode: one_of(FILTERS["failure_mode"][1]) = None
+    verdict: one_of(FILTERS["verdict"][1]) = None
+    dispute: one_of(FILTERS["dispute"][1]) = None
+    offset: count(1 << 62) = 0
+    limit: count(MAX_LIMIT) = DEFAULT_LIMIT
+
+    def filters(self) -> dict[str, str]:
+        """The filters given, by name."""
+        return {name: value for name in FILTERS if (value := getattr(self, name)) is not None}
+
+
 def parse_filters(params: Mapping[str, str]) -> dict[str, str]:
     """The non-empty filters of a query string.
 
     Raises:
         RequestError: 400 for an unknown value (the message lists the accepted ones).
     """
-    chosen = {}
-    for name, (_field, accepted) in FILTERS.items():
-        value = params.get(name, "")
-        if not value:
-            continue
-        if value not in accepted:
-            raise RequestError(f"{name}={value!r} is not one of {', '.join(accepted)}.", 400)
-        chosen[name] = value
-    return chosen
-
-
-def _int_param(params: Mapping[str, str], name: str, default: int, upper: int) -> int:
-    raw = params.get(name)
-    if raw is None or raw == "":
-        return default
-    if not raw.isdigit():
-        raise RequestError(f"{name} must be a non-negative integer, got {raw!r}.", 400)
-    return min(int(raw), upper)
+    return parse_query(QueueQuery, {k: v for k, v in params.items() if k in FILTERS}).filters()
 
 
 def matches(row: Mapping[str, Any], filters: Mapping[str, str]) -> bool:
@@ -81,10 +80,12 @@ def build_queue(
         ``matched`` (rows passing the filters), ``total`` (episodes in the dataset),
         ``offset``, ``limit``, ``filters`` and ``counts`` (``open``, ``resolved``,
         ``reviewed``, ``labelled``).
+
+    Raises:
+        RequestError: 400 for a bad filter value, ``offset`` or ``limit`` (:class:`QueueQuery`).
     """
-    filters = parse_filters(params)
-    offset = _int_param(params, "offset", 0, 1 << 62)
-    limit = _int_param(params, "limit", DEFAULT_LIMIT, MAX_LIMIT)
+    query = parse_query(QueueQuery, params)
+    filters, offset, limit = query.filters(), query.offset, query.limit
     records = document.get("episodes", {})
     rows = [summarize(e, records.get(str(e))) for e in episodes]
     disputes = [r for r in rows if r["dispute"] == "open"]

@@ -32,8 +32,9 @@ a request names only an ``episode_index``, checked against the dataset.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -58,6 +59,7 @@ from strands_robots.segments.store import query_records
 from strands_robots.segments.templates import known_cohorts
 from strands_robots.web.context import RequestError, ServerContext, json_response, read_json_body
 from strands_robots.web.media import camera_list
+from strands_robots.web.query import QueryModel, count, parse_query
 
 NAV = ("Segment", "/segment")
 
@@ -140,9 +142,23 @@ def parse_cohort(value: Any, default: str | None = DEFAULT_COHORT) -> str | None
     """
     if value is None or value == "":
         return default
-    if value not in known_cohorts():
-        raise RequestError(f"cohort {value!r} is not one of {', '.join(known_cohorts())}.")
-    return str(value)
+    try:
+        return str(_known_cohort(value))
+    except ValueError as exc:
+        raise RequestError(f"cohort={value!r} {exc}.") from None
+
+
+def _known_cohort(value: Any) -> Any:
+    """``value`` when it is None or a known cohort (a pydantic validator; the ValueError lists them)."""
+    if value is not None and value not in known_cohorts():
+        raise ValueError(f"is not one of {', '.join(known_cohorts())}")
+    return value
+
+
+class EpisodeQuery(QueryModel):
+    """``GET /api/segment/episodes/{episode}``'s parameters: ``cohort`` (empty: the saved one or the default)."""
+
+    cohort: Annotated[str | None, AfterValidator(_known_cohort)] = None
 
 
 # -- labels ---------------------------------------------------------------------------------------
@@ -242,19 +258,21 @@ def next_unsegmented(episodes: list[int], saved: dict[int, Any], after: int) -> 
     return earlier[0] if earlier else None
 
 
-def _int_param(params: dict[str, str], name: str, default: int, upper: int) -> int:
-    raw = params.get(name, "")
-    if raw == "":
-        return default
-    if not raw.isdigit():
-        raise RequestError(f"{name} must be a non-negative integer, got {raw!r}.")
-    return min(int(raw), upper)
+class ListQuery(QueryModel):
+    """``GET /api/segment/episodes``'s parameters (a ``limit`` above :data:`MAX_LIST_LIMIT` is read as it)."""
+
+    offset: count(1 << 62) = 0
+    limit: count(MAX_LIST_LIMIT) = LIST_LIMIT
 
 
 def episode_list(ctx: ServerContext, params: dict[str, str]) -> dict[str, Any]:
-    """The episode list: ``episodes`` (one page of rows), ``total``, ``segmented``, ``offset``, ``limit``."""
-    offset = _int_param(params, "offset", 0, 1 << 62)
-    limit = _int_param(params, "limit", LIST_LIMIT, MAX_LIST_LIMIT)
+    """The episode list: ``episodes`` (one page of rows), ``total``, ``segmented``, ``offset``, ``limit``.
+
+    Raises:
+        RequestError: 400 for a bad ``offset`` or ``limit`` (:class:`ListQuery`).
+    """
+    query = parse_query(ListQuery, params)
+    offset, limit = query.offset, query.limit
     saved = saved_summaries(ctx)
     episodes = ctx.dataset.episodes
     rows = []
@@ -394,7 +412,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
 
     async def episode(request: Request) -> Response:
         index = ctx.episode(request.path_params["episode"])
-        cohort = parse_cohort(request.query_params.get("cohort"), None)
+        cohort = parse_query(EpisodeQuery, request.query_params).cohort
         return json_response(await run_in_threadpool(episode_payload, ctx, index, cohort))
 
     async def prefill(request: Request) -> Response:
