@@ -102,6 +102,19 @@ class InputFileError(LabelValidationError):
     remedy = "pass the path of an existing, readable UTF-8 text file."
 
 
+class InputFileNotFoundError(InputFileError, FileNotFoundError):
+    """The file a person named does not exist.
+
+    Both an :class:`InputFileError` (a ``ValueError``) and the ``FileNotFoundError`` that
+    ``open`` raises, so code that caught the latter keeps working.
+    """
+
+    remedy = "pass the path of an existing file."
+
+    def __str__(self) -> str:  # OSError formats (errno, strerror); keep our sentence
+        return str(self.args[0]) if self.args else ""
+
+
 class StorageError(LabelsError, OSError):
     """Writing a sidecar failed (disk full, permission); the previous file is intact."""
 

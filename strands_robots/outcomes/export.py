@@ -39,6 +39,7 @@ from strands_robots.outcomes.model import (
 from strands_robots.outcomes.store import OutcomeStore, open_outcome_store
 from strands_robots.storage import atomic_write_bytes, load_json_bytes
 from strands_robots.storage.codec import dump_line
+from strands_robots.storage.textfile import read_user_bytes
 
 PathLike = str | Path
 
@@ -230,10 +231,11 @@ def import_outcomes(
     Raises:
         OutcomeValidationError: one or more lines break a rule (all listed with line numbers).
         DatasetError: ``root`` is not a readable dataset.
-        FileNotFoundError: ``path`` does not exist.
+        InputFileNotFoundError: ``path`` does not exist (a ``FileNotFoundError``).
+        InputFileError: ``path`` is a directory or cannot be read (nothing stored).
     """
     path = Path(path)
-    data = path.read_bytes()
+    data = read_user_bytes(path, what="the outcome file", kind="JSON Lines file written by export_outcomes")
     dataset = open_episodes(root)
     problems: list[Violation] = []
     seen: dict[int, int] = {}

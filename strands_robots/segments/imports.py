@@ -50,6 +50,7 @@ from strands_robots.segments.success import failed_episodes
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
 from strands_robots.storage.codec import load_json_bytes
 from strands_robots.storage.record_store import Change
+from strands_robots.storage.textfile import read_user_bytes
 
 SPAN_KEYS = ("segments", "subtasks", "skill_annotation", "spans", "annotations")
 INDEX_KEYS = ("episode_index", "episode", "episode_id")
@@ -140,10 +141,11 @@ def load_source(path: str | Path) -> Any:
 
     Raises:
         LabelValidationError: unreadable JSON, naming the line.
-        FileNotFoundError: no such file.
+        InputFileNotFoundError: no such file (a ``FileNotFoundError``).
+        InputFileError: a directory, or a file that cannot be read.
     """
     path = Path(path)
-    data = path.read_bytes()
+    data = read_user_bytes(path, what="the segmentation file", kind="JSON or JSON Lines file of segmentations")
     if path.suffix != ".jsonl":
         try:
             return load_json_bytes(data, path)

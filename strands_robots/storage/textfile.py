@@ -1,24 +1,51 @@
 """The one reader of a text file a person named: a verdicts list, a label set, a mapping.
 
 Every entry point that takes such a file (the CLI's JSON arguments,
-:func:`strands_robots.segments.label_sets.load_label_set`) reads it here, so a missing
-file, a directory, bytes that are not UTF-8 and a file that cannot be read get one
-:class:`~strands_robots.errors.InputFileError` each, naming the path, with the remedy for
-that case on the error (``remedy``) and at the end of its message. What the text holds
-(JSON, JSON Lines, one label per line) is the caller's to parse.
+:func:`strands_robots.segments.label_sets.load_label_set`,
+:func:`strands_robots.segments.imports.load_source`,
+:func:`strands_robots.outcomes.export.import_outcomes`) reads it here, so a missing file,
+a directory, bytes that are not UTF-8 (:func:`read_user_text`) and a file that cannot be
+read get one :class:`~strands_robots.errors.InputFileError` each, naming the path, with
+the remedy for that case on the error (``remedy``) and at the end of its message; a
+missing file's is :class:`~strands_robots.errors.InputFileNotFoundError`, also a
+``FileNotFoundError``. What the file holds (JSON, JSON Lines, one label per line) is the
+caller's to parse.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from strands_robots.errors import InputFileError
+from strands_robots.errors import InputFileError, InputFileNotFoundError
 
 #: Remedies, one per way the read fails (``{kind}`` is the caller's description of the file).
 MISSING_REMEDY = "pass the path of an existing {kind}."
 DIRECTORY_REMEDY = "pass the path of the {kind} inside it, not the directory."
 NOT_UTF8_REMEDY = "save it as UTF-8 text and retry."
 UNREADABLE_REMEDY = "make it readable (check its permissions) and retry."
+
+
+def read_user_bytes(path: str | Path, *, what: str = "the file", kind: str = "file") -> bytes:
+    """The bytes of a file a person named (for a caller that decodes them itself).
+
+    Args:
+        path: The file (as given; not resolved here).
+        what: How the message names the file, e.g. ``"the outcome file"``.
+        kind: What the remedy asks for, e.g. ``"JSON Lines file written by export_outcomes"``.
+
+    Returns:
+        The file's bytes.
+
+    Raises:
+        InputFileNotFoundError: ``path`` does not exist (also a ``FileNotFoundError``).
+        InputFileError: ``path`` is a directory or cannot be read; the message names
+            ``path`` and ends with the error's ``remedy``.
+    """
+    path = Path(path)
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise _os_refusal(exc, path, what, kind) from exc
 
 
 def read_user_text(path: str | Path, *, what: str = "the file", kind: str = "file") -> str:
@@ -39,18 +66,23 @@ def read_user_text(path: str | Path, *, what: str = "the file", kind: str = "fil
     path = Path(path)
     try:
         return path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise _refusal(f"{what} {path} does not exist", MISSING_REMEDY.format(kind=kind)) from exc
-    except IsADirectoryError as exc:
-        raise _refusal(f"{what} {path} is a directory", DIRECTORY_REMEDY.format(kind=kind)) from exc
     except UnicodeDecodeError as exc:
         raise _refusal(f"{what} {path} is not UTF-8 text ({exc.reason} at byte {exc.start})", NOT_UTF8_REMEDY) from exc
     except OSError as exc:
-        raise _refusal(f"{what} {path} cannot be read ({exc.strerror or exc})", UNREADABLE_REMEDY) from exc
+        raise _os_refusal(exc, path, what, kind) from exc
+
+
+def _os_refusal(exc: OSError, path: Path, what: str, kind: str) -> InputFileError:
+    if isinstance(exc, FileNotFoundError):
+        remedy = MISSING_REMEDY.format(kind=kind)
+        return InputFileNotFoundError(f"{what} {path} does not exist; {remedy}", remedy=remedy)
+    if isinstance(exc, IsADirectoryError):
+        return _refusal(f"{what} {path} is a directory", DIRECTORY_REMEDY.format(kind=kind))
+    return _refusal(f"{what} {path} cannot be read ({exc.strerror or exc})", UNREADABLE_REMEDY)
 
 
 def _refusal(problem: str, remedy: str) -> InputFileError:
     return InputFileError(f"{problem}; {remedy}", remedy=remedy)
 
 
-__all__ = ["read_user_text"]
+__all__ = ["read_user_bytes", "read_user_text"]

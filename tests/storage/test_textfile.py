@@ -1,8 +1,9 @@
-"""One reader of a file a person named (``storage.textfile.read_user_text``), for every caller.
+"""One reader of a file a person named (``storage.textfile``), for every caller.
 
-The label set loader of the segment page and the CLI's JSON / JSON Lines arguments read
-through it: each way the read fails is one :class:`InputFileError` naming the path, whose
-``remedy`` is the step that fixes that case and ends the message.
+The label set loader of the segment page, the CLI's JSON / JSON Lines arguments, the
+segmentation import and the outcome import read through it: each way the read fails is
+one :class:`InputFileError` naming the path, whose ``remedy`` is the step that fixes that
+case and ends the message (a missing file's is also a ``FileNotFoundError``).
 """
 
 from __future__ import annotations
@@ -11,11 +12,15 @@ import os
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from strands_robots.cli.common import load_json_file, load_json_or_jsonl
-from strands_robots.errors import InputFileError, LabelValidationError
+from strands_robots.cli.main import app
+from strands_robots.errors import InputFileError, InputFileNotFoundError, LabelValidationError
+from strands_robots.outcomes import import_outcomes
+from strands_robots.segments.imports import load_source
 from strands_robots.segments.label_sets import load_label_set
-from strands_robots.storage.textfile import read_user_text
+from strands_robots.storage.textfile import read_user_bytes, read_user_text
 
 CALLERS = {
     "label-set": (
@@ -53,6 +58,22 @@ def _loop(tmp_path: Path) -> Path:  # unreadable for every user, root included
     return tmp_path / "a.json"
 
 
+#: Readers of bytes (they decode themselves): every case but not-UTF-8.
+BYTE_CALLERS = {
+    "segments-import": (
+        load_source,
+        "the segmentation file",
+        "JSON or JSON Lines file of segmentations",
+    ),
+    "outcomes-import": (
+        lambda path: import_outcomes(EXAMPLE_ROOT, path),
+        "the outcome file",
+        "JSON Lines file written by export_outcomes",
+    ),
+}
+EXAMPLE_ROOT = Path(__file__).resolve().parents[2] / "examples" / "toy_dataset"  # every case fails before it is opened
+
+
 #: case -> (make the path, what the message says after the path, the remedy (kind filled in))
 CASES = {
     "missing": (_missing, "does not exist", "pass the path of an existing {kind}."),
@@ -84,6 +105,41 @@ def test_each_failed_read_is_one_typed_error_naming_the_path_and_the_remedy(tmp_
     assert isinstance(caught.value, LabelValidationError)  # what both callers raised before
 
 
+@pytest.mark.parametrize("caller", BYTE_CALLERS)
+@pytest.mark.parametrize("case", [c for c in CASES if c != "not-utf8"])
+def test_the_byte_readers_share_the_ladder(tmp_path, caller, case):
+    load, what, kind = BYTE_CALLERS[caller]
+    make, problem, remedy = CASES[case]
+    path = make(tmp_path)
+    with pytest.raises(InputFileError) as caught:
+        load(path)
+    assert caught.value.remedy == remedy.format(kind=kind)
+    assert str(caught.value) == f"{what} {path} {problem}; {caught.value.remedy}"
+
+
+@pytest.mark.parametrize("caller", [*CALLERS, *BYTE_CALLERS])
+def test_a_missing_file_is_also_the_file_not_found_error_open_raises(tmp_path, caller):
+    load = {**CALLERS, **BYTE_CALLERS}[caller][0]
+    with pytest.raises(FileNotFoundError) as caught:
+        load(tmp_path / "absent.json")
+    assert isinstance(caught.value, InputFileNotFoundError) and "absent.json does not exist" in str(caught.value)
+
+
+def test_the_cli_answers_a_directory_or_a_missing_file_with_the_remedy(tmp_path, copy_dataset):
+    root = copy_dataset(EXAMPLE_ROOT)
+    before = sorted(p.name for p in root.iterdir())
+    runner = CliRunner()
+    for argv, fragment in [
+        (["outcome", "import", str(root), str(tmp_path)], "is a directory; pass the path of the JSON Lines file"),
+        (["outcome", "import", str(root), str(tmp_path / "no.jsonl")], "does not exist; pass the path of an existing"),
+        (["verdicts", str(root), str(tmp_path)], "is a directory; pass the path of the JSON file"),
+    ]:
+        result = runner.invoke(app, argv)
+        assert result.exit_code != 0 and isinstance(result.exception, InputFileError), (argv, result.output)
+        assert fragment in str(result.exception), argv
+    assert sorted(p.name for p in root.iterdir()) == before  # nothing stored
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file without read permission")
 @pytest.mark.parametrize("caller", CALLERS)
 def test_a_file_without_read_permission_names_the_permission_remedy(tmp_path, caller):
@@ -101,5 +157,6 @@ def test_a_readable_file_is_its_text_for_every_caller(tmp_path):
     path = tmp_path / "kitchen.json"
     path.write_text('["reach", "gr\u00e4b the cup"]', encoding="utf-8")
     assert read_user_text(path) == '["reach", "gr\u00e4b the cup"]'
+    assert read_user_bytes(path) == path.read_bytes()
     assert load_json_file(path) == load_json_or_jsonl(path) == ["reach", "gr\u00e4b the cup"]
     assert load_label_set(path).labels == ["reach", "gr\u00e4b the cup"]
