@@ -181,7 +181,7 @@ def int_argument(
     """A real integer within ``[minimum, maximum]``; numpy integers are taken as their value.
 
     ``True``, ``4.0``, ``"4"`` and ``None`` are refused (pydantic's ``StrictInt``). An exact
-    ``int`` is checked without pydantic, with the same answer
+    ``int`` or a numpy integer is checked without pydantic, with the same answer
     (``tests/tooling/test_arguments_fast_path.py``).
 
     Args:
@@ -202,9 +202,13 @@ def int_argument(
             return value
         raise refuse(value)
     np = sys.modules.get("numpy")  # a process that has not imported numpy cannot hold a numpy value
-    candidate = int(value) if np is not None and isinstance(value, np.integer) else value
+    if np is not None and isinstance(value, np.integer):  # its value is a plain int: the same check
+        number = int(value)
+        if (minimum is None or number >= minimum) and (maximum is None or number <= maximum):
+            return number
+        raise refuse(value)
     try:
-        return int(_int_adapter(minimum, maximum).validate_python(candidate))
+        return int(_int_adapter(minimum, maximum).validate_python(value))
     except _validation_error():
         raise refuse(value) from None
 
@@ -276,6 +280,9 @@ class Limits:
         return f"Limits({bounds})"
 
 
+#: Any finite number (no bounds).
+ANY_NUMBER = Limits()
+
 #: The one set of limits of each kind of number taken at the public API (every entry point
 #: taking such a value checks it against these, so one value is accepted everywhere or nowhere).
 #: Frames per second (of a dataset, or given for seconds-based spans): positive.
@@ -302,7 +309,7 @@ def _number_adapter(limits: Limits) -> Any:
     return adapter
 
 
-def number_argument(value: Any, refuse: Callable[[Any], Exception], limits: Limits = Limits()) -> float:  # noqa: B008 - immutable
+def number_argument(value: Any, refuse: Callable[[Any], Exception], limits: Limits = ANY_NUMBER) -> float:
     """A finite real number within ``limits``, as a Python ``float``.
 
     Accepted: ``int``, ``float``, numpy integers and floats, ``Fraction``, ``Decimal``

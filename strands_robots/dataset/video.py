@@ -18,20 +18,22 @@ from __future__ import annotations
 
 import io
 import math
+import numbers
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import av
 import numpy as np
 from PIL import Image
 
+from strands_robots.arguments import int_argument
 from strands_robots.dataset.episodes import Episode
 from strands_robots.dataset.errors import FrameIndexError, MissingFileError
 from strands_robots.dataset.frames import read_frames, resolve_episode
 from strands_robots.dataset.hub import fetch_missing
-from strands_robots.errors import DatasetError, FrameDecodeError
+from strands_robots.errors import DatasetError, FrameDecodeError, LabelValidationError
 
 if TYPE_CHECKING:
     from strands_robots.dataset.layout import Layout
@@ -179,15 +181,24 @@ def _to_array(frame: av.VideoFrame, max_side: int | None) -> np.ndarray:
     return frame.to_ndarray(width=width, height=height, format="rgb24", interpolation="BILINEAR")
 
 
+def frame_index_argument(frame: Any, episode: int, length: int) -> int:
+    """A ``frame_index`` of an episode of ``length`` frames (``[0, length)``; numpy integers
+    taken as their value; ``bool``, ``3.0`` and text refused).
+
+    Raises:
+        FrameIndexError: not an integer, or outside the episode.
+    """
+
+    def refuse(f: Any) -> FrameIndexError:
+        if isinstance(f, numbers.Integral) and not isinstance(f, bool):
+            return FrameIndexError(f"frame_index {f} is outside episode {episode} (frames 0..{length - 1}).")
+        return FrameIndexError(f"frame_index {f!r} is not an integer (episode {episode}).")
+
+    return int_argument(frame, refuse, minimum=0, maximum=length - 1)
+
+
 def _check_indices(ep: Episode, frame_indices: Sequence[int]) -> list[int]:
-    out = []
-    for f in frame_indices:
-        if isinstance(f, bool) or not isinstance(f, int | np.integer):
-            raise FrameIndexError(f"frame_index {f!r} is not an integer (episode {ep.episode_index}).")
-        if not 0 <= int(f) < ep.length:
-            raise FrameIndexError(f"frame_index {f} is outside episode {ep.episode_index} (frames 0..{ep.length - 1}).")
-        out.append(int(f))
-    return out
+    return [frame_index_argument(f, ep.episode_index, ep.length) for f in frame_indices]
 
 
 def frame_times(ds: Layout, ep: Episode) -> np.ndarray:
@@ -236,10 +247,20 @@ def decode_frames(
         EpisodeNotFoundError: No such episode.
         FrameIndexError: A frame index outside the episode.
         DatasetError: ``camera`` is not a camera feature, or the episode has no video reference.
+        LabelValidationError: ``max_side`` is not a positive integer (nor None).
         MissingFileError: The mp4 (or the data parquet of an ``image`` feature) is missing;
             a ``FileNotFoundError`` naming the file and the episode.
         FrameDecodeError: No decoded frame within half a frame period of a requested time.
     """
+    if max_side is not None:
+        max_side = int_argument(
+            max_side,
+            lambda v: LabelValidationError(
+                f"max_side must be a positive integer number of pixels, got {type(v).__name__} {v!r}; "
+                "pass e.g. max_side=480, or None for full-size images."
+            ),
+            minimum=1,
+        )
     ep = resolve_episode(ds, episode)
     if camera not in ds.camera_keys:
         raise DatasetError(f"{camera!r} is not a camera of {ds.root}; cameras: {list(ds.camera_keys)}.")

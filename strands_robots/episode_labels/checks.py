@@ -12,7 +12,7 @@ import numbers
 import sys
 from typing import Any
 
-from strands_robots.arguments import bool_argument, int_argument
+from strands_robots.arguments import ANY_NUMBER, bool_argument, int_argument, number_argument
 from strands_robots.episode_labels.vocab import (
     FAILURE_MODES,
     MAX_NAME_CHARS,
@@ -85,19 +85,19 @@ def optional_boolean(value: Any, what: str) -> bool | None:
 
 
 def finite_number(value: Any, what: str) -> float | int:
-    """A finite int or float (``bool`` refused)."""
+    """A finite number (:func:`~strands_robots.arguments.number_argument`, no bounds): ints
+    stay ints, anything else becomes a float; ``bool``, text, NaN and infinity refused."""
     kind = type(value)
     if (kind is float and math.isfinite(value)) or (kind is int and -(2**63) <= value < 2**64):
         return value
-    if is_bool(value) or not isinstance(value, numbers.Real):
-        raise LabelValidationError(f"{what} must be a finite number, got {type(value).__name__} {value!r}.")
-    try:
-        as_float = float(value)
-    except OverflowError:
-        as_float = math.inf
-    if not math.isfinite(as_float):
-        raise LabelValidationError(f"{what} must be a finite number, got {value!r}; NaN and infinity cannot be stored.")
-    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+    def refuse(v: Any) -> LabelValidationError:
+        if is_bool(v) or not isinstance(v, numbers.Real):
+            return LabelValidationError(f"{what} must be a finite number, got {type(v).__name__} {v!r}.")
+        return LabelValidationError(f"{what} must be a finite number, got {v!r}; NaN and infinity cannot be stored.")
+
+    as_float = number_argument(value, refuse, ANY_NUMBER)
+    return int(value) if isinstance(value, numbers.Integral) else as_float
 
 
 def non_negative_int(value: Any, what: str) -> int:

@@ -25,9 +25,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import int_argument
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelValidationError, SidecarError
-from strands_robots.outcomes.episodes import duration_s, open_episodes
+from strands_robots.outcomes.episodes import duration_s, episode_index, open_episodes
 from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
 from strands_robots.outcomes.model import (
     EMPTY_STRING_FIELDS,
@@ -39,6 +40,7 @@ from strands_robots.outcomes.model import (
 from strands_robots.outcomes.store import OutcomeStore, open_outcome_store
 from strands_robots.storage import atomic_write_bytes, load_json_bytes
 from strands_robots.storage.codec import dump_line
+from strands_robots.storage.mapping import MAX_EPISODE_INDEX
 from strands_robots.storage.textfile import read_user_bytes
 
 PathLike = str | Path
@@ -170,9 +172,12 @@ def _parse_line(
     for key in line:
         if key not in EXPORT_KEYS:
             problems.append(Violation(f"{where}: {key}", f"unknown key; allowed keys are {', '.join(EXPORT_KEYS)}"))
-    episode = line.get("episode_index")
-    if isinstance(episode, bool) or not isinstance(episode, int) or episode < 0:
-        problems.append(Violation(f"{where}: episode_index", f"must be a non-negative integer, got {episode!r}"))
+    try:  # the limits of every episode_index argument (0..int64, no bool, no 3.0)
+        episode = episode_index(line.get("episode_index"))
+    except LabelValidationError:
+        problems.append(
+            Violation(f"{where}: episode_index", f"must be a non-negative integer, got {line.get('episode_index')!r}")
+        )
         return None
     if episode not in dataset.episodes:
         problems.append(Violation(f"{where}: episode_index", f"the dataset has no episode {episode}"))
@@ -192,10 +197,16 @@ def _parse_line(
             )
         return None
     version = line.get("outcome_version")
-    if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
-        problems.append(
-            Violation(f"{where}: outcome_version", f"must be a positive integer or absent, got {version!r}")
-        )
+    if version is not None:
+        try:  # an int64, 1 or more (bool and 2.0 refused)
+            version = int_argument(version, lambda v: LabelValidationError(v), minimum=1, maximum=MAX_EPISODE_INDEX)
+        except LabelValidationError:
+            problems.append(
+                Violation(
+                    f"{where}: outcome_version",
+                    f"must be a positive integer or absent, got {line.get('outcome_version')!r}",
+                )
+            )
     try:
         label = validate_label(_line_fields(line), duration=duration_s(dataset, episode))
     except OutcomeValidationError as exc:

@@ -18,7 +18,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from strands_robots.arguments import SECONDS, UNIT_FRACTION, Limits, number_argument
+from strands_robots.arguments import ANY_NUMBER, SECONDS, UNIT_FRACTION, Limits, number_argument
 from strands_robots.errors import LabelValidationError
 
 #: Outcome values ("Ergebniswerte").
@@ -177,9 +177,6 @@ def _within(value: Any, limits: Limits) -> float | None:
         return None
 
 
-_ANY_NUMBER = Limits()
-
-
 def _describe(value: Any) -> str:
     if _is_integer(value) and abs(int(value)).bit_length() > 64:
         # repr() of an int past 4300 digits raises ValueError; describe it by its size instead
@@ -222,7 +219,7 @@ class _Checker:
     def timestamp(self, path: str, value: Any) -> float | None:
         seconds = _within(value, SECONDS)
         if seconds is None:
-            if _within(value, _ANY_NUMBER) is None:
+            if _within(value, ANY_NUMBER) is None:
                 self.fail(path, f"must be a finite number of seconds, got {_describe(value)}")
             else:
                 self.fail(path, f"must be 0 or greater (seconds from the episode start), got {value}")

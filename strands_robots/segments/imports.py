@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_robots.arguments import Limits, number_argument
+from strands_robots.arguments import ANY_NUMBER, number_argument
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import EpisodeNotFoundError, LabelsError, LabelValidationError
 from strands_robots.segments.convert import check_fps
@@ -231,10 +231,6 @@ def episodes_of(data: Any, episode: int | None = None) -> list[tuple[Any, Any, d
     )
 
 
-#: Span ends are frames or seconds, any finite number here (negative ones are findings later).
-_ANY_NUMBER = Limits()
-
-
 @dataclass
 class _Span:
     start: float
@@ -246,7 +242,9 @@ class _Span:
 
 def _number(value: Any, what: str) -> float:
     return number_argument(
-        value, lambda v: LabelValidationError(f"{what} must be a finite number, got {v!r}."), _ANY_NUMBER
+        value,
+        lambda v: LabelValidationError(f"{what} must be a finite number, got {v!r}."),
+        ANY_NUMBER,  # span ends are frames or seconds; negative ones are findings later
     )
 
 

@@ -72,11 +72,10 @@ class FrameCache:
             EpisodeNotFoundError, FrameIndexError, DatasetError, MissingFileError,
             FrameDecodeError: as :meth:`Dataset.decode_frames` (checked before decoding).
         """
-        length = self.dataset.episodes[episode].length
-        if isinstance(frame, bool) or not 0 <= frame < length:
-            from strands_robots.dataset import FrameIndexError
+        from strands_robots.dataset.video import frame_index_argument
 
-            raise FrameIndexError(f"frame_index {frame} is outside episode {episode} (frames 0..{length - 1}).")
+        length = self.dataset.episodes[episode].length
+        frame = frame_index_argument(frame, episode, length)
         start = frame - frame % self.block
         key = (episode, camera, start)
         images = self._get(key)

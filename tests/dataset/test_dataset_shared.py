@@ -335,3 +335,35 @@ def test_shared_datasets_are_untouched(shared_dataset, tmp_path):
     finally:
         for p in [root, *root.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+@pytest.mark.parametrize("max_side", [0, -160, True, 160.0, "160"])
+def test_decode_refuses_a_bad_max_side_naming_the_remedy(shared_dataset, max_side):
+    from strands_robots.errors import LabelValidationError
+
+    ds = open_dataset(shared_dataset(G1))
+    with pytest.raises(
+        LabelValidationError, match=r"^max_side must be a positive integer number of pixels, got .*max_side=480"
+    ):
+        ds.decode_frames(1, "observation.images.cam_high", [0], max_side=max_side)
+
+
+def test_decode_frame_indices_follow_the_integer_rule(shared_dataset):
+    from strands_robots.dataset import FrameIndexError
+
+    ds = open_dataset(shared_dataset(G1))
+    camera = "observation.images.cam_high"
+    length = ds.episodes[1].length
+    by_int = ds.decode_frames(1, camera, [0, 5], max_side=np.int64(160))
+    by_numpy = ds.decode_frames(1, camera, np.array([0, 5], dtype=np.int32))
+    assert by_int[0].shape == (120, 160, 3) and by_numpy[1].shape == (480, 640, 3)
+    for bad, message in [
+        (True, "frame_index True is not an integer (episode 1)."),
+        (3.0, "frame_index 3.0 is not an integer (episode 1)."),
+        ("3", "frame_index '3' is not an integer (episode 1)."),
+        (-1, f"frame_index -1 is outside episode 1 (frames 0..{length - 1})."),
+        (np.int64(length), f"frame_index {length} is outside episode 1 (frames 0..{length - 1})."),
+    ]:
+        with pytest.raises(FrameIndexError) as info:
+            ds.decode_frames(1, camera, [0, bad])
+        assert str(info.value) == message

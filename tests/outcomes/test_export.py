@@ -173,3 +173,26 @@ def test_import_of_a_hand_written_file_without_trailing_newline(dataset, tmp_pat
     path.write_text(json.dumps({"episode_index": 3, "outcome": "failure", "outcome_version": 1}))
     assert import_outcomes(dataset, path)["written"] == 1
     assert list(current_outcomes(dataset)) == [3]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("episode_index", True),
+        ("episode_index", 3.0),
+        ("episode_index", -1),
+        ("episode_index", 2**70),
+        ("episode_index", "3"),
+        ("outcome_version", True),
+        ("outcome_version", 0),
+        ("outcome_version", 2.0),
+        ("outcome_version", "2"),
+    ],
+)
+def test_import_takes_the_integer_limits_of_every_entry_point(dataset, tmp_path, field, value):
+    path = tmp_path / "x.jsonl"
+    path.write_text(json.dumps({"episode_index": 3, "outcome": "failure", "outcome_version": 1, field: value}) + "\n")
+    with pytest.raises(OutcomeValidationError) as info:
+        import_outcomes(dataset, path)
+    assert info.value.paths == [f"line 1: {field}"] and f"got {value!r}" in str(info.value)
+    assert current_outcomes(dataset) == {}

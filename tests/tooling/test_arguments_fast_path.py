@@ -204,3 +204,34 @@ def test_number_refusal_names_the_bounds_and_the_remedy():
     with pytest.raises(LabelValidationError, match="got int of 16610 bits"):
         arguments.number_argument(10**5000, share, arguments.HELD_OUT_SHARE)
     assert arguments.UNIT_FRACTION.describe() == "from 0 to 1" and arguments.SECONDS.describe() == "0 or greater"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (True, "reward must be a finite number, got bool True."),
+        ("1", "reward must be a finite number, got str '1'."),
+        (None, "reward must be a finite number, got NoneType None."),
+        (float("nan"), "reward must be a finite number, got nan; NaN and infinity cannot be stored."),
+        (-float("inf"), "reward must be a finite number, got -inf; NaN and infinity cannot be stored."),
+        (10**400, "reward must be a finite number, got 1" + "0" * 400 + "; NaN and infinity cannot be stored."),
+    ],
+)
+def test_a_stored_number_follows_the_same_finite_rule(value, message):
+    from strands_robots.episode_labels import checks
+
+    with pytest.raises(LabelValidationError) as caught:
+        checks.finite_number(value, "reward")
+    assert str(caught.value) == message
+
+
+def test_a_stored_number_keeps_ints_and_takes_numpy_values():
+    numpy = pytest.importorskip("numpy")
+    from strands_robots.episode_labels import checks
+
+    assert checks.finite_number(2**70, "reward") == 2**70 and type(checks.finite_number(2**70, "reward")) is int
+    assert (
+        checks.finite_number(numpy.int64(3), "reward") == 3 and type(checks.finite_number(numpy.int64(3), "r")) is int
+    )
+    assert checks.finite_number(numpy.float32(0.5), "reward") == 0.5
+    assert type(checks.finite_number(numpy.float32(0.5), "reward")) is float
