@@ -25,6 +25,15 @@ from strands_robots.errors import LabelsError
 #: Fingerprint keys that must match for a remapped record to describe its new episode
 #: (``index_range`` legitimately moves when earlier episodes are deleted).
 IDENTITY_KEYS = ("length", "tasks", "content")
+#: The order fingerprint keys are compared in, by every label store: what identifies the
+#: recording first, then where it sits; a stale reason names the first key that differs.
+REASON_ORDER = (*IDENTITY_KEYS, "index_range")
+
+
+def reason_order(stored: dict[str, Any]) -> list[tuple[str, Any]]:
+    """``stored``'s items in :data:`REASON_ORDER`, then any other keys sorted."""
+    known = [(key, stored[key]) for key in REASON_ORDER if key in stored]
+    return known + sorted((k, v) for k, v in stored.items() if k not in REASON_ORDER)
 
 
 def has_dataset_metadata(root: str | Path) -> bool:
@@ -96,14 +105,16 @@ class Fingerprinter:
         """Why ``stored`` no longer matches the dataset's episode, or None when it does.
 
         A record without a fingerprint (written by another tool, or without metadata) is
-        never stale: there is nothing to compare. Only keys present on both sides count.
+        never stale: there is nothing to compare. Only keys present on both sides count,
+        in :data:`REASON_ORDER`, so every store names the same first mismatch
+        (``docs/sidecar-format.md``, ``fingerprint``).
         """
-        if not stored:
+        if not stored or not isinstance(stored, dict):
             return None
         if episode not in self.dataset.episodes:
             return f"episode {episode} is no longer in the dataset"
         current = self(episode)
-        for key, value in stored.items():
+        for key, value in reason_order(stored):
             if (keys is None or key in keys) and key in current and current[key] != value:
                 return f"{key} was {value!r} when labelled, now {current[key]!r}"
         return None

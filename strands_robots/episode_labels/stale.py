@@ -27,8 +27,8 @@ from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.document import existing_store
-from strands_robots.episode_labels.rows import COLUMN_KEYS, FP_OTHER, TaskCodes, fingerprint_row, is_small
-from strands_robots.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks
+from strands_robots.episode_labels.rows import TaskCodes, fingerprint_row, is_small
+from strands_robots.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks, reason_order
 
 CACHE_VERSION = 1
 #: Datasets of at most this many episodes have their fingerprint cache in JSON (read
@@ -247,15 +247,22 @@ def _mismatches(index: Any, current: Any) -> tuple[Any, Any, list[Any], Any]:
     episodes = index.episode[rows]
     keys = index.fp_keys[rows]
     positions, found = current.positions(episodes)
-    # the stored file's key order (sorted): the first mismatching key is the reason
-    checks = [
+    # REASON_ORDER (length, tasks, content, index_range): the first mismatching key is the reason
+    checks = [("length", (keys & FP_LENGTH).astype(bool) & (index.fp_length[rows] != current.length[positions]))]
+    if current.has_range:
+        dataset_code = {tasks: code for code, tasks in enumerate(current.task_lists)}
+        translate = np.array([dataset_code.get(t, -2) for t in index.task_lists] + [-2], dtype=np.int32)
+        stored = translate[index.fp_tasks[rows]]  # -1 (none) picks the final -2: never compared
+        now = current.task_code[positions]
+        checks.append(("tasks", (keys & FP_TASKS).astype(bool) & (now >= 0) & (stored != now)))
+    checks.append(
         (
             "content",
             (keys & FP_CONTENT).astype(bool)
             & (current.content[positions] != b"")
             & (index.fp_content[rows] != current.content[positions]),
         )
-    ]
+    )
     if current.has_range:
         checks.append(
             (
@@ -267,13 +274,6 @@ def _mismatches(index: Any, current: Any) -> tuple[Any, Any, list[Any], Any]:
                 ),
             )
         )
-    checks.append(("length", (keys & FP_LENGTH).astype(bool) & (index.fp_length[rows] != current.length[positions])))
-    if current.has_range:
-        dataset_code = {tasks: code for code, tasks in enumerate(current.task_lists)}
-        translate = np.array([dataset_code.get(t, -2) for t in index.task_lists] + [-2], dtype=np.int32)
-        stored = translate[index.fp_tasks[rows]]  # -1 (none) picks the final -2: never compared
-        now = current.task_code[positions]
-        checks.append(("tasks", (keys & FP_TASKS).astype(bool) & (now >= 0) & (stored != now)))
     other = (keys & FP_OTHER).astype(bool)
     return episodes, found, checks, other
 
@@ -412,16 +412,13 @@ def plain_records(columns: dict[str, Any], positions: list[int]) -> list[dict[st
 def record_reason(stored: Any, current: dict[str, Any]) -> str | None:
     """Why ``stored`` (a record's fingerprint) does not match ``current`` (the dataset's), or None.
 
-    The rule of :func:`compare`, record by record: a fingerprint the columns hold is
-    checked key by key in the stored file's (sorted) key order; one they do not hold
-    (``FP_OTHER``) by :meth:`Fingerprinter.stale_reason`'s rule, in its own key order.
+    The rule of :func:`compare`, record by record: key by key in
+    :data:`strands_robots.fingerprint.REASON_ORDER` (as :meth:`Fingerprinter.stale_reason`),
+    the first mismatch named.
     """
-    keys = fingerprint_row(stored, TaskCodes())[0]
-    if keys & FP_OTHER:
-        ordered = list(stored.items())
-    else:
-        ordered = [(key, stored[key]) for key, bit in COLUMN_KEYS if keys & bit]
-    for key, value in ordered:
+    if not fingerprint_row(stored, TaskCodes())[0]:  # not a fingerprint: never stale
+        return None
+    for key, value in reason_order(stored):
         if key in current and current[key] != value:
             return f"{key} was {value!r} when labelled, now {current[key]!r}"
     return None
