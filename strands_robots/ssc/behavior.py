@@ -30,6 +30,7 @@ from typing import Any, Literal, cast
 from strands_robots.errors import LabelValidationError
 from strands_robots.ssc.records import ParsedAction, Subtask
 from strands_robots.ssc.verbs import VERBS, UnknownVerbError, match_verb_prefix, normalize_verb
+from strands_robots.storage.textfile import read_user_text
 
 _ARM_WORDS = {"left": "left", "right": "right", "both": "coop", "coop": "coop", "bimanual": "coop"}
 _ARM_NOUNS = ("arm", "hand", "arms", "hands", "gripper", "grippers")
@@ -230,7 +231,8 @@ def read_behavior_annotation(path_or_dict: str | PathLike[str] | Mapping[str, An
         LabelValidationError: not a JSON object with a ``skill_annotation`` list, or an
             entry with a bad ``frame_duration`` / ``object_id`` (message names the entry).
         UnknownVerbError: a ``skill_description`` whose verb is not in the table.
-        FileNotFoundError: the path does not exist.
+        InputFileNotFoundError: the path does not exist (a ``FileNotFoundError``).
+        InputFileError: the path is a directory, not UTF-8 or unreadable.
     """
     where = "annotation"
     if isinstance(path_or_dict, Mapping):
@@ -239,7 +241,7 @@ def read_behavior_annotation(path_or_dict: str | PathLike[str] | Mapping[str, An
         path = Path(path_or_dict)
         where = str(path)
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = json.loads(read_user_text(path, what="the annotation file", kind="BEHAVIOR-1K annotation file"))
         except json.JSONDecodeError as exc:
             raise LabelValidationError(
                 f"{path} is not valid JSON ({exc}); pass a BEHAVIOR-1K annotation file."

@@ -3,7 +3,8 @@
 Every entry point that takes such a file (the CLI's JSON arguments,
 :func:`strands_robots.segments.label_sets.load_label_set`,
 :func:`strands_robots.segments.imports.load_source`,
-:func:`strands_robots.outcomes.export.import_outcomes`) reads it here, so a missing file,
+:func:`strands_robots.outcomes.export.import_outcomes`,
+:func:`strands_robots.ssc.behavior.read_behavior_annotation`) reads it here, so a missing file,
 a directory, bytes that are not UTF-8 (:func:`read_user_text`) and a file that cannot be
 read get one :class:`~strands_robots.errors.InputFileError` each, naming the path, with
 the remedy for that case on the error (``remedy``) and at the end of its message; a

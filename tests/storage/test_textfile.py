@@ -20,6 +20,7 @@ from strands_robots.errors import InputFileError, InputFileNotFoundError, LabelV
 from strands_robots.outcomes import import_outcomes
 from strands_robots.segments.imports import load_source
 from strands_robots.segments.label_sets import load_label_set
+from strands_robots.ssc import read_behavior_annotation
 from strands_robots.storage.textfile import read_user_bytes, read_user_text
 
 CALLERS = {
@@ -34,6 +35,7 @@ CALLERS = {
         'JSON file (a list such as [{"episode": 0, "success": true}]) or JSON Lines file (one object per line)',
     ),
     "json": (load_json_file, "the file", "JSON file"),
+    "behavior-annotation": (read_behavior_annotation, "the annotation file", "BEHAVIOR-1K annotation file"),
 }
 
 
