@@ -1,10 +1,13 @@
-"""Query strings of the label server, validated with pydantic models.
+"""Query strings and JSON bodies of the label server, validated with pydantic models.
 
 Each page declares the parameters it reads as a pydantic model (unknown parameters are
 ignored, an empty value is the default) and reads them with :func:`parse_query`, which
 answers a bad value with a 400 naming the parameter, the value and what it must be
 (docs/review.md, "HTTP endpoints"). Numbers are written with the digits 0-9 only: ``-1``,
 ``+1``, ``1.0``, ``1_000``, `` 1`` and ``²`` are refused, not read as something else.
+
+A JSON body is read with :func:`parse_body` into a :class:`BodyModel` (unknown keys
+refused, values of the declared JSON type only, never coerced: ``5`` is not a string).
 """
 
 from __future__ import annotations
@@ -84,3 +87,45 @@ def parse_query[M: BaseModel](model: type[M], params: Mapping[str, str]) -> M:
             if problem not in seen:
                 seen.append(problem)
         raise RequestError(" ".join(seen), 400) from None
+
+
+class BodyModel(BaseModel):
+    """Base of the body models: unknown keys refused, values immutable, no coercion."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def parse_body[M: BaseModel](model: type[M], body: Any) -> M:
+    """A request's JSON body read into ``model``.
+
+    Args:
+        model: The endpoint's :class:`BodyModel`; each field's ``description`` is the rule
+            the refusal states (``"a string"``).
+        body: The decoded JSON body.
+
+    Returns:
+        The model, with defaults for missing keys.
+
+    Raises:
+        RequestError: 400 for a body that is not an object, unknown keys (listed with the
+            keys the request takes) or a value of another type (naming the key and the rule).
+    """
+    keys = sorted(model.model_fields)
+    if not isinstance(body, dict):
+        raise RequestError(f"the body must be a JSON object with {', '.join(keys)}.", 400)
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        unknown = sorted({str(e["loc"][0]) for e in errors if e.get("type") == "extra_forbidden" and e.get("loc")})
+        if unknown:
+            raise RequestError(f"unknown keys {unknown}; this request takes {keys}.", 400) from None
+        problems = []
+        for error in errors:
+            name = str(error["loc"][0]) if error.get("loc") else "body"
+            field = model.model_fields.get(name)
+            rule = (field.description if field is not None else None) or str(error.get("msg", "is invalid"))
+            problem = f"{name} must be {rule}."
+            if problem not in problems:
+                problems.append(problem)
+        raise RequestError(" ".join(problems), 400) from None

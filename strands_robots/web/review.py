@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -29,14 +30,12 @@ from strands_robots.episode_labels.review import review_is_current
 from strands_robots.report.summary import summarize
 from strands_robots.report.write import SAMPLED_FRAMES
 from strands_robots.signals import sample_indices
-from strands_robots.web.context import RequestError, ServerContext, json_response, read_json_body
+from strands_robots.web.context import ServerContext, json_response, read_json_body
 from strands_robots.web.media import camera_list
+from strands_robots.web.query import BodyModel, parse_body
 from strands_robots.web.review_queue import FILTERS, build_queue, next_dispute
 
 NAV = ("Review", "/review")
-
-#: Keys a review request may carry.
-REVIEW_KEYS = frozenset({"decision", "note", "reviewer", "quality", "failure_mode"})
 
 
 def episode_payload(ctx: ServerContext, episode: int) -> dict[str, Any]:
@@ -65,25 +64,33 @@ def episode_payload(ctx: ServerContext, episode: int) -> dict[str, Any]:
     }
 
 
+_TEXT = Field(default="", description="a string")
+_TEXT_OR_NULL = Field(default=None, description="a string or null")
+
+
+class ReviewBody(BodyModel):
+    """``POST /api/episodes/{episode}/review``'s body (the values are checked by the label library)."""
+
+    decision: str = _TEXT
+    note: str = _TEXT
+    reviewer: str = _TEXT
+    quality: str | None = _TEXT_OR_NULL
+    failure_mode: str | None = _TEXT_OR_NULL
+
+
+#: Keys a review request may carry.
+REVIEW_KEYS = frozenset(ReviewBody.model_fields)
+
+
 def _review_fields(body: Any, default_reviewer: str) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise RequestError("the body must be a JSON object with decision, note, reviewer, quality, failure_mode.")
-    unknown = sorted(set(body) - REVIEW_KEYS)
-    if unknown:
-        raise RequestError(f"unknown keys {unknown}; a review takes {sorted(REVIEW_KEYS)}.")
-    fields: dict[str, Any] = {}
-    for key in ("decision", "note", "reviewer"):
-        value = body.get(key, "")
-        if not isinstance(value, str):
-            raise RequestError(f"{key} must be a string.")
-        fields[key] = value
-    for key in ("quality", "failure_mode"):
-        value = body.get(key)
-        if value is not None and not isinstance(value, str):
-            raise RequestError(f"{key} must be a string or null.")
-        fields[key] = value or None
-    fields["reviewer"] = fields["reviewer"].strip() or default_reviewer
-    return fields
+    review = parse_body(ReviewBody, body)
+    return {
+        "decision": review.decision,
+        "note": review.note,
+        "reviewer": review.reviewer.strip() or default_reviewer,
+        "quality": review.quality or None,
+        "failure_mode": review.failure_mode or None,
+    }
 
 
 def routes(ctx: ServerContext) -> list[BaseRoute]:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from strands_robots import episode_labels as el
 from strands_robots.segments.templates import known_cohorts
-from tests.web.conftest import client_for
+from tests.web.conftest import WRITE, client_for
+from tests.web.test_server import sidecar
 
 COUNT_RULE = "must be a non-negative integer written with the digits 0-9 (at most 19 digits)."
 
@@ -68,3 +70,37 @@ def test_report_page_episode(client):
     assert bad.status_code == 400 and bad.json() == {"error": f"episode='two' {COUNT_RULE}"}
     missing = client.get("/report?episode=7")
     assert missing.status_code == 404 and missing.json() == {"error": "episode 7 is not in this dataset."}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"decision": "grade_only", "note": 5}, "note must be a string."),
+        ({"decision": True}, "decision must be a string."),
+        ({"decision": "grade_only", "quality": 3}, "quality must be a string or null."),
+        (
+            {"decision": "grade_only", "reviewer": ["a"], "failure_mode": {}},
+            "reviewer must be a string. failure_mode must be a string or null.",
+        ),
+        (
+            {"decision": "grade_only", "episode": 1, "root": "/etc"},
+            "unknown keys ['episode', 'root']; this request takes "
+            "['decision', 'failure_mode', 'note', 'quality', 'reviewer'].",
+        ),
+        ("grade_only", "the body must be a JSON object with decision, failure_mode, note, quality, reviewer."),
+    ],
+)
+def test_review_bodies_are_read_by_their_model(client, labelled_toy, body, message):
+    before = sidecar(labelled_toy)
+    response = client.post("/api/episodes/0/review", json=body, headers=WRITE)
+    assert (response.status_code, response.json()) == (400, {"error": message})
+    assert sidecar(labelled_toy) == before
+
+
+def test_a_review_body_with_defaults_is_written(client, labelled_toy):
+    response = client.post(
+        "/api/episodes/0/review", json={"decision": "grade_only", "quality": "", "reviewer": "  "}, headers=WRITE
+    )
+    assert response.status_code == 200
+    review = el.read_labels(labelled_toy)["episodes"]["0"]["review"]
+    assert review["decision"] == "grade_only" and review["quality"] is None and review["reviewer"] != "  "
