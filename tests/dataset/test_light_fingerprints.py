@@ -245,3 +245,259 @@ def test_generated_metadata_reads_the_same_or_is_refused(tmp_path_factory, rows,
     light = light_fingerprint_columns(root)
     assert light is not None
     assert light == reader_columns(root)
+
+
+# -- metadata built to break the fast path: each answer the reader's, or None -----------------
+
+CAMERA = "observation.images.front"
+
+
+def with_camera(root: Path) -> Path:
+    """Declare a video camera in the header and give the episodes file its four columns."""
+    info = json.loads((root / "meta" / "info.json").read_text())
+    info["features"][CAMERA] = {"dtype": "video", "shape": [24, 32, 3], "names": ["height", "width", "channels"]}
+    (root / "meta" / "info.json").write_text(json.dumps(info))
+    n = pq.read_metadata(episodes_file(root)).num_rows
+    rewrite(
+        root,
+        **{f"videos/{CAMERA}/chunk_index": pa.array([0] * n), f"videos/{CAMERA}/file_index": pa.array([0] * n)},
+        **{f"videos/{CAMERA}/from_timestamp": pa.array([0.1 * i for i in range(n)])},
+        **{f"videos/{CAMERA}/to_timestamp": pa.array([0.1 * i + 0.1 for i in range(n)])},
+    )
+    return root
+
+
+def reader_refuses(root: Path) -> bool:
+    clear_cache()
+    try:
+        open_dataset(root)
+    except Exception:
+        return True
+    return False
+
+
+def test_columns_the_reader_reads_but_fingerprints_do_not_use_are_checked_as_it_checks_them(tmp_path):
+    root = with_camera(make_v3_dataset(tmp_path / "ok", [3, 4, 5]))
+    assert light_fingerprint_columns(root) == reader_columns(root)  # camera columns of the usual types
+    changes = [
+        {"data/chunk_index": pa.array([0, None, 0], pa.int64())},
+        {"data/file_index": pa.array(["0", "0", "0"])},
+        {f"videos/{CAMERA}/from_timestamp": pa.array(["0", "1", "2"])},
+        {f"videos/{CAMERA}/to_timestamp": pa.array([True, False, True])},
+        {f"videos/{CAMERA}/chunk_index": pa.array(["a", "b", "c"])},  # the reader fails with a ValueError
+    ]
+    for i, change in enumerate(changes):
+        root = with_camera(make_v3_dataset(tmp_path / f"ds{i}", [3, 4, 5]))
+        rewrite(root, **change)
+        assert reader_refuses(root), change
+        assert light_fingerprint_columns(root) is None, change
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"episode_index": pa.array([0, 1, 2**63 + 5], pa.uint64())},
+        {"length": pa.array([3, 4, 2**64 - 1], pa.uint64())},
+        {
+            "dataset_from_index": pa.array([0, 3, 2**63], pa.uint64()),
+            "dataset_to_index": pa.array([3, 7, 2**63 + 5], pa.uint64()),
+        },
+        {"length": pa.array([2**62] * 3, pa.int64()), "dataset_from_index": None, "dataset_to_index": None},
+    ],
+)
+def test_integers_beyond_the_readers_int64_columns_are_left_to_it(tmp_path, change):
+    root = make_v3_dataset(tmp_path / "ds", [3, 4, 5])
+    rewrite(root, **change)
+    # the reader's int64 columns wrap these (uint64 cast, cumulative sum): plain Python ints would not
+    assert min(min(reader_columns(root)[k]) for k in ("episode", "length", "index_from", "index_to")) < 0
+    assert light_fingerprint_columns(root) is None
+
+
+def test_repeated_column_names_are_left_to_the_reader(tmp_path):
+    for i, name in enumerate(["episode_index", "tasks", MEAN]):
+        root = make_v3_dataset(tmp_path / f"ds{i}", [3, 4, 5])
+        path = episodes_file(root)
+        table = pq.read_table(path)
+        extra = table.column(name) if name in table.column_names else pa.array([[0.5]] * 3)
+        columns = [*table.columns, extra] if name in table.column_names else [*table.columns, extra, extra]
+        names = [*table.column_names, name] if name in table.column_names else [*table.column_names, name, name]
+        pq.write_table(pa.Table.from_arrays(columns, names=names), path)
+        assert reader_refuses(root) or name == MEAN  # the statistics reader fails later, with a KeyError
+        assert light_fingerprint_columns(root) is None
+
+
+BAD_FOOTER = b"PAR1" + b"\x00" * 20 + b"\x15\x02" + b"\xff" * 40 + (42).to_bytes(4, "little") + b"PAR1"
+
+
+@pytest.mark.parametrize(
+    ("content", "quiet"),
+    [(b"", True), (b"PAR1", True), ("truncated", True), ("no footer magic", True), (BAD_FOOTER, False)],
+    ids=["empty", "too short", "truncated", "no footer magic", "bad footer"],
+)
+def test_an_episodes_file_that_is_not_parquet_gives_none_without_a_panic(tmp_path, capfd, content, quiet):
+    root = make_v3_dataset(tmp_path / "ds", [3, 4, 5, 6], episodes_per_file=2)
+    path = episodes_file(root)
+    data = path.read_bytes()
+    if content == "truncated":
+        content = data[: len(data) // 2]
+    elif content == "no footer magic":
+        content = data[:-4] + b"PAR0"
+    path.write_bytes(content)
+    assert light_fingerprint_columns(root) is None  # never arro3's PanicException (a BaseException)
+    assert reader_refuses(root)
+    if quiet:  # told by its magic bytes: arro3 never reads it, so prints no Rust backtrace
+        assert "panicked" not in capfd.readouterr().err
+
+
+def test_a_directory_named_like_an_episodes_file_gives_none(tmp_path, capfd):
+    root = make_v3_dataset(tmp_path / "ds", [3, 4])
+    (root / "meta" / "episodes" / "chunk-000" / "file-009.parquet").mkdir()
+    assert light_fingerprint_columns(root) is None
+    assert reader_refuses(root)
+    assert "panicked" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (pa.list_(pa.string()), pa.large_list(pa.string())),  # the reader cannot concatenate these
+        (pa.large_list(pa.string()), pa.list_(pa.large_string())),
+        (pa.list_(pa.string()), pa.string()),
+        (pa.string(), pa.large_string()),  # the reader can: still left to it (a rare shape)
+    ],
+)
+def test_files_whose_tasks_types_differ_are_left_to_the_reader(tmp_path, first, second):
+    root = make_v3_dataset(tmp_path / "ds", [3, 4, 5, 6], episodes_per_file=2)
+    for i, kind in enumerate((first, second)):
+        path = sorted((root / "meta" / "episodes").glob("*/*.parquet"))[i]
+        table = pq.read_table(path)
+        values = table.column("tasks").to_pylist()
+        if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)):
+            values = [v[0] for v in values]
+        pq.write_table(table.drop_columns(["tasks"]).append_column("tasks", pa.array(values, kind)), path)
+    assert light_fingerprint_columns(root) is None
+
+
+def test_files_that_disagree_on_a_data_column_are_left_to_the_reader(tmp_path):
+    root = make_v3_dataset(tmp_path / "ds", [3, 4, 5, 6], episodes_per_file=2)
+    path = sorted((root / "meta" / "episodes").glob("*/*.parquet"))[1]
+    table = pq.read_table(path)
+    pq.write_table(
+        table.drop_columns(["data/chunk_index"]).append_column("data/chunk_index", pa.array(["0", "0"])), path
+    )
+    assert reader_refuses(root)
+    assert light_fingerprint_columns(root) is None
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        pa.table({"task_index": [0, 0], "task": ["a", "b"]}),  # repeated task_index
+        pa.table({"task_index": [0.5], "task": ["a"]}),  # not integer
+        pa.table({"task_index": pa.array([None, 1], pa.int64()), "task": ["a", "b"]}),  # null
+        pa.table({"x": [1]}),  # no task string column
+        None,  # not parquet
+    ],
+)
+def test_a_tasks_parquet_the_reader_refuses_gives_none(tmp_path, table):
+    root = make_v3_dataset(tmp_path / "ds", [3, 4])
+    if table is None:
+        (root / "meta" / "tasks.parquet").write_bytes(b"garbage")
+    else:
+        pq.write_table(table, root / "meta" / "tasks.parquet")
+    assert reader_refuses(root)
+    assert light_fingerprint_columns(root) is None
+
+
+def test_a_tasks_parquet_of_other_column_names_reads_the_same(tmp_path):
+    root = make_v3_dataset(tmp_path / "ds", [3, 4])
+    pq.write_table(pa.table({"name": ["a", "b"], "n": [7, 8]}), root / "meta" / "tasks.parquet")  # one string column
+    assert light_fingerprint_columns(root) == reader_columns(root)
+    (root / "meta" / "tasks.parquet").unlink()
+    assert light_fingerprint_columns(root) == reader_columns(root)
+
+
+def write_lines(path: Path, lines: list) -> None:
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [],  # no episodes: the reader finds no episode_index column
+        ["", "  "],
+        [{"episode_index": 0, "tasks": ["a"], "length": 2**63}],  # pyarrow reads it as a float
+        [{"episode_index": 2**64, "tasks": ["a"], "length": 3}],
+        [{"episode_index": 0, "tasks": ["a"], "length": 3}, {"episode_index": 1, "tasks": "b", "length": 4}],
+        [{"episode_index": 0, "tasks": ["a"], "length": 3}, {"episode_index": 1, "tasks": [1], "length": 4}],
+        [{"episode_index": 0, "length": 3, "note": 1}, {"episode_index": 1, "length": 4, "note": "x"}],
+        [{"episode_index": 0, "length": 3, "data/chunk_index": "x"}],
+        ['{"episode_index": 0, "tasks": ["\\ud800"], "length": 3}'],  # a lone surrogate pyarrow cannot encode
+        [
+            '{"episode_index": 0, "tasks": ["a"], "tasks": "b", "length": 3}',
+            {"episode_index": 1, "tasks": ["a"], "length": 3},
+        ],
+    ],
+)
+def test_v21_episode_lines_the_reader_refuses_give_none(tmp_path, lines):
+    root = make_v21_dataset(tmp_path / "ds", [3, 4])
+    write_lines(root / "meta" / "episodes.jsonl", lines)
+    assert reader_refuses(root)
+    assert light_fingerprint_columns(root) is None
+
+
+def test_v21_lines_of_the_usual_shapes_read_the_same(tmp_path):
+    root = make_v21_dataset(tmp_path / "ds", [3, 4])
+    lines = [
+        '{"length": 3, "episode_index": 0}',
+        "",
+        {"episode_index": 1, "tasks": None, "length": 4},
+        {"episode_index": 2, "tasks": [], "length": 5},
+        {"episode_index": 4, "tasks": [None, "pick \u00e9\U0001f916"], "length": 6},
+        '{"episode_index": 5, "tasks": ["\\ud83e\\udd16 \\u00e9"], "length": 7}',  # escaped as json.dumps writes
+        {"episode_index": 6, "tasks": ["a"], "length": 2**62},
+    ]
+    write_lines(root / "meta" / "episodes.jsonl", lines)
+    light = light_fingerprint_columns(root)
+    assert light == reader_columns(root)
+    assert light["episode"] == [0, 1, 2, 4, 5, 6]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{bad}\n",
+        '{"task_index": true, "task": "a"}\n',
+        '{"task_index": 0, "task": "a"}\n{"task_index": 0, "task": "b"}\n',
+        '{"task_index": 0}\n',
+        "[0]\n",
+    ],
+)
+def test_a_tasks_jsonl_the_reader_refuses_gives_none(tmp_path, text):
+    root = make_v21_dataset(tmp_path / "ds", [3, 4])
+    (root / "meta" / "tasks.jsonl").write_text(text)
+    assert reader_refuses(root)
+    assert light_fingerprint_columns(root) is None
+
+
+def test_v21_statistics_lines_read_as_the_statistics_reader_reads_them(tmp_path):
+    root = make_v21_dataset(tmp_path / "ds", [3, 4, 5])
+    stats = root / "meta" / "episodes_stats.jsonl"
+
+    def mean(index, value):
+        return {"episode_index": index, "stats": {"observation.state": {"mean": value}}}
+
+    write_lines(stats, [mean(0, [0.5]), mean(True, [0.25, 1.0]), mean(2.0, [1.0]), mean(-1, [2.0])])
+    light = light_fingerprint_columns(root)
+    assert light == reader_columns(root)
+    assert [bool(c) for c in light["content"]] == [True, True, False]  # True is episode 1, 2.0 is no index
+    refused = [
+        [mean(0, [[1.0, 2.0], [3.0]])],  # ragged: numpy fails
+        [mean(0, [1.0, [2.0]])],
+        [{"episode_index": 0, "stats": [1]}],  # the reader fails with an AttributeError
+        [{"episode_index": 0, "stats": {"observation.state": [1.0]}}],
+        [mean(2**70, [1.0])],  # the reader's int64 column of indices overflows
+    ]
+    for lines in refused:
+        write_lines(stats, lines)
+        assert light_fingerprint_columns(root) is None, lines
