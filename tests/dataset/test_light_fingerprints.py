@@ -11,6 +11,7 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pyarrow as pa
@@ -501,3 +502,140 @@ def test_v21_statistics_lines_read_as_the_statistics_reader_reads_them(tmp_path)
     for lines in refused:
         write_lines(stats, lines)
         assert light_fingerprint_columns(root) is None, lines
+
+
+def light_agrees_with_reader(root: Path) -> None:
+    """The contract: the reader's columns, or None; None whenever the reader fails."""
+    light = light_fingerprint_columns(root)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # numpy's overflow to inf in a float32 cast
+            expected = reader_columns(root)
+    except Exception as exc:
+        assert light is None, f"the reader fails ({exc!r}), the fast path answers"
+        return
+    assert light is None or light == expected
+
+
+JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 9),
+    st.sampled_from([2**63 - 1, 2**63, -(2**63) - 1, 2**70, 3.0, 1e39, -0.0, 5e-46]),
+    st.floats(allow_nan=False, width=32),
+    st.text(alphabet="ab\x00\u00e9\u2028", max_size=2),
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.just("mean"), inner)),
+    max_leaves=4,
+)
+TASK_VALUES = st.one_of(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", ""])), max_size=2), JSON_VALUES)
+
+
+def v2_line(position: int):
+    return st.one_of(
+        st.fixed_dictionaries(
+            {
+                "episode_index": st.one_of(st.just(position), JSON_VALUES),
+                "length": st.one_of(st.integers(1, 9), JSON_VALUES),
+            },
+            optional={"tasks": TASK_VALUES, "note": JSON_VALUES},
+        ),
+        JSON_VALUES.filter(lambda value: value is not None),  # a first line of null crashes pyarrow's JSON reader
+    )
+
+
+V2_LINES = st.integers(1, 5).flatmap(lambda n: st.tuples(*[v2_line(i) for i in range(n)]))
+STATS_LINES = st.lists(
+    st.one_of(
+        st.fixed_dictionaries(
+            {"episode_index": st.one_of(st.integers(-1, 5), JSON_VALUES)},
+            optional={"stats": st.one_of(st.fixed_dictionaries({"observation.state": JSON_VALUES}), JSON_VALUES)},
+        ),
+        JSON_VALUES,
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=V2_LINES, stats=st.one_of(st.none(), STATS_LINES))
+def test_generated_v21_lines_read_the_same_or_are_refused(tmp_path_factory, lines, stats):
+    root = make_v21_dataset(tmp_path_factory.mktemp("ds"), [3])
+    write_lines(root / "meta" / "episodes.jsonl", list(lines))
+    if stats is not None:
+        write_lines(root / "meta" / "episodes_stats.jsonl", stats)
+    light_agrees_with_reader(root)
+
+
+INT_TYPES = st.sampled_from([pa.int64(), pa.int32(), pa.uint64(), pa.float64(), pa.string()])
+TASK_TYPES = st.sampled_from(
+    [pa.list_(pa.string()), pa.large_list(pa.string()), pa.list_(pa.large_string()), pa.string(), pa.large_string()]
+)
+MEAN_TYPES = st.sampled_from(
+    [pa.list_(pa.float64()), pa.list_(pa.float32()), pa.large_list(pa.float64()), pa.float64()]
+)
+EPISODES_FILE = st.fixed_dictionaries(
+    {
+        "rows": st.lists(
+            st.tuples(
+                st.integers(-1, 12),
+                st.one_of(st.integers(1, 9), st.sampled_from([0, 2**62])),
+                st.one_of(st.none(), st.lists(st.sampled_from(["a", "b", "a\x00"]), max_size=2)),
+                st.one_of(st.none(), st.lists(st.sampled_from([0.5, -0.0, math.nan, 1e39, 5e-46]), max_size=2)),
+            ),
+            max_size=4,
+        ),
+        "index": INT_TYPES,
+        "length": INT_TYPES,
+        "tasks": st.one_of(st.none(), TASK_TYPES),
+        "mean": st.one_of(st.none(), MEAN_TYPES),
+        "ranges": st.booleans(),
+        "chunk": st.sampled_from([None, pa.int64(), pa.int32(), pa.string()]),
+    }
+)
+
+
+def episodes_table(spec: dict) -> pa.Table:
+    rows = spec["rows"]
+
+    def ints(values, kind):
+        if kind == pa.string():
+            return pa.array([str(v) for v in values], kind)
+        if kind == pa.float64():
+            return pa.array([float(v) for v in values], kind)
+        if kind == pa.int32():
+            values = [min(v, 2**31 - 1) for v in values]
+        return pa.array([abs(v) for v in values] if kind == pa.uint64() else values, kind)
+
+    columns = {
+        "episode_index": ints([r[0] for r in rows], spec["index"]),
+        "length": ints([r[1] for r in rows], spec["length"]),
+    }
+    if spec["tasks"] is not None:
+        listed = pa.types.is_list(spec["tasks"]) or pa.types.is_large_list(spec["tasks"])
+        values = [r[2] if listed else (r[2][0] if r[2] else None) for r in rows]
+        columns["tasks"] = pa.array(values, spec["tasks"])
+    if spec["mean"] is not None:
+        listed = not pa.types.is_floating(spec["mean"])
+        columns[MEAN] = pa.array([r[3] if listed else (r[3][0] if r[3] else None) for r in rows], spec["mean"])
+    if spec["ranges"] and 3 * sum(r[1] for r in rows) < 2**63:
+        starts = [3 * sum(r[1] for r in rows[:i]) for i in range(len(rows))]  # read, not the cumulative sums
+        columns["dataset_from_index"] = pa.array(starts, pa.int64())
+        columns["dataset_to_index"] = pa.array([s + r[1] for s, r in zip(starts, rows, strict=True)], pa.int64())
+    if spec["chunk"] is not None:
+        columns["data/chunk_index"] = pa.array(["0" if spec["chunk"] == pa.string() else 0] * len(rows), spec["chunk"])
+    return pa.table(columns)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=st.lists(EPISODES_FILE, min_size=1, max_size=3))
+def test_generated_episodes_files_of_any_column_types_read_the_same_or_are_refused(tmp_path_factory, files):
+    root = make_v3_dataset(tmp_path_factory.mktemp("ds"), [3])
+    folder = root / "meta" / "episodes" / "chunk-000"
+    for path in folder.iterdir():
+        path.unlink()
+    for i, spec in enumerate(files):
+        pq.write_table(episodes_table(spec), folder / f"file-{i:03d}.parquet")
+    light_agrees_with_reader(root)
