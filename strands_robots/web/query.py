@@ -124,8 +124,13 @@ def parse_body[M: BaseModel](model: type[M], body: Any) -> M:
         for error in errors:
             name = str(error["loc"][0]) if error.get("loc") else "body"
             field = model.model_fields.get(name)
-            rule = (field.description if field is not None else None) or str(error.get("msg", "is invalid"))
-            problem = f"{name} must be {rule}."
+            if error.get("type") == "value_error":  # our own validators' sentences
+                rule = str(error.get("msg", "")).removeprefix("Value error, ")
+                shown = repr(body.get(name))
+                problem = f"{name}={shown if len(shown) <= 40 else shown[:37] + '...'} {rule}."
+            else:
+                rule = (field.description if field is not None else None) or str(error.get("msg", "is invalid"))
+                problem = f"{name} must be {rule}."
             if problem not in problems:
                 problems.append(problem)
         raise RequestError(" ".join(problems), 400) from None

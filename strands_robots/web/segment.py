@@ -34,7 +34,7 @@ from __future__ import annotations
 import itertools
 from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -59,14 +59,12 @@ from strands_robots.segments.store import query_records
 from strands_robots.segments.templates import known_cohorts
 from strands_robots.web.context import RequestError, ServerContext, json_response, read_json_body
 from strands_robots.web.media import camera_list
-from strands_robots.web.query import QueryModel, count, parse_query
+from strands_robots.web.query import BodyModel, QueryModel, count, parse_body, parse_query
 
 NAV = ("Segment", "/segment")
 
 DEFAULT_COHORT = "robocasa365"
 SEGMENT_KEYS = frozenset({"start", "end", "template_id", "slots", "modifiers", "note", "label"})
-CHECK_KEYS = frozenset({"segments", "cohort"})
-SAVE_KEYS = frozenset({"segments", "cohort", "annotator", "note", "reference"})
 #: Most segments one request may carry (the body is also capped at 64 KiB).
 MAX_SEGMENTS = 2000
 LIST_LIMIT = 500
@@ -125,15 +123,6 @@ def parse_segments(raw: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _object(body: Any, keys: frozenset[str]) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise RequestError(f"the body must be a JSON object with {', '.join(sorted(keys))}.")
-    unknown = sorted(set(body) - keys)
-    if unknown:
-        raise RequestError(f"unknown keys {unknown}; this request takes {sorted(keys)}.")
-    return body
-
-
 def parse_cohort(value: Any, default: str | None = DEFAULT_COHORT) -> str | None:
     """A known cohort name, ``default`` for an empty value.
 
@@ -149,10 +138,33 @@ def parse_cohort(value: Any, default: str | None = DEFAULT_COHORT) -> str | None
 
 
 def _known_cohort(value: Any) -> Any:
-    """``value`` when it is None or a known cohort (a pydantic validator; the ValueError lists them)."""
-    if value is not None and value not in known_cohorts():
+    """``value`` when it is None, empty or a known cohort (a pydantic validator; the ValueError lists them)."""
+    if value is not None and value != "" and value not in known_cohorts():
         raise ValueError(f"is not one of {', '.join(known_cohorts())}")
     return value
+
+
+_SEGMENTS_RULE = "a list of {start, end, template_id, slots, modifiers, note} objects"
+
+
+class CheckBody(BodyModel):
+    """``POST /api/segment/episodes/{episode}/check``'s body (each segment read by :func:`parse_segments`)."""
+
+    segments: list[Any] = Field(description=_SEGMENTS_RULE)
+    cohort: Annotated[str | None, AfterValidator(_known_cohort)] = Field(default=None, description="a cohort name")
+
+
+class SaveBody(CheckBody):
+    """``POST /api/segment/episodes/{episode}``'s body."""
+
+    annotator: str | None = Field(default=None, description="a string or null")
+    note: str | None = Field(default=None, description="a string or null")
+    reference: bool = Field(default=False, description="true or false")
+
+
+#: Keys of a check request and of a save request.
+CHECK_KEYS = frozenset(CheckBody.model_fields)
+SAVE_KEYS = frozenset(SaveBody.model_fields)
 
 
 class EpisodeQuery(QueryModel):
@@ -349,17 +361,18 @@ def check_payload(ctx: ServerContext, episode: int, segments: list[dict[str, Any
     }
 
 
-def save(ctx: ServerContext, episode: int, body: dict[str, Any]) -> Response:
-    """Save through :func:`save_segmentation`; 422 with the findings when it refuses."""
-    segments = parse_segments(body.get("segments"))
-    cohort = parse_cohort(body.get("cohort"), None)
-    annotator = body.get("annotator") or ""
-    note = body.get("note")
-    reference = body.get("reference", False)
-    if not isinstance(annotator, str) or (note is not None and not isinstance(note, str)):
-        raise RequestError("annotator and note must be text.")
-    if type(reference) is not bool:
-        raise RequestError("reference must be true or false.")
+def save(ctx: ServerContext, episode: int, body: Any) -> Response:
+    """Save through :func:`save_segmentation`; 422 with the findings when it refuses.
+
+    Raises:
+        RequestError: 400 for a body :class:`SaveBody` or :func:`parse_segments` refuses.
+    """
+    request = parse_body(SaveBody, body)
+    segments = parse_segments(request.segments)
+    cohort = request.cohort or None
+    annotator = request.annotator or ""
+    note = request.note
+    reference = request.reference
     try:
         result = save_segmentation(
             ctx.root,
@@ -423,16 +436,15 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
 
     async def check(request: Request) -> Response:
         index = ctx.episode(request.path_params["episode"])
-        body = _object(await read_json_body(request), CHECK_KEYS)
-        segments = parse_segments(body.get("segments"))
-        cohort = parse_cohort(body.get("cohort"))
+        body = parse_body(CheckBody, await read_json_body(request))
+        segments = parse_segments(body.segments)
+        cohort = parse_cohort(body.cohort)
         assert cohort is not None
         return json_response(await run_in_threadpool(check_payload, ctx, index, segments, cohort))
 
     async def post_save(request: Request) -> Response:
         index = ctx.episode(request.path_params["episode"])
-        body = _object(await read_json_body(request), SAVE_KEYS)
-        return await run_in_threadpool(save, ctx, index, body)
+        return await run_in_threadpool(save, ctx, index, await read_json_body(request))
 
     return [
         Route("/segment", page, methods=["GET"]),

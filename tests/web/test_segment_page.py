@@ -236,7 +236,12 @@ def test_first_refused_save_creates_no_file(client, toy_dataset):
         ({"segments": [dict(SEGMENTS[0], slots={"theme": 3})]}, "slots must be an object of text values"),
         ({"segments": SEGMENTS, "reference": "yes"}, "reference must be true or false"),
         ({"segments": SEGMENTS, "cohort": "other"}, "is not one of robocasa365"),
-        ({"segments": SEGMENTS, "annotator": 7}, "annotator and note must be text"),
+        ({"segments": SEGMENTS, "annotator": 7}, "annotator must be a string or null."),
+        (
+            {"segments": SEGMENTS, "note": 5, "reference": 1},
+            "note must be a string or null. reference must be true or false.",
+        ),
+        ({"cohort": "agibot"}, "segments must be a list of {start, end, template_id, slots, modifiers, note} objects."),
         ([], "the body must be a JSON object"),
     ],
 )
