@@ -1,4 +1,4 @@
-"""Benchmark 2 (issue 5): filter_episodes on a 1,000,000-episode canonical sidecar (~500 MB).
+"""Benchmark 2 (docs/performance.md, target 2): filter_episodes on a 1,000,000-episode canonical sidecar (~500 MB).
 
 The sidecar is written the way any tool would (``json.dump(indent=2, sort_keys=True)``,
 as strands-robots 0.5.3 does), with judge blocks on every episode and 1% reviewed.

@@ -1,5 +1,6 @@
-"""Benchmark 1 (issue 5): 100,000 single annotate_episode calls, the batch API, and the
-whole-file-rewrite baseline (what a writer without a journal does), on one machine in one run.
+"""Benchmark 1 (docs/performance.md, target 1): 100,000 single annotate_episode calls, the batch
+API, and the whole-file-rewrite baseline (what a writer without a journal does), on one machine in
+one run.
 
     .venv/bin/python benchmarks/labels_write.py [--episodes 100000] [--baseline-sample 200]
 

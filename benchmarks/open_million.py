@@ -1,4 +1,6 @@
-"""Time ``open_dataset`` on a v3.0 dataset with 1,000,000 episodes (issue 2: "about a second").
+"""Time ``open_dataset`` on a v3.0 dataset with 1,000,000 episodes (target: about a second).
+
+Measured figures: docs/dataset.md, "Performance".
 
 Writes ``meta/info.json`` and the episodes metadata (LeRobot v3.0 columns, two cameras, a
 few ``stats/*`` columns the reader must skip, split over several files as LeRobot does)

@@ -1,4 +1,4 @@
-"""Benchmark 4 (issue 5): reading one episode of a dataset with 100 data files opens exactly one.
+"""Benchmark 4 (docs/performance.md, target 4): reading one episode of a dataset with 100 data files opens exactly one.
 
     .venv/bin/python benchmarks/read_one_of_many.py [--files 100] [--episodes-per-file 10]
         [--length 50] [--repeats 20]

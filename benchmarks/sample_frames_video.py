@@ -1,4 +1,4 @@
-"""Benchmark 3 (issue 5): ``sample_frames(n_frames=4, include_images=True)`` on a 30-minute mp4.
+"""Benchmark 3 (docs/performance.md, target 3): ``sample_frames(n_frames=4, include_images=True)`` on a 30-minute mp4.
 
     .venv/bin/python benchmarks/sample_frames_video.py [--repeats 15] [--from-start-repeats 3]
         [--episodes 60] [--episode-seconds 30] [--episode -1] [--only av1|h264] [--regenerate]

@@ -42,9 +42,9 @@ AUTONOMY_LEVELS: tuple[str, ...] = (
     "shared_autonomy",
     "intervention",
 )
-#: ``evaluation_membership`` values ("Zugehörigkeit zur Evaluation"); ``""`` means not set.
+#: ``evaluation_membership`` values (docs/outcomes.md, "The label"); ``""`` means not set.
 EVALUATION_MEMBERSHIPS: tuple[str, ...] = ("train", "held_out_eval", "none")
-#: ``leakage_groups`` keys ("Leakage-Gruppen"); any other key is rejected.
+#: ``leakage_groups`` keys (docs/outcomes.md, "The label"); any other key is rejected.
 LEAKAGE_GROUP_KEYS: tuple[str, ...] = ("location", "object", "mechanism", "operator", "environment_family")
 #: ``source`` values; default ``human``.
 SOURCES: tuple[str, ...] = ("human", "model", "imported")

@@ -1,4 +1,4 @@
-"""``strands-labels info ROOT`` and ``format_summary`` (issue 2, "Dataset reader")."""
+"""``strands-labels info ROOT`` and ``format_summary`` (docs/dataset.md, "Command line")."""
 
 from __future__ import annotations
 

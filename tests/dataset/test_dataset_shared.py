@@ -1,4 +1,5 @@
-"""The reader on every shared dataset and on examples/toy_dataset (issue 2, "Tests").
+"""The reader on every shared dataset and on examples/toy_dataset (docs/dataset.md, "Which checks
+raise and which are listed" and "Test fixtures and the toy dataset").
 
 Expected values come from each dataset's SOURCE.md. Shared datasets are read-only: tests
 that change files work on a copy; tests skip when ../shared is absent.

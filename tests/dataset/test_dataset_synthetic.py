@@ -1,6 +1,7 @@
 """The reader on synthetic datasets built with pyarrow / PyAV (``tests/synth.py``).
 
-Issue 2 "Tests": non-contiguous indices, two episodes in one mp4 with a drifted
+The cases of docs/dataset.md, "What `open_dataset(root)` reads" and "Which checks raise and
+which are listed": non-contiguous indices, two episodes in one mp4 with a drifted
 ``from_timestamp``, NaN in ``observation.state``, a v2.1 layout, ``total_episodes: true``;
 plus the cross-checks of ``strands_robots/dataset/problems.py`` (which raise, which are listed).
 """
@@ -275,7 +276,10 @@ def test_any_v3_minor_version_is_accepted(tmp_path):
 
 
 def test_docs_toy_example_minimal_dataset_opens(tmp_path):
-    """Exactly what seed 003 ("Label and judge") writes: no version, features {}, no data."""
+    """Exactly the docs' minimal toy dataset: no version, features {}, no data.
+
+    See docs/dataset.md, "What `open_dataset(root)` reads".
+    """
     root = tmp_path / "toy_dataset"
     (root / "meta" / "episodes" / "chunk-000").mkdir(parents=True, exist_ok=True)
     pq.write_table(

@@ -1,4 +1,4 @@
-"""``create_judge_agent`` end to end with a scripted model (issue 4, "Tests")."""
+"""``create_judge_agent`` end to end with a scripted model (docs/judge.md, "Running it")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sampling maths and motion signals (issue 4, ``sample_frames``)."""
+"""Sampling maths and motion signals (docs/judge.md, "The four tools": ``sample_frames``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The four judge tools: envelopes, root safety, docstrings (issue 4, "Tools")."""
+"""The four judge tools: envelopes, root safety, docstrings.
+
+See docs/judge.md, "The four tools", "Tool schemas" and "Root safety".
+"""
 
 from __future__ import annotations
 

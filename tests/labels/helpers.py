@@ -10,7 +10,10 @@ import pyarrow.parquet as pq
 
 
 def make_minimal_dataset(root: Path, lengths: dict[int, int], fps: int = 30) -> Path:
-    """``meta/info.json`` + one episodes parquet (episode_index, length), as seed 003 writes."""
+    """``meta/info.json`` + one episodes parquet (episode_index, length): the docs' minimal toy dataset.
+
+    See docs/dataset.md, "What `open_dataset(root)` reads".
+    """
     (root / "meta" / "episodes" / "chunk-000").mkdir(parents=True, exist_ok=True)
     indices = sorted(lengths)
     pq.write_table(

@@ -1,4 +1,8 @@
-"""Several processes writing one sidecar lose nothing (issue 3 Writes; issue 5 Reliability)."""
+"""Several processes writing one sidecar lose nothing.
+
+The rules are those of docs/performance.md, "1. Single writes are O(1): the journal" and
+"Reliability tests (in CI)".
+"""
 
 from __future__ import annotations
 

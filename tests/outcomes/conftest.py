@@ -1,12 +1,13 @@
-"""Fixtures of the outcome-label tests: a small real LeRobot dataset and the document's labels.
+"""Fixtures of the outcome-label tests: a small real LeRobot dataset and the format's example labels.
 
-The dataset is the minimal v3.0 layout issue 2 requires the reader to open
-(``meta/info.json`` with fps, totals and ``features: {}``, and
-``meta/episodes/chunk-000/file-000.parquet`` with ``episode_index`` and ``length``),
+The dataset is the docs' minimal v3.0 toy dataset, which the reader opens (docs/dataset.md,
+"What `open_dataset(root)` reads"): ``meta/info.json`` with fps, totals and ``features: {}``,
+and ``meta/episodes/chunk-000/file-000.parquet`` with ``episode_index`` and ``length``,
 written with pyarrow. Its episodes are non-contiguous (no episode 2) and at 30 fps:
 
-- episode 0: 600 frames = 20.0 s (the document's example label ends at 19.8 s; its
-  write example ends at 21.5 s, past 20.0 + 1 s)
+- episode 0: 600 frames = 20.0 s (the example label of the outcomes format ends at 19.8 s;
+  its write example ends at 21.5 s, past 20.0 + 1 s: the error example of docs/outcomes.md,
+  "The label")
 - episode 1: 660 frames = 22.0 s (21.5 s is allowed)
 - episodes 3..12: 90 frames = 3.0 s each
 """
@@ -24,7 +25,8 @@ import pytest
 FPS = 30
 LENGTHS = {0: 600, 1: 660, **{e: 90 for e in range(3, 13)}}
 
-#: The document's example label (seed 002, "Beispiel"), writable fields only.
+#: The example label of the outcomes format (a dishwasher-loading human demonstration with a
+#: recovered slip), writable fields only; its fields are those of docs/outcomes.md, "The label".
 DOC_LABEL = {
     "outcome": "mistake_and_recovery",
     "progress": 1.0,
@@ -117,7 +119,8 @@ DOC_LABEL = {
     "confidence": None,
 }
 
-#: The document's write example (seed 002, "Ein Label schreiben").
+#: The write example of the outcomes format: the ``set_outcome`` example at the top of
+#: docs/outcomes.md, with a subtask ending at 21.5 s (the error example under "The label").
 DOC_WRITE = {
     "outcome": "failure",
     "progress": 0.4,

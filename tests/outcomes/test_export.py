@@ -1,4 +1,4 @@
-"""meta/avala_sequence_outcomes.jsonl as seed 002's LeRobot-export section describes; import back."""
+"""meta/avala_sequence_outcomes.jsonl as docs/outcomes.md, "Export and import" describes; import back."""
 
 from __future__ import annotations
 

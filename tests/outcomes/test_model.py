@@ -1,4 +1,5 @@
-"""Every rule of issue 7 "Model and rules", with values from seed 002."""
+"""Every rule of docs/outcomes.md, "The label", with values from the example labels of the outcomes
+format (``DOC_LABEL`` and ``DOC_WRITE`` in ``conftest.py``)."""
 
 from __future__ import annotations
 

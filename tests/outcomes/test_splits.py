@@ -1,4 +1,5 @@
-"""Held-out splits by leakage group (seed 002, "Leakage-Gruppen"), the recovery track, verdicts."""
+"""Held-out splits by leakage group (docs/outcomes.md, "Held-out splits"), the recovery track and
+verdicts ("Recovery track and verdicts")."""
 
 from __future__ import annotations
 
@@ -245,7 +246,10 @@ def test_record_verdicts_from_outcomes_writes_the_deterministic_block(outcomes):
 
 
 def test_training_config_asks_for_judged_good_train_episodes(grouped):
-    """Issue 7: filter_episodes(..., outcomes=, evaluation_membership=) reads current_outcomes."""
+    """filter_episodes(..., outcomes=, evaluation_membership=) reads current_outcomes.
+
+    See docs/outcomes.md, "Reading and filtering".
+    """
     from strands_robots.episode_labels import annotate_episode, filter_episodes
     from strands_robots.outcomes import record_verdicts_from_outcomes
 

@@ -1,4 +1,4 @@
-"""Bad-input matrix (issue 5): every case gives a typed error naming the remedy and
+"""Bad-input matrix (docs/performance.md, "Reliability tests (in CI)"): every case gives a typed error naming the remedy and
 leaves the sidecar's bytes unchanged (sha256 compared). Public API and CLI here; the
 judge tools' error envelopes are at the end."""
 

@@ -1,5 +1,6 @@
 """SIGKILL a writer at random moments: the sidecar and journal stay readable and every
-write that returned before the kill is present afterwards (issue 5, Reliability)."""
+write that returned before the kill is present afterwards (docs/performance.md, "Reliability
+tests (in CI)")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Any interleaving of record, annotate, remap, review and filter keeps every deterministic
 block byte-identical to its last recording, and filter_episodes equals a plain reference
-model of the rules (issue 5, Reliability; rules from seed 003 and issue 6)."""
+model of the rules (docs/performance.md, "Reliability tests (in CI)"; the rules are those of
+docs/sidecar-format.md, "`deterministic`", "`judge`" and "`review` (humans only)")."""
 
 from __future__ import annotations
 

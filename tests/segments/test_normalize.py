@@ -1,4 +1,5 @@
-"""Official-label normalisation (seed 000, section 5: "Official label normalization" and slot conventions)."""
+"""Official-label normalisation (docs/segments.md, "Official-label normalisation") and the slot
+conventions of "parse_label and render"."""
 
 from __future__ import annotations
 

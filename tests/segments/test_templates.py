@@ -1,4 +1,5 @@
-"""Template registry, parse_label and render (seed 000, sections 3, 5, 7, 8)."""
+"""Template registry, parse_label and render (docs/segments.md, "Templates", "Template sets" and
+"parse_label and render")."""
 
 from __future__ import annotations
 

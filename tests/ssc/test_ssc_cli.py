@@ -138,8 +138,13 @@ def test_l3_through_the_cli_with_real_frames(shared_dataset, tmp_path, monkeypat
 
 
 def test_check_reads_saved_segmentations(shared_dataset, tmp_path):
-    """Without --annotations the chain is built from episode_segments.json (issue 8's store)."""
-    segments = pytest.importorskip("strands_robots.segments", reason="the segmentation module (issue 8) is absent")
+    """Without --annotations the chain is built from episode_segments.json.
+
+    The store of docs/segments.md, "Storage: `episode_segments.json`".
+    """
+    segments = pytest.importorskip(
+        "strands_robots.segments", reason="strands_robots.segments (the segmentation module) is absent"
+    )
     root = shared_dataset("so101-record-test-v30")
     labels = tmp_path / "labels"
     labels.mkdir()

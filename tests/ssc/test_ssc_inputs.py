@@ -200,7 +200,9 @@ ROLE_OF = [
 
 @pytest.mark.parametrize("label, template_id, role", ROLE_OF)
 def test_segment_labels_map_through_the_template_table(label, template_id, role):
-    pytest.importorskip("strands_robots.segments", reason="the segmentation module (issue 8) is not present")
+    pytest.importorskip(
+        "strands_robots.segments", reason="strands_robots.segments (the segmentation module) is not present"
+    )
     from strands_robots.ssc.segmentation import subtasks_from_segments
 
     (st,) = subtasks_from_segments([{"start": 0, "end": 30, "label": label}])
@@ -209,7 +211,9 @@ def test_segment_labels_map_through_the_template_table(label, template_id, role)
 
 
 def test_segmentation_chain_pick_place_with_a_single_arm_gripper():
-    pytest.importorskip("strands_robots.segments", reason="the segmentation module (issue 8) is not present")
+    pytest.importorskip(
+        "strands_robots.segments", reason="strands_robots.segments (the segmentation module) is not present"
+    )
     from strands_robots.ssc.segmentation import subtasks_from_segments
 
     segments = [

@@ -1,4 +1,5 @@
-"""Every row of the paper's Tables 4, 5 and 6 (seed 001, Appendix C) as a transition test.
+"""Every row of the SSC paper's Tables 4, 5 and 6 (docs/ssc.md, "Scene graph and transitions")
+as a transition test.
 
 Each case gives a before-state, one subtask label and the gripper events of its window
 [100, 200), and checks the actions created (count and arms, the table's last column)

@@ -1,4 +1,4 @@
-"""The review page in a real headless Chromium (Debian's ``/usr/bin/chromium``; issue 6, Tests).
+"""The review page in a real headless Chromium (Debian's ``/usr/bin/chromium``; docs/review.md, "Tests").
 
 The server runs in a thread on a free loopback port; Playwright's Python package drives
 the system browser (never its own download; the ``browser`` and ``page`` fixtures of

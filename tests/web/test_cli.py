@@ -1,4 +1,4 @@
-"""``strands-labels review``: the command serves the page until interrupted (issue 6, CLI)."""
+"""``strands-labels review``: the command serves the page until interrupted (docs/review.md, "The review page")."""
 
 from __future__ import annotations
 

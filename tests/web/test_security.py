@@ -1,4 +1,4 @@
-"""Host, Origin and token rules of the label server (issue 6, Security)."""
+"""Host, Origin and token rules of the label server (docs/review.md, "Security")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The segment annotation page (issue 8, "Annotation tool"): endpoints, security, CLI and a real browser.
+"""The segment annotation page (docs/segments.md, "The annotation page: `strands-labels segment ROOT`"):
+endpoints, security, CLI and a real browser.
 
 Server tests go through Starlette's TestClient against a copy of ``examples/toy_dataset``
 (3 episodes x 90 frames, one camera, task "Pick up the yellow bottle on the table.") and
@@ -117,7 +118,8 @@ def test_check_renders_each_label_and_reports_findings(client):
 
 
 def test_check_shows_guideline_warnings(client):
-    # a pick without its source: the guideline asks for it (seed 000 section 3 P1), a warning only
+    # a pick without its source: the guideline asks for it (docs/segments.md, "Validation and
+    # findings": `pick_without_source`), a warning only
     segments = [dict(SEGMENTS[0], slots={"theme": "yellow bottle"}), *SEGMENTS[1:]]
     body = client.post("/api/segment/episodes/0/check", json={"segments": segments}, headers=WRITE).json()
     warnings = [(f["kind"], f["start"], f["end"]) for f in body["findings"] if f["severity"] == "warning"]

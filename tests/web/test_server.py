@@ -1,4 +1,4 @@
-"""The server's JSON, image and write endpoints through Starlette's TestClient (issue 6)."""
+"""The server's JSON, image and write endpoints through Starlette's TestClient (docs/review.md, "HTTP endpoints")."""
 
 from __future__ import annotations
 
