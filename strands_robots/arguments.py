@@ -295,6 +295,8 @@ HELD_OUT_SHARE = Limits(gt=0, lt=1)
 UNIT_FRACTION = Limits(ge=0, le=1)
 #: A base-speed threshold in the base-velocity feature's units (m/s): positive.
 SPEED_THRESHOLD = Limits(gt=0)
+#: A magnitude that may be zero (a dead band, a hysteresis share of a range, a minimum range).
+NON_NEGATIVE = Limits(ge=0)
 
 
 def _number_adapter(limits: Limits) -> Any:

@@ -107,10 +107,7 @@ def detect_gripper_events(
         raise LabelValidationError(
             f"gripper values must be 1-D (one value per frame), got shape {x.shape}; select the gripper column."
         )
-    if (hysteresis is not None and hysteresis < 0) or (threshold is not None and mode == "command" and threshold < 0):
-        raise LabelValidationError("threshold (command mode) and hysteresis must be >= 0.")
-    if min_range is not None and not min_range >= 0:
-        raise LabelValidationError(f"min_range must be >= 0, got {min_range!r}.")
+    threshold, hysteresis, min_range = _check_levels(mode, threshold, hysteresis, min_range)
     value_range = _check_range(value_range)
     hand = cast(Hand, arm)
     if mode == "command":
@@ -124,6 +121,30 @@ def detect_gripper_events(
             )
         return _command_events(x, hand, dead, open_is_high)
     return _position_events(x, hand, threshold, hysteresis, open_is_high, min_range, value_range)
+
+
+def _check_levels(
+    mode: str, threshold: Any, hysteresis: Any, min_range: Any
+) -> tuple[float | None, float | None, float | None]:
+    """``threshold`` (a level in position mode, a dead band >= 0 in command mode),
+    ``hysteresis`` and ``min_range`` (>= 0) as finite floats, or None when not given
+    (the limits of :mod:`strands_robots.arguments`)."""
+    from strands_robots.arguments import ANY_NUMBER, NON_NEGATIVE, number_argument, number_refusal
+
+    level = NON_NEGATIVE if mode == "command" else ANY_NUMBER
+    checked = []
+    for name, value, limits, remedy in (
+        ("threshold", threshold, level, "pass the dead band (command mode) or the open/closed level (position mode)."),
+        ("hysteresis", hysteresis, NON_NEGATIVE, "pass a share of the channel's range, e.g. 0.3."),
+        (
+            "min_range",
+            min_range,
+            NON_NEGATIVE,
+            "pass the smallest range, in the channel's units, that counts as moving.",
+        ),
+    ):
+        checked.append(None if value is None else number_argument(value, number_refusal(name, limits, remedy), limits))
+    return checked[0], checked[1], checked[2]
 
 
 def moved(

@@ -140,12 +140,27 @@ def test_position_mode_closed_is_high():
     [
         ({"arm": "middle"}, "arm must be"),
         ({"arm": "left", "mode": "width"}, "mode must be"),
-        ({"arm": "left", "hysteresis": -1}, ">= 0"),
+        ({"arm": "left", "hysteresis": -1}, r"^hysteresis must be a finite number 0 or greater, got int -1"),
+        (
+            {"arm": "left", "hysteresis": float("nan")},
+            r"^hysteresis must be a finite number 0 or greater, got float nan",
+        ),
+        ({"arm": "left", "mode": "position", "threshold": float("inf")}, r"^threshold must be a finite number, got"),
+        ({"arm": "left", "mode": "command", "threshold": -0.1}, r"^threshold must be a finite number 0 or greater"),
+        ({"arm": "left", "mode": "position", "min_range": float("nan")}, r"^min_range must be a finite number 0 or"),
+        ({"arm": "left", "mode": "position", "min_range": True}, r"^min_range must be a finite number 0 or"),
+        ({"arm": "left", "hysteresis": "0.3"}, r"got str '0.3'; pass a share of the channel's range"),
     ],
 )
 def test_bad_arguments_are_typed_errors(kwargs, message):
     with pytest.raises(LabelValidationError, match=message):
         detect_gripper_events([0, 1], **kwargs)
+
+
+def test_a_negative_level_is_a_position_mode_threshold():
+    # position mode: the threshold is a level of the channel (any finite number)
+    events = detect_gripper_events([-5, -5, 5, 5, -5], arm="left", mode="position", threshold=-1.0)
+    assert [e.frame for e in events] == [2, 4]
 
 
 def test_two_dimensional_values_are_refused():
