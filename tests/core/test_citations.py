@@ -4,7 +4,7 @@ The developers' rule: a docstring or comment names a docs/*.md section, the LeRo
 or a module, never an issue number or a document outside the repository. This guard scans
 every text file of the package, the docs, the README, the tests, the benchmarks, the
 examples and the scripts for such citations (case-insensitive ``issue N``, ``issue #N``,
-``issues N``, ``seed 00N``) and names each one found with its file and line. Generated
+``issues N``, ``seed 00N``, ``seed §N``, a path into the shared seeds folder) and names each one found with its file and line. Generated
 ``_work`` directories and this file are not scanned.
 """
 
@@ -23,7 +23,10 @@ TEXT_SUFFIXES = {
 }  # fmt: skip
 SKIPPED_DIRS = {"_work", "__pycache__", ".pytest_cache", ".hypothesis"}
 #: Written in pieces so that this file's own text reads as no citation.
-CITATION = re.compile(r"\b(?:" + "issue" + r"s?\s+#?\d|" + "seed" + r"\s+00\d)", re.IGNORECASE)
+CITATION = re.compile(
+    r"\b(?:" + "issue" + r"s?\s+#?\d|" + "seed" + r"\s+00\d|" + "seed" + r"\s+§|" + "shared/" + r"seeds/)",
+    re.IGNORECASE,
+)
 
 
 def scanned_files(repo: Path) -> list[Path]:
@@ -69,11 +72,15 @@ def test_the_scan_finds_each_form_of_citation(tmp_path):
     (tmp_path / "tests" / "test_x.py").write_text(
         '"""Rules of Issue 7."""\n# see issue #12\nx = 1  # issues 3 and 4\n# ok: a tissue 5 cm wide\n'
     )
-    (tmp_path / "docs" / "x.md").write_text("As SEED 002 says.\nseed 0 is a random seed.\n")
+    (tmp_path / "docs" / "x.md").write_text(
+        "As SEED 002 says.\nseed 0 is a random seed.\nsee seed §3\nin ../shared/" + "seeds/000.txt\n"
+    )
     (tmp_path / "README.md").write_text("Nothing cited here.\n")
     (tmp_path / "benchmarks" / "_work" / "out.md").write_text("issue 5\n")  # generated: skipped
     assert citations(tmp_path) == [
         "docs/x.md:1: As SEED 002 says.",
+        "docs/x.md:3: see seed §3",
+        "docs/x.md:4: in ../shared/" + "seeds/000.txt",
         'tests/test_x.py:1: """Rules of Issue 7."""',
         "tests/test_x.py:2: # see issue #12",
         "tests/test_x.py:3: x = 1  # issues 3 and 4",
