@@ -418,11 +418,26 @@ def _build_table(root: Path, info: DatasetInfo, table: pa.Table, source: str) ->
     )
 
 
+def _opens_with_an_object(path: Path) -> bool:
+    """Whether the first JSON value in ``path`` (after a UTF-8 BOM and JSON whitespace) is an
+    object. pyarrow's JSON reader (26.0) crashes the process on a file whose first value is
+    ``null``; any other first value is a bad line for the line-by-line reader to name."""
+    with open(path, "rb") as handle:
+        if handle.read(3) != b"\xef\xbb\xbf":
+            handle.seek(0)
+        while block := handle.read(65_536):
+            block = block.lstrip(b" \t\r\n")
+            if block:
+                return block.startswith(b"{")
+    return False
+
+
 def _read_jsonl(path: Path) -> pa.Table:
-    try:
-        return pa_json.read_json(path)
-    except pa.ArrowInvalid:
-        pass  # mixed types or a bad line: fall back to the line-by-line reader for a precise message
+    if _opens_with_an_object(path):
+        try:
+            return pa_json.read_json(path)
+        except pa.ArrowInvalid:
+            pass  # mixed types or a bad line: fall back to the line-by-line reader for a precise message
     import json
 
     rows = []

@@ -391,6 +391,22 @@ def test_float_length_column_raises(tmp_path):
         open_dataset(root)
 
 
+@pytest.mark.parametrize("text", ["null\n", '\n  null\n{"episode_index": 0, "length": 3}\n', "\ufeffnull\n", "7\n"])
+def test_an_episodes_jsonl_opening_with_another_value_than_an_object_is_a_dataset_error(tmp_path, text):
+    # pyarrow's JSON reader crashes the process on a first value of null: it is never handed one
+    root = make_v21_dataset(tmp_path / "ds", [3])
+    (root / "meta" / "episodes.jsonl").write_text(text, encoding="utf-8")
+    with pytest.raises(DatasetError, match="line [12] is not (a JSON object|JSON)"):
+        open_dataset(root)
+
+
+def test_an_episodes_jsonl_with_a_bom_or_blank_lines_first_still_reads(tmp_path):
+    root = make_v21_dataset(tmp_path / "ds", [3, 4])
+    lines = (root / "meta" / "episodes.jsonl").read_text()
+    (root / "meta" / "episodes.jsonl").write_text("\ufeff\n \n" + lines, encoding="utf-8")
+    assert list(open_dataset(root).episodes) == [0, 1]
+
+
 def test_not_a_dataset(tmp_path):
     with pytest.raises(DatasetError, match="not a LeRobot dataset"):
         open_dataset(tmp_path)
