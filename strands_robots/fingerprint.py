@@ -52,9 +52,16 @@ def open_dataset_if_present(root: str | Path) -> Any | None:
 
 def open_dataset_for_checks(root: str | Path) -> Any | None:
     """Like :func:`open_dataset_if_present`, but a dataset the reader refuses (an unknown
-    version, broken metadata) gives None with a warning: labels stay readable."""
+    version, broken metadata, broken episode statistics) gives None with a warning: labels
+    stay readable.
+
+    The dataset's :class:`Fingerprinter` is built here (and kept: :func:`fingerprinter_of`
+    hands it out), so statistics the reader refuses are refused with the same warning."""
     try:
-        return open_dataset_if_present(root)
+        dataset = open_dataset_if_present(root)
+        if dataset is not None:
+            fingerprinter_of(dataset)
+        return dataset
     except LabelsError as exc:
         warnings.warn(
             f"the dataset at {root} could not be opened ({exc}); labels were not checked for staleness",

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from strands_robots.dataset.info import DatasetInfo
 from strands_robots.dataset.problems import abridge
+from strands_robots.dataset.text import read_utf8
 from strands_robots.errors import DatasetError, EpisodeNotFoundError
 
 #: Per-camera columns of the v3.0 episodes parquet: ``videos/<key>/<field>``.
@@ -262,16 +263,63 @@ def _int_column(table: pa.Table, name: str, source: str, *, required: bool) -> n
         )
     if column.null_count:
         raise DatasetError(f"{source}: column {name!r} has {column.null_count} null values; fill them.")
+    _check_int64_range(column, name, source)
     return column.to_numpy()
 
 
-def _float_column(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+#: The largest value an int64 holds: uint64 values above it would wrap to negative indices.
+INT64_MAX = 2**63 - 1
+
+
+def _check_int64_range(column: pa.ChunkedArray, name: str, source: str) -> None:
+    """Refuse unsigned 64-bit values that do not fit an int64 (they would wrap to negatives)."""
+    if pa.types.is_uint64(column.type) and len(column):
+        largest = pc.max(column).as_py()
+        if largest is not None and largest > INT64_MAX:
+            raise DatasetError(
+                f"{source}: column {name!r} holds {largest}, beyond the int64 range (at most {INT64_MAX}); "
+                "rewrite the episodes metadata with values that fit a signed 64-bit integer."
+            )
+
+
+def _video_index_column(table: pa.Table, name: str, source: str) -> pa.ChunkedArray | None:
+    """A ``videos/<key>/chunk_index`` / ``file_index`` column (nulls allowed), or None when absent."""
+    if name not in table.column_names:
+        return None
+    column = table.column(name)
+    if not pa.types.is_integer(column.type):
+        raise DatasetError(
+            f"{source}: column {name!r} is {column.type}, not integer; rewrite the episodes metadata "
+            "with integer chunk and file indices."
+        )
+    _check_int64_range(column, name, source)
+    return column
+
+
+def _check_tasks_type(column: pa.ChunkedArray, source: str) -> None:
+    """Refuse a ``tasks`` column that is neither strings nor a variable-size list of strings."""
+    kind = column.type
+    text = (pa.types.is_string, pa.types.is_large_string, pa.types.is_null, pa.types.is_dictionary)
+    if any(test(kind) for test in text):
+        return
+    if (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and any(test(kind.value_type) for test in text):
+        return
+    raise DatasetError(
+        f"{source}: column 'tasks' is {kind}; rewrite the episodes metadata with tasks as a list of strings "
+        "(list<string>, as LeRobot writes it)."
+    )
+
+
+def _float_column(table: pa.Table, name: str, source: str) -> tuple[np.ndarray, np.ndarray] | None:
     """``(values as float64 with nulls as 0.0, valid mask)`` or None when the column is absent."""
     if name not in table.column_names:
         return None
     column = table.column(name)
     if not (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)):
-        raise DatasetError(f"episodes metadata column {name!r} is {column.type}, not a number.")
+        raise DatasetError(
+            f"{source}: column {name!r} is {column.type}, not a number; rewrite the episodes metadata with "
+            "timestamps in seconds."
+        )
     if column.type != pa.float64():
         column = pc.cast(column, pa.float64())
     if column.null_count:
@@ -311,8 +359,14 @@ def _check_indices(indices: np.ndarray, lengths: np.ndarray, source: str) -> np.
     return order
 
 
-def _cumulative(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _cumulative(lengths: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
     ends = np.cumsum(lengths, dtype=np.int64)
+    # lengths are > 0, so the running sum only fails to increase where it wrapped past int64
+    if ends.size and (int(ends[0]) <= 0 or not bool(np.all(ends[1:] > ends[:-1]))):
+        raise DatasetError(
+            f"{source}: the episode lengths add up to more than {INT64_MAX} frames, beyond the int64 range of "
+            "the global frame index; repair the length values in the episodes metadata."
+        )
     return ends - lengths, ends
 
 
@@ -346,6 +400,11 @@ def load_episodes_v3(root: Path, info: DatasetInfo) -> EpisodeTable:
     for path in files:
         try:
             schema = pq.read_schema(path)
+            repeated = sorted({c for c in wanted if schema.names.count(c) > 1})
+            if repeated:
+                raise DatasetError(
+                    f"{path}: columns {repeated} repeat; rewrite the episodes metadata with one column of each name."
+                )
             names = set(schema.names)
             columns = [c for c in wanted if c in names]
             # task strings repeat across episodes: reading them dictionary-encoded is ~3x faster
@@ -377,15 +436,15 @@ def _build_table(root: Path, info: DatasetInfo, table: pa.Table, source: str) ->
     index_from = _int_column(table, "dataset_from_index", source, required=False)
     index_to = _int_column(table, "dataset_to_index", source, required=False)
     if index_from is None or index_to is None:
-        index_from, index_to = _cumulative(lengths)
+        index_from, index_to = _cumulative(lengths, source)
     videos: dict[str, VideoColumns] = {}
     for key in info.video_keys if info.major == 3 else ():
-        chunk = table.column(f"videos/{key}/chunk_index") if f"videos/{key}/chunk_index" in table.column_names else None
-        file_ = table.column(f"videos/{key}/file_index") if f"videos/{key}/file_index" in table.column_names else None
-        start = _float_column(table, f"videos/{key}/from_timestamp")
+        chunk = _video_index_column(table, f"videos/{key}/chunk_index", source)
+        file_ = _video_index_column(table, f"videos/{key}/file_index", source)
+        start = _float_column(table, f"videos/{key}/from_timestamp", source)
         if chunk is None or file_ is None or start is None:
             continue  # listed as a problem (video_columns_missing)
-        end = _float_column(table, f"videos/{key}/to_timestamp")
+        end = _float_column(table, f"videos/{key}/to_timestamp", source)
         valid = start[1]
         if chunk.null_count or file_.null_count:
             valid = (
@@ -404,6 +463,7 @@ def _build_table(root: Path, info: DatasetInfo, table: pa.Table, source: str) ->
     tasks = None
     if "tasks" in table.column_names:
         tasks = table.column("tasks")
+        _check_tasks_type(tasks, source)
     return EpisodeTable(
         root=root,
         info=info,
@@ -435,13 +495,16 @@ def _opens_with_an_object(path: Path) -> bool:
 def _read_jsonl(path: Path) -> pa.Table:
     if _opens_with_an_object(path):
         try:
-            return pa_json.read_json(path)
+            table = pa_json.read_json(path)
         except pa.ArrowInvalid:
             pass  # mixed types or a bad line: fall back to the line-by-line reader for a precise message
+        else:
+            _check_utf8(table, path)
+            return table
     import json
 
     rows = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(read_utf8(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -455,6 +518,26 @@ def _read_jsonl(path: Path) -> pa.Table:
         return pa.Table.from_pylist(rows)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise DatasetError(f"{path}: inconsistent value types across lines ({exc}).") from exc
+    except UnicodeEncodeError as exc:
+        raise DatasetError(
+            f"{path}: a string holds a \\u escape of a lone surrogate, which is not UTF-8 text ({exc}); "
+            "rewrite that text as valid UTF-8."
+        ) from exc
+
+
+def _check_utf8(table: pa.Table, path: Path) -> None:
+    """pyarrow's JSON reader stores invalid UTF-8 bytes in string columns unchecked (they would
+    fail later, when an episode's tasks are read): refuse them here."""
+    for column in table.columns:
+        for chunk in column.chunks:
+            while pa.types.is_list(chunk.type) or pa.types.is_large_list(chunk.type):
+                chunk = chunk.flatten()
+            if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)):
+                continue
+            try:
+                chunk.validate(full=True)
+            except pa.ArrowInvalid as exc:
+                raise DatasetError(f"{path} is not valid UTF-8 ({exc}); re-save it as UTF-8 text.") from exc
 
 
 def load_episodes_v2(root: Path, info: DatasetInfo) -> EpisodeTable:

@@ -19,6 +19,8 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from strands_robots.dataset.keys import STATE_KEY
+from strands_robots.dataset.text import read_utf8
+from strands_robots.errors import DatasetError
 
 #: The feature whose stored mean the content digest hashes.
 FEATURE = STATE_KEY
@@ -33,18 +35,22 @@ def _digest(mean: Any) -> str | None:
     return hashlib.sha256(values.tobytes()).hexdigest()[:16]
 
 
-def _column_digests(table: Any, column: str) -> tuple[np.ndarray, list[str | None]]:
-    """Digests of one parquet table's list column, row by row, without a Python list per row."""
+def _column_digests(table: Any, column: str, path: Path) -> tuple[np.ndarray, list[str | None]]:
+    """Digests of one parquet table's list column, row by row, without a Python list per row.
+
+    Raises:
+        DatasetError: A row's mean is not an array of numbers (a struct, ragged lists).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     indices = table.column("episode_index").to_numpy().astype(np.int64)
     means = table.column(column).combine_chunks()
     if not (pa.types.is_list(means.type) or pa.types.is_large_list(means.type)):
-        return indices, [_digest(v) for v in means.to_pylist()]
+        return indices, [_checked_digest(path, f"column {column!r}", v) for v in means.to_pylist()]
     values = pc.list_flatten(means)
     if not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)):  # nested: row by row
-        return indices, [_digest(v) for v in means.to_pylist()]
+        return indices, [_checked_digest(path, f"column {column!r}", v) for v in means.to_pylist()]
     offsets = means.offsets.to_numpy()
     valid = means.is_valid().to_numpy(zero_copy_only=False)
     flat = values.to_numpy(zero_copy_only=False).astype(np.float32)
@@ -88,25 +94,74 @@ def episode_content_digests(root: str | Path, feature: str = FEATURE) -> dict[in
     files = sorted((root / "meta" / "episodes").glob("*/*.parquet"))
     if files:
         for path in files:
-            if column not in pq.read_schema(path).names:
+            names = pq.read_schema(path).names
+            if column not in names:
                 continue
+            if names.count(column) > 1 or names.count("episode_index") > 1:
+                raise DatasetError(
+                    f"{path}: column {column!r} or 'episode_index' repeats; rewrite the episodes metadata with "
+                    "one column of each name."
+                )
             table = pq.ParquetFile(path).read(columns=["episode_index", column])
-            indices, row_digests = _column_digests(table, column)
+            indices, row_digests = _column_digests(table, column, path)
             for index, digest in zip(indices.tolist(), row_digests, strict=True):
                 if digest is not None:
                     digests[index] = digest
         return digests
     stats_file = root / "meta" / "episodes_stats.jsonl"
     if stats_file.is_file():
-        with open(stats_file, encoding="utf-8") as handle:
-            for line in handle:
-                if not line.strip():
-                    continue
-                entry = json.loads(line)
-                digest = _digest(((entry.get("stats") or {}).get(feature) or {}).get("mean"))
-                if digest is not None and isinstance(entry.get("episode_index"), int):
-                    digests[entry["episode_index"]] = digest
+        for lineno, line in enumerate(read_utf8(stats_file).splitlines(), start=1):
+            if not line.strip():
+                continue
+            index, mean = _stats_line(stats_file, lineno, line, feature)
+            digest = _checked_digest(stats_file, f"line {lineno}", mean)
+            if digest is not None and index is not None:
+                digests[index] = digest
     return digests
+
+
+#: Remedy named by every refusal of a statistics line.
+_REWRITE_STATS = "rewrite meta/episodes_stats.jsonl (one {episode_index, stats} object per line) or delete it"
+
+
+def _stats_line(path: Path, lineno: int, line: str, feature: str) -> tuple[int | None, Any]:
+    """``(episode_index or None when not an integer, mean of feature or None)`` of one stats line.
+
+    Raises:
+        DatasetError: Not JSON, not an object, ``stats`` (or its feature entry) not an object,
+            or an integer ``episode_index`` beyond the int64 range.
+    """
+    try:
+        entry = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path} line {lineno} is not JSON ({exc}); {_REWRITE_STATS}.") from exc
+    if not isinstance(entry, dict):
+        raise DatasetError(f"{path} line {lineno} is not a JSON object; {_REWRITE_STATS}.")
+    stats = entry.get("stats") or {}
+    if not isinstance(stats, dict):
+        raise DatasetError(f"{path} line {lineno}: stats is {type(stats).__name__}, not an object; {_REWRITE_STATS}.")
+    stored = stats.get(feature) or {}
+    if not isinstance(stored, dict):
+        raise DatasetError(
+            f"{path} line {lineno}: stats[{feature!r}] is {type(stored).__name__}, not an object; {_REWRITE_STATS}."
+        )
+    index = entry.get("episode_index")
+    if not isinstance(index, int):  # (True counts as 1, as the light reader reads it)
+        return None, stored.get("mean")
+    if not -(2**63) <= index < 2**63:
+        raise DatasetError(f"{path} line {lineno}: episode_index {index} is beyond the int64 range; {_REWRITE_STATS}.")
+    return index, stored.get("mean")
+
+
+def _checked_digest(path: Path, where: str, mean: Any) -> str | None:
+    """:func:`_digest` of one stored mean; a mean that is not an array of numbers is refused."""
+    try:
+        return _digest(mean)
+    except (TypeError, ValueError) as exc:  # numpy's refusals of a ragged or non-numeric mean
+        remedy = _REWRITE_STATS if path.suffix == ".jsonl" else "rewrite the episodes metadata's statistics"
+        raise DatasetError(
+            f"{path} {where}: a {FEATURE!r} mean is not a rectangular array of numbers ({exc}); {remedy}."
+        ) from exc
 
 
 def _as_vector(value: Any) -> np.ndarray | None:

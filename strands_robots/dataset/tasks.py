@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from strands_robots.dataset.text import read_utf8
 from strands_robots.errors import DatasetError
 
 #: Candidate names of the task-string column, in order of preference.
@@ -63,6 +64,14 @@ def load_tasks_v3(root: Path) -> dict[int, str]:
     return _check_unique({int(i): str(t) for i, t in zip(indices, names, strict=True)}, len(names), path)
 
 
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def load_tasks_v2(root: Path) -> dict[int, str]:
     """Read ``meta/tasks.jsonl`` (``{"task_index": 0, "task": "..."}`` per line).
 
@@ -74,7 +83,7 @@ def load_tasks_v2(root: Path) -> dict[int, str]:
         return {}
     tasks: dict[int, str] = {}
     count = 0
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(read_utf8(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -84,6 +93,12 @@ def load_tasks_v2(root: Path) -> dict[int, str]:
             raise DatasetError(f"{path} line {lineno}: expected {{task_index, task}} ({exc}).") from exc
         if not isinstance(index, int) or isinstance(index, bool):
             raise DatasetError(f"{path} line {lineno}: task_index {index!r} is not an integer.")
-        tasks[index] = str(task)
+        task = str(task)
+        if not task.isascii() and _has_lone_surrogate(task):
+            raise DatasetError(
+                f"{path} line {lineno}: the task holds a \\u escape of a lone surrogate, which is not UTF-8 "
+                "text; rewrite that task as valid UTF-8."
+            )
+        tasks[index] = task
         count += 1
     return _check_unique(tasks, count, path)

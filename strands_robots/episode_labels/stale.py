@@ -28,7 +28,12 @@ from typing import Any
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.document import existing_store
 from strands_robots.episode_labels.rows import TaskCodes, fingerprint_row, is_small
-from strands_robots.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_for_checks, reason_order
+from strands_robots.fingerprint import (
+    fingerprinter_of,
+    has_dataset_metadata,
+    open_dataset_for_checks,
+    reason_order,
+)
 
 CACHE_VERSION = 1
 #: Datasets of at most this many episodes have their fingerprint cache in JSON (read
@@ -175,7 +180,7 @@ def dataset_columns(root: Path, sidecar: Path, signature: tuple[Any, ...]) -> An
             dataset = open_dataset_for_checks(root)
             if dataset is None:
                 return None
-            columns = Fingerprinter(dataset).columns
+            columns = fingerprinter_of(dataset).columns
             _save_cached(_cache_path(sidecar), expected, columns)
     _datasets[key] = (signature, columns)
     return columns
@@ -353,7 +358,7 @@ def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) ->
     if one_by_one:  # fingerprints the columns do not hold: the record-by-record rule
         dataset = open_dataset_for_checks(root)
         if dataset is not None:
-            fingerprinter = Fingerprinter(dataset)
+            fingerprinter = fingerprinter_of(dataset)
 
             def collect(document: dict[str, Any]) -> dict[int, str]:
                 found = {}

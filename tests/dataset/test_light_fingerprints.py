@@ -24,6 +24,7 @@ from strands_robots.dataset import open_dataset
 from strands_robots.dataset.cache import clear_cache
 from strands_robots.dataset.fingerprints import dataset_fingerprints
 from strands_robots.dataset.light_fingerprints import light_fingerprint_columns
+from strands_robots.errors import DatasetError
 from tests.synth import make_v3_dataset, make_v21_dataset
 
 SHARED = ("g1-inspire-v21", "lerobot-written-v30-video", "piper-act-v30-multifile", "so101-record-test-v30")
@@ -285,7 +286,7 @@ def test_columns_the_reader_reads_but_fingerprints_do_not_use_are_checked_as_it_
         {"data/file_index": pa.array(["0", "0", "0"])},
         {f"videos/{CAMERA}/from_timestamp": pa.array(["0", "1", "2"])},
         {f"videos/{CAMERA}/to_timestamp": pa.array([True, False, True])},
-        {f"videos/{CAMERA}/chunk_index": pa.array(["a", "b", "c"])},  # the reader fails with a ValueError
+        {f"videos/{CAMERA}/chunk_index": pa.array(["a", "b", "c"])},  # the reader refuses it (DatasetError)
     ]
     for i, change in enumerate(changes):
         root = with_camera(make_v3_dataset(tmp_path / f"ds{i}", [3, 4, 5]))
@@ -309,8 +310,10 @@ def test_columns_the_reader_reads_but_fingerprints_do_not_use_are_checked_as_it_
 def test_integers_beyond_the_readers_int64_columns_are_left_to_it(tmp_path, change):
     root = make_v3_dataset(tmp_path / "ds", [3, 4, 5])
     rewrite(root, **change)
-    # the reader's int64 columns wrap these (uint64 cast, cumulative sum): plain Python ints would not
-    assert min(min(reader_columns(root)[k]) for k in ("episode", "length", "index_from", "index_to")) < 0
+    # the reader's int64 columns cannot hold these (uint64 values, cumulative sum): it refuses them
+    clear_cache()
+    with pytest.raises(DatasetError, match="int64"):
+        reader_columns(root)
     assert light_fingerprint_columns(root) is None
 
 
@@ -323,7 +326,11 @@ def test_repeated_column_names_are_left_to_the_reader(tmp_path):
         columns = [*table.columns, extra] if name in table.column_names else [*table.columns, extra, extra]
         names = [*table.column_names, name] if name in table.column_names else [*table.column_names, name, name]
         pq.write_table(pa.Table.from_arrays(columns, names=names), path)
-        assert reader_refuses(root) or name == MEAN  # the statistics reader fails later, with a KeyError
+        if name == MEAN:  # the reader opens it; the statistics reader refuses it
+            with pytest.raises(DatasetError, match="repeat"):
+                reader_columns(root)
+        else:
+            assert reader_refuses(root)
         assert light_fingerprint_columns(root) is None
 
 
@@ -493,11 +500,11 @@ def test_v21_statistics_lines_read_as_the_statistics_reader_reads_them(tmp_path)
     assert light == reader_columns(root)
     assert [bool(c) for c in light["content"]] == [True, True, False]  # True is episode 1, 2.0 is no index
     refused = [
-        [mean(0, [[1.0, 2.0], [3.0]])],  # ragged: numpy fails
+        [mean(0, [[1.0, 2.0], [3.0]])],  # ragged: the reader refuses it
         [mean(0, [1.0, [2.0]])],
-        [{"episode_index": 0, "stats": [1]}],  # the reader fails with an AttributeError
+        [{"episode_index": 0, "stats": [1]}],  # not an object: the reader refuses it
         [{"episode_index": 0, "stats": {"observation.state": [1.0]}}],
-        [mean(2**70, [1.0])],  # the reader's int64 column of indices overflows
+        [mean(2**70, [1.0])],  # beyond int64: the reader refuses it
     ]
     for lines in refused:
         write_lines(stats, lines)
