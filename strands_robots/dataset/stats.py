@@ -97,11 +97,7 @@ def episode_content_digests(root: str | Path, feature: str = FEATURE) -> dict[in
             names = pq.read_schema(path).names
             if column not in names:
                 continue
-            if names.count(column) > 1 or names.count("episode_index") > 1:
-                raise DatasetError(
-                    f"{path}: column {column!r} or 'episode_index' repeats; rewrite the episodes metadata with "
-                    "one column of each name."
-                )
+            _check_unique_columns(path, names, ["episode_index", column])
             table = pq.ParquetFile(path).read(columns=["episode_index", column])
             indices, row_digests = _column_digests(table, column, path)
             for index, digest in zip(indices.tolist(), row_digests, strict=True):
@@ -113,8 +109,8 @@ def episode_content_digests(root: str | Path, feature: str = FEATURE) -> dict[in
         for lineno, line in enumerate(read_utf8(stats_file).splitlines(), start=1):
             if not line.strip():
                 continue
-            index, mean = _stats_line(stats_file, lineno, line, feature)
-            digest = _checked_digest(stats_file, f"line {lineno}", mean)
+            index, stored = _stats_line(stats_file, lineno, line, feature)
+            digest = _checked_digest(stats_file, f"line {lineno}", stored.get("mean"))
             if digest is not None and index is not None:
                 digests[index] = digest
     return digests
@@ -124,8 +120,18 @@ def episode_content_digests(root: str | Path, feature: str = FEATURE) -> dict[in
 _REWRITE_STATS = "rewrite meta/episodes_stats.jsonl (one {episode_index, stats} object per line) or delete it"
 
 
-def _stats_line(path: Path, lineno: int, line: str, feature: str) -> tuple[int | None, Any]:
-    """``(episode_index or None when not an integer, mean of feature or None)`` of one stats line.
+def _check_unique_columns(path: Path, names: list[str], columns: list[str]) -> None:
+    """Refuse an episodes file naming one of ``columns`` twice (pyarrow cannot pick one)."""
+    repeated = sorted({c for c in columns if names.count(c) > 1})
+    if repeated:
+        raise DatasetError(
+            f"{path}: columns {repeated} repeat; rewrite the episodes metadata with one column of each name."
+        )
+
+
+def _stats_line(path: Path, lineno: int, line: str, feature: str) -> tuple[int | None, dict[str, Any]]:
+    """``(episode_index or None when not an integer, the feature's statistics object or {})``
+    of one ``meta/episodes_stats.jsonl`` line.
 
     Raises:
         DatasetError: Not JSON, not an object, ``stats`` (or its feature entry) not an object,
@@ -147,10 +153,10 @@ def _stats_line(path: Path, lineno: int, line: str, feature: str) -> tuple[int |
         )
     index = entry.get("episode_index")
     if not isinstance(index, int):  # (True counts as 1, as the light reader reads it)
-        return None, stored.get("mean")
+        return None, stored
     if not -(2**63) <= index < 2**63:
         raise DatasetError(f"{path} line {lineno}: episode_index {index} is beyond the int64 range; {_REWRITE_STATS}.")
-    return index, stored.get("mean")
+    return index, stored
 
 
 def _checked_digest(path: Path, where: str, mean: Any) -> str | None:
@@ -184,6 +190,11 @@ def feature_range(root: str | Path, feature: str) -> tuple[np.ndarray, np.ndarra
     Returns:
         Two arrays of shape ``(components,)``, or None when the dataset stores no
         statistics of ``feature`` (the caller then scans the frames).
+
+    Raises:
+        DatasetError: An episodes file names a statistics column twice, or
+            ``meta/episodes_stats.jsonl`` is not UTF-8 or has a line that is not a JSON object
+            with object ``stats`` (a mean/min/max that is not numbers is skipped, as before).
     """
     root = Path(root)
     stats_json = root / "meta" / "stats.json"
@@ -200,8 +211,10 @@ def feature_range(root: str | Path, feature: str) -> tuple[np.ndarray, np.ndarra
     files = sorted((root / "meta" / "episodes").glob("*/*.parquet"))
     columns = [f"stats/{feature}/min", f"stats/{feature}/max"]
     for path in files:
-        if not set(columns) <= set(pq.read_schema(path).names):
+        names = pq.read_schema(path).names
+        if not set(columns) <= set(names):
             continue
+        _check_unique_columns(path, names, columns)
         table = pq.ParquetFile(path).read(columns=columns)
         for lo_row, hi_row in zip(
             table.column(columns[0]).to_pylist(), table.column(columns[1]).to_pylist(), strict=True
@@ -212,15 +225,14 @@ def feature_range(root: str | Path, feature: str) -> tuple[np.ndarray, np.ndarra
                 highs.append(hi)
     stats_file = root / "meta" / "episodes_stats.jsonl"
     if not lows and stats_file.is_file():
-        with open(stats_file, encoding="utf-8") as handle:
-            for line in handle:
-                if not line.strip():
-                    continue
-                entry = ((json.loads(line).get("stats") or {}).get(feature)) or {}
-                lo, hi = _as_vector(entry.get("min")), _as_vector(entry.get("max"))
-                if lo is not None and hi is not None:
-                    lows.append(lo)
-                    highs.append(hi)
+        for lineno, line in enumerate(read_utf8(stats_file).splitlines(), start=1):
+            if not line.strip():
+                continue
+            _, entry = _stats_line(stats_file, lineno, line, feature)
+            lo, hi = _as_vector(entry.get("min")), _as_vector(entry.get("max"))
+            if lo is not None and hi is not None:
+                lows.append(lo)
+                highs.append(hi)
     shapes = {v.shape for v in lows + highs}
     if not lows or len(shapes) != 1:
         return None

@@ -22,6 +22,7 @@ from strands_robots import episode_labels as el
 from strands_robots.dataset import light_fingerprints, open_dataset
 from strands_robots.dataset.cache import clear_cache
 from strands_robots.dataset.fingerprints import dataset_fingerprints
+from strands_robots.dataset.stats import feature_range
 from strands_robots.episode_labels import index as index_module
 from strands_robots.episode_labels import stale as stale_module
 from strands_robots.errors import DatasetError
@@ -284,3 +285,52 @@ def test_recording_verdicts_on_malformed_metadata_is_refused_and_stores_nothing(
     with pytest.raises(DatasetError, match=fragment):
         el.record_deterministic_verdicts(root, [{"episode": 0, "success": True}])
     assert not (root / "episode_labels.json").exists()
+
+
+STATE = "observation.state"
+
+
+def _min_max_lines(root: Path, bad: str) -> None:
+    _v21(root)
+    good = json.dumps({"episode_index": 0, "stats": {STATE: {"min": [0.0, -1.0], "max": [1.0, 2.0]}}})
+    _stats_lines(root, good + "\n" + bad + "\n")
+
+
+@pytest.mark.parametrize(
+    ("bad", "fragment"),
+    [
+        ("{not json", "line 2 is not JSON"),
+        ("[1, 2]", "line 2 is not a JSON object"),
+        ('{"episode_index": 1, "stats": [1]}', "stats is list"),
+        ('{"episode_index": 1, "stats": {"observation.state": [1.0]}}', "is list, not an object"),
+    ],
+)
+def test_feature_range_refuses_bad_statistics_lines(tmp_path: Path, bad: str, fragment: str) -> None:
+    root = tmp_path / "ds"
+    _min_max_lines(root, bad)
+    with pytest.raises(DatasetError, match=fragment) as caught:
+        feature_range(root, STATE)
+    assert "episodes_stats.jsonl" in str(caught.value)
+
+
+def test_feature_range_reads_good_statistics_lines(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    _min_max_lines(root, json.dumps({"episode_index": 1, "stats": {STATE: {"min": [-0.5, 0.0], "max": [0.5, 3.0]}}}))
+    lo, hi = feature_range(root, STATE)
+    assert lo.tolist() == [-0.5, -1.0] and hi.tolist() == [1.0, 3.0]
+
+
+def test_feature_range_refuses_a_repeated_statistics_column(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    _v3(root)
+    low, high = pa.array([[0.0]] * 3), pa.array([[1.0]] * 3)
+    _rewrite(
+        root,
+        lambda t: (
+            t.append_column(f"stats/{STATE}/min", low)
+            .append_column(f"stats/{STATE}/max", high)
+            .append_column(f"stats/{STATE}/max", high)
+        ),
+    )
+    with pytest.raises(DatasetError, match="repeat"):
+        feature_range(root, STATE)
