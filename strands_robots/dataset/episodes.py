@@ -264,7 +264,9 @@ def _int_column(table: pa.Table, name: str, source: str, *, required: bool) -> n
     if column.null_count:
         raise DatasetError(f"{source}: column {name!r} has {column.null_count} null values; fill them.")
     _check_int64_range(column, name, source)
-    return column.to_numpy()
+    # int64 now, not in EpisodeTable: uint64 minus int64 is float64 in numpy, which rounds the
+    # index ranges computed from large lengths
+    return column.to_numpy().astype(np.int64, copy=False)
 
 
 #: The largest value an int64 holds: uint64 values above it would wrap to negative indices.

@@ -334,3 +334,17 @@ def test_feature_range_refuses_a_repeated_statistics_column(tmp_path: Path) -> N
     )
     with pytest.raises(DatasetError, match="repeat"):
         feature_range(root, STATE)
+
+
+def test_large_uint64_lengths_that_fit_int64_give_exact_index_ranges(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    _v3(root)
+    _rewrite(
+        root,
+        lambda t: _replace(t, "length", pa.array([1, 2**62, 3], pa.uint64())).drop_columns(
+            ["dataset_from_index", "dataset_to_index"]
+        ),
+    )
+    episodes = open_dataset(root).episodes
+    assert episodes.index_from.tolist() == [0, 1, 2**62 + 1]
+    assert episodes.index_to.tolist() == [1, 2**62 + 1, 2**62 + 4]
