@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from strands_robots.dataset.info import DatasetInfo
 from strands_robots.dataset.problems import abridge
-from strands_robots.dataset.text import read_utf8
+from strands_robots.dataset.text import json_object_lines
 from strands_robots.errors import DatasetError, EpisodeNotFoundError
 
 #: Per-camera columns of the v3.0 episodes parquet: ``videos/<key>/<field>``.
@@ -503,19 +503,7 @@ def _read_jsonl(path: Path) -> pa.Table:
         else:
             _check_utf8(table, path)
             return table
-    import json
-
-    rows = []
-    for lineno, line in enumerate(read_utf8(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path} line {lineno} is not JSON ({exc}); repair or remove that line.") from exc
-        if not isinstance(record, dict):
-            raise DatasetError(f"{path} line {lineno} is not a JSON object.")
-        rows.append(record)
+    rows = [record for _, record in json_object_lines(path, "repair or remove that line")]
     try:
         return pa.Table.from_pylist(rows)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from strands_robots.dataset.keys import STATE_KEY
-from strands_robots.dataset.text import read_utf8
+from strands_robots.dataset.text import json_object_lines
 from strands_robots.errors import DatasetError
 
 #: The feature whose stored mean the content digest hashes.
@@ -106,9 +106,7 @@ def episode_content_digests(root: str | Path, feature: str = FEATURE) -> dict[in
         return digests
     stats_file = root / "meta" / "episodes_stats.jsonl"
     if stats_file.is_file():
-        for lineno, line in enumerate(read_utf8(stats_file).splitlines(), start=1):
-            if not line.strip():
-                continue
+        for lineno, line in json_object_lines(stats_file, _REWRITE_STATS):
             index, stored = _stats_line(stats_file, lineno, line, feature)
             digest = _checked_digest(stats_file, f"line {lineno}", stored.get("mean"))
             if digest is not None and index is not None:
@@ -129,20 +127,14 @@ def _check_unique_columns(path: Path, names: list[str], columns: list[str]) -> N
         )
 
 
-def _stats_line(path: Path, lineno: int, line: str, feature: str) -> tuple[int | None, dict[str, Any]]:
+def _stats_line(path: Path, lineno: int, entry: dict[str, Any], feature: str) -> tuple[int | None, dict[str, Any]]:
     """``(episode_index or None when not an integer, the feature's statistics object or {})``
-    of one ``meta/episodes_stats.jsonl`` line.
+    of one ``meta/episodes_stats.jsonl`` line's object.
 
     Raises:
-        DatasetError: Not JSON, not an object, ``stats`` (or its feature entry) not an object,
-            or an integer ``episode_index`` beyond the int64 range.
+        DatasetError: ``stats`` (or its feature entry) not an object, or an integer
+            ``episode_index`` beyond the int64 range.
     """
-    try:
-        entry = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path} line {lineno} is not JSON ({exc}); {_REWRITE_STATS}.") from exc
-    if not isinstance(entry, dict):
-        raise DatasetError(f"{path} line {lineno} is not a JSON object; {_REWRITE_STATS}.")
     stats = entry.get("stats") or {}
     if not isinstance(stats, dict):
         raise DatasetError(f"{path} line {lineno}: stats is {type(stats).__name__}, not an object; {_REWRITE_STATS}.")
@@ -225,9 +217,7 @@ def feature_range(root: str | Path, feature: str) -> tuple[np.ndarray, np.ndarra
                 highs.append(hi)
     stats_file = root / "meta" / "episodes_stats.jsonl"
     if not lows and stats_file.is_file():
-        for lineno, line in enumerate(read_utf8(stats_file).splitlines(), start=1):
-            if not line.strip():
-                continue
+        for lineno, line in json_object_lines(stats_file, _REWRITE_STATS):
             _, entry = _stats_line(stats_file, lineno, line, feature)
             lo, hi = _as_vector(entry.get("min")), _as_vector(entry.get("max"))
             if lo is not None and hi is not None:

@@ -1,8 +1,11 @@
-"""Reading a metadata text file (``*.jsonl``) as UTF-8, with a typed error when it is not."""
+"""Reading a metadata text file (``*.jsonl``) as UTF-8 JSON Lines, with typed errors."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from strands_robots.errors import DatasetError
 
@@ -17,3 +20,26 @@ def read_utf8(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{path} is not valid UTF-8 ({exc}); re-save it as UTF-8 text.") from exc
+
+
+def json_object_lines(path: Path, remedy: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` of each non-blank line of a JSON Lines metadata file.
+
+    Args:
+        path: The ``*.jsonl`` file.
+        remedy: What to do about a bad line, ending the error message (e.g. "repair or
+            remove that line").
+
+    Raises:
+        DatasetError: The file is not UTF-8, or a line is not JSON or not a JSON object.
+    """
+    for lineno, line in enumerate(read_utf8(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path} line {lineno} is not JSON ({exc}); {remedy}.") from exc
+        if not isinstance(record, dict):
+            raise DatasetError(f"{path} line {lineno} is not a JSON object; {remedy}.")
+        yield lineno, record
