@@ -10,6 +10,7 @@ read-only fields are ignored) and/or flags named as in the document's CLI
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,6 +18,7 @@ import typer
 from rich.table import Table
 
 from strands_robots import outcomes as oc
+from strands_robots.arguments import HELD_OUT_SHARE, UNIT_FRACTION, number_argument
 from strands_robots.cli.common import (
     LabelsDirOpt,
     RevisionOpt,
@@ -29,6 +31,7 @@ from strands_robots.cli.common import (
 )
 from strands_robots.errors import LabelValidationError
 from strands_robots.outcomes.model import AUTONOMY_LEVELS, LEAKAGE_GROUP_KEYS, OUTCOMES, READ_ONLY_FIELDS
+from strands_robots.outcomes.splits import held_out_argument
 
 EpisodeArg = Annotated[
     int, typer.Argument(metavar="EPISODE", help="The episode's real episode_index.", parser=whole_number)
@@ -218,20 +221,70 @@ def import_cmd(
     )
 
 
-def _held_out(text: str) -> int | float:
+def _shown(text: str | float) -> str:
+    """An option's text as typed, quoted and cut to 40 characters."""
+    shown = repr(text)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+def _held_out_option(text: str | float) -> int | float:
+    """``--held-out`` as typed: digits are an episode count, other numbers a share.
+
+    The value is checked by :func:`strands_robots.outcomes.splits.held_out_argument` (the
+    library's rule and limits), with a refusal that names ``--held-out``. click also hands
+    the default (the number ``0.2``) to this parser.
+
+    Raises:
+        typer.BadParameter: not a count of at least 1 nor a share strictly between 0 and 1.
+    """
+    value: Any = text
     try:
-        return int(text)
-    except ValueError:
+        if isinstance(text, str):
+            value = int(text) if re.fullmatch(r"\s*[+-]?[0-9]+\s*", text) else float(text)
+    except ValueError:  # not a number (or an int too long to read): the rule refuses the text
         pass
+
+    def refuse(_: Any) -> Exception:
+        return typer.BadParameter(
+            f"{_shown(text)} is neither an episode count (a whole number, at least 1) nor a fraction "
+            f"{HELD_OUT_SHARE.describe()}; pass e.g. --held-out 12 or --held-out 0.2."
+        )
+
+    return held_out_argument(value, refuse)
+
+
+def _tolerance_option(text: str | float) -> float:
+    """``--tolerance`` as typed, checked against :data:`~strands_robots.arguments.UNIT_FRACTION`.
+
+    Raises:
+        typer.BadParameter: not a number from 0 to 1 (NaN and infinity included).
+    """
+    value: Any = text
     try:
-        return float(text)
-    except ValueError:
-        raise LabelValidationError(f"--held-out {text!r} must be an episode count (12) or a fraction (0.2).") from None
+        if isinstance(text, str):
+            value = float(text)
+    except ValueError:  # not a number: the rule refuses the text
+        pass
+
+    def refuse(_: Any) -> Exception:
+        return typer.BadParameter(
+            f"{_shown(text)} is not a fraction {UNIT_FRACTION.describe()}; pass how far the achieved share may miss "
+            "a requested fraction, e.g. --tolerance 0.05."
+        )
+
+    return number_argument(value, refuse, UNIT_FRACTION)
 
 
 def split_cmd(
     root: RootArg,
-    held_out: Annotated[str, typer.Option(help="Episode count (12) or fraction (0.2) to hold out.")] = "0.2",
+    held_out: Annotated[
+        float,
+        typer.Option(
+            metavar="COUNT|FRACTION",
+            help="Episode count (12) or fraction (0.2) to hold out.",
+            parser=_held_out_option,
+        ),
+    ] = 0.2,
     group_key: Annotated[
         list[str] | None,
         typer.Option(
@@ -242,7 +295,12 @@ def split_cmd(
     seed: Annotated[int, typer.Option(help="Shuffles the groups; same seed, same split.")] = 0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report without writing.")] = False,
     tolerance: Annotated[
-        float, typer.Option(help="How far the achieved share may miss a requested fraction (absolute).")
+        float,
+        typer.Option(
+            metavar="FRACTION",
+            help="How far the achieved share may miss a requested fraction (absolute, 0 to 1).",
+            parser=_tolerance_option,
+        ),
     ] = 0.05,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
@@ -250,7 +308,7 @@ def split_cmd(
 ) -> None:
     """Assign train / held_out_eval so that no leakage-group value is on both sides."""
     kwargs: dict[str, Any] = {
-        "held_out": _held_out(held_out),
+        "held_out": held_out,
         "seed": seed,
         "dry_run": dry_run,
         "tolerance": tolerance,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numbers
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -56,19 +56,24 @@ def _held_out_refusal(value: Any) -> LabelValidationError:
     )
 
 
-def held_out_argument(value: Any) -> int | float:
+def held_out_argument(value: Any, refuse: Callable[[Any], Exception] = _held_out_refusal) -> int | float:
     """``held_out`` as given to :func:`split_by_groups`: an episode count or a share.
 
     An integer (numpy integers too) is a count of at least 1 (and within int64); any other real number is a
     share within :data:`~strands_robots.arguments.HELD_OUT_SHARE` (strictly between 0 and 1).
 
+    Args:
+        value: The argument as passed.
+        refuse: Builds the error of a refused value; the default names ``held_out=``, the
+            CLI passes one naming ``--held-out`` (one rule, each boundary's own wording).
+
     Raises:
         LabelValidationError: a bool, text, NaN or infinity, a count below 1 or a share
-            outside (0, 1).
+            outside (0, 1) (or ``refuse(value)``).
     """
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int_argument(value, _held_out_refusal, minimum=1, maximum=MAX_EPISODE_INDEX)
-    return number_argument(value, _held_out_refusal, HELD_OUT_SHARE)
+        return int_argument(value, refuse, minimum=1, maximum=MAX_EPISODE_INDEX)
+    return number_argument(value, refuse, HELD_OUT_SHARE)
 
 
 def _target(held_out: int | float, n: int) -> tuple[int, float | None]:
@@ -77,7 +82,8 @@ def _target(held_out: int | float, n: int) -> tuple[int, float | None]:
         return round(held_out * n), held_out
     if not held_out < n:
         raise LabelValidationError(
-            f"held_out={held_out} must hold out at least 1 and fewer than all {n} candidate episodes."
+            f"a held-out count of {held_out} would leave no train episode among the {n} candidate episodes; "
+            f"ask for at most {n - 1} episodes, or a fraction."
         )
     return held_out, None
 

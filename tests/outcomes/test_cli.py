@@ -6,9 +6,11 @@ import json
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from strands_robots.cli.main import app
+from strands_robots.errors import LabelValidationError
 from strands_robots.outcomes import OutcomeValidationError, get_outcome, outcome_history, set_outcome
 
 runner = CliRunner()
@@ -109,3 +111,93 @@ def test_export_import_split_recovery_verdicts(dataset, tmp_path):
     assert json.loads(invoke("recovery", dataset).output) == [5]
     verdicts = json.loads(invoke("verdicts", dataset).output)
     assert [v["episode"] for v in verdicts] == list(range(3, 13)) and all(v["success"] for v in verdicts)
+
+
+# -- outcome split: --held-out and --tolerance checked at the command line ------------------------------
+
+
+@pytest.fixture
+def grouped_cli(dataset):
+    """Episodes 3..12 labelled, each in its own location (so every count 1..9 is reachable)."""
+    for episode in range(3, 13):
+        set_outcome(dataset, episode, outcome="expert_success", quality=4, leakage_groups={"location": f"l{episode}"})
+    return dataset
+
+
+def _stored(root):
+    return (root / "episode_outcomes.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("typed", "shown"),
+    [
+        ("0", "'0'"),
+        ("-1", "'-1'"),
+        ("1.5", "'1.5'"),
+        ("1.0", "'1.0'"),
+        ("0.0", "'0.0'"),
+        ("12.0", "'12.0'"),  # a count is typed as digits
+        ("nan", "'nan'"),
+        ("inf", "'inf'"),
+        ("abc", "'abc'"),
+        ("", "''"),
+        ("9" * 30, "'" + "9" * 30 + "'"),  # past int64
+        ("9" * 5000, "'" + "9" * 36 + "..."),  # past Python's digit limit for int()
+    ],
+)
+def test_bad_held_out_names_the_option_and_the_remedy_and_stores_nothing(grouped_cli, typed, shown):
+    before = _stored(grouped_cli)
+    result = invoke("split", grouped_cli, "--held-out", typed)
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert (
+        f"Error: Invalid value for '--held-out': {shown} is neither an episode count (a whole number, at least 1) "
+        "nor a fraction strictly between 0 and 1; pass e.g. --held-out 12 or --held-out 0.2."
+    ) in " ".join(result.output.split())
+    assert "held_out=" not in result.output
+    assert _stored(grouped_cli) == before
+
+
+@pytest.mark.parametrize(("typed", "requested", "fraction"), [("3", 3, None), (" 3 ", 3, None), ("0.3", 3, 0.3)])
+def test_held_out_count_or_fraction_as_typed(grouped_cli, typed, requested, fraction):
+    result = invoke("split", grouped_cli, "--held-out", typed, "--dry-run", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert (report["requested"], report["requested_fraction"], report["achieved"]) == (requested, fraction, 3)
+
+
+def test_the_default_held_out_is_a_fifth(grouped_cli):
+    report = json.loads(invoke("split", grouped_cli, "--dry-run", "--json").output)
+    assert (report["requested"], report["requested_fraction"], report["achieved"]) == (2, 0.2, 2)
+
+
+def test_holding_out_every_candidate_is_refused_without_the_library_spelling(grouped_cli):
+    before = _stored(grouped_cli)
+    result = invoke("split", grouped_cli, "--held-out", "10")
+    assert isinstance(result.exception, LabelValidationError)
+    assert str(result.exception) == (
+        "a held-out count of 10 would leave no train episode among the 10 candidate episodes; "
+        "ask for at most 9 episodes, or a fraction."
+    )
+    assert _stored(grouped_cli) == before
+
+
+@pytest.mark.parametrize("typed", ["1.5", "-0.01", "nan", "x"])
+def test_bad_tolerance_names_the_option_and_stores_nothing(grouped_cli, typed):
+    before = _stored(grouped_cli)
+    result = invoke("split", grouped_cli, "--tolerance", typed)
+    assert result.exit_code == 2
+    assert (
+        f"Error: Invalid value for '--tolerance': '{typed}' is not a fraction from 0 to 1; pass how far the "
+        "achieved share may miss a requested fraction, e.g. --tolerance 0.05."
+    ) in " ".join(result.output.split())
+    assert _stored(grouped_cli) == before
+
+
+def test_held_out_refusal_in_a_real_process_exits_2_on_stderr(grouped_cli):
+    proc = subprocess.run(
+        [sys.executable, "-m", "strands_robots.cli.main", "outcome", "split", str(grouped_cli), "--held-out", "1.5"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "Invalid value for '--held-out': '1.5' is neither an episode count" in " ".join(proc.stderr.split())
