@@ -133,6 +133,8 @@ RevisionOpt = Annotated[
         help="Hub revision (branch, tag, commit) of a repo-id ROOT, like ROOT@REV; default main.",
     ),
 ]
+#: ``--json`` of the commands that print a table or text by default (one flag, one wording).
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 LabelsDirOpt = Annotated[
     Path | None,
     typer.Option(

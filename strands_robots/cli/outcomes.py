@@ -20,6 +20,7 @@ from rich.table import Table
 from strands_robots import outcomes as oc
 from strands_robots.arguments import HELD_OUT_SHARE, UNIT_FRACTION, number_argument
 from strands_robots.cli.common import (
+    JsonOpt,
     LabelsDirOpt,
     RevisionOpt,
     RootArg,
@@ -36,7 +37,6 @@ from strands_robots.outcomes.splits import held_out_argument
 EpisodeArg = Annotated[
     int, typer.Argument(metavar="EPISODE", help="The episode's real episode_index.", parser=whole_number)
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
 def _abs(path: Path) -> Path:

@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from strands_robots.cli.common import (
+    JsonOpt,
     LabelsDirOpt,
     RevisionOpt,
     RootArg,
@@ -44,7 +45,6 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 LabelSetsOpt = Annotated[
     list[Path] | None,
     typer.Option(

@@ -23,6 +23,7 @@ import typer
 from rich.table import Table
 
 from strands_robots.cli.common import (
+    JsonOpt,
     LabelsDirOpt,
     RevisionOpt,
     RootArg,
@@ -47,7 +48,6 @@ GripperOpt = Annotated[
 ModeOpt = Annotated[str, typer.Option("--mode", help="position (threshold with hysteresis) or command (sign flips).")]
 EpisodesOpt = Annotated[str | None, typer.Option("--episodes", help="Comma-separated episode indices (default: all).")]
 SingleArmOpt = Annotated[str, typer.Option("--single-arm", help="Arm of a gripper whose name has no side.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 AnnotationsOpt = Annotated[
     Path | None, typer.Option("--annotations", help="Directory of BEHAVIOR-1K annotation JSON files.")
 ]
