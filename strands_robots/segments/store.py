@@ -193,18 +193,31 @@ def query_records(
 # -- input checks --------------------------------------------------------------------------------
 
 
+def text_problem(value: Any, limit: int) -> str | None:
+    """Why ``value`` is not text of at most ``limit`` characters once trimmed, or None (None passes).
+
+    The rule of an annotator (:data:`MAX_NAME_CHARS`) and of a note (:data:`MAX_NOTE_CHARS`);
+    the phrase follows the field's name: ``"has 2001 characters; at most 2000 are allowed"``.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return f"must be text, got {type(value).__name__} {value!r}"
+    length = len(value.strip())
+    return f"has {length} characters; at most {limit} are allowed" if length > limit else None
+
+
 def _text(value: Any, what: str, limit: int, *, required: bool) -> str | None:
     if value is None or (value == "" and not required):
         if required:
             raise LabelValidationError(f"{what} is required: pass who made the segmentation (e.g. a name or id).")
         return None
-    if not isinstance(value, str):
-        raise LabelValidationError(f"{what} must be text, got {type(value).__name__} {value!r}.")
+    problem = text_problem(value, limit)
+    if problem is not None:
+        raise LabelValidationError(f"{what} {problem}.")
     value = value.strip()
     if required and not value:
         raise LabelValidationError(f"{what} must not be empty.")
-    if len(value) > limit:
-        raise LabelValidationError(f"{what} has {len(value)} characters; at most {limit} are allowed.")
     return value or None
 
 

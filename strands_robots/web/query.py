@@ -13,7 +13,7 @@ refused, values of the declared JSON type only, never coerced: ``5`` is not a st
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -95,20 +95,109 @@ class BodyModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+def _nested(annotation: Any) -> tuple[bool, type[BaseModel]] | None:
+    """``(is a list, model)`` of a field holding a body model or a list of them, else None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return False, annotation
+    if get_origin(annotation) is list:
+        inner = _nested(get_args(annotation)[0])
+        return (True, inner[1]) if inner is not None and not inner[0] else None
+    for arg in get_args(annotation):  # X | None, Annotated[X, ...]
+        found = _nested(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _locate(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[str, type[BaseModel] | None, Any]:
+    """``(path, model, field)`` of pydantic's error location ``loc`` in a body of ``model``.
+
+    The path follows fields and list positions of body models (``segments[2].slots``) and
+    stops at the field whose value is wrong (a key inside ``slots`` is not a field). ``model``
+    is the body model the path ends in (None when it ends in a field's value); ``field`` the
+    last field passed (its ``description`` is the rule).
+    """
+    path, here, items, field = "", model, None, None
+    for part in loc:
+        if here is not None and isinstance(part, str) and part in here.model_fields:
+            field = here.model_fields[part]
+            path = f"{path}.{part}" if path else part
+            nested = _nested(field.annotation)
+            here, items = None, None
+            if nested is not None:
+                if nested[0]:
+                    items = nested[1]
+                else:
+                    here = nested[1]
+        elif items is not None and isinstance(part, int):
+            path += f"[{part}]"
+            here, items = items, None
+        else:
+            break
+    return path, here, field
+
+
+def _shown(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+def _body_problem(model: type[BaseModel], error: Any, unknown: dict[str, tuple[type[BaseModel], list[str]]]) -> str:
+    """The sentence of one pydantic error (``unknown``: every unknown key, by object path)."""
+    loc = tuple(error.get("loc") or ())
+    if error.get("type") == "extra_forbidden" and loc:
+        path = _locate(model, loc[:-1])[0]
+        here, keys = unknown[path]
+        takes = sorted(here.model_fields)
+        if path:
+            return f"{path} has unknown keys {sorted(keys)}; it takes {takes}."
+        return f"unknown keys {sorted(keys)}; this request takes {takes}."
+    path, here, field = _locate(model, loc)
+    name = path or "body"
+    if error.get("type") == "value_error":  # our own validators' sentences
+        rule = str(error.get("msg", "")).removeprefix("Value error, ")
+        return f"{name}={_shown(error.get('input'))} {rule}."
+    if here is not None and path.endswith("]"):  # a list item that is not an object
+        return f"{name} must be an object with {', '.join(here.model_fields)}."
+    rule = (field.description if field is not None else None) or str(error.get("msg", "is invalid"))
+    return f"{name} must be {rule}."
+
+
+def body_problems(model: type[BaseModel], errors: list[Any]) -> list[str]:
+    """One sentence per bad field of a body of ``model`` (pydantic's ``errors()``), in the body's order.
+
+    Unknown keys are one sentence per object, listing the keys that object takes.
+    """
+    unknown: dict[str, tuple[type[BaseModel], list[str]]] = {}
+    for error in errors:
+        loc = tuple(error.get("loc") or ())
+        if error.get("type") == "extra_forbidden" and loc:
+            path, here, _ = _locate(model, loc[:-1])
+            unknown.setdefault(path, (here or model, []))[1].append(str(loc[-1]))
+    problems: list[str] = []
+    for error in errors:
+        problem = _body_problem(model, error, unknown)
+        if problem not in problems:
+            problems.append(problem)
+    return problems
+
+
 def parse_body[M: BaseModel](model: type[M], body: Any) -> M:
     """A request's JSON body read into ``model``.
 
     Args:
         model: The endpoint's :class:`BodyModel`; each field's ``description`` is the rule
-            the refusal states (``"a string"``).
+            the refusal states (``"a string"``). A field may hold body models or a list of
+            them (a segment list); their fields are named by path (``segments[2].slots``).
         body: The decoded JSON body.
 
     Returns:
         The model, with defaults for missing keys.
 
     Raises:
-        RequestError: 400 for a body that is not an object, unknown keys (listed with the
-            keys the request takes) or a value of another type (naming the key and the rule).
+        RequestError: 400 for a body that is not an object, or naming every bad field:
+            unknown keys (listed with the keys that object takes), a value of another type
+            (the key and the rule) or a value a validator refuses (the key, the value and why).
     """
     keys = sorted(model.model_fields)
     if not isinstance(body, dict):
@@ -116,21 +205,4 @@ def parse_body[M: BaseModel](model: type[M], body: Any) -> M:
     try:
         return model.model_validate(body)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        unknown = sorted({str(e["loc"][0]) for e in errors if e.get("type") == "extra_forbidden" and e.get("loc")})
-        if unknown:
-            raise RequestError(f"unknown keys {unknown}; this request takes {keys}.", 400) from None
-        problems = []
-        for error in errors:
-            name = str(error["loc"][0]) if error.get("loc") else "body"
-            field = model.model_fields.get(name)
-            if error.get("type") == "value_error":  # our own validators' sentences
-                rule = str(error.get("msg", "")).removeprefix("Value error, ")
-                shown = repr(body.get(name))
-                problem = f"{name}={shown if len(shown) <= 40 else shown[:37] + '...'} {rule}."
-            else:
-                rule = (field.description if field is not None else None) or str(error.get("msg", "is invalid"))
-                problem = f"{name} must be {rule}."
-            if problem not in problems:
-                problems.append(problem)
-        raise RequestError(" ".join(problems), 400) from None
+        raise RequestError(" ".join(body_problems(model, exc.errors(include_url=False))), 400) from None

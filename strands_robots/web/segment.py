@@ -55,7 +55,7 @@ from strands_robots.segments import (
     template_choices,
     validate_episode,
 )
-from strands_robots.segments.store import query_records
+from strands_robots.segments.store import MAX_NAME_CHARS, MAX_NOTE_CHARS, query_records, text_problem
 from strands_robots.segments.templates import known_cohorts
 from strands_robots.web.context import RequestError, ServerContext, json_response, read_json_body
 from strands_robots.web.media import camera_list
@@ -64,7 +64,6 @@ from strands_robots.web.query import BodyModel, QueryModel, count, parse_body, p
 NAV = ("Segment", "/segment")
 
 DEFAULT_COHORT = "robocasa365"
-SEGMENT_KEYS = frozenset({"start", "end", "template_id", "slots", "modifiers", "note", "label"})
 #: Most segments one request may carry (the body is also capped at 64 KiB).
 MAX_SEGMENTS = 2000
 LIST_LIMIT = 500
@@ -77,50 +76,66 @@ _ARTICLE = "_article"
 # -- request bodies -------------------------------------------------------------------------------
 
 
-def _strings(value: Any, what: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        raise RequestError(f"{what} must be an object of text values.")
-    return dict(value)
+def _within(limit: int) -> AfterValidator:
+    """The segments store's text rule (:func:`strands_robots.segments.store.text_problem`) as a validator."""
+
+    def check(value: Any) -> Any:
+        problem = text_problem(value, limit)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    return AfterValidator(check)
 
 
-def parse_segments(raw: Any) -> list[dict[str, Any]]:
-    """The segments of a request as the library takes them.
+_TEXT_OR_NULL = "text or null"
+_TEXTS = "an object of text values"
 
-    Start and end are passed on as given (the library reports bad intervals as findings
-    with their position); a segment without ``template_id`` has no label yet.
+
+class SegmentBody(BodyModel):
+    """One segment of a request (docs/segments.md, "The annotation page").
+
+    ``start`` and ``end`` are passed on as given: the library reports a bad interval as a
+    finding at its position (``invalid_interval``), not as a refused request. A segment
+    without ``template_id`` has no label yet (or carries a ``label`` text to be parsed).
+    """
+
+    start: Any = Field(default=None, description="a frame number")
+    end: Any = Field(default=None, description="a frame number")
+    template_id: str | None = Field(default=None, description=_TEXT_OR_NULL)
+    slots: dict[str, str] | None = Field(default=None, description=_TEXTS)
+    modifiers: dict[str, str] | None = Field(default=None, description=_TEXTS)
+    note: Annotated[str | None, _within(MAX_NOTE_CHARS)] = Field(default=None, description=_TEXT_OR_NULL)
+    label: str | None = Field(default=None, description=_TEXT_OR_NULL)
+
+    def as_segment(self) -> dict[str, Any]:
+        """The segment as the library takes it: a template's slots and modifiers, else the label."""
+        item: dict[str, Any] = {"start": self.start, "end": self.end, "note": self.note or None}
+        if self.template_id:
+            item.update(
+                template_id=self.template_id, slots=dict(self.slots or {}), modifiers=dict(self.modifiers or {})
+            )
+        elif self.label:
+            item["label"] = self.label
+        return item
+
+
+def parse_segments(segments: list[SegmentBody]) -> list[dict[str, Any]]:
+    """The segments of a checked request (:class:`CheckBody`) as the library takes them."""
+    return [segment.as_segment() for segment in segments]
+
+
+def parse_request[B: CheckBody](model: type[B], body: Any) -> B:
+    """A check or save body read into ``model``; more than :data:`MAX_SEGMENTS` segments is too large.
 
     Raises:
-        RequestError: 400 for a body that is not a list of segment objects, unknown keys
-            or non-text slots, modifiers and notes; 413 beyond :data:`MAX_SEGMENTS`.
+        RequestError: 413 beyond :data:`MAX_SEGMENTS` segments; 400 naming every bad field
+            (:func:`~strands_robots.web.query.parse_body`).
     """
-    if not isinstance(raw, list):
-        raise RequestError("segments must be a list of {start, end, template_id, slots, modifiers, note} objects.")
-    if len(raw) > MAX_SEGMENTS:
-        raise RequestError(f"{len(raw)} segments; at most {MAX_SEGMENTS} per episode.", 413)
-    out = []
-    for i, seg in enumerate(raw):
-        if not isinstance(seg, dict):
-            raise RequestError(f"segments[{i}] must be an object with start, end, template_id, slots.")
-        unknown = sorted(set(seg) - SEGMENT_KEYS)
-        if unknown:
-            raise RequestError(f"segments[{i}] has unknown keys {unknown}; a segment takes {sorted(SEGMENT_KEYS)}.")
-        template_id = seg.get("template_id")
-        label = seg.get("label")
-        note = seg.get("note")
-        for key, value in (("template_id", template_id), ("label", label), ("note", note)):
-            if value is not None and not isinstance(value, str):
-                raise RequestError(f"segments[{i}].{key} must be text or null.")
-        item: dict[str, Any] = {"start": seg.get("start"), "end": seg.get("end"), "note": note or None}
-        if template_id:
-            item["template_id"] = template_id
-            item["slots"] = _strings(seg.get("slots"), f"segments[{i}].slots")
-            item["modifiers"] = _strings(seg.get("modifiers"), f"segments[{i}].modifiers")
-        elif label:
-            item["label"] = label
-        out.append(item)
-    return out
+    segments = body.get("segments") if isinstance(body, dict) else None
+    if isinstance(segments, list) and len(segments) > MAX_SEGMENTS:
+        raise RequestError(f"{len(segments)} segments; at most {MAX_SEGMENTS} per episode.", 413)
+    return parse_body(model, body)
 
 
 def parse_cohort(value: Any, default: str | None = DEFAULT_COHORT) -> str | None:
@@ -148,17 +163,17 @@ _SEGMENTS_RULE = "a list of {start, end, template_id, slots, modifiers, note} ob
 
 
 class CheckBody(BodyModel):
-    """``POST /api/segment/episodes/{episode}/check``'s body (each segment read by :func:`parse_segments`)."""
+    """``POST /api/segment/episodes/{episode}/check``'s body."""
 
-    segments: list[Any] = Field(description=_SEGMENTS_RULE)
+    segments: list[SegmentBody] = Field(description=_SEGMENTS_RULE)
     cohort: Annotated[str | None, AfterValidator(_known_cohort)] = Field(default=None, description="a cohort name")
 
 
 class SaveBody(CheckBody):
-    """``POST /api/segment/episodes/{episode}``'s body."""
+    """``POST /api/segment/episodes/{episode}``'s body (an empty annotator is the server's reviewer)."""
 
-    annotator: str | None = Field(default=None, description="a string or null")
-    note: str | None = Field(default=None, description="a string or null")
+    annotator: Annotated[str | None, _within(MAX_NAME_CHARS)] = Field(default=None, description="a string or null")
+    note: Annotated[str | None, _within(MAX_NOTE_CHARS)] = Field(default=None, description="a string or null")
     reference: bool = Field(default=False, description="true or false")
 
 
@@ -365,9 +380,9 @@ def save(ctx: ServerContext, episode: int, body: Any) -> Response:
     """Save through :func:`save_segmentation`; 422 with the findings when it refuses.
 
     Raises:
-        RequestError: 400 for a body :class:`SaveBody` or :func:`parse_segments` refuses.
+        RequestError: 400 for a body :class:`SaveBody` refuses, 413 for too many segments.
     """
-    request = parse_body(SaveBody, body)
+    request = parse_request(SaveBody, body)
     segments = parse_segments(request.segments)
     cohort = request.cohort or None
     annotator = request.annotator or ""
@@ -436,7 +451,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
 
     async def check(request: Request) -> Response:
         index = ctx.episode(request.path_params["episode"])
-        body = parse_body(CheckBody, await read_json_body(request))
+        body = parse_request(CheckBody, await read_json_body(request))
         segments = parse_segments(body.segments)
         cohort = parse_cohort(body.cohort)
         assert cohort is not None

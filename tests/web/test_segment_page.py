@@ -253,6 +253,95 @@ def test_malformed_saves_are_refused(client, toy_dataset, body, message):
     assert not (toy_dataset / "episode_segments.json").exists()
 
 
+MANY_BAD = {
+    "segments": [
+        dict(SEGMENTS[0], slots={"theme": 3}),
+        5,
+        dict(SEGMENTS[2], root="/etc", episode=2),
+        dict(SEGMENTS[1], template_id=4, note="n" * 2001),
+    ],
+    "annotator": "a" * 129,
+    "reference": "yes",
+}
+SEGMENT_KEYS = "['end', 'label', 'modifiers', 'note', 'slots', 'start', 'template_id']"
+#: Every bad field of MANY_BAD, by its path, in one answer (the save endpoint's).
+MANY_BAD_ERROR = (
+    "segments[0].slots must be an object of text values. "
+    "segments[1] must be an object with start, end, template_id, slots, modifiers, note, label. "
+    f"segments[2] has unknown keys ['episode', 'root']; it takes {SEGMENT_KEYS}. "
+    "segments[3].template_id must be text or null. "
+    "segments[3].note='" + "n" * 36 + "... has 2001 characters; at most 2000 are allowed. "
+    "annotator='" + "a" * 36 + "... has 129 characters; at most 128 are allowed. "
+    "reference must be true or false."
+)
+
+
+def test_one_400_names_every_bad_field_and_nothing_changes(client, toy_dataset):
+    assert client.post("/api/segment/episodes/0", json={"segments": SEGMENTS, "annotator": "ana"}, headers=WRITE)
+    before = (toy_dataset / "episode_segments.json").read_bytes()
+    saved = client.post("/api/segment/episodes/0", json=MANY_BAD, headers=WRITE)
+    assert saved.status_code == 400 and saved.json() == {"error": MANY_BAD_ERROR}
+    checked = client.post("/api/segment/episodes/0/check", json=dict(MANY_BAD, annotator=None), headers=WRITE)
+    assert checked.status_code == 400
+    assert checked.json()["error"] == MANY_BAD_ERROR.split(" annotator=")[0] + (
+        " unknown keys ['annotator', 'reference']; this request takes ['cohort', 'segments']."
+    )
+    assert (toy_dataset / "episode_segments.json").read_bytes() == before
+    assert get_segmentation(toy_dataset, 0)["annotator"] == "ana"
+
+
+@pytest.mark.parametrize(
+    ("segment", "error"),
+    [
+        ({"start": 0, "end": 90, "label": 7}, "segments[0].label must be text or null."),
+        (dict(SEGMENTS[0], modifiers=["x"]), "segments[0].modifiers must be an object of text values."),
+        (None, "segments[0] must be an object with start, end, template_id, slots, modifiers, note, label."),
+        (dict(SEGMENTS[0], note=False), "segments[0].note must be text or null."),
+    ],
+)
+def test_a_bad_segment_field_is_named_by_its_path(client, toy_dataset, segment, error):
+    for path in ("/api/segment/episodes/0", "/api/segment/episodes/0/check"):
+        response = client.post(path, json={"segments": [segment]}, headers=WRITE)
+        assert response.status_code == 400 and response.json() == {"error": error}
+    assert not (toy_dataset / "episode_segments.json").exists()
+
+
+def test_the_store_limits_are_the_pages_limits(client, toy_dataset):
+    from strands_robots.segments.store import MAX_NAME_CHARS, MAX_NOTE_CHARS
+
+    at_limit = [dict(SEGMENTS[0], note="n" * MAX_NOTE_CHARS), *SEGMENTS[1:]]
+    body = {"segments": at_limit, "annotator": "a" * MAX_NAME_CHARS, "note": "x" * MAX_NOTE_CHARS}
+    saved = client.post("/api/segment/episodes/0", json=body, headers=WRITE)
+    assert saved.status_code == 200, saved.json()
+    record = get_segmentation(toy_dataset, 0)
+    assert record["annotator"] == "a" * MAX_NAME_CHARS and record["segments"][0]["note"] == "n" * MAX_NOTE_CHARS
+    padded = client.post(
+        "/api/segment/episodes/1", json=dict(body, note=" " + "x" * MAX_NOTE_CHARS + " "), headers=WRITE
+    )
+    assert padded.status_code == 200  # trimmed before counting, as the store does
+    over = client.post("/api/segment/episodes/1", json=dict(body, note="x" * (MAX_NOTE_CHARS + 1)), headers=WRITE)
+    assert over.json() == {"error": "note='" + "x" * 36 + "... has 2001 characters; at most 2000 are allowed."}
+
+
+def test_unlabelled_segments_and_bad_intervals_are_findings_not_refusals(client):
+    segments = [{"start": "zero", "end": 30}, {"start": 30, "end": 90, "template_id": "", "label": PICK}]
+    response = client.post("/api/segment/episodes/0/check", json={"segments": segments}, headers=WRITE)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["segments"] == [
+        {"label": None, "error": "no template chosen yet", "template_id": None},
+        {"label": PICK, "error": None, "template_id": "P1"},
+    ]
+    assert ("invalid_interval", 0, 30) in [(f["kind"], f["start"], f["end"]) for f in body["findings"]]
+
+
+def test_too_many_segments_is_413(client, toy_dataset):
+    segments = [{"start": i, "end": i + 1} for i in range(2001)]
+    response = client.post("/api/segment/episodes/0/check", json={"segments": segments}, headers=WRITE)
+    assert response.status_code == 413
+    assert response.json() == {"error": "2001 segments; at most 2000 per episode."}
+
+
 def test_writes_need_the_token_and_this_origin(client, toy_dataset):
     save_segmentation(toy_dataset, 0, [{"start": 0, "end": 90, "label": PICK}], annotator="ana")
     before = (toy_dataset / "episode_segments.json").read_bytes()
