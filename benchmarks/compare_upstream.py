@@ -149,17 +149,22 @@ def foreign_sidecar(path: Path, n: int) -> None:
 
 
 def fingerprinted_sidecar(root: Path, source: Path, ours: str) -> None:
-    """Add the fingerprints this package records (with ``meta/``) to the records of ``source``."""
+    """Add the fingerprints this package records (with ``meta/``) to the records of ``source``:
+    those ``record_deterministic_verdicts`` writes for the same verdicts (the caches and the
+    journal it leaves are not copied to the measured directories, see :func:`scratch_copy`)."""
     script = r"""
 import json, sys
 from pathlib import Path
-from strands_robots.dataset import open_dataset
-from strands_robots.episode_labels.fingerprint import Fingerprinter
+import strands_robots.episode_labels as el
 root, source = Path(sys.argv[1]), Path(sys.argv[2])
 document = json.loads(source.read_text())
-fp = Fingerprinter(open_dataset(root))
+fields = ("success", "failure", "steps", "cumulative_reward", "seed")
+verdicts = [{"episode": int(key), **{f: record["deterministic"][f] for f in fields}}
+            for key, record in document["episodes"].items()]
+recorded = el.record_deterministic_verdicts(root, verdicts, benchmark="bench")["episodes"]
 for key, record in document["episodes"].items():
-    record["fingerprint"] = fp(int(key))
+    record["fingerprint"] = recorded[key]["fingerprint"]
+el.flush(root)
 with open(root / "episode_labels.json", "w", encoding="utf-8") as handle:
     json.dump(document, handle, indent=2, sort_keys=True)
     handle.write("\n")

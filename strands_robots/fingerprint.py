@@ -6,7 +6,9 @@ silently describe another episode. When the dataset's metadata is present, the l
 writers store a small fingerprint with the record:
 ``length`` (frames); for v3.0 the global ``index_range`` and ``tasks``; and ``content``,
 a digest of the episode's stored ``observation.state`` mean (v3.0 and v2.1 episodes
-statistics), which tells apart episodes of equal length. Readers compare it with the
+statistics), which tells apart episodes of equal length; and ``meta``, the digest of the
+metadata files the values were read from, so a check of unchanged metadata need not
+read them. Readers compare it with the
 dataset and report mismatches as stale (``docs/sidecar-format.md``, ``fingerprint``).
 
 :meth:`Fingerprinter.token` reduces an episode to a short digest of what survives a
@@ -28,12 +30,17 @@ IDENTITY_KEYS = ("length", "tasks", "content")
 #: The order fingerprint keys are compared in, by every label store: what identifies the
 #: recording first, then where it sits; a stale reason names the first key that differs.
 REASON_ORDER = (*IDENTITY_KEYS, "index_range")
+#: The fingerprint key naming the dataset metadata its values were read from
+#: (:func:`strands_robots.dataset.signature.metadata_digest`): while the metadata has
+#: that digest the values match without being read. Never compared as a value.
+META_KEY = "meta"
 
 
 def reason_order(stored: dict[str, Any]) -> list[tuple[str, Any]]:
-    """``stored``'s items in :data:`REASON_ORDER`, then any other keys sorted."""
+    """``stored``'s items in :data:`REASON_ORDER`, then any other keys sorted
+    (:data:`META_KEY` left out: it is not a value of the episode)."""
     known = [(key, stored[key]) for key in REASON_ORDER if key in stored]
-    return known + sorted((k, v) for k, v in stored.items() if k not in REASON_ORDER)
+    return known + sorted((k, v) for k, v in stored.items() if k not in REASON_ORDER and k != META_KEY)
 
 
 def has_dataset_metadata(root: str | Path) -> bool:

@@ -34,6 +34,9 @@ class DatasetFingerprints:
         task_lists: The distinct task lists.
         content: Content digest as 16 ASCII bytes, ``b""`` when the episode has no
             statistics (``S16``).
+        meta: The digest of the metadata files the columns were read from
+            (:func:`strands_robots.dataset.signature.metadata_digest`), ``""`` when not
+            known; the records carry it as ``meta`` (``docs/sidecar-format.md``).
     """
 
     episode: np.ndarray
@@ -44,6 +47,7 @@ class DatasetFingerprints:
     task_code: np.ndarray
     task_lists: list[tuple[str, ...]] = field(default_factory=list)
     content: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=f"S{CONTENT_WIDTH}"))
+    meta: str = ""
 
     @classmethod
     def from_plain(cls, plain: dict[str, Any]) -> DatasetFingerprints:
@@ -62,11 +66,12 @@ class DatasetFingerprints:
             content=np.asarray([c.encode("ascii") for c in plain["content"]], dtype=f"S{CONTENT_WIDTH}"),
             has_range=bool(plain["has_range"]),
             task_lists=[tuple(t) for t in plain["task_lists"]],
+            meta=str(plain.get("meta") or ""),
         )
 
     def to_plain(self) -> dict[str, Any]:
-        """The plain form of :meth:`from_plain` (lists of Python values)."""
-        return {
+        """The plain form of :meth:`from_plain` (lists of Python values; ``meta`` only when known)."""
+        plain = {
             "episode": self.episode.tolist(),
             "length": self.length.tolist(),
             "index_from": self.index_from.tolist(),
@@ -76,6 +81,9 @@ class DatasetFingerprints:
             "has_range": self.has_range,
             "task_lists": [list(t) for t in self.task_lists],
         }
+        if self.meta:
+            plain["meta"] = self.meta
+        return plain
 
     def positions(self, episodes: np.ndarray | list[int]) -> tuple[np.ndarray, np.ndarray]:
         """``(positions, found)`` of ``episodes`` (int64) in the columns."""
@@ -98,6 +106,8 @@ class DatasetFingerprints:
         content = bytes(self.content[position]) if len(self.content) else b""
         if content:
             fingerprint["content"] = content.decode("ascii")
+        if self.meta:
+            fingerprint["meta"] = self.meta
         return fingerprint
 
     def records(self, positions: np.ndarray | list[int]) -> list[dict[str, Any]]:
@@ -118,6 +128,8 @@ class DatasetFingerprints:
                     fingerprint["tasks"] = list(task_lists[codes[i]])
             if contents[i]:
                 fingerprint["content"] = contents[i].decode("ascii")
+            if self.meta:
+                fingerprint["meta"] = self.meta
             out.append(fingerprint)
         return out
 

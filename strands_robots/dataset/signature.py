@@ -1,7 +1,9 @@
-"""A change stamp of a dataset's metadata files (no heavy import: caches check it cheaply)."""
+"""A change stamp and a content digest of a dataset's metadata files (no heavy import:
+caches and stale checks use them cheaply)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,44 @@ def metadata_signature(root: str | Path) -> tuple[Any, ...]:
     Covers ``meta/info.json``, ``meta/*.jsonl``, ``meta/*.parquet`` and
     ``meta/episodes/*/*.parquet``; missing files are left out.
     """
+    signature = []
+    for path in metadata_files(root):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        signature.append((os.path.basename(path), st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(signature)
+
+
+def metadata_digest(root: str | Path) -> str | None:
+    """16 hex digits of the sha256 of the metadata files' paths and bytes (those of
+    :func:`metadata_signature`), or None when there are none or one cannot be read.
+
+    Unlike the signature, it survives a copy of the dataset (``cp -r``, a Hub download):
+    equal digests mean byte-identical metadata, so anything read from it is unchanged
+    (``docs/sidecar-format.md``, ``fingerprint``: ``meta``).
+    """
+    digest = hashlib.sha256()
+    meta = os.path.join(root, "meta")
+    count = 0
+    for path in metadata_files(root):
+        try:
+            with open(path, "rb") as handle:
+                content = hashlib.file_digest(handle, "sha256").digest()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        name = os.path.relpath(path, meta).encode("utf-8", "surrogateescape")
+        digest.update(b"%d:%s:" % (len(name), name) + content)
+        count += 1
+    return digest.hexdigest()[:16] if count else None
+
+
+def metadata_files(root: str | Path) -> list[str]:
+    """Paths of the metadata files :func:`metadata_signature` covers, in its order (some may
+    not exist)."""
     meta = os.path.join(root, "meta")
     names = _names(meta)  # one scandir per directory (a judge tool checks this twice per episode)
     files = [
@@ -24,14 +64,7 @@ def metadata_signature(root: str | Path) -> tuple[Any, ...]:
     for chunk in sorted(_names(episodes, dirs_only=True)):
         folder = os.path.join(episodes, chunk)
         files.extend(sorted(os.path.join(folder, n) for n in _names(folder) if n.endswith(".parquet")))
-    signature = []
-    for path in files:
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            continue
-        signature.append((os.path.basename(path), st.st_ino, st.st_size, st.st_mtime_ns))
-    return tuple(signature)
+    return files
 
 
 def _names(directory: str, *, dirs_only: bool = False) -> list[str]:

@@ -106,6 +106,7 @@ class _Fingerprint(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     index_range: tuple[_NonNegative, _NonNegative] | UnsetType = UNSET
     tasks: list[str] | UnsetType = UNSET
     content: str | UnsetType = UNSET
+    meta: str | UnsetType = UNSET  # fingerprint.META_KEY
 
 
 class _Record(msgspec.Struct, gc=False):

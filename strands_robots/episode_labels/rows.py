@@ -13,6 +13,7 @@ from typing import Any
 
 from strands_robots.episode_labels.review import dispute_open, effective_quality, effective_success
 from strands_robots.episode_labels.vocab import QUALITY_RANK
+from strands_robots.fingerprint import META_KEY
 from strands_robots.storage import RecordStore
 from strands_robots.storage.registry import file_identity
 
@@ -84,6 +85,8 @@ def fingerprint_row(fingerprint: Any, tasks: TaskCodes) -> tuple[int, int, int, 
             keys, task = keys | FP_TASKS, tasks.code(tuple(value))
         elif key == "content" and isinstance(value, str) and len(value) == CONTENT_WIDTH and value.isascii():
             keys, content = keys | FP_CONTENT, value.encode("ascii")
+        elif key == META_KEY:  # where the values were read from, not a value (see .stale)
+            continue
         else:
             keys |= FP_OTHER
     return keys, length, start, end, task, content

@@ -12,7 +12,9 @@ datasets of up to :data:`JSON_CACHE_EPISODES` episodes the cache is JSON
 plain Python, so a filter of a small labelled dataset imports neither numpy nor pyarrow
 (docs/performance.md, "Small sidecars"). Without a cache the columns are read from the
 metadata by :mod:`strands_robots.dataset.light_fingerprints` (no pyarrow or numpy) when it is
-plainly well-formed, else by the dataset reader ("Fingerprints without pyarrow"). The rule (only keys present on both sides count;
+plainly well-formed, else by the dataset reader ("Fingerprints without pyarrow"). Before
+either, a small sidecar whose fingerprints all name the current digest of the metadata
+files (``meta``, :func:`read_from`) is known fresh without reading them. The rule (only keys present on both sides count;
 a record without a fingerprint is never stale) is stated in ``docs/sidecar-format.md``.
 """
 
@@ -29,6 +31,7 @@ from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.document import existing_store
 from strands_robots.episode_labels.rows import TaskCodes, fingerprint_row, is_small
 from strands_robots.fingerprint import (
+    META_KEY,
     fingerprinter_of,
     has_dataset_metadata,
     open_dataset_for_checks,
@@ -43,6 +46,14 @@ _COLUMNS = ("episode", "length", "index_from", "index_to", "task_code", "content
 _results: dict[str, tuple[tuple[Any, ...], dict[int, str]]] = {}
 _datasets: dict[str, tuple[tuple[Any, ...], Any]] = {}
 _plains: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+_metadata_digests: dict[str, tuple[tuple[Any, ...], str | None]] = {}
+
+
+def clear_caches() -> None:
+    """Forget what this process remembers of datasets and results (what a new process
+    starts with; the files beside the sidecar stay)."""
+    for cache in (_results, _datasets, _plains, _metadata_digests):
+        cache.clear()
 
 
 def _cache_path(sidecar: Path) -> Path:
@@ -88,6 +99,7 @@ def _load_cached(path: Path, expected: dict[str, Any]) -> Any | None:
                 **{name: data[name] for name in _COLUMNS},
                 has_range=bool(meta["has_range"]),
                 task_lists=[tuple(t) for t in meta["task_lists"]],
+                meta=str(meta.get("digest") or ""),
             )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -99,7 +111,12 @@ def _save_cached(path: Path, expected: dict[str, Any], columns: Any) -> None:
         return
     import numpy as np
 
-    meta = {**expected, "has_range": columns.has_range, "task_lists": [list(t) for t in columns.task_lists]}
+    meta = {
+        **expected,
+        "has_range": columns.has_range,
+        "task_lists": [list(t) for t in columns.task_lists],
+        "digest": columns.meta,
+    }
     buffer = io.BytesIO()
     np.savez(
         buffer,
@@ -167,9 +184,8 @@ def dataset_columns(root: Path, sidecar: Path, signature: tuple[Any, ...]) -> An
     columns = _load_cached(_cache_path(sidecar), expected)
     if columns is None:
         from strands_robots.dataset.fingerprints import DatasetFingerprints
-        from strands_robots.dataset.light_fingerprints import light_fingerprint_columns
 
-        plain = light_fingerprint_columns(root)
+        plain = _read_plain(root, signature)
         if plain is not None:
             columns = DatasetFingerprints.from_plain(plain)
             if len(columns.episode) <= JSON_CACHE_EPISODES:
@@ -177,17 +193,18 @@ def dataset_columns(root: Path, sidecar: Path, signature: tuple[Any, ...]) -> An
             else:
                 _save_cached(_cache_path(sidecar), expected, columns)
         else:
+            digest = metadata_digest_of(root, signature)  # before the read, as _read_plain
             dataset = open_dataset_for_checks(root)
             if dataset is None:
                 return None
-            columns = fingerprinter_of(dataset).columns
+            columns = tagged(root, signature, digest, fingerprinter_of(dataset).columns)
             _save_cached(_cache_path(sidecar), expected, columns)
     _datasets[key] = (signature, columns)
     return columns
 
 
 def plain_dataset_columns(
-    root: str | Path, sidecar: Path, signature: tuple[Any, ...], *, save: bool = True
+    root: str | Path, sidecar: Path, signature: tuple[Any, ...], *, save: bool = True, read: bool = True
 ) -> tuple[dict[str, Any] | None, bool]:
     """The dataset's fingerprint columns as plain lists, without numpy or pyarrow.
 
@@ -201,6 +218,8 @@ def plain_dataset_columns(
             taken before reading (a change meanwhile makes the cache stale, never wrong).
         save: Keep columns read from the metadata beside ``sidecar`` (a writer passes
             False and calls :func:`remember_plain_columns` after its write).
+        read: Read the metadata when neither memory nor the cache has the columns
+            (False: ``(None, False)`` then).
 
     Returns:
         ``(columns, fresh)``: the plain form
@@ -216,9 +235,9 @@ def plain_dataset_columns(
     columns = _load_json(_json_cache_path(sidecar), expected)
     fresh = False
     if columns is None:
-        from strands_robots.dataset.light_fingerprints import light_fingerprint_columns
-
-        plain = light_fingerprint_columns(root)
+        if not read:
+            return None, False
+        plain = _read_plain(root, signature)
         if plain is None:
             return None, False
         columns = {**expected, **plain}
@@ -229,12 +248,66 @@ def plain_dataset_columns(
     return columns, fresh
 
 
+def _read_plain(root: str | Path, signature: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The light reader's columns of ``root``, with ``"meta"``: the digest of the metadata
+    they were read from (:data:`strands_robots.fingerprint.META_KEY`), when the metadata
+    did not change while they were read (``signature`` was taken before)."""
+    from strands_robots.dataset.light_fingerprints import light_fingerprint_columns
+    from strands_robots.dataset.signature import metadata_signature
+
+    digest = metadata_digest_of(root, signature)
+    plain = light_fingerprint_columns(root)
+    if plain is not None and digest is not None and metadata_signature(root) == signature:
+        plain[META_KEY] = digest
+    return plain
+
+
 def remember_plain_columns(
     root: str | Path, sidecar: Path, signature: tuple[Any, ...], columns: dict[str, Any]
 ) -> None:
     """Keep plain columns (:func:`plain_dataset_columns`) beside ``sidecar``, as
     :func:`remember_dataset_columns` keeps the dataset reader's."""
     _save_plain(_cache_path(sidecar), _cache_meta(Path(root), signature), columns)
+
+
+def metadata_digest_of(root: str | Path, signature: tuple[Any, ...]) -> str | None:
+    """:func:`strands_robots.dataset.signature.metadata_digest` of ``root``, computed once
+    per metadata ``signature`` in a process."""
+    from strands_robots.dataset.signature import metadata_digest
+
+    key = os.path.abspath(root)
+    hit = _metadata_digests.get(key)
+    if hit is not None and hit[0] == signature:
+        return hit[1]
+    digest = metadata_digest(root)
+    _metadata_digests[key] = (signature, digest)
+    return digest
+
+
+def tagged(root: str | Path, signature: tuple[Any, ...], digest: str | None, columns: Any) -> Any:
+    """``columns`` (:class:`strands_robots.dataset.fingerprints.DatasetFingerprints`) naming
+    ``digest`` as their metadata, when the metadata still has the ``signature`` taken before
+    ``digest`` and the read; else ``columns`` as they are."""
+    import dataclasses
+
+    from strands_robots.dataset.signature import metadata_signature
+
+    if digest is None or metadata_signature(root) != signature:
+        return columns
+    return dataclasses.replace(columns, meta=digest)
+
+
+def read_from(document: dict[str, Any], digest: str | None) -> bool:
+    """True when every fingerprinted record of ``document`` names ``digest`` as the metadata
+    its fingerprint was read from (:data:`strands_robots.fingerprint.META_KEY`): while the
+    metadata has that digest, none of them can be stale, and the metadata need not be read."""
+    if digest is None:
+        return False
+    for record in document["episodes"].values():
+        stored = record.get("fingerprint")
+        if stored and (not isinstance(stored, dict) or stored.get(META_KEY) != digest):
+            return False
+    return True
 
 
 def plain_positions(columns: dict[str, Any]) -> dict[int, int]:
@@ -386,6 +459,8 @@ def plain_record(columns: dict[str, Any], position: int) -> dict[str, Any]:
             fingerprint["tasks"] = list(columns["task_lists"][code])
     if columns["content"][position]:
         fingerprint["content"] = columns["content"][position]
+    if META_KEY in columns:
+        fingerprint[META_KEY] = columns[META_KEY]
     return fingerprint
 
 
@@ -408,9 +483,12 @@ def plain_records(columns: dict[str, Any], positions: list[int]) -> list[dict[st
                 out.append({"length": lengths[p], "index_range": [starts[p], ends[p]], "tasks": list(task_lists[code])})
             else:
                 out.append({"length": lengths[p], "index_range": [starts[p], ends[p]]})
+    meta = columns.get(META_KEY)
     for fingerprint, p in zip(out, positions, strict=True):
         if contents[p]:
             fingerprint["content"] = contents[p]
+        if meta is not None:
+            fingerprint[META_KEY] = meta
     return out
 
 
@@ -432,7 +510,11 @@ def record_reason(stored: Any, current: dict[str, Any]) -> str | None:
 def _small_stale(root: Path, store: Any, signature: tuple[Any, ...]) -> dict[int, str] | None:
     """:func:`stale_episodes` of a small sidecar against the JSON cache, in plain Python;
     None when there is no such cache for the dataset's current metadata."""
-    columns, _ = plain_dataset_columns(root, store.path, signature)
+    columns, _ = plain_dataset_columns(root, store.path, signature, read=False)
+    if columns is None:
+        if store.query(lambda document: read_from(document, metadata_digest_of(root, signature))):
+            return {}  # every fingerprint was read from this very metadata: nothing to read
+        columns, _ = plain_dataset_columns(root, store.path, signature)
     if columns is None:
         return None
     try:

@@ -203,19 +203,18 @@ def _fingerprints(
         if not fresh:
             return fingerprints, None
         return fingerprints, lambda sidecar: stale.remember_plain_columns(root, sidecar, signature, plain)
+    digest = stale.metadata_digest_of(root, signature)
     dataset = open_dataset_if_present(root)
     if dataset is None:
         return {}, None
-    fingerprint = Fingerprinter(dataset)
-    _, found = fingerprint.columns.positions(wanted)
+    columns = stale.tagged(root, signature, digest, Fingerprinter(dataset).columns)
+    positions, found = columns.positions(wanted)
     _require(root, [episode for episode, ok in zip(wanted, found.tolist(), strict=True) if not ok])
 
     def remember(sidecar: Path) -> None:
-        from strands_robots.episode_labels.stale import remember_dataset_columns
+        stale.remember_dataset_columns(root, sidecar, signature, columns)
 
-        remember_dataset_columns(root, sidecar, signature, fingerprint.columns)
-
-    return fingerprint.many(wanted), remember
+    return dict(zip(wanted, columns.records(positions), strict=True)), remember
 
 
 def _require(root: str | Path, unknown: list[int]) -> None:

@@ -226,9 +226,7 @@ def _bump_mtimes(root: Path) -> None:
 
 
 def _fresh_process() -> None:
-    stale_module._results.clear()
-    stale_module._datasets.clear()
-    stale_module._plains.clear()
+    stale_module.clear_caches()
     index_module._memory.clear()
     clear_cache()
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from strands_robots.dataset.signature import metadata_digest
 from strands_robots.episode_labels import (
     annotate_episode,
     annotate_episodes,
@@ -60,7 +61,7 @@ def test_file_format_is_canonical(root):
         "cumulative_reward": 1.0,
         "seed": 0,
     }
-    assert record["fingerprint"] == {"length": 90, "index_range": [0, 90]}
+    assert record["fingerprint"] == {"length": 90, "index_range": [0, 90], "meta": metadata_digest(root)}
 
 
 def test_failure_defaults_to_false_and_numpy_values_normalised(root):

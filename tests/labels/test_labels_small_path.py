@@ -19,7 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from strands_robots import episode_labels as el
+from strands_robots.dataset import light_fingerprints
 from strands_robots.dataset.cache import clear_cache
+from strands_robots.dataset.signature import metadata_digest
 from strands_robots.episode_labels import index as index_module
 from strands_robots.episode_labels import rows
 from strands_robots.episode_labels import stale as stale_module
@@ -30,9 +32,7 @@ TOY_VERDICTS = [{"episode": 0, "success": True}, {"episode": 1, "success": True}
 
 
 def _forget_process_caches() -> None:
-    stale_module._results.clear()
-    stale_module._datasets.clear()
-    stale_module._plains.clear()
+    stale_module.clear_caches()
     index_module._memory.clear()
     clear_cache()
 
@@ -192,13 +192,28 @@ def test_the_json_cache_goes_stale_when_meta_changes(toy_dataset, monkeypatch):
     cache.write_text(json.dumps(tampered))
     _forget_process_caches()
     assert set(stale_module._small_stale(toy_dataset, el.open_store(toy_dataset), _signature(toy_dataset))) == {0, 1, 2}
-    _retimed(toy_dataset / "meta" / "info.json")  # meta/ changed: the cache is not used, the metadata is read again
+    _retimed(toy_dataset / "meta" / "info.json")  # meta/ touched: the cache is not used
+    _forget_process_caches()
+    # the bytes of meta/ are unchanged, and every fingerprint names their digest: nothing is read
+    with monkeypatch.context() as patch:
+        patch.setattr(light_fingerprints, "light_fingerprint_columns", _must_not_read)
+        assert stale_module._small_stale(toy_dataset, el.open_store(toy_dataset), _signature(toy_dataset)) == {}
+    assert json.loads(cache.read_text()) == tampered
+    # labels written without the digest (an earlier version): the metadata is read again
+    document = el.read_labels(toy_dataset)
+    for record in document["episodes"].values():
+        del record["fingerprint"]["meta"]
+    el.open_store(toy_dataset).transform(lambda _old: document)
     _forget_process_caches()
     assert stale_module._small_stale(toy_dataset, el.open_store(toy_dataset), _signature(toy_dataset)) == {}
     refreshed = json.loads(cache.read_text())
     assert refreshed["signature"] == [list(s) for s in _signature(toy_dataset)]
     assert refreshed["length"] == [length - 1 for length in tampered["length"]]
     assert el.stale_episodes(toy_dataset) == {}
+
+
+def _must_not_read(root):
+    raise AssertionError(f"the metadata of {root} was read")
 
 
 def _signature(root):
@@ -215,4 +230,7 @@ def test_the_json_cache_rows_are_the_dataset_fingerprints(toy_dataset):
     plain = json.loads((toy_dataset / ".episode_labels.json.fingerprints.json").read_text())
     fingerprinter = Fingerprinter(open_dataset(toy_dataset))
     for position, episode in enumerate(plain["episode"]):
-        assert stale_module.plain_record(plain, position) == fingerprinter(episode)
+        assert stale_module.plain_record(plain, position) == {
+            **fingerprinter(episode),
+            "meta": metadata_digest(toy_dataset),
+        }

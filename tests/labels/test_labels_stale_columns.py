@@ -28,9 +28,7 @@ EPISODES_FILE = "meta/episodes/chunk-000/file-000.parquet"
 
 def _forget_process_caches() -> None:
     """What a new process starts with (the files beside the sidecar stay)."""
-    stale_module._results.clear()
-    stale_module._datasets.clear()
-    stale_module._plains.clear()
+    stale_module.clear_caches()
     index_module._memory.clear()
     clear_cache()
 

@@ -20,6 +20,7 @@ import pytest
 from strands_robots import episode_labels as el
 from strands_robots.dataset import light_fingerprints, open_dataset
 from strands_robots.dataset.cache import clear_cache
+from strands_robots.dataset.signature import metadata_digest
 from strands_robots.episode_labels import index as index_module
 from strands_robots.episode_labels import stale as stale_module
 from strands_robots.errors import DatasetError
@@ -31,9 +32,7 @@ MEAN = "stats/observation.state/mean"
 
 def _new_process() -> None:
     """What a new process starts with (the files beside the sidecar stay)."""
-    stale_module._results.clear()
-    stale_module._datasets.clear()
-    stale_module._plains.clear()
+    stale_module.clear_caches()
     index_module._memory.clear()
     clear_cache()
 
@@ -137,6 +136,58 @@ def test_verdicts_stale_checks_and_filters_agree_with_and_without_the_light_path
     assert light["stale"] == {} and light["caches"] == [".episode_labels.json.fingerprints.json"]
     assert light["stale_warm"] == light["stale_cold"] and len(light["stale_warm"]) >= 2  # the edit is seen
     assert light["stale_warm"].keys().isdisjoint(light["filter_warm"])
+
+
+@pytest.mark.parametrize("make", [_v3, _v21], ids=["v3.0", "v2.1"])
+def test_the_metadata_digest_only_saves_reads_never_changes_an_answer(tmp_path, monkeypatch, make):
+    source = make(tmp_path / "source")
+    with_digest = _run(shutil.copytree(source, tmp_path / "digest"))
+    monkeypatch.setattr(stale_module, "read_from", lambda document, digest: False)
+    without = _run(shutil.copytree(source, tmp_path / "no-digest"))
+    assert with_digest == without
+    digests = {fingerprint["meta"] for fingerprint in with_digest["fingerprints"].values()}
+    assert digests == {metadata_digest(source)}  # every fingerprint names the metadata it was read from
+
+
+def _must_not_read(*args, **kwargs):
+    raise AssertionError("the dataset's metadata was read")
+
+
+@pytest.mark.parametrize("make", [_v3, _v21], ids=["v3.0", "v2.1"])
+def test_a_copied_labelled_dataset_is_checked_without_reading_its_metadata(tmp_path, monkeypatch, make):
+    source = make(tmp_path / "source")
+    episodes = list(open_dataset(source).episodes)
+    el.record_deterministic_verdicts(source, [{"episode": e, "success": True} for e in episodes])
+    el.annotate_episodes(source, [{"episode": e, "quality": "high"} for e in episodes])
+    el.flush(source)
+    copy = tmp_path / "copy"  # what a Hub download or rsync without the dot-files leaves
+    shutil.copytree(source / "meta", copy / "meta")
+    shutil.copyfile(source / "episode_labels.json", copy / "episode_labels.json")
+    _touch_meta(copy)
+    _new_process()
+    monkeypatch.setattr(light_fingerprints, "light_fingerprint_columns", _must_not_read)
+    monkeypatch.setattr(stale_module, "open_dataset_for_checks", _must_not_read)
+    assert el.stale_episodes(copy) == {}
+    assert filter_episodes(copy) == episodes
+    assert _caches(copy) == []  # nothing was read, so nothing is kept
+
+
+def test_fingerprints_read_while_the_metadata_changes_name_no_digest(tmp_path, monkeypatch):
+    root = _v3(tmp_path / "ds")
+    episodes = list(open_dataset(root).episodes)
+    clear_cache()
+    read = light_fingerprints.light_fingerprint_columns
+
+    def read_then_edit(where):
+        columns = read(where)
+        _touch_meta(root)  # LeRobot rewrites meta/ meanwhile
+        return columns
+
+    monkeypatch.setattr(light_fingerprints, "light_fingerprint_columns", read_then_edit)
+    _new_process()
+    el.record_deterministic_verdicts(root, [{"episode": e, "success": True} for e in episodes])
+    fingerprints = [r["fingerprint"] for r in el.read_labels(root)["episodes"].values()]
+    assert fingerprints and all("meta" not in f and f["length"] > 0 for f in fingerprints)
 
 
 def _corrupt_tasks(root: Path) -> None:

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from strands_robots import episode_labels as el
 from strands_robots.cli.main import app
+from strands_robots.dataset.signature import metadata_digest
 from strands_robots.errors import LabelsNotFoundError, LabelValidationError, SidecarError
 
 TOY_VERDICTS = [{"episode": 0, "success": True}, {"episode": 1, "success": True}, {"episode": 2, "success": False}]
@@ -37,7 +38,8 @@ def test_equal_length_episodes_are_stale_after_renumbering(toy_dataset):
     for episode in range(3):
         el.annotate_episode(toy_dataset, episode, quality="high")
     fingerprint = el.read_labels(toy_dataset)["episodes"]["1"]["fingerprint"]
-    assert set(fingerprint) == {"length", "index_range", "tasks", "content"}
+    assert set(fingerprint) == {"length", "index_range", "tasks", "content", "meta"}
+    assert fingerprint["meta"] == metadata_digest(toy_dataset)  # the metadata it was read from
     assert el.filter_episodes(toy_dataset) == [0, 1]
     _delete_first_episode(toy_dataset)
     stale = el.stale_episodes(toy_dataset)

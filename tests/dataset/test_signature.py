@@ -1,0 +1,61 @@
+"""The metadata change stamp and content digest (strands_robots.dataset.signature)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from strands_robots.dataset.signature import metadata_digest, metadata_files, metadata_signature
+from tests.synth import make_v3_dataset, make_v21_dataset
+
+
+@pytest.fixture(params=["v3.0", "v2.1"])
+def dataset(request, tmp_path):
+    make = make_v3_dataset if request.param == "v3.0" else make_v21_dataset
+    return make(tmp_path / "ds", [5, 7, 3])
+
+
+def test_the_digest_survives_a_copy_and_a_touch_the_signature_does_not(dataset, tmp_path):
+    copy = shutil.copytree(dataset, tmp_path / "copy")
+    for path in metadata_files(copy):
+        if os.path.exists(path):
+            st = os.stat(path)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    digest = metadata_digest(dataset)
+    assert digest is not None and len(digest) == 16 and int(digest, 16) >= 0
+    assert metadata_digest(copy) == digest
+    assert metadata_signature(copy) != metadata_signature(dataset)
+
+
+def test_every_metadata_file_and_its_name_count(dataset):
+    before = metadata_digest(dataset)
+    files = [path for path in metadata_files(dataset) if os.path.exists(path)]
+    assert len(files) >= 2  # info.json and the episodes file(s)
+    for path in files:
+        data = Path(path).read_bytes()
+        with open(path, "ab") as handle:
+            handle.write(b" ")
+        assert metadata_digest(dataset) != before, path
+        with open(path, "wb") as handle:
+            handle.write(data)
+        assert metadata_digest(dataset) == before
+    # the same bytes under another name are other metadata
+    renamed = files[-1] + ".parquet" if files[-1].endswith(".parquet") else files[-1].replace(".jsonl", "_x.jsonl")
+    os.rename(files[-1], renamed)
+    assert metadata_digest(dataset) != before
+
+
+def test_no_metadata_has_no_digest(tmp_path):
+    assert metadata_digest(tmp_path) is None
+    (tmp_path / "meta").mkdir()
+    assert metadata_digest(tmp_path) is None
+
+
+def test_an_unreadable_metadata_file_gives_no_digest(dataset):
+    info = dataset / "meta" / "info.json"
+    info.unlink()
+    info.mkdir()  # a directory where the file should be: it cannot be read
+    assert metadata_digest(dataset) is None
