@@ -22,7 +22,13 @@ gives medians. Operations:
 - ``verdicts`` / ``verdicts_meta``: ``record_deterministic_verdicts`` of every episode in one
   call, on a new sidecar, without and with ``meta/``.
 - ``annotate_loop``: ``--loop`` ``annotate_episode`` calls in one process on a 1,000-episode
-  sidecar, per call; ``fsync`` is the floor: one fsynced small append per call.
+  sidecar, per call, after one untimed first call (which parses the file). ``fsync`` is the
+  floor: one fsynced small append per call. The loop's child measures that floor itself, in
+  blocks of ``--block`` appends alternating with blocks of ``--block`` calls (ABBA), and
+  both rows give the medians of the per-call block means: a floor measured in another
+  process minutes apart is only as good as the disk's and the CPU's steadiness between
+  them. Without ``annotate_loop`` in ``--ops``, ``fsync`` runs in a child of its own. The
+  annotate_loop row says which mode the store wrote in (journal or write-through).
 
 Usage::
 
@@ -49,8 +55,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 CHILD = r"""
-import json, os, sys, time
+import json, os, statistics, sys, time
 op, root, extra = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+FLOOR_LINE = b'{"op":"put","key":"%d","record":{"judge":{"quality":"high"}}}\n'
+extra_out = {}
 t0 = time.perf_counter()
 if op == "msgspec":
     import msgspec
@@ -76,7 +84,7 @@ elif op == "fsync":
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     t0 = time.perf_counter()
     for i in range(extra["loop"]):
-        os.write(fd, b'{"op":"put","key":"%d","record":{"judge":{"quality":"high"}}}\n' % i)
+        os.write(fd, FLOOR_LINE % i)
         os.fdatasync(fd)
     os.close(fd)
     result = extra["loop"]
@@ -100,17 +108,42 @@ else:
         t_import = time.perf_counter()
         result = len(el.record_deterministic_verdicts(root, verdicts, benchmark="bench")["episodes"])
     elif op == "annotate_loop":
-        t_import = time.perf_counter()
-        for i in range(extra["loop"]):
-            el.annotate_episode(root, i % extra["n"], quality="high", note="loop", model="bench")
-        result = extra["loop"]
+        # One untimed first call (it parses the canonical file and starts the journal), then
+        # blocks of calls alternating with blocks of the fsync floor in this same process
+        # (ABBA order), so disk and CPU drift hit both alike; medians of the per-call block means.
+        n, loop, block = extra["n"], extra["loop"], extra["block"]
+        first = time.perf_counter()
+        el.annotate_episode(root, n - 1, quality="high", note="first", model="bench")
+        first = time.perf_counter() - first
+        fd = os.open(os.path.join(root, "fsync.bin"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        calls, floors, done = [], [], 0
+        while done < loop:
+            k = min(block, loop - done)
+            for part in ((0, 1) if len(calls) % 2 == 0 else (1, 0)):
+                t = time.perf_counter()
+                if part == 0:
+                    for i in range(done, done + k):
+                        el.annotate_episode(root, i % n, quality="high", note="loop", model="bench")
+                    calls.append((time.perf_counter() - t) / k)
+                else:
+                    for i in range(done, done + k):
+                        os.write(fd, FLOOR_LINE % i)
+                        os.fdatasync(fd)
+                    floors.append((time.perf_counter() - t) / k)
+            done += k
+        os.close(fd)
+        journal = os.path.exists(os.path.join(root, ".episode_labels.json.journal"))
+        canonical = os.path.getsize(os.path.join(root, "episode_labels.json"))
+        result = loop
+        extra_out = {"per_call": statistics.median(calls), "floor": statistics.median(floors), "first": first,
+                     "mode": "journal" if journal else "write-through", "canonical_bytes": canonical}
     else:
         raise SystemExit(f"unknown op {op}")
     if op != "import":
         t0 = t_import
 elapsed = time.perf_counter() - t0
 hwm_kb = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-print(json.dumps({"seconds": elapsed, "rss_mb": hwm_kb / 1024, "result": result}))
+print(json.dumps({"seconds": elapsed, "rss_mb": hwm_kb / 1024, "result": result, **extra_out}))
 """
 
 QUALITIES = ("low", "medium", "high")
@@ -223,7 +256,9 @@ def run(python: str, op: str, root: Path, extra: dict) -> dict:
     return result
 
 
-def measure(op: str, n: int, inputs: dict[str, Path], scratch: Path, pythons: dict[str, str], loop: int) -> dict:
+def measure(
+    op: str, n: int, inputs: dict[str, Path], scratch: Path, pythons: dict[str, str], loop: int, block: int
+) -> dict:
     """One measurement of ``op`` per implementation, each on its own fresh copy."""
     results = {}
     for name, python in pythons.items():
@@ -242,7 +277,7 @@ def measure(op: str, n: int, inputs: dict[str, Path], scratch: Path, pythons: di
             root = scratch_copy(inputs["plain"], where)
         else:
             raise SystemExit(f"unknown op {op}")
-        extra = {"n": n, "episode": n // 2, "loop": loop}
+        extra = {"n": n, "episode": n // 2, "loop": loop, "block": block}
         results[name] = run(python, op, root, extra)
         if op == "annotate1":
             # what the process left for other tools: the canonical file must hold the annotation
@@ -275,6 +310,7 @@ def main() -> None:
         "annotate_loop,fsync",
     )
     parser.add_argument("--loop", type=int, default=2000, help="calls of annotate_loop / fsync")
+    parser.add_argument("--block", type=int, default=10, help="calls per annotate_loop block (floor blocks between)")
     parser.add_argument("--work", type=Path, default=HERE / "_work" / "compare")
     args = parser.parse_args()
     args.work = args.work.resolve()  # the children run inside the scratch directories
@@ -286,6 +322,7 @@ def main() -> None:
     print(
         f"{'op':<14}{'episodes':>10} | {'ours s':>8} {'ours MB':>8} | {'0.5.3 s':>8} {'0.5.3 MB':>8} | ratio t  ratio mem"
     )
+    loop_floor: dict[str, float] = {}  # the fsync floor measured between annotate_loop blocks
     for n in (int(s) for s in args.sizes.split(",")):
         inputs = prepare(args.work, n, args.ours, ops)
         for op in ops:
@@ -293,7 +330,9 @@ def main() -> None:
                 continue  # independent of the sidecar size: measured once, at the first size
             samples: dict[str, list[dict]] = {}
             for _ in range(args.repeat):
-                for name, result in measure(op, n, inputs, args.work / "scratch", pythons, args.loop).items():
+                for name, result in measure(
+                    op, n, inputs, args.work / "scratch", pythons, args.loop, args.block
+                ).items():
                     samples.setdefault(name, []).append(result)
             med = {
                 name: (
@@ -305,6 +344,25 @@ def main() -> None:
             }
             per = args.loop if op in ("annotate_loop", "fsync") else 1
             unit = 1e3 / per if per > 1 else 1.0
+            if op == "annotate_loop":
+                loop_med = {name: statistics.median(r["per_call"] for r in rs) for name, rs in samples.items()}
+                loop_floor = {name: statistics.median(r["floor"] for r in rs) for name, rs in samples.items()}
+                first = samples["ours"][0]
+                ours, theirs = loop_med["ours"], loop_med["0.5.3"]
+                print(
+                    f"{op + ' ms/call':<14}{n:>10,} | {ours * 1e3:8.3f} {med['ours'][1]:8.0f} | {theirs * 1e3:8.3f} "
+                    f"{med['0.5.3'][1]:8.0f} | {ours / theirs:6.2f}x  ({first['mode']} mode: canonical file "
+                    f"{first['canonical_bytes']:,} B; first call, untimed: {first['first'] * 1e3:.1f} ms)"
+                )
+                sys.stdout.flush()
+                continue
+            if op == "fsync" and loop_floor:
+                floor = loop_floor["ours"]
+                print(
+                    f"{'fsync (floor)':<14}{n:>10,} | {floor * 1e3:8.3f} {'':>8} |  (between the annotate_loop blocks; "
+                    f"annotate_loop is {loop_med['ours'] / floor:.2f}x it; 0.5.3's run: {loop_floor['0.5.3'] * 1e3:.3f} ms)"
+                )
+                continue
             if op in ("msgspec", "fsync"):
                 s, mb, _ = med["ours"]
                 label = f"{op} (floor)"

@@ -155,9 +155,7 @@ def annotate_episode(
         model=model,
         context="annotate_episode",
     )
-    return annotate_episodes(root, [{"episode": index, **fields, "keep_history": keep_history}], labels_dir=labels_dir)[
-        0
-    ]
+    return _write(root, labels_dir, [(index, fields, keep_history)])[0]
 
 
 @accepts_repo_id
@@ -214,6 +212,13 @@ def annotate_episodes(
         items.append((index, fields, keep))
     if not items:
         return []
+    return _write(root, labels_dir, items)
+
+
+def _write(
+    root: str | Path, labels_dir: str | Path | None, items: list[tuple[int, dict[str, Any], bool]]
+) -> list[dict[str, Any]]:
+    """Store checked ``(episode_index, judge fields, keep_history)`` items in one locked write."""
     store = existing_store(root, labels_dir)
 
     def mutate(document: dict[str, Any]) -> tuple[Change, list[dict[str, Any]]]:

@@ -14,8 +14,11 @@ from pathlib import Path
 from strands_robots.errors import SidecarError, StorageError
 
 
-def check_target(path: Path) -> None:
+def check_target(path: Path) -> bool:
     """Refuse a sidecar path that is a symlink or not a regular file.
+
+    Returns:
+        Whether ``path`` exists (a regular file); False when there is nothing there yet.
 
     Raises:
         SidecarError: ``path`` is a symlink, a directory or another non-regular file, or
@@ -24,7 +27,7 @@ def check_target(path: Path) -> None:
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        return
+        return False
     except OSError as exc:  # a name too long, a parent that is a file
         raise SidecarError(
             f"{str(path)[:120]}{'...' if len(str(path)) > 120 else ''} cannot be used ({exc.strerror or exc}); "
@@ -38,6 +41,7 @@ def check_target(path: Path) -> None:
     if not stat.S_ISREG(st.st_mode):
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise SidecarError(f"{path} is {kind}; move it away so the sidecar can be written there.")
+    return True
 
 
 def fsync_dir(directory: Path) -> None:

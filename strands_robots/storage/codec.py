@@ -130,9 +130,13 @@ def surrogate_at(value: Any, where: str = "$") -> str | None:
 
 
 def dump_line(obj: Any) -> bytes:
-    """One compact JSON Lines record (sorted keys, UTF-8, newline-terminated, no NaN)."""
+    """One compact JSON Lines record (sorted keys, UTF-8, newline-terminated, no NaN).
+
+    Byte for byte ``json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"),
+    allow_nan=False)`` (one encoder built once, not one per call).
+    """
     try:
-        text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        text = _COMPACT.encode(obj)
     except ValueError as exc:
         raise LabelValidationError(
             f"a value is NaN or infinite, which JSON cannot store ({exc}); pass a finite number or None."

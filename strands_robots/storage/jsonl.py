@@ -99,15 +99,38 @@ def append_jsonl(path: Path, records: list[Any], *, valid_end: int | None = None
 
     Raises:
         SidecarError: ``path`` is a symlink or a directory.
+        LabelValidationError: a record holds NaN, infinity or text that is not valid Unicode;
+            nothing was written.
         StorageError: the append failed; the file is cut back to its previous end.
     """
-    check_target(path)
+    exists = check_target(path)
     payload = b"".join(dump_line(r) for r in records)
+    return _append(path, payload, valid_end, exists)[0]
+
+
+def append_encoded(path: Path, payload: bytes, *, valid_end: int | None = None) -> tuple[int, os.stat_result]:
+    """:func:`append_jsonl` of lines already encoded (each by :func:`~.codec.dump_line`).
+
+    Args:
+        path: The JSON Lines file (created if missing).
+        payload: Complete lines, each ending in a newline.
+        valid_end: As :func:`append_jsonl`.
+
+    Returns:
+        ``(end, stat)``: the new end offset, and the file's ``os.fstat`` after the fsync
+        (its identity as this append left it).
+
+    Raises:
+        SidecarError, StorageError: as :func:`append_jsonl`.
+    """
+    return _append(path, payload, valid_end, check_target(path))
+
+
+def _append(path: Path, payload: bytes, valid_end: int | None, exists: bool) -> tuple[int, os.stat_result]:
     if valid_end is None:
         _, valid_end = read_jsonl(path, bad_lines=[])
-    created = not path.exists()
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as exc:
         raise storage_error(exc, path, "open") from exc
     try:
@@ -120,6 +143,7 @@ def append_jsonl(path: Path, records: list[Any], *, valid_end: int | None = None
                 written = os.write(fd, view)
                 view = view[written:]
             os.fdatasync(fd)  # data and the size needed to read it back
+            after = os.fstat(fd)
         except OSError as exc:
             try:
                 os.ftruncate(fd, valid_end)
@@ -128,6 +152,6 @@ def append_jsonl(path: Path, records: list[Any], *, valid_end: int | None = None
             raise storage_error(exc, path, "append to") from exc
     finally:
         os.close(fd)
-    if created:
+    if not exists:
         fsync_dir(path.parent)
-    return valid_end + len(payload)
+    return valid_end + len(payload), after

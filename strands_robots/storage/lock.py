@@ -17,7 +17,6 @@ import errno
 import os
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +53,7 @@ class ProcessFileLock:
         self.timeout = timeout
         self._mutex = threading.RLock()
         self._fd: int | None = None
+        self._ino = 0  # inode of the open lock file (an open file's inode never changes)
         self._depth = 0
 
     def acquire(self, timeout: float | None = None) -> None:
@@ -63,13 +63,15 @@ class ProcessFileLock:
             LockTimeout: not taken within ``timeout`` seconds.
             OSError: the lock file cannot be created (read-only directory, permissions).
         """
-        timeout = self.timeout if timeout is None else timeout
-        deadline = time.monotonic() + max(timeout, 0.0)
-        if not self._mutex.acquire(timeout=max(timeout, 0.0)):
-            raise LockTimeout(self.path)
+        timeout = max(self.timeout if timeout is None else timeout, 0.0)
+        deadline = None  # the clock is read only when there is something to wait for
+        if not self._mutex.acquire(blocking=False):
+            deadline = time.monotonic() + timeout
+            if not self._mutex.acquire(timeout=timeout):
+                raise LockTimeout(self.path)
         try:
             if self._depth == 0:
-                self._lock_file(deadline)
+                self._lock_file(timeout, deadline)
             self._depth += 1
         except BaseException:
             self._mutex.release()
@@ -82,22 +84,31 @@ class ProcessFileLock:
         self._depth -= 1
         self._mutex.release()
 
-    def _lock_file(self, deadline: float) -> None:
+    def _lock_file(self, timeout: float, deadline: float | None) -> None:
         pause = 0.0005
         while True:
             if self._fd is None:
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                try:
+                    self._ino = os.fstat(fd).st_ino
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self._fd = fd
                 _opened(self)
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                if time.monotonic() >= deadline:
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + timeout
+                if now >= deadline:
                     raise LockTimeout(self.path) from None
                 time.sleep(pause)
                 pause = min(pause * 2, 0.02)
                 continue
-            try:
-                same = os.stat(self.path).st_ino == os.fstat(self._fd).st_ino
+            try:  # the file at the path is still the one locked (one stat: the descriptor's inode is known)
+                same = os.stat(self.path).st_ino == self._ino
             except FileNotFoundError:
                 same = False
             if same:
@@ -116,6 +127,11 @@ class ProcessFileLock:
 
 
 _locks: dict[str, Any] = {}
+#: The lock of each sidecar path seen (a store passes the same ``Path`` object every time,
+#: whose hash is cached), so taking the lock builds no lock-file path.
+_by_sidecar: dict[Any, Any] = {}
+#: Sidecar paths whose lock is looked up without building its path (more are looked up the slow way).
+MAX_SIDECAR_PATHS = 4096
 #: Lock files kept open at most (a process touching many datasets closes idle ones first).
 MAX_OPEN_LOCK_FILES = 64
 _open_lock = threading.Lock()
@@ -146,6 +162,7 @@ def _forget_after_fork() -> None:  # a child takes its own locks
         if isinstance(lock, ProcessFileLock):
             lock.forget()
     _locks.clear()
+    _by_sidecar.clear()
     _open.clear()
 
 
@@ -154,7 +171,10 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 
 def _file_lock(sidecar: Path) -> Any:
     """One lock object per lock file and process."""
-    key = str(lock_path(sidecar))
+    lock = _by_sidecar.get(sidecar)
+    if lock is not None:
+        return lock
+    key = str(lock_path(Path(sidecar)))
     lock = _locks.get(key)
     if lock is None:
         if fcntl is not None:
@@ -164,12 +184,13 @@ def _file_lock(sidecar: Path) -> Any:
 
             lock = filelock.FileLock(key, timeout=LOCK_TIMEOUT_S)
         lock = _locks.setdefault(key, lock)
+    if len(_by_sidecar) < MAX_SIDECAR_PATHS:
+        _by_sidecar[sidecar] = lock
     return lock
 
 
-@contextlib.contextmanager
-def sidecar_lock(sidecar: Path, timeout: float | None = None, *, reading: bool = False) -> Iterator[None]:
-    """Hold the exclusive inter-process lock of ``sidecar``.
+def sidecar_lock(sidecar: Path, timeout: float | None = None, *, reading: bool = False) -> SidecarLock:
+    """Hold the exclusive inter-process lock of ``sidecar`` (``with sidecar_lock(path): ...``).
 
     Re-entrant within a thread.
 
@@ -181,25 +202,37 @@ def sidecar_lock(sidecar: Path, timeout: float | None = None, *, reading: bool =
             sidecar there either, so the read goes ahead without the lock.
 
     Raises:
-        StorageError: the lock could not be taken within ``timeout`` seconds (another
-            writer holds it), or the lock file cannot be created for a write.
+        StorageError: (on entering) the lock could not be taken within ``timeout`` seconds
+            (another writer holds it), or the lock file cannot be created for a write.
     """
-    lock = _file_lock(sidecar)
-    try:
-        lock.acquire(timeout=LOCK_TIMEOUT_S if timeout is None else timeout)
-    except OSError as exc:
-        unlocked_read = reading and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
-        if not unlocked_read:
-            raise _lock_error(sidecar, lock, exc) from exc
-    else:
-        unlocked_read = False
-    if unlocked_read:
-        yield
-        return
-    try:
-        yield
-    finally:
-        lock.release()
+    return SidecarLock(sidecar, timeout, reading)
+
+
+class SidecarLock:
+    """The context manager :func:`sidecar_lock` returns (a class: no generator frame per hold)."""
+
+    __slots__ = ("_held", "reading", "sidecar", "timeout")
+
+    def __init__(self, sidecar: Path, timeout: float | None, reading: bool) -> None:
+        self.sidecar = sidecar
+        self.timeout = timeout
+        self.reading = reading
+        self._held: Any = None
+
+    def __enter__(self) -> None:
+        lock = _file_lock(self.sidecar)
+        try:
+            lock.acquire(timeout=LOCK_TIMEOUT_S if self.timeout is None else self.timeout)
+        except OSError as exc:
+            if not (self.reading and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
+                raise _lock_error(self.sidecar, lock, exc) from exc
+            return  # a read in a read-only directory goes ahead unlocked
+        self._held = lock
+
+    def __exit__(self, *exc_info: object) -> None:
+        lock, self._held = self._held, None
+        if lock is not None:
+            lock.release()
 
 
 def _lock_error(sidecar: Path, lock: Any, exc: OSError) -> StorageError:

@@ -18,7 +18,8 @@ journal's base); conflicts are kept beside the file. See :mod:`.journal`.
 
 Within one process the parsed document is cached under the canonical file's identity
 (inode, size, mtime) and the journal's read offset, so a writer re-reads only new
-journal lines. A process that journaled writes folds them at exit (``atexit``), and
+journal lines, and none while the journal keeps the stamp (device, inode, size, mtime,
+ctime) its own last append or read left it with. A process that journaled writes folds them at exit (``atexit``), and
 caches are dropped in a forked child.
 """
 
@@ -56,7 +57,7 @@ from strands_robots.storage.journal import (
     screen,
     three_way,
 )
-from strands_robots.storage.jsonl import append_jsonl
+from strands_robots.storage.jsonl import append_encoded
 from strands_robots.storage.lock import sidecar_lock
 from strands_robots.storage.registry import Identity, ProcessRegistry, appended_since, file_identity
 
@@ -76,6 +77,26 @@ class _Cached:
     document: dict[str, Any]
     rejected: list[Rejected] = field(default_factory=list)  # journal lines not applied (kept aside on fold)
     transient: bool = False  # a merge that could not be stored: never cached nor written over
+    # the journal's :func:`_seen` stamp when this cache last wrote it or read it to the end
+    # (under the lock): the same stamp now means nothing was appended since
+    journal_seen: Seen | None = None
+
+
+#: ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)`` of a file.
+Seen = tuple[int, int, int, int, int]
+
+
+def _seen(st: os.stat_result) -> Seen:
+    """What :func:`_stat` compares: a write, truncation, replacement or ``utime`` changes it
+    (the ctime cannot be set back)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
 
 
 def content_digest(data: bytes) -> str:
@@ -272,7 +293,7 @@ class RecordStore:
             merged.transient = True
             return merged
         cached.document = merge.document
-        cached.journal_ino, cached.journal_offset = None, 0
+        cached.journal_ino, cached.journal_offset, cached.journal_seen = None, 0, None
         return cached
 
     def _remove_journal(self) -> None:
@@ -298,36 +319,47 @@ class RecordStore:
             fsync_dir(self.journal.parent)
 
     def _refresh(self, *, writing: bool = False) -> _Cached:
-        """Bring the cache up to date with disk. Caller holds both locks."""
+        """Bring the cache up to date with disk. Caller holds both locks.
+
+        The cache stands while the canonical file keeps its :func:`file_identity`; of the
+        journal it then reads only the lines appended since (:func:`appended_since`), and
+        nothing when the journal's :func:`_seen` stamp is the one this cache last left or
+        read it at (the common case of a process writing in a loop: no read at all).
+        """
         identity = file_identity(self.path)
-        journal_identity = file_identity(self.journal)
-        journal_ino = journal_identity[0] if journal_identity else None
+        journal_stat = _stat(self.journal)
         cached = self._cache
-        if (
-            cached is not None
-            and cached.identity == identity
-            and appended_since(self.journal, journal_identity, cached.journal_ino, cached.journal_offset)
-        ):
-            if journal_identity is not None and journal_identity[1] > cached.journal_offset:
-                lines, undecodable, end = read_lines(self.journal, offset=cached.journal_offset)
-                screened = self.screen_lines(lines, undecodable, cached.journal_offset)
-                apply_ops(cached.document, screened.ops, self.records_key)
-                cached.rejected.extend(screened.rejected)
-                cached.journal_offset = end
-            return cached
+        if cached is not None and cached.identity == identity:
+            if journal_stat is not None and cached.journal_seen == _seen(journal_stat):
+                return cached
+            journal_identity = (
+                (journal_stat.st_ino, journal_stat.st_size, journal_stat.st_mtime_ns) if journal_stat else None
+            )
+            if appended_since(self.journal, journal_identity, cached.journal_ino, cached.journal_offset):
+                if journal_stat is not None and journal_stat.st_size > cached.journal_offset:
+                    lines, undecodable, end = read_lines(self.journal, offset=cached.journal_offset)
+                    screened = self.screen_lines(lines, undecodable, cached.journal_offset)
+                    apply_ops(cached.document, screened.ops, self.records_key)
+                    cached.rejected.extend(screened.rejected)
+                    cached.journal_offset = end
+                cached.journal_seen = _read_to_end(journal_stat, cached.journal_offset)
+                return cached
+        journal_ino = journal_stat.st_ino if journal_stat else None
         self._cache = None
         identity, digest, document = self._load_canonical()
         fresh = _Cached(identity, digest, None, 0, document)
-        if journal_identity is not None:
+        if journal_stat is not None:
             check_target(self.journal)
             lines, undecodable, end = read_lines(self.journal)
             if not lines and not undecodable:
                 fresh.journal_ino, fresh.journal_offset = journal_ino, end  # empty or a torn first line
+                fresh.journal_seen = _read_to_end(journal_stat, end)
             elif lines and lines[0][0] == 1 and journal_header_matches(lines[0][1], digest):
                 screened = self.screen_lines(lines[1:], undecodable)
                 apply_ops(document, screened.ops, self.records_key)
                 fresh.rejected = screened.rejected
                 fresh.journal_ino, fresh.journal_offset = journal_ino, end
+                fresh.journal_seen = _read_to_end(journal_stat, end)
                 if screened.rejected:
                     _pending.add(self)  # fold (keeping the refused lines aside) at exit
             else:
@@ -453,22 +485,20 @@ class RecordStore:
         records = cached.document.get(self.records_key, {})
         ops: list[Any] = [{"op": "set", "field": f, "value": cached.document.get(f)} for f in change.fields]
         ops.extend({"op": "put", "key": k, "record": records.get(k)} for k in change.records)
-        entries: list[Any] = []
+        entry = ops[0] if len(ops) == 1 else {"op": "batch", "entries": ops}  # one line: all or nothing
+        try:
+            payload = dump_line(entry)  # encoded once, before anything is touched
+        except LabelValidationError as exc:
+            if _non_finite_at(entry) is None:
+                raise
+            raise self._non_finite(entry) from exc
         if cached.journal_offset == 0:
             self._link_base(cached)
-            entries.append({"journal": JOURNAL_VERSION, "base_sha256": cached.digest})
-        entries.append(ops[0] if len(ops) == 1 else {"op": "batch", "entries": ops})  # one line: all or nothing
-        try:
-            dump_line(entries[-1])
-        except LabelValidationError as exc:
-            if _non_finite_at(entries[-1]) is None:
-                raise
-            raise self._non_finite(entries[-1]) from exc
-        end = append_jsonl(self.journal, entries, valid_end=cached.journal_offset)
-        if cached.journal_offset == 0:
-            journal_identity = file_identity(self.journal)
-            cached.journal_ino = journal_identity[0] if journal_identity else None
+            payload = dump_line({"journal": JOURNAL_VERSION, "base_sha256": cached.digest}) + payload
+        end, after = append_encoded(self.journal, payload, valid_end=cached.journal_offset)
+        cached.journal_ino = after.st_ino
         cached.journal_offset = end
+        cached.journal_seen = _seen(after)
         _pending.add(self)
         if end > max(canonical_size, MIN_FOLD_BYTES):
             try:
@@ -506,6 +536,7 @@ class RecordStore:
         had_journal = cached.journal_ino is not None or self.journal.exists()
         cached.journal_ino = None
         cached.journal_offset = 0
+        cached.journal_seen = None
         _pending.discard(self)
         if had_journal:
             self._remove_journal()
@@ -593,6 +624,11 @@ class RecordStore:
             "rejected": count_lines(rejected_path(self.journal)),
             "conflicts": count_lines(conflicts_path(self.path)),
         }
+
+
+def _read_to_end(journal_stat: os.stat_result | None, offset: int) -> Seen | None:
+    """The journal's stamp when a read reached its end (None: a torn tail, or no journal)."""
+    return _seen(journal_stat) if journal_stat is not None and journal_stat.st_size == offset else None
 
 
 def _non_finite_at(value: Any, where: str = "$") -> str | None:

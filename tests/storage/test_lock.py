@@ -4,12 +4,14 @@ threads, processes and forked children, re-opened when the lock file is replaced
 from __future__ import annotations
 
 import contextlib
+import errno
 import multiprocessing as mp
 import os
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +115,49 @@ def test_idle_lock_files_are_closed_beyond_the_bound(tmp_path, monkeypatch):
             targets.append(os.readlink(os.path.join(fd_dir, fd)))
     open_locks = [t for t in targets if t.startswith(str(tmp_path)) and t.endswith(".lock")]
     assert 1 <= len(open_locks) <= 8
+
+
+def test_one_lock_per_lock_file_however_the_sidecar_is_spelled(tmp_path):
+    sidecar = tmp_path / "episode_labels.json"
+    lock = lock_module._file_lock(sidecar)
+    assert lock_module._file_lock(Path(str(sidecar))) is lock
+    assert lock_module._file_lock(str(sidecar)) is lock
+    assert lock.path == str(tmp_path / ".episode_labels.json.lock")
+    start = time.monotonic()
+    with sidecar_lock(sidecar), sidecar_lock(str(sidecar), timeout=0.3):  # re-entry, not a second flock
+        pass
+    assert time.monotonic() - start < 0.3
+
+
+def test_the_lock_knows_the_inode_it_holds_and_follows_a_replaced_file(tmp_path):
+    sidecar = tmp_path / "episode_labels.json"
+    with sidecar_lock(sidecar):
+        pass
+    lock = lock_module._file_lock(sidecar)
+    first = os.stat(lock_path(sidecar)).st_ino
+    assert lock._ino == first
+    replacement = tmp_path / "new.lock"
+    replacement.write_bytes(b"")
+    os.replace(replacement, lock_path(sidecar))
+    with sidecar_lock(sidecar):
+        assert lock._ino == os.stat(lock_path(sidecar)).st_ino != first
+        assert os.fstat(lock._fd).st_ino == lock._ino
+
+
+def test_a_read_in_a_read_only_directory_goes_ahead_unlocked_and_a_write_is_refused(tmp_path, monkeypatch):
+    class ReadOnly:
+        timeout = 1.0
+
+        def acquire(self, timeout=None):
+            raise OSError(errno.EROFS, "Read-only file system")
+
+        def release(self):
+            raise AssertionError("never acquired")
+
+    monkeypatch.setattr(lock_module, "_file_lock", lambda sidecar: ReadOnly())
+    sidecar = tmp_path / "episode_labels.json"
+    with sidecar_lock(sidecar, reading=True):
+        entered = True
+    assert entered
+    with pytest.raises(StorageError, match="cannot create the lock file .*--labels-dir"), sidecar_lock(sidecar):
+        pass

@@ -1,0 +1,117 @@
+"""``existing_store`` with an absolute root it has seen answers from one ``stat`` of the
+sidecar; the answer is always the one the full checks give (the directory check, the
+labels-dir check, "no sidecar yet")."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import strands_robots.episode_labels as el
+from strands_robots.episode_labels import document
+from strands_robots.errors import LabelsNotFoundError, RootNotFoundError
+
+
+def _answer(root, labels_dir=None):
+    try:
+        store = document.existing_store(root, labels_dir)
+    except (LabelsNotFoundError, RootNotFoundError) as exc:
+        return type(exc).__name__, str(exc)
+    return "store", store
+
+
+def _full_checks(root, labels_dir=None):
+    """The answer without the remembered paths."""
+    saved = dict(document._known_paths)
+    document._known_paths.clear()
+    try:
+        return _answer(root, labels_dir)
+    finally:
+        document._known_paths.clear()
+        document._known_paths.update(saved)
+
+
+events = st.lists(
+    st.sampled_from(["verdicts", "remove_sidecar", "remove_root", "make_root", "journal_only"]), max_size=8
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(steps=events, spelling=st.sampled_from([str, Path]))
+def test_the_remembered_path_gives_what_the_full_checks_give(tmp_path_factory, steps, spelling):
+    base = tmp_path_factory.mktemp("paths")
+    root = base / "ds"
+    root.mkdir()
+    given_root = spelling(str(root))
+    for step in ["verdicts", *steps]:
+        if step == "verdicts" and root.is_dir():
+            el.record_deterministic_verdicts(root, [{"episode": 0, "success": True}])
+        elif step == "remove_sidecar":
+            if (root / "episode_labels.json").exists():
+                el.flush(root)
+            for name in ("episode_labels.json", ".episode_labels.json.journal"):
+                (root / name).unlink(missing_ok=True)
+        elif step == "remove_root":
+            shutil.rmtree(root, ignore_errors=True)
+        elif step == "make_root":
+            root.mkdir(exist_ok=True)
+        elif step == "journal_only" and (root / "episode_labels.json").exists():
+            el.flush(root)
+            (root / "episode_labels.json").unlink()
+        fast, full = _answer(given_root), _full_checks(given_root)
+        assert fast == full
+        if fast[0] == "store":
+            assert fast[1].path == root / "episode_labels.json"
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_removed_root_is_the_typed_error_the_first_call_gives(tmp_path):
+    root = tmp_path / "ds"
+    root.mkdir()
+    el.record_deterministic_verdicts(root, [{"episode": 0, "success": True}])
+    assert document.existing_store(str(root)).path == root / "episode_labels.json"
+    assert (str(root), None) in document._known_paths
+    el.flush(root)
+    shutil.rmtree(root)
+    with pytest.raises(RootNotFoundError, match="is not an existing directory"):
+        document.existing_store(str(root))
+    with pytest.raises(RootNotFoundError, match="is not an existing directory"):
+        el.annotate_episode(str(root), 0, quality="high")
+
+
+def test_a_removed_sidecar_is_no_labels_yet(tmp_path):
+    el.record_deterministic_verdicts(tmp_path, [{"episode": 0, "success": True}])
+    el.annotate_episode(tmp_path, 0, quality="high")
+    (tmp_path / "episode_labels.json").unlink()
+    with pytest.raises(LabelsNotFoundError, match="Record deterministic verdicts first"):
+        el.annotate_episode(tmp_path, 0, quality="low")
+
+
+def test_a_relative_root_is_not_remembered_and_follows_the_working_directory(tmp_path, monkeypatch):
+    for name in ("a", "b"):
+        (tmp_path / name / "ds").mkdir(parents=True)
+        el.record_deterministic_verdicts(tmp_path / name / "ds", [{"episode": 0, "success": name == "a"}])
+    monkeypatch.chdir(tmp_path / "a")
+    assert document.existing_store("ds").path == tmp_path / "a" / "ds" / "episode_labels.json"
+    monkeypatch.chdir(tmp_path / "b")
+    assert document.existing_store("ds").path == tmp_path / "b" / "ds" / "episode_labels.json"
+    assert ("ds", None) not in document._known_paths
+    assert el.read_labels("ds")["episodes"]["0"]["deterministic"]["success"] is False
+
+
+def test_a_labels_dir_is_still_checked_on_the_short_path(tmp_path):
+    root, labels = tmp_path / "ds", tmp_path / "labels"
+    root.mkdir()
+    labels.mkdir()
+    el.record_deterministic_verdicts(root, [{"episode": 0, "success": True}], labels_dir=labels)
+    first = document.existing_store(str(root), str(labels))
+    assert first.path == labels / "episode_labels.json"
+    assert document.existing_store(str(root), str(labels)) is first
+    os.rename(labels, tmp_path / "gone")
+    with pytest.raises(RootNotFoundError):
+        document.existing_store(str(root), str(labels))
