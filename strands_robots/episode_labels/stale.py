@@ -466,7 +466,7 @@ def plain_record(columns: dict[str, Any], position: int) -> dict[str, Any]:
 
 def plain_records(columns: dict[str, Any], positions: list[int]) -> list[dict[str, Any]]:
     """:func:`plain_record` of each of ``positions`` (the columns looked up once, not per row)."""
-    lengths, contents = columns["length"], columns["content"]
+    lengths, contents, meta = columns["length"], columns["content"], columns.get(META_KEY)
     if not columns["has_range"]:
         out = [{"length": lengths[p]} for p in positions]
     else:
@@ -476,14 +476,23 @@ def plain_records(columns: dict[str, Any], positions: list[int]) -> list[dict[st
             columns["task_code"],
             columns["task_lists"],
         )
-        out = []
-        for p in positions:
-            code = codes[p]
-            if code >= 0:
-                out.append({"length": lengths[p], "index_range": [starts[p], ends[p]], "tasks": list(task_lists[code])})
-            else:
-                out.append({"length": lengths[p], "index_range": [starts[p], ends[p]]})
-    meta = columns.get(META_KEY)
+        if meta is not None and all(codes[p] >= 0 and contents[p] for p in positions):  # the usual v3.0 case
+            return [
+                {
+                    "length": lengths[p],
+                    "index_range": [starts[p], ends[p]],
+                    "tasks": list(task_lists[codes[p]]),
+                    "content": contents[p],
+                    META_KEY: meta,
+                }
+                for p in positions
+            ]
+        out = [
+            {"length": lengths[p], "index_range": [starts[p], ends[p]], "tasks": list(task_lists[codes[p]])}
+            if codes[p] >= 0
+            else {"length": lengths[p], "index_range": [starts[p], ends[p]]}
+            for p in positions
+        ]
     for fingerprint, p in zip(out, positions, strict=True):
         if contents[p]:
             fingerprint["content"] = contents[p]
