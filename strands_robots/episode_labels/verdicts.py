@@ -154,7 +154,14 @@ def record_deterministic_verdicts(
         for index, block in blocks.items():
             key = str(index)
             keys.append(key)
-            record = dict(records.get(key) or {"episode_index": index})
+            stored = records.get(key)
+            if not stored:  # a first verdict (every record of a new sidecar)
+                record = {"episode_index": index, "deterministic": block}
+                if index in fingerprints:
+                    record["fingerprint"] = fingerprints[index]
+                records[key] = record
+                continue
+            record = dict(stored)
             record["episode_index"] = index
             record["deterministic"] = block
             if index in fingerprints:
