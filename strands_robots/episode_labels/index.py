@@ -38,10 +38,12 @@ from strands_robots.episode_labels.rows import (
     FP_RANGE,
     FP_TASKS,
     TaskCodes,
+    common_meta,
     fingerprint_row,
     row_of,
 )
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES, QUALITY_RANK, SCHEMA_VERSION
+from strands_robots.fingerprint import META_KEY
 from strands_robots.storage import RecordStore
 from strands_robots.storage.atomic import check_target
 from strands_robots.storage.record_store import file_identity
@@ -164,6 +166,9 @@ class LabelIndex:
     digest: str | None = None  # sha256 of the canonical file; None until a journal needs it
     journal_ino: int | None = None
     journal_offset: int = 0
+    #: The metadata digest every fingerprinted record names (``fingerprint.meta``, see
+    #: :func:`.rows.common_meta`); None when they name several, or one names none.
+    fp_meta: str | None = None
 
     def select(self, *, require_success: bool, min_rank: int, exclude_disputed: bool) -> np.ndarray:
         """Episodes passing the filter rules (see ``filter_episodes``)."""
@@ -220,7 +225,7 @@ def _decode(data: Any) -> _Document:
             gc.enable()
 
 
-def _build(data: Any) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]]]:
+def _build(data: Any) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]], str | None]:
     """Columns of a canonical file's bytes (typed decode, one pass over the records)."""
     document = _decode(data)
     if document.schema_version != SCHEMA_VERSION:
@@ -262,6 +267,7 @@ def _build(data: Any) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]]]:
     columns["open_dispute"] = (codes & 32).astype(bool)
     tasks = TaskCodes()
     with_fingerprint = np.flatnonzero(codes & 128)
+    metas: set[str | None] = set()
     for i in with_fingerprint.tolist():  # rare in files other tools wrote; every record in ours
         f = values[i].fingerprint
         keys_bits = 0
@@ -281,6 +287,8 @@ def _build(data: Any) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]]]:
             else:
                 keys_bits |= FP_OTHER
         columns["fp_keys"][i] = keys_bits
+        if keys_bits:
+            metas.add(None if f.meta is UNSET else f.meta)
     columns["has_fingerprint"] = columns["fp_keys"] != 0
     reviewed = np.flatnonzero(codes & 64).tolist()
     del values
@@ -298,7 +306,7 @@ def _build(data: Any) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]]]:
             for name, value in zip(COLUMNS[1:6], row[:5], strict=True):
                 columns[name][i] = value
         del full, full_records
-    return _sorted(columns), tasks.lists
+    return _sorted(columns), tasks.lists, common_meta(metas)
 
 
 def _sorted(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -309,11 +317,14 @@ def _sorted(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {name: column[order] for name, column in columns.items()}
 
 
-def _build_from_document(document: dict[str, Any]) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]]]:
+def _build_from_document(
+    document: dict[str, Any],
+) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]], str | None]:
     """Columns of a merged document (plain dicts), for files the typed decode refuses."""
     records = document["episodes"]
     columns = _empty_columns(len(records))
     tasks = TaskCodes()
+    metas: set[Any] = set()
     for i, (key, record) in enumerate(records.items()):
         columns["episode"][i] = int(key)
         row = row_of(record)
@@ -322,7 +333,10 @@ def _build_from_document(document: dict[str, Any]) -> tuple[dict[str, np.ndarray
         fp = fingerprint_row(record.get("fingerprint"), tasks)
         for name, value in zip(COLUMNS[7:], fp, strict=True):
             columns[name][i] = value
-    return _sorted(columns), tasks.lists
+        if fp[0]:
+            meta = record["fingerprint"].get(META_KEY)
+            metas.add(meta if isinstance(meta, str) else None)
+    return _sorted(columns), tasks.lists, common_meta(metas)
 
 
 def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
@@ -347,6 +361,8 @@ def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
     for key, pos, found in zip(keys.tolist(), positions.tolist(), present.tolist(), strict=True):
         record = latest[key]
         row = (*row_of(record), *fingerprint_row(record.get("fingerprint"), tasks)) if record is not None else empty
+        if row[6] and record["fingerprint"].get(META_KEY) != index.fp_meta:  # row[6]: fp_keys
+            index.fp_meta = None
         if found:
             for name, value in zip(COLUMNS[1:], row, strict=True):
                 getattr(index, name)[pos] = value
@@ -364,8 +380,8 @@ def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
 
 def _from_document(document: dict[str, Any]) -> LabelIndex:
     """An index of a merged document held in memory (not cached)."""
-    columns, task_lists = _build_from_document(document)
-    return LabelIndex(**columns, task_lists=task_lists)  # type: ignore[arg-type]
+    columns, task_lists, fp_meta = _build_from_document(document)
+    return LabelIndex(**columns, task_lists=task_lists, fp_meta=fp_meta)  # type: ignore[arg-type]
 
 
 def _index_path(sidecar: Path) -> Path:
@@ -379,6 +395,7 @@ def _save(index: LabelIndex, path: Path) -> None:
             "identity": list(index.identity or ()),
             "digest": index.digest,
             "task_lists": [list(t) for t in index.task_lists],
+            "fp_meta": index.fp_meta,
         }
     ).encode()
     buffer = io.BytesIO()
@@ -403,6 +420,7 @@ def _load(path: Path, identity: tuple[int, int, int]) -> LabelIndex | None:
                 task_lists=[tuple(t) for t in meta.get("task_lists", [])],
                 identity=identity,
                 digest=meta.get("digest"),
+                fp_meta=meta["fp_meta"] if isinstance(meta.get("fp_meta"), str) else None,
             )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -448,11 +466,11 @@ def _fresh(store: RecordStore, identity: tuple[int, int, int] | None) -> LabelIn
         with _mapped(store.path, identity) as data:
             if data is None:
                 return None
-            columns, task_lists = _build(data)
+            columns, task_lists, fp_meta = _build(data)
     except _InvalidForIndex:
         # the full reader raises SidecarError with the reason, or reads what the typed decode refused
-        columns, task_lists = _build_from_document(store.read(copy_document=False))
-    index = LabelIndex(**columns, task_lists=task_lists, identity=identity)  # type: ignore[arg-type]
+        columns, task_lists, fp_meta = _build_from_document(store.read(copy_document=False))
+    index = LabelIndex(**columns, task_lists=task_lists, identity=identity, fp_meta=fp_meta)  # type: ignore[arg-type]
     if persisted:
         _save(index, _index_path(store.path))
     return index

@@ -92,6 +92,15 @@ def fingerprint_row(fingerprint: Any, tasks: TaskCodes) -> tuple[int, int, int, 
     return keys, length, start, end, task, content
 
 
+def common_meta(metas: set[Any]) -> str | None:
+    """The one metadata digest (``fingerprint.meta``) the fingerprinted records name, or None
+    when they name several or one names none (the rule of ``stale.read_from``)."""
+    if len(metas) != 1:
+        return None
+    (meta,) = metas
+    return meta if isinstance(meta, str) else None
+
+
 def is_small(store: RecordStore) -> bool:
     """True when the sidecar (canonical file plus journal) is below :data:`SMALL_BYTES`."""
     canonical, journal = file_identity(store.path), file_identity(store.journal)

@@ -13,8 +13,9 @@ plain Python, so a filter of a small labelled dataset imports neither numpy nor 
 (docs/performance.md, "Small sidecars"). Without a cache the columns are read from the
 metadata by :mod:`strands_robots.dataset.light_fingerprints` (no pyarrow or numpy) when it is
 plainly well-formed, else by the dataset reader ("Fingerprints without pyarrow"). Before
-either, a small sidecar whose fingerprints all name the current digest of the metadata
-files (``meta``, :func:`read_from`) is known fresh without reading them. The rule (only keys present on both sides count;
+either, labels whose fingerprints all name the current digest of the metadata files
+(``meta``: :func:`read_from` for a small sidecar, the index's ``fp_meta`` for a large one)
+are known fresh without reading them. The rule (only keys present on both sides count;
 a record without a fingerprint is never stale) is stated in ``docs/sidecar-format.md``.
 """
 
@@ -173,15 +174,18 @@ def remember_dataset_columns(root: str | Path, sidecar: Path, signature: tuple[A
     _datasets[os.path.abspath(root)] = (signature, columns)
 
 
-def dataset_columns(root: Path, sidecar: Path, signature: tuple[Any, ...]) -> Any | None:
+def dataset_columns(root: Path, sidecar: Path, signature: tuple[Any, ...], *, read: bool = True) -> Any | None:
     """The dataset's fingerprint columns (memory, then the file beside ``sidecar``, then the
-    dataset itself); None when the reader refuses the dataset (a warning says so)."""
+    dataset itself); None when the reader refuses the dataset (a warning says so), or, with
+    ``read=False``, when neither memory nor the file has them."""
     key = os.path.abspath(root)
     hit = _datasets.get(key)
     if hit is not None and hit[0] == signature:
         return hit[1]
     expected = _cache_meta(root, signature)
     columns = _load_cached(_cache_path(sidecar), expected)
+    if columns is None and not read:
+        return None
     if columns is None:
         from strands_robots.dataset.fingerprints import DatasetFingerprints
 
@@ -424,7 +428,12 @@ def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) ->
     cached = _results.get(str(store.path))
     if cached is not None and cached[0] == key:
         return dict(cached[1])
-    current = dataset_columns(root, store.path, signature)
+    current = dataset_columns(root, store.path, signature, read=False)
+    if current is None and index.fp_meta is not None and index.fp_meta == metadata_digest_of(root, signature):
+        _results[str(store.path)] = (key, {})  # every fingerprint was read from this very metadata
+        return {}
+    if current is None:
+        current = dataset_columns(root, store.path, signature)
     if current is None:
         return {}
     stale, one_by_one = compare(index, current)

@@ -14,13 +14,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from strands_robots import episode_labels as el
-from strands_robots.dataset import open_dataset
+from strands_robots.dataset import light_fingerprints, open_dataset
 from strands_robots.dataset.cache import clear_cache
+from strands_robots.dataset.signature import metadata_digest
 from strands_robots.dataset.stats import episode_content_digests
 from strands_robots.episode_labels import index as index_module
 from strands_robots.episode_labels import rows
 from strands_robots.episode_labels import stale as stale_module
 from strands_robots.episode_labels.fingerprint import Fingerprinter
+from strands_robots.storage.record_store import WRITE_THROUGH_BYTES, Change
 
 TOY_VERDICTS = [{"episode": 0, "success": True}, {"episode": 1, "success": True}, {"episode": 2, "success": False}]
 EPISODES_FILE = "meta/episodes/chunk-000/file-000.parquet"
@@ -175,11 +177,12 @@ def test_typed_and_plain_index_builds_agree(tmp_path):
     document["episodes"]["7"]["fingerprint"] = {"content": "short"}
     el.open_store(tmp_path).transform(lambda _old: document)
     data = (tmp_path / "episode_labels.json").read_bytes()
-    typed, typed_tasks = index_module._build(data)
-    plain, plain_tasks = index_module._build_from_document(el.read_labels(tmp_path))
+    typed, typed_tasks, typed_meta = index_module._build(data)
+    plain, plain_tasks, plain_meta = index_module._build_from_document(el.read_labels(tmp_path))
     for name in index_module.COLUMNS:
         assert np.array_equal(typed[name], plain[name]), name
     assert typed_tasks == plain_tasks
+    assert typed_meta is None and plain_meta is None  # no fingerprint names a metadata digest
     assert typed["fp_keys"][7] == index_module.FP_OTHER
 
 
@@ -211,3 +214,59 @@ def test_fingerprints_of_many_episodes_are_each_episodes_fingerprint(toy_dataset
     assert columns.records(range(len(columns.episode))) == [columns.record(p) for p in range(len(columns.episode))]
     no_range = dataclasses.replace(columns, has_range=False, content=columns.content[:0])
     assert no_range.records([0, 1]) == [no_range.record(0), no_range.record(1)]
+
+
+def _must_not_read(*args, **kwargs):
+    raise AssertionError("the dataset's metadata was read")
+
+
+def test_the_index_holds_the_one_metadata_digest_and_a_cold_check_reads_nothing(toy_dataset, monkeypatch):
+    monkeypatch.setattr(rows, "SMALL_BYTES", 0)  # the columnar index, as for a large sidecar
+    _labelled(toy_dataset)
+    digest = metadata_digest(toy_dataset)
+    store = el.open_store(toy_dataset)
+    store.write_through_bytes = 0  # later writes go to the journal
+    try:
+        _forget_process_caches()
+        assert index_module.label_index(store).fp_meta == digest
+        for cache in toy_dataset.glob(".episode_labels.json.fingerprints.*"):
+            cache.unlink()  # a copy without the files beside the sidecar
+        os.utime(toy_dataset / EPISODES_FILE)  # touched, not changed
+        _forget_process_caches()
+        with monkeypatch.context() as patch:
+            patch.setattr(light_fingerprints, "light_fingerprint_columns", _must_not_read)
+            patch.setattr(stale_module, "open_dataset_for_checks", _must_not_read)
+            assert el.stale_episodes(toy_dataset) == {}
+            assert el.filter_episodes(toy_dataset) == [0, 1]
+        # a journaled record whose fingerprint names no digest: the index no longer vouches
+        document = el.read_labels(toy_dataset)
+        hand = {k: v for k, v in document["episodes"]["1"]["fingerprint"].items() if k != "meta"}
+        hand["length"] += 1  # and it is stale
+        store.update(lambda doc: (doc["episodes"]["1"].__setitem__("fingerprint", hand), _change("1"))[1])
+        assert store.journal.exists()
+        index = index_module.label_index(store)
+        assert index.fp_meta is None
+        stale = el.stale_episodes(toy_dataset)
+        assert list(stale) == [1] and stale[1].startswith("length was")
+    finally:
+        store.write_through_bytes = WRITE_THROUGH_BYTES
+
+
+def _change(key):
+    return Change(records=[key], fields=[]), None
+
+
+def test_typed_and_plain_builds_agree_on_the_metadata_digest(tmp_path):
+    el.record_deterministic_verdicts(tmp_path, TOY_VERDICTS)
+    document = el.read_labels(tmp_path)
+    for key in ("0", "1", "2"):
+        document["episodes"][key]["fingerprint"] = {"length": 3, "meta": "6428cb071cf9bd53"}
+    el.open_store(tmp_path).transform(lambda _old: document)
+    data = (tmp_path / "episode_labels.json").read_bytes()
+    assert index_module._build(data)[2] == "6428cb071cf9bd53"
+    assert index_module._build_from_document(el.read_labels(tmp_path))[2] == "6428cb071cf9bd53"
+    document["episodes"]["2"]["fingerprint"]["meta"] = "0000000000000000"  # two digests: none vouches
+    el.open_store(tmp_path).transform(lambda _old: document)
+    data = (tmp_path / "episode_labels.json").read_bytes()
+    assert index_module._build(data)[2] is None
+    assert index_module._build_from_document(el.read_labels(tmp_path))[2] is None
