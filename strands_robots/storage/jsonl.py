@@ -126,7 +126,20 @@ def append_encoded(path: Path, payload: bytes, *, valid_end: int | None = None) 
     return _append(path, payload, valid_end, check_target(path))
 
 
-def _append(path: Path, payload: bytes, valid_end: int | None, exists: bool) -> tuple[int, os.stat_result]:
+def append_known(path: Path, payload: bytes, *, size: int) -> tuple[int, os.stat_result]:
+    """:func:`append_encoded` to a file the caller has just seen, under its lock, to be a
+    regular file (not a symlink) of ``size`` bytes ending in a complete line: nothing is
+    looked up again.
+
+    Raises:
+        StorageError: as :func:`append_jsonl`.
+    """
+    return _append(path, payload, size, True, size)
+
+
+def _append(
+    path: Path, payload: bytes, valid_end: int | None, exists: bool, size: int | None = None
+) -> tuple[int, os.stat_result]:
     if valid_end is None:
         _, valid_end = read_jsonl(path, bad_lines=[])
     try:
@@ -135,7 +148,7 @@ def _append(path: Path, payload: bytes, valid_end: int | None, exists: bool) -> 
         raise storage_error(exc, path, "open") from exc
     try:
         try:
-            if os.fstat(fd).st_size != valid_end:
+            if (os.fstat(fd).st_size if size is None else size) != valid_end:
                 os.ftruncate(fd, valid_end)
             os.lseek(fd, valid_end, os.SEEK_SET)
             view = memoryview(payload)

@@ -32,6 +32,7 @@ import logging
 import math
 import os
 import shutil
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -57,7 +58,7 @@ from strands_robots.storage.journal import (
     screen,
     three_way,
 )
-from strands_robots.storage.jsonl import append_encoded
+from strands_robots.storage.jsonl import append_encoded, append_known
 from strands_robots.storage.lock import sidecar_lock
 from strands_robots.storage.registry import Identity, ProcessRegistry, appended_since, file_identity
 
@@ -78,7 +79,8 @@ class _Cached:
     rejected: list[Rejected] = field(default_factory=list)  # journal lines not applied (kept aside on fold)
     transient: bool = False  # a merge that could not be stored: never cached nor written over
     # the journal's :func:`_seen` stamp when this cache last wrote it or read it to the end
-    # (under the lock): the same stamp now means nothing was appended since
+    # (under the lock; always of a regular file): the same stamp now means nothing was
+    # appended since, and that the journal is a regular file ``journal_offset`` bytes long
     journal_seen: Seen | None = None
 
 
@@ -92,9 +94,10 @@ def _seen(st: os.stat_result) -> Seen:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _stat(path: Path) -> os.stat_result | None:
+def _lstat(path: Path) -> os.stat_result | None:
+    """The file itself (a symlink put at the journal's path has its own stamp: never ours)."""
     try:
-        return os.stat(path)
+        return os.lstat(path)
     except FileNotFoundError:
         return None
 
@@ -327,7 +330,7 @@ class RecordStore:
         read it at (the common case of a process writing in a loop: no read at all).
         """
         identity = file_identity(self.path)
-        journal_stat = _stat(self.journal)
+        journal_stat = _lstat(self.journal)
         cached = self._cache
         if cached is not None and cached.identity == identity:
             if journal_stat is not None and cached.journal_seen == _seen(journal_stat):
@@ -495,7 +498,10 @@ class RecordStore:
         if cached.journal_offset == 0:
             self._link_base(cached)
             payload = dump_line({"journal": JOURNAL_VERSION, "base_sha256": cached.digest}) + payload
-        end, after = append_encoded(self.journal, payload, valid_end=cached.journal_offset)
+        if cached.journal_seen is not None:  # checked by _refresh just now, under the lock
+            end, after = append_known(self.journal, payload, size=cached.journal_offset)
+        else:
+            end, after = append_encoded(self.journal, payload, valid_end=cached.journal_offset)
         cached.journal_ino = after.st_ino
         cached.journal_offset = end
         cached.journal_seen = _seen(after)
@@ -627,8 +633,11 @@ class RecordStore:
 
 
 def _read_to_end(journal_stat: os.stat_result | None, offset: int) -> Seen | None:
-    """The journal's stamp when a read reached its end (None: a torn tail, or no journal)."""
-    return _seen(journal_stat) if journal_stat is not None and journal_stat.st_size == offset else None
+    """The journal's stamp when a read reached the end of a regular file (None: a torn tail,
+    no journal, or not a regular file)."""
+    if journal_stat is None or journal_stat.st_size != offset or not stat.S_ISREG(journal_stat.st_mode):
+        return None
+    return _seen(journal_stat)
 
 
 def _non_finite_at(value: Any, where: str = "$") -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from pathlib import Path
 
 from strands_robots import episode_labels as el
 from strands_robots.episode_labels.document import open_store
@@ -52,3 +53,29 @@ def test_journal_tail_gives_the_ops_since_an_offset_and_none_for_a_replaced_file
     el.flush(tmp_path)
     with store.reading():
         assert store.journal_tail(lambda: digest, None, 0).ino is None
+
+
+def test_an_absolute_path_seen_before_finds_the_instance_abspath_finds(tmp_path, monkeypatch):
+    from strands_robots.storage.registry import ProcessRegistry
+
+    registry: ProcessRegistry[list[str]] = ProcessRegistry()
+    made: list[str] = []
+
+    def factory(path):
+        made.append(str(path))
+        return [str(path)]
+
+    target = tmp_path / "s.json"
+    first = registry.get(target, factory)
+    assert registry.get(Path(str(target)), factory) is first  # another Path object, same text
+    assert registry.get(str(target), factory) is first
+    assert registry.get(tmp_path / "x" / ".." / "s.json", factory) is first  # normalised like abspath
+    monkeypatch.chdir(tmp_path)
+    assert registry.get(Path("s.json"), factory) is first  # relative: through abspath, never remembered
+    assert Path("s.json") not in registry._by_argument
+    assert made == [str(target)] and first == [str(target)]
+    registry.clear()  # as a new process: a new instance, the remembered ones forgotten too
+    second = registry.get(target, factory)
+    assert second is not first and second == [str(target)] and made == [str(target)] * 2
+    parent = id(second)
+    assert _in_child(lambda: id(registry.get(target, factory)) != parent) == 0

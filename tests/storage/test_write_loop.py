@@ -181,3 +181,34 @@ def test_dump_line_refuses_a_non_finite_number_inside_a_record(bad):
 def test_dump_line_refuses_a_lone_surrogate():
     with pytest.raises(LabelValidationError, match="not valid Unicode"):
         dump_line({"note": "\ud800"})
+
+
+def test_a_torn_tail_left_by_another_writer_is_cut_off_by_the_next_write(tmp_path):
+    path = tmp_path / "labels.json"
+    store = _store(path)
+    store.update(_put("1", 1))
+    size = os.stat(store.journal).st_size
+    with open(store.journal, "ab") as handle:
+        handle.write(b'{"op":"put","key":"2","rec')  # another writer killed mid-append
+    store.update(_put("3", 3))
+    lines = store.journal.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and all(line.startswith(b"{") for line in lines[:-1])
+    assert os.stat(store.journal).st_size > size
+    assert _store(path).read()["episodes"] == {"1": {"v": 1}, "3": {"v": 3}}
+
+
+def test_a_symlink_put_at_the_journals_path_is_refused_not_written_through(tmp_path):
+    path = tmp_path / "labels.json"
+    store = _store(path)
+    store.update(_put("1", 1))
+    elsewhere = tmp_path / "elsewhere"
+    os.replace(store.journal, elsewhere)
+    store.journal.symlink_to(elsewhere)  # the same bytes, reached through a link
+    before = elsewhere.read_bytes()
+    with pytest.raises(SidecarError, match="symbolic link"):
+        store.update(_put("2", 2))
+    assert elsewhere.read_bytes() == before
+    store.journal.unlink()
+    os.replace(elsewhere, store.journal)  # put back: the write that returned is still there
+    assert store.read()["episodes"] == {"1": {"v": 1}}
+    assert store.flush() is True
