@@ -58,3 +58,11 @@ def toy_dataset(copy_dataset):
     if not (TOY_DATASET / "meta" / "info.json").is_file():
         pytest.skip("examples/toy_dataset is not built")
     return copy_dataset(TOY_DATASET, "toy_dataset")
+
+
+@pytest.fixture
+def mixed_lengths(tmp_path):
+    """A synthetic v3.0 dataset (``tests/synth.py``) of four episodes: 0 has 60 frames, 1-3 have 90."""
+    from tests.synth import make_v3_dataset
+
+    return make_v3_dataset(tmp_path / "ds", [60, 90, 90, 90])

@@ -55,7 +55,7 @@ def test_the_review_server_reports_a_missing_labels_dir(tmp_path, toy_dataset):
 
 def test_the_segment_rule_input_names_a_missing_labels_dir(tmp_path, toy_dataset):
     """TASK_COMPLETE asks whether an episode failed; a labels_dir that is not there is said so
-    (it used to read as "no labels", letting the rule pass unchecked)."""
+    (read as "no labels", the rule would pass unchecked)."""
     from strands_robots.segments.success import failed_episodes
 
     assert failed_episodes(toy_dataset) == {}  # no sidecar at all: nothing known

@@ -1,4 +1,5 @@
-"""Small builders for label tests: a minimal dataset as the seed snippet writes it."""
+"""Small builders for label tests: a minimal dataset as the seed snippet writes it, and the
+verdicts of ``examples/toy_dataset`` (episodes 0 and 1 succeed, 2 fails)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+TOY_VERDICTS = [{"episode": 0, "success": True}, {"episode": 1, "success": True}, {"episode": 2, "success": False}]
 
 
 def make_minimal_dataset(root: Path, lengths: dict[int, int], fps: int = 30) -> Path:

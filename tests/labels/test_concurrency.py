@@ -1,4 +1,4 @@
-"""Several processes writing one sidecar lose nothing.
+"""Several processes writing one sidecar lose nothing, a remap running beside them included.
 
 The rules are those of docs/performance.md, "1. Single writes are O(1): the journal" and
 "Reliability tests (in CI)".
@@ -16,6 +16,7 @@ from strands_robots.episode_labels import (
     flush,
     read_labels,
     record_deterministic_verdicts,
+    remap,
 )
 
 PROCESSES = 8
@@ -36,6 +37,11 @@ def _annotate_range(root: str, start: int, count: int) -> None:
 def _annotate_same(root: str, worker: int) -> None:
     for _ in range(20):
         annotate_episode(root, 0, quality="medium", note=f"worker {worker}", model=f"w{worker}")
+
+
+def _identity_remap(root: str, rounds: int) -> None:
+    for _ in range(rounds):
+        remap(root, {str(i): i for i in range(300)})
 
 
 def test_parallel_writers_on_distinct_episodes_lose_nothing(tmp_path: Path):
@@ -85,3 +91,17 @@ def test_parallel_writers_on_one_episode_leave_one_complete_record(tmp_path: Pat
         "labeled_at",
     }
     assert record["deterministic"] == {"success": True, "failure": False}
+
+
+def test_remap_beside_a_writer_loses_nothing(tmp_path: Path):
+    root = tmp_path / "ds"
+    root.mkdir()
+    record_deterministic_verdicts(root, [{"episode": i, "success": True} for i in range(300)])
+    remapper = _context().Process(target=_identity_remap, args=(str(root), 40))
+    remapper.start()
+    for episode in range(300):
+        annotate_episode(root, episode, quality="medium")
+    remapper.join(timeout=120)
+    assert remapper.exitcode == 0
+    document = read_labels(root)
+    assert sum("judge" in r for r in document["episodes"].values()) == 300

@@ -1,4 +1,5 @@
-"""episode_labels.json: verdicts, judge block, precedence, refusals, filter, agreement."""
+"""episode_labels.json: verdicts, judge block, precedence, refusals (numbers out of range,
+hand-edited null blocks), filter, agreement with blind human grades."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from strands_robots.episode_labels import (
     measure_agreement,
     read_labels,
     record_deterministic_verdicts,
+    review_episode,
 )
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError
 from tests.labels.helpers import make_minimal_dataset, verdict
@@ -166,6 +168,19 @@ def test_record_refuses_unknown_episodes_listing_all(root):
 
 
 @pytest.mark.parametrize(
+    "entry, match",
+    [
+        ({"episode": 2**70, "success": True}, "largest episode_index"),
+        ({"episode": 0, "success": True, "cumulative_reward": 10**400}, "finite"),
+        ({"episode": 0, "success": True, "seed": 2**80}, "seed"),
+    ],
+)
+def test_out_of_range_numbers_are_refused(tmp_path, entry, match):
+    with pytest.raises(LabelValidationError, match=match):
+        record_deterministic_verdicts(tmp_path, [entry])
+
+
+@pytest.mark.parametrize(
     "content",
     [
         b'{"labels": []}\n',  # another tool's file
@@ -183,6 +198,22 @@ def test_foreign_or_future_sidecar_is_refused_and_untouched(root, content):
     with pytest.raises(SidecarError):
         read_labels(root)
     assert path.read_bytes() == content
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        '{"schema_version": 1, "benchmark": "", "episodes": {"0": {"episode_index": 0, "deterministic": null}}}',
+        '{"schema_version": 1, "benchmark": "", "episodes": {"0": {"episode_index": 0, "judge": null}}}',
+        '{"schema_version": 1, "benchmark": 5, "episodes": {}}',
+    ],
+)
+def test_hand_edited_null_blocks_are_refused_by_every_reader(tmp_path, document):
+    (tmp_path / "episode_labels.json").write_text(document)
+    for call in (read_labels, filter_episodes, lambda r: annotate_episode(r, 0, quality="low")):
+        with pytest.raises(SidecarError):
+            call(tmp_path)
+    assert (tmp_path / "episode_labels.json").read_text() == document
 
 
 def _build_all_combinations(root: Path) -> None:
@@ -295,6 +326,22 @@ def test_agreement_refusals(root, holdout, match):
     annotate_episode(root, 0, quality="high")
     with pytest.raises(LabelValidationError, match=match):
         measure_agreement(root, holdout)
+
+
+def test_a_blind_grade_survives_a_later_judge_label(tmp_path):
+    root = tmp_path / "ds"
+    root.mkdir()
+    record_deterministic_verdicts(root, [{"episode": i, "success": True} for i in range(3)])
+    for episode, grade in enumerate(["high", "low", "medium"]):
+        review_episode(root, episode, decision="grade_only", reviewer="ana", quality=grade)
+    for episode in range(3):
+        annotate_episode(root, episode, quality="high")
+    result = measure_agreement(root)
+    assert result["episodes_compared"] == 3
+    assert result["quality_agreement"] == pytest.approx(1 / 3)
+    assert filter_episodes(root) == [0, 2]  # the human's low on episode 1 counts
+    record_deterministic_verdicts(root, [{"episode": 1, "success": True, "steps": 5}])  # a new verdict
+    assert filter_episodes(root) == [0, 1, 2]
 
 
 def test_batch_annotation_is_all_or_nothing(root):

@@ -1,5 +1,6 @@
 """Stale detection by fingerprint columns: the same answer as the record-by-record rule,
-and the cached dataset columns go stale when ``meta/`` changes."""
+the cached dataset columns go stale when ``meta/`` changes, and a sidecar without
+fingerprints (another tool's) is never walked for staleness."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ from strands_robots.episode_labels import rows
 from strands_robots.episode_labels import stale as stale_module
 from strands_robots.episode_labels.fingerprint import Fingerprinter
 from strands_robots.storage.record_store import WRITE_THROUGH_BYTES, Change
+from tests.labels.helpers import TOY_VERDICTS
 
-TOY_VERDICTS = [{"episode": 0, "success": True}, {"episode": 1, "success": True}, {"episode": 2, "success": False}]
 EPISODES_FILE = "meta/episodes/chunk-000/file-000.parquet"
 
 
@@ -270,3 +271,23 @@ def test_typed_and_plain_builds_agree_on_the_metadata_digest(tmp_path):
     data = (tmp_path / "episode_labels.json").read_bytes()
     assert index_module._build(data)[2] is None
     assert index_module._build_from_document(el.read_labels(tmp_path))[2] is None
+
+
+def test_a_sidecar_without_fingerprints_skips_the_stale_walk(toy_dataset, monkeypatch):
+    """A file written by another tool (no fingerprints) beside meta/: filter never walks the
+    whole document for staleness (that walk would load a 500 MB file into Python objects)."""
+    from strands_robots.episode_labels import filtering
+
+    el.record_deterministic_verdicts(toy_dataset, TOY_VERDICTS)
+    for episode in range(3):
+        el.annotate_episode(toy_dataset, episode, quality="high")
+    calls = []
+    monkeypatch.setattr(filtering, "stale_episodes", lambda *a, **k: calls.append(1) or {})
+    assert el.filter_episodes(toy_dataset) == [0, 1]
+    assert calls == [1]  # our own records carry fingerprints: checked
+    document = el.read_labels(toy_dataset)
+    for record in document["episodes"].values():
+        del record["fingerprint"]
+    el.open_store(toy_dataset).transform(lambda _old: document)
+    assert el.filter_episodes(toy_dataset) == [0, 1]
+    assert calls == [1]  # no fingerprints: not walked

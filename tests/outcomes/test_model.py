@@ -1,5 +1,6 @@
 """Every rule of docs/outcomes.md, "The label", with values from the example labels of the outcomes
-format (``DOC_LABEL`` and ``DOC_WRITE`` in ``conftest.py``)."""
+format (``DOC_LABEL`` and ``DOC_WRITE`` in ``conftest.py``); ``set_outcome`` applies the same
+rules (a null hand is refused, never stored empty)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from strands_robots.errors import LabelValidationError
+from strands_robots.outcomes import set_outcome
 from strands_robots.outcomes.model import (
     OUTCOMES,
     OutcomeValidationError,
@@ -175,6 +177,16 @@ def test_only_left_and_right_and_an_omitted_hand_is_an_empty_list(doc_label):
     assert validate_label({"outcome": "failure"})["hand_actions"] == {"left": [], "right": []}
     doc_label["hand_actions"]["both"] = []
     assert "hand_actions.both" in violations(doc_label)
+
+
+def test_a_null_hand_is_refused_not_stored_empty(dataset):
+    with pytest.raises(OutcomeValidationError) as info:
+        set_outcome(dataset, 1, outcome="expert_success", hand_actions={"left": None})
+    assert "hand_actions.left" in str(info.value)
+    assert set_outcome(dataset, 1, outcome="expert_success", hand_actions={"right": []})["hand_actions"] == {
+        "left": [],
+        "right": [],
+    }
 
 
 def test_hand_action_fields(doc_label):

@@ -57,7 +57,7 @@ def test_position_mode_dates_the_change_of_hold():
 
 @pytest.mark.parametrize("threshold", [None, 0.5])
 def test_every_position_mode_dates_an_event_at_the_first_frame_in_the_new_state(threshold):
-    """Audit repro: frames 3-9 are closed, frame 10 is the first open one, in every mode."""
+    """Frames 3-9 are closed and frame 10 is the first open one: the events fall on 3 and 10 in every mode."""
     v = [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1]
     events = detect_gripper_events(v, arm="right", mode="position", threshold=threshold)
     assert _fk(events) == [(3, "close"), (10, "open")]
@@ -66,7 +66,7 @@ def test_every_position_mode_dates_an_event_at_the_first_frame_in_the_new_state(
     assert _fk(detect_gripper_events(command, arm="right", mode="command")) == [(3, "close"), (10, "open")]
 
 
-def test_the_repro_place_window_has_its_open_event_and_no_anomaly():
+def test_a_place_window_starting_at_the_open_edge_has_its_open_event_and_no_anomaly():
     """pick in [0, 10), place in [10, 14): the release's open lies inside the place window (I3)."""
     v = [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1]
     subtasks = [

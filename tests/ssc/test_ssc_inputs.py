@@ -276,7 +276,7 @@ def test_spatial_prefix_arm_names(token, arm):
     assert spatial_prefix_arm(token) == arm
 
 
-def test_audit_repro_press_with_spatial_prefix_right_is_settled_at_l2():
+def test_a_press_with_spatial_prefix_right_is_settled_at_l2():
     """Left hand holds a pan, "press stove" with spatial_prefix ["right"]: L2, not the free-arm heuristic."""
     press = sub(0, 0, 100, act("press", "stove_1"), spatial_prefix=["right"])
     entry = build_entry(press, state("pan_2"), [])

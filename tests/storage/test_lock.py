@@ -1,5 +1,6 @@
 """The sidecar lock: one flock per process on a lock file kept open, exclusive between
-threads, processes and forked children, re-opened when the lock file is replaced."""
+threads, processes and forked children, re-opened when the lock file is replaced; where no
+lock file can be made (a read-only directory) reads go ahead and writes say why not."""
 
 from __future__ import annotations
 
@@ -47,6 +48,31 @@ def test_another_process_holding_the_lock_times_out_with_a_remedy(tmp_path):
         proc.wait()
     with sidecar_lock(sidecar, timeout=1):  # free again once the holder exits
         pass
+
+
+def test_reads_work_in_a_read_only_directory_and_writes_say_why_not(tmp_path, monkeypatch):
+    import errno
+
+    from strands_robots import episode_labels as el
+
+    el.record_deterministic_verdicts(tmp_path, [{"episode": 0, "success": True}])
+    el.annotate_episode(tmp_path, 0, quality="high")
+
+    class ReadOnlyLock:
+        timeout = 1.0
+
+        def acquire(self, timeout=None):
+            raise OSError(errno.EROFS, "Read-only file system")
+
+        def release(self):
+            raise AssertionError("never acquired")
+
+    monkeypatch.setattr(lock_module, "_file_lock", lambda sidecar: ReadOnlyLock())
+    assert el.filter_episodes(tmp_path) == [0]
+    assert el.read_labels(tmp_path)["episodes"]["0"]["judge"]["quality"] == "high"
+    assert el.list_disputes(tmp_path) == []
+    with pytest.raises(StorageError, match="--labels-dir"):
+        el.annotate_episode(tmp_path, 0, quality="low")
 
 
 def test_a_replaced_lock_file_is_reopened(tmp_path):

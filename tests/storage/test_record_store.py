@@ -1,14 +1,17 @@
-"""The shared storage layer: journal, fold, stale journals, torn tails, failed writes."""
+"""The shared storage layer: journal, fold, stale journals, torn tails, a copied directory's
+journal, failed writes."""
 
 from __future__ import annotations
 
 import errno
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
+from strands_robots import episode_labels as el
 from strands_robots.errors import SidecarError, StorageError
 from strands_robots.storage import RecordStore, atomic_write_bytes, dump_canonical
 from strands_robots.storage.record_store import Change
@@ -88,6 +91,18 @@ def test_a_torn_journal_tail_is_ignored_and_cut_off(tmp_path):
     lines = writer.journal.read_bytes().splitlines()
     assert all(json.loads(line) for line in lines)
     assert _store(path).read()["episodes"] == {"0": {"v": 0}, "1": {"v": 1}, "3": {"v": 3}}
+
+
+def test_a_copied_dataset_keeps_journaled_labels(tmp_path):
+    root = tmp_path / "ds"
+    root.mkdir()
+    el.record_deterministic_verdicts(root, [{"episode": i, "success": True} for i in range(3000)])
+    el.annotate_episode(root, 5, quality="low", note="journaled")
+    assert (root / ".episode_labels.json.journal").exists()
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)  # new inodes and mtimes, same bytes
+    assert el.read_labels(copy)["episodes"]["5"]["judge"]["note"] == "journaled"
+    assert not list(copy.glob("*.stale-*"))
 
 
 def test_failed_replace_leaves_file_and_directory_unchanged(tmp_path, monkeypatch):

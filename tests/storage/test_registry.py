@@ -1,10 +1,13 @@
-"""One process registry for every store type, emptied in a forked child; the store's public
-journal view used by the label index."""
+"""One process registry for every store type, emptied in a forked child (so forked pool
+workers write with their own locks and stores); the store's public journal view used by the
+label index."""
 
 from __future__ import annotations
 
 import hashlib
+import multiprocessing as mp
 import os
+import warnings
 from pathlib import Path
 
 from strands_robots import episode_labels as el
@@ -36,6 +39,23 @@ def test_every_store_type_is_one_instance_per_file_and_fresh_in_a_fork(tmp_path)
     )
     assert child == 0
     assert OutcomeStore.open(tmp_path / "episode_outcomes.jsonl") is outcome  # the parent keeps its own
+
+
+def _annotate_in_child(args: tuple[str, int]) -> str:
+    root, episode = args
+    return el.annotate_episode(root, episode, quality="high")["judge"]["quality"]
+
+
+def test_forked_pool_workers_can_write(tmp_path):
+    root = tmp_path / "ds"
+    root.mkdir()
+    el.record_deterministic_verdicts(root, [{"episode": i, "success": True} for i in range(4)])
+    el.filter_episodes(root)  # the parent holds cached locks and stores before forking
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork() of a threaded process
+        with mp.get_context("fork").Pool(2) as pool:
+            assert pool.map(_annotate_in_child, [(str(root), i) for i in range(4)]) == ["high"] * 4
+    assert el.filter_episodes(root) == [0, 1, 2, 3]
 
 
 def test_journal_tail_gives_the_ops_since_an_offset_and_none_for_a_replaced_file(tmp_path):

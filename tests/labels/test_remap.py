@@ -1,0 +1,46 @@
+"""``episode_labels.remap`` against the fingerprints: after LeRobot's ``delete_episodes`` the
+labels of equal-length episodes go stale, the right mapping carries them across and clears
+the staleness, and a mapping the fingerprints contradict is refused with nothing written
+(docs/sidecar-format.md, "`fingerprint`"; the mapping rule and the transaction over every
+sidecar are tests/storage/test_remap.py's)."""
+
+from __future__ import annotations
+
+import pytest
+
+from strands_robots import episode_labels as el
+from strands_robots.dataset.signature import metadata_digest
+from strands_robots.errors import LabelValidationError
+from tests.labels.helpers import TOY_VERDICTS
+from tests.storage.remap_helpers import delete_episodes_meta
+
+
+def test_equal_length_episodes_are_stale_after_renumbering(toy_dataset):
+    el.record_deterministic_verdicts(toy_dataset, TOY_VERDICTS)
+    for episode in range(3):
+        el.annotate_episode(toy_dataset, episode, quality="high")
+    fingerprint = el.read_labels(toy_dataset)["episodes"]["1"]["fingerprint"]
+    assert set(fingerprint) == {"length", "index_range", "tasks", "content", "meta"}
+    assert fingerprint["meta"] == metadata_digest(toy_dataset)  # the metadata it was read from
+    assert el.filter_episodes(toy_dataset) == [0, 1]
+    delete_episodes_meta(toy_dataset, [0])  # LeRobot's delete_episodes([0]): 1 -> 0, 2 -> 1
+    stale = el.stale_episodes(toy_dataset)
+    assert sorted(stale) == [0, 1, 2]
+    assert "content" in stale[0] and "no longer in the dataset" in stale[2]
+    with pytest.warns(el.StaleLabelsWarning):
+        assert el.filter_episodes(toy_dataset) == []
+    # the right mapping carries the labels across and clears the staleness
+    with pytest.raises(LabelValidationError, match="would drop the labels of 1 episode"):
+        el.remap(toy_dataset, {"1": 0, "2": 1})  # episode 0 was deleted: that must be said
+    assert el.remap(toy_dataset, {"1": 0, "2": 1}, allow_drop=True) == 2
+    assert el.stale_episodes(toy_dataset) == {}
+    assert el.filter_episodes(toy_dataset) == [0]
+    assert el.deterministic_verdict(toy_dataset, 1)["success"] is False
+
+
+def test_a_mapping_that_contradicts_the_fingerprints_is_refused(toy_dataset):
+    el.record_deterministic_verdicts(toy_dataset, TOY_VERDICTS)
+    before = (toy_dataset / "episode_labels.json").read_bytes()
+    with pytest.raises(LabelValidationError, match="contradicts the labels' fingerprints"):
+        el.remap(toy_dataset, {"0": 1, "1": 0, "2": 2})
+    assert (toy_dataset / "episode_labels.json").read_bytes() == before
