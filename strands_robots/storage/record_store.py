@@ -58,7 +58,7 @@ from strands_robots.storage.journal import (
     screen,
     three_way,
 )
-from strands_robots.storage.jsonl import append_encoded, append_known
+from strands_robots.storage.jsonl import KeptAppender
 from strands_robots.storage.lock import sidecar_lock
 from strands_robots.storage.registry import Identity, ProcessRegistry, appended_since, file_identity
 
@@ -186,6 +186,7 @@ class RecordStore:
         self.check_record = check_record
         self._cache: _Cached | None = None
         self._thread_lock = threading.RLock()
+        self._appender = KeptAppender(self.journal)
 
     @classmethod
     def open(cls, path: Path, **kwargs: Any) -> RecordStore:
@@ -305,6 +306,7 @@ class RecordStore:
         Raises:
             StorageError: a file could not be removed; the message says the labels are stored.
         """
+        self._appender.close()
         for path in (self.journal, base_path(self.journal)):
             try:
                 os.unlink(path)
@@ -498,10 +500,9 @@ class RecordStore:
         if cached.journal_offset == 0:
             self._link_base(cached)
             payload = dump_line({"journal": JOURNAL_VERSION, "base_sha256": cached.digest}) + payload
-        if cached.journal_seen is not None:  # checked by _refresh just now, under the lock
-            end, after = append_known(self.journal, payload, size=cached.journal_offset)
-        else:
-            end, after = append_encoded(self.journal, payload, valid_end=cached.journal_offset)
+        seen = cached.journal_seen  # checked by _refresh just now, under the lock
+        known = (seen[0], seen[1]) if seen is not None else None
+        end, after = self._appender.append(payload, valid_end=cached.journal_offset, known=known)
         cached.journal_ino = after.st_ino
         cached.journal_offset = end
         cached.journal_seen = _seen(after)
