@@ -16,9 +16,8 @@ from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.document import open_store
-from strands_robots.errors import LabelValidationError
 from strands_robots.fingerprint import IDENTITY_KEYS, Fingerprinter, open_dataset_if_present
-from strands_robots.storage.mapping import EpisodeMapping, check_targets, mapping_table
+from strands_robots.storage.mapping import EpisodeMapping, check_targets, mapping_table, refuse_contradictions
 from strands_robots.storage.remap_txn import Participant, Step, record_store_step, remap_sidecar
 
 NAME = "episode_labels"
@@ -101,13 +100,7 @@ def _moved(records: dict[str, Any], mapping: EpisodeMapping, dataset: Any) -> di
                 continue
             record["fingerprint"] = fingerprint(new)
         moved[str(new)] = record
-    if contradictions:
-        raise LabelValidationError(
-            "the mapping contradicts the labels' fingerprints, so it does not describe this dataset edit: "
-            + "; ".join(contradictions[:10])
-            + ". Nothing was changed; check the mapping (old index -> new index), or build it from the "
-            "deleted episodes (mapping_after_delete; CLI: --deleted 3,7)."
-        )
+    refuse_contradictions(contradictions, "labels")
     return moved
 
 

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
+from strands_robots.fingerprint import fingerprinter_of
 from strands_robots.outcomes.episodes import open_episodes
 from strands_robots.outcomes.labels import utc_now
 from strands_robots.outcomes.store import open_outcome_store
-from strands_robots.storage.mapping import EpisodeMapping, check_targets, mapping_table
+from strands_robots.storage.mapping import EpisodeMapping, check_fingerprints, check_targets, mapping_table
 from strands_robots.storage.remap_txn import Participant, Step, remap_sidecar
 
 NAME = "outcomes"
@@ -35,14 +36,18 @@ def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow
     store = open_outcome_store(root, labels_dir)
 
     def plan(mapping: EpisodeMapping) -> Step:
-        if (Path(root) / "meta" / "info.json").is_file():
-            check_targets(mapping, open_episodes(root).episodes, root)
+        dataset = open_episodes(root) if (Path(root) / "meta" / "info.json").is_file() else None
+        if dataset is not None:
+            check_targets(mapping, dataset.episodes, root)
         store.refresh()
         labelled = set(store.versions)
         if not labelled:
             return Step(NAME, store.path, 0)
         mapping.refuse_drops(labelled, allow_drop=allow_drop, what="outcome labels")
         carried = {old: new for old, new in mapping.table.items() if old in labelled}
+        if dataset is not None:
+            moves = [(old, new, (store.current(old) or {}).get("fingerprint")) for old, new in carried.items()]
+            check_fingerprints(moves, fingerprinter_of(dataset), "outcome labels")
         if len(carried) == len(labelled) and all(old == new for old, new in carried.items()):
             return Step(NAME, store.path, len(carried))
         record = {"kind": "remap", "mapping": {str(o): n for o, n in sorted(carried.items())}, "at": utc_now()}
@@ -74,7 +79,9 @@ def remap(
         The number of labelled episodes kept under their new index.
 
     Raises:
-        LabelValidationError: the mapping is malformed, or drops labels without ``allow_drop``.
+        LabelValidationError: the mapping is malformed, drops labels without ``allow_drop``,
+            or moves a label whose stored fingerprint contradicts its new episode (all such
+            moves listed; nothing changed).
         EpisodeNotFoundError: a new index is not in the dataset.
     """
     return remap_sidecar(mapping, lambda: participant(root, labels_dir, allow_drop=allow_drop), dry_run=dry_run)

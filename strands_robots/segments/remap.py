@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.errors import EpisodeNotFoundError
 from strands_robots.segments.episodes import open_dataset_if_present
 from strands_robots.segments.store import open_store
-from strands_robots.storage.mapping import EpisodeMapping, check_targets, mapping_table
+from strands_robots.storage.mapping import EpisodeMapping, check_fingerprints, check_targets, mapping_table
 from strands_robots.storage.remap_txn import Participant, Step, record_store_step, remap_sidecar
 
 NAME = "segments"
@@ -67,30 +66,37 @@ def remap(
         Number of records kept under their new index.
 
     Raises:
-        LabelValidationError: bad mapping, or records dropped without ``allow_drop``.
-        EpisodeNotFoundError: a new index the edited dataset does not have, or a kept
-            record whose length no longer matches its new episode (nothing changed).
+        LabelValidationError: bad mapping, records dropped without ``allow_drop``, or a
+            kept record whose stored fingerprint (or, without one, its ``length``)
+            contradicts its new episode (all such moves listed; nothing changed).
+        EpisodeNotFoundError: a new index the edited dataset does not have.
     """
     return remap_sidecar(mapping, lambda: participant(root, labels_dir, allow_drop=allow_drop), dry_run=dry_run)
 
 
 def _moved(records: dict[str, Any], mapping: EpisodeMapping, dataset: Any) -> dict[str, Any]:
+    """The mapped records under their new index, checked by the one fingerprint rule
+    (:func:`~strands_robots.storage.mapping.check_fingerprints`; a record saved without a
+    fingerprint is checked by its ``length``) and their fingerprints refreshed."""
+    fingerprint = None
+    if dataset is not None:
+        from strands_robots.fingerprint import fingerprinter_of
+
+        fingerprint = fingerprinter_of(dataset)
+        moves = [
+            (int(key), new, record.get("fingerprint") or ({"length": record["length"]} if "length" in record else None))
+            for key, record in records.items()
+            if (new := mapping.get(int(key))) is not None
+        ]
+        check_fingerprints(moves, fingerprint, "segmentations")
     moved: dict[str, Any] = {}
     for key, record in records.items():
         new = mapping.get(int(key))
         if new is None:
             continue
-        if dataset is not None and "length" in record and int(dataset.episodes[new].length) != record["length"]:
-            raise EpisodeNotFoundError(
-                f"episode {key} had {record['length']} frames when segmented but new episode {new} has "
-                f"{dataset.episodes[new].length}; the mapping does not describe this edit (build it from the "
-                "deleted episodes: mapping_after_delete, CLI --deleted 3,7). Nothing was changed."
-            )
         record = dict(record, episode_index=new)
-        if dataset is not None and record.get("fingerprint"):
-            from strands_robots.fingerprint import fingerprinter_of
-
-            record["fingerprint"] = fingerprinter_of(dataset)(new)
+        if fingerprint is not None and record.get("fingerprint"):
+            record["fingerprint"] = fingerprint(new)
         record["history"] = [dict(h, episode_index=new) for h in record.get("history", [])]
         moved[str(new)] = record
     return moved

@@ -234,6 +234,49 @@ def mapping_after_delete(total_episodes: int, deleted: Iterable[int]) -> Episode
     return EpisodeMapping({old: new for new, old in enumerate(kept)}, frozenset(gone))
 
 
+def check_fingerprints(moves: Iterable[tuple[int, int, Any]], fingerprinter: Any, what: str) -> None:
+    """Refuse a mapping that moves records onto episodes their fingerprints do not describe.
+
+    The rule of every store's remap (docs/sidecar-format.md, "Remap"): a moved record's
+    stored fingerprint must match its new episode in the keys that identify the recording
+    (:data:`strands_robots.fingerprint.IDENTITY_KEYS`: ``length``, ``tasks``, ``content``);
+    ``index_range`` moves with the edit. A record without a fingerprint is not checked.
+
+    Args:
+        moves: ``(old_index, new_index, stored fingerprint or None)`` per moved record.
+        fingerprinter: The edited dataset's :class:`strands_robots.fingerprint.Fingerprinter`.
+        what: The records, for the message ("labels", "outcome labels", "segmentations").
+
+    Raises:
+        LabelValidationError: some moves contradict the fingerprints; the message lists up
+            to ten (``old -> new (reason)``) and the remedy. Nothing was changed.
+    """
+    from strands_robots.fingerprint import IDENTITY_KEYS
+
+    contradictions = []
+    for old, new, stored in moves:
+        reason = fingerprinter.stale_reason(new, stored, IDENTITY_KEYS)
+        if reason:
+            contradictions.append(f"{old} -> {new} ({reason})")
+    refuse_contradictions(contradictions, what)
+
+
+def refuse_contradictions(contradictions: list[str], what: str) -> None:
+    """Raise the one refusal of a mapping the stored fingerprints contradict (see
+    :func:`check_fingerprints`), when ``contradictions`` is not empty.
+
+    Raises:
+        LabelValidationError: naming up to ten ``old -> new (reason)`` moves and the remedy.
+    """
+    if contradictions:
+        raise LabelValidationError(
+            f"the mapping contradicts the {what}' fingerprints, so it does not describe this dataset edit: "
+            + "; ".join(contradictions[:10])
+            + ". Nothing was changed; check the mapping (old index -> new index), or build it from the "
+            "deleted episodes (mapping_after_delete; CLI: --deleted 3,7)."
+        )
+
+
 def check_targets(mapping: EpisodeMapping, episodes: Any, root: Any) -> None:
     """Refuse new indices the (edited) dataset does not have.
 
@@ -257,4 +300,4 @@ def check_targets(mapping: EpisodeMapping, episodes: Any, root: Any) -> None:
         )
 
 
-__all__ = ["EpisodeMapping", "check_targets", "mapping_after_delete"]
+__all__ = ["EpisodeMapping", "check_fingerprints", "check_targets", "mapping_after_delete", "refuse_contradictions"]

@@ -6,12 +6,22 @@
 
 - a dataset root or ``labels_dir`` that does not exist is one typed error
   (:class:`RootNotFoundError`) for reads and writes, and nothing is created;
+- an argument that is not an episode index (``-1``, ``True``) is a
+  :class:`LabelValidationError`, an episode the dataset lacks an
+  :class:`EpisodeNotFoundError`, and neither stores anything;
 - what is written is read back, by this process and by a fresh one;
+- a sidecar this build cannot use (another tool's file, a newer format, not JSON) is one
+  :class:`SidecarError` for reads and writes that says it was left untouched and names the
+  remedy, and its bytes stay as they were;
 - a write leaves no temporary file behind, and a write that fails (the disk refuses the
   fsync) leaves the stored bytes exactly as they were;
 - each record carries the dataset fingerprint, so a renumbering edit makes it stale, and
   the one transactional remap (:func:`strands_robots.remap.remap_dataset`) moves it and
   clears the staleness;
+- each store's own ``remap`` applies one rule: a mapping that would drop records needs
+  ``allow_drop``, a new index the dataset lacks is an :class:`EpisodeNotFoundError`, a
+  mapping the stored fingerprints contradict is a :class:`LabelValidationError` listing
+  the moves, and a refused remap changes no stored byte; without a sidecar it writes nothing;
 - each store's instances live in a :class:`~strands_robots.storage.registry.ProcessRegistry`
   that a forked child starts empty, and each store's cache is checked with the shared
   :func:`~strands_robots.storage.registry.file_identity` / ``appended_since`` rule.
@@ -22,7 +32,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +40,13 @@ import pytest
 
 from strands_robots import episode_labels as el
 from strands_robots import outcomes, segments
-from strands_robots.errors import RootNotFoundError, StorageError
+from strands_robots.errors import (
+    EpisodeNotFoundError,
+    LabelValidationError,
+    RootNotFoundError,
+    SidecarError,
+    StorageError,
+)
 from strands_robots.remap import mapping_after_delete, remap_dataset
 from strands_robots.storage import registry
 from strands_robots.storage.registry import ProcessRegistry, appended_since, file_identity
@@ -41,7 +57,11 @@ LENGTHS = [60, 90, 120]
 
 
 def _segment(root: Path, episode: int, tag: str) -> Any:
-    span = [{"start": 0, "end": LENGTHS[episode], "label": "pick up the cube from the table"}]
+    from strands_robots.dataset import open_dataset
+
+    episodes = open_dataset(root).episodes
+    length = int(episodes[episode].length) if episode in episodes else 90  # a refused index: any span
+    span = [{"start": 0, "end": length, "label": "pick up the cube from the table"}]
     return segments.save_segmentation(root, episode, span, annotator=tag)
 
 
@@ -75,6 +95,13 @@ def _open_segments(root: Path) -> Any:
     return open_store(root)
 
 
+def _stored_outcome(root: Path, episode: int) -> dict[str, Any]:
+    """The stored current version (the public label leaves the fingerprint out)."""
+    from strands_robots.outcomes.store import OutcomeStore, outcomes_path
+
+    return OutcomeStore.open(outcomes_path(root)).refresh().current(episode)
+
+
 @dataclass(frozen=True)
 class Store:
     """One label store seen through the contract: write a tag, read it back, list stale records."""
@@ -87,6 +114,14 @@ class Store:
     stale: Callable[[Path], dict[int, str]]
     registry: Callable[[], ProcessRegistry[Any]]
     open: Callable[[Path], Any]
+    fingerprint: Callable[[Path, int], dict[str, Any]]
+    remap: Callable[..., int]
+    #: what the drop refusal calls the records
+    what: str
+    #: a sidecar this build cannot use, by kind: (file content, what the refusal says)
+    unusable: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: a remap rewrites the records (their fingerprint is refreshed) rather than appending a move
+    rewrites: bool = True
     flush: Callable[[Path], Any] = lambda root: None
 
 
@@ -100,6 +135,14 @@ STORES = [
         stale=lambda root: el.stale_episodes(root),
         registry=_labels_registry,
         open=_open_labels,
+        fingerprint=lambda root, e: el.read_labels(root)["episodes"][str(e)]["fingerprint"],
+        remap=el.remap,
+        what="labels",
+        unusable={
+            "foreign": ('{"labels": []}\n', "it has schema_version None; this build reads version 1"),
+            "future": ('{"schema_version": 2, "benchmark": "", "episodes": {}}\n', "it has schema_version 2"),
+            "not JSON": ('{"schema_version": 1, "benchmark": "", "episo', "is not valid JSON"),
+        },
         flush=lambda root: el.flush(root),
     ),
     Store(
@@ -111,6 +154,18 @@ STORES = [
         stale=lambda root: outcomes.stale_outcomes(root),
         registry=_outcomes_registry,
         open=_open_outcomes,
+        fingerprint=lambda root, e: _stored_outcome(root, e)["fingerprint"],
+        remap=outcomes.remap,
+        what="outcome labels",
+        unusable={
+            "foreign": ('{"episode_index": 0, "outcome": "success"}\n', "is not an outcome sidecar"),
+            "future": (
+                '{"kind": "header", "format": "strands-robots-labels/episode_outcomes", "version": 2}\n',
+                "has format version 2; this strands-robots-labels reads version 1. Upgrade",
+            ),
+            "not JSON": ('{"kind": "hea\n{"x"\n', "(line 1 after byte 0) is not valid JSON"),
+        },
+        rewrites=False,
     ),
     Store(
         name="segments",
@@ -121,6 +176,17 @@ STORES = [
         stale=lambda root: segments.stale_segmentations(root),
         registry=_labels_registry,
         open=_open_segments,
+        fingerprint=lambda root, e: segments.get_segmentation(root, e)["fingerprint"],
+        remap=segments.remap,
+        what="segmentations",
+        unusable={
+            "foreign": ('{"schema_version": 1, "episodes": {}}', "its 'kind' is None, not 'episode_segments'"),
+            "future": (
+                '{"schema_version": 2, "kind": "episode_segments", "episodes": {}}',
+                "schema_version 2 is newer than this build reads (1); upgrade",
+            ),
+            "not JSON": ('{"schema_version": 1, "kind": "episode_segm', "is not valid JSON"),
+        },
     ),
 ]
 
@@ -189,6 +255,24 @@ def test_a_missing_labels_dir_is_refused_not_created(store, root, tmp_path):
 # -- round trip ----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("episode", "error", "says"),
+    [
+        (-1, LabelValidationError, "non-negative integer episode_index"),
+        (True, LabelValidationError, "non-negative integer episode_index"),
+        (7, EpisodeNotFoundError, "7"),
+    ],
+)
+def test_an_episode_index_is_checked_before_anything_is_stored(store, root, episode, error, says):
+    store.write(root, 1, "kept")
+    store.flush(root)
+    before = _stored_bytes(root, store)
+    with pytest.raises(error, match=says):
+        store.write(root, episode, "lost")
+    assert _stored_bytes(root, store) == before
+    assert store.read(root, 1) == "kept"
+
+
 def test_what_is_written_is_read_back_here_and_by_a_fresh_process(store, root):
     store.write(root, 1, "first")
     store.write(root, 1, "second")
@@ -198,6 +282,20 @@ def test_what_is_written_is_read_back_here_and_by_a_fresh_process(store, root):
     _forget_caches(store)
     assert (store.read(root, 1), store.read(root, 2)) == ("second", "other")
     assert (root / store.sidecar).is_file()
+
+
+@pytest.mark.parametrize("kind", ["foreign", "future", "not JSON"])
+def test_an_unusable_sidecar_is_refused_by_reads_and_writes_and_left_untouched(store, root, kind):
+    content, says = store.unusable[kind]
+    path = root / store.sidecar
+    path.write_text(content)
+    for call in (lambda: store.read_all(root), lambda: store.write(root, 1, "lost")):
+        with pytest.raises(SidecarError, match="left untouched") as info:
+            call()
+        assert says in str(info.value)
+        assert "move it away" in str(info.value)  # the remedy
+    assert path.read_text() == content
+    assert not (root / f".{store.sidecar}.journal").exists()
 
 
 def test_one_instance_per_file_in_the_shared_registry(store, root):
@@ -246,6 +344,13 @@ def test_a_failed_write_leaves_the_stored_bytes_unchanged(store, root, monkeypat
 # -- fingerprint, staleness and the one remap ----------------------------------------------------
 
 
+def test_each_record_stores_the_dataset_fingerprint(store, root):
+    store.write(root, 2, "two")
+    stored = store.fingerprint(root, 2)
+    assert stored["length"] == 120 and stored["index_range"] == [150, 270]
+    assert store.stale(root) == {}
+
+
 def test_a_renumbering_edit_makes_records_stale_and_the_one_remap_moves_them(store, root):
     store.write(root, 1, "one")
     store.write(root, 2, "two")
@@ -260,8 +365,63 @@ def test_a_renumbering_edit_makes_records_stale_and_the_one_remap_moves_them(sto
     assert result.counts[store.name] >= 2
     assert store.stale(root) == {}
     assert (store.read(root, 0), store.read(root, 1)) == ("one", "two")
+    assert store.fingerprint(root, 0)["length"] == 90
+    if store.rewrites:  # refreshed by the remap; an appended move keeps what was read at labelling
+        assert store.fingerprint(root, 0)["index_range"] == [0, 90]
     _forget_caches(store)
     assert (store.read(root, 0), store.read(root, 1)) == ("one", "two")
+
+
+def test_a_remap_that_drops_records_needs_allow_drop(store, root):
+    store.write(root, 1, "one")
+    store.write(root, 2, "two")
+    store.flush(root)
+    delete_episodes_meta(root, [1])  # 0 stays, 2 -> 1
+    before = _stored_bytes(root, store)
+    with pytest.raises(LabelValidationError, match=rf"would drop the {store.what} of 1 episode\(s\) \[1\]"):
+        store.remap(root, {0: 0, 2: 1})
+    assert _stored_bytes(root, store) == before
+    assert store.remap(root, {0: 0, 2: 1}, allow_drop=True) == 1
+    assert store.read(root, 1) == "two" and store.stale(root) == {}
+    _forget_caches(store)
+    assert store.read(root, 1) == "two"
+
+
+def test_a_new_index_the_dataset_lacks_is_refused_and_nothing_changes(store, root):
+    store.write(root, 1, "one")
+    store.write(root, 2, "two")
+    store.flush(root)
+    before = _stored_bytes(root, store)
+    with pytest.raises(EpisodeNotFoundError, match=r"sends labels to episodes \[9\] that the dataset"):
+        store.remap(root, {1: 1, 2: 9})
+    assert _stored_bytes(root, store) == before
+
+
+@pytest.mark.parametrize("edit", ["length", "content"])
+def test_a_mapping_the_fingerprints_contradict_is_refused_and_nothing_changes(store, root, toy_dataset, edit):
+    """Two episodes swapped by the mapping but not in the dataset: of other lengths (60/90/120
+    frames), or of one length and other recordings (the toy dataset: 3 x 90 frames, each its
+    own ``observation.state`` mean)."""
+    if edit == "content":
+        root = toy_dataset
+        el.record_deterministic_verdicts(root, [{"episode": e, "success": True} for e in (1, 2)])
+    store.write(root, 1, "one")
+    store.write(root, 2, "two")
+    store.flush(root)
+    before = _stored_bytes(root, store)
+    with pytest.raises(LabelValidationError, match=rf"contradicts the {store.what}' fingerprints") as info:
+        store.remap(root, {1: 2, 2: 1})
+    assert f"1 -> 2 ({edit} was" in str(info.value) and f"2 -> 1 ({edit} was" in str(info.value)
+    assert _stored_bytes(root, store) == before
+    _forget_caches(store)
+    assert (store.read(root, 1), store.read(root, 2)) == ("one", "two")
+
+
+def test_a_remap_without_a_sidecar_writes_nothing(store, tmp_path):
+    bare = make_v3_dataset(tmp_path / "bare", LENGTHS)
+    assert store.remap(bare, {0: 0, 1: 1, 2: 2}) == 0
+    assert store.remap(bare, {}) == 0
+    assert not (bare / store.sidecar).exists()
 
 
 def test_each_store_remap_is_the_one_transaction(store, root, monkeypatch):
@@ -278,8 +438,7 @@ def test_each_store_remap_is_the_one_transaction(store, root, monkeypatch):
         return real(directory, participants, mapping, **options)
 
     monkeypatch.setattr(remap_txn, "run_remap", spy)
-    own = {"episode_labels": el.remap, "outcomes": outcomes.remap, "segments": segments.remap}[store.name]
-    own(root, {1: 0, 2: 1}, allow_drop=True)
+    store.remap(root, {1: 0, 2: 1}, allow_drop=True)
     assert seen == [[store.name]]
     assert store.read(root, 1) == "two"
 
