@@ -13,7 +13,7 @@ refused, values of the declared JSON type only, never coerced: ``5`` is not a st
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -38,16 +38,28 @@ def _digits(value: Any) -> Any:
     return value
 
 
-def count(upper: int | None = None) -> Any:
-    """The type of a non-negative integer parameter; values above ``upper`` are read as ``upper``."""
-    clamp = AfterValidator(lambda v: v if upper is None else min(v, upper))
-    return Annotated[int, BeforeValidator(_digits), Field(ge=0, description=_COUNT_RULE), clamp]
+#: The type of a non-negative integer parameter (``Annotated[Count, at_most(n)]`` caps it).
+Count = Annotated[int, BeforeValidator(_digits), Field(ge=0, description=_COUNT_RULE)]
 
 
-def one_of(accepted: tuple[str, ...]) -> Any:
-    """The type of an optional parameter taking one of ``accepted`` (the refusal lists them)."""
+def at_most(upper: int) -> AfterValidator:
+    """A :data:`Count`'s cap: values above ``upper`` are read as ``upper``."""
+    return AfterValidator(lambda v: min(v, upper))
+
+
+def one_of(accepted: tuple[str, ...]) -> AfterValidator:
+    """The check of an optional text parameter taking one of ``accepted`` (the refusal lists them).
+
+    Used as ``Annotated[str | None, one_of(("low", "high"))]``.
+    """
     rule = f"is not one of {', '.join(accepted)}"
-    return Annotated[Literal[accepted] | None, Field(description=rule)]  # type: ignore[valid-type]
+
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in accepted:
+            raise ValueError(rule)
+        return value
+
+    return AfterValidator(check)
 
 
 def _problem(model: type[BaseModel], error: Any, given: Mapping[str, str]) -> str:
@@ -117,7 +129,9 @@ def _locate(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[str, type[Bas
     is the body model the path ends in (None when it ends in a field's value); ``field`` the
     last field passed (its ``description`` is the rule).
     """
-    path, here, items, field = "", model, None, None
+    path, field = "", None
+    here: type[BaseModel] | None = model
+    items: type[BaseModel] | None = None
     for part in loc:
         if here is not None and isinstance(part, str) and part in here.model_fields:
             field = here.model_fields[part]
@@ -147,8 +161,8 @@ def _body_problem(model: type[BaseModel], error: Any, unknown: dict[str, tuple[t
     loc = tuple(error.get("loc") or ())
     if error.get("type") == "extra_forbidden" and loc:
         path = _locate(model, loc[:-1])[0]
-        here, keys = unknown[path]
-        takes = sorted(here.model_fields)
+        holder, keys = unknown[path]
+        takes = sorted(holder.model_fields)
         if path:
             return f"{path} has unknown keys {sorted(keys)}; it takes {takes}."
         return f"unknown keys {sorted(keys)}; this request takes {takes}."

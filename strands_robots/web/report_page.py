@@ -22,7 +22,7 @@ from starlette.routing import BaseRoute, Route
 from strands_robots.report.figures import png_bytes
 from strands_robots.report.write import SUMMARY_PLOTS, episode_figure, summary_figure
 from strands_robots.web.context import RequestError, ServerContext
-from strands_robots.web.query import QueryModel, count, parse_query
+from strands_robots.web.query import Count, QueryModel, parse_query
 
 NAV = ("Report", "/report")
 
@@ -37,7 +37,7 @@ TITLES = {
 class ReportQuery(QueryModel):
     """``GET /report``'s parameters: the ``episode`` whose plot is shown first."""
 
-    episode: count() | None = None
+    episode: Count | None = None
 
 
 def _png(data: bytes) -> Response:

@@ -9,11 +9,11 @@ effective values (a current human review's grade, failure mode and overrule appl
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES
 from strands_robots.report.summary import NONE, summarize
-from strands_robots.web.query import QueryModel, count, one_of, parse_query
+from strands_robots.web.query import Count, QueryModel, at_most, one_of, parse_query
 
 #: Filter name -> (row field, accepted values).
 FILTERS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -30,12 +30,12 @@ class QueueQuery(QueryModel):
     """``GET /api/queue``'s parameters: the filters (empty: no filter), ``offset`` and ``limit``
     (at most :data:`MAX_LIMIT`; a larger one is read as it)."""
 
-    quality: one_of(FILTERS["quality"][1]) = None
-    failure_mode: one_of(FILTERS["failure_mode"][1]) = None
-    verdict: one_of(FILTERS["verdict"][1]) = None
-    dispute: one_of(FILTERS["dispute"][1]) = None
-    offset: count(1 << 62) = 0
-    limit: count(MAX_LIMIT) = DEFAULT_LIMIT
+    quality: Annotated[str | None, one_of(FILTERS["quality"][1])] = None
+    failure_mode: Annotated[str | None, one_of(FILTERS["failure_mode"][1])] = None
+    verdict: Annotated[str | None, one_of(FILTERS["verdict"][1])] = None
+    dispute: Annotated[str | None, one_of(FILTERS["dispute"][1])] = None
+    offset: Annotated[Count, at_most(1 << 62)] = 0
+    limit: Annotated[Count, at_most(MAX_LIMIT)] = DEFAULT_LIMIT
 
     def filters(self) -> dict[str, str]:
         """The filters given, by name."""

@@ -59,7 +59,7 @@ from strands_robots.segments.store import MAX_NAME_CHARS, MAX_NOTE_CHARS, query_
 from strands_robots.segments.templates import known_cohorts
 from strands_robots.web.context import RequestError, ServerContext, json_response, read_json_body
 from strands_robots.web.media import camera_list
-from strands_robots.web.query import BodyModel, QueryModel, count, parse_body, parse_query
+from strands_robots.web.query import BodyModel, Count, QueryModel, at_most, parse_body, parse_query
 
 NAV = ("Segment", "/segment")
 
@@ -288,8 +288,8 @@ def next_unsegmented(episodes: list[int], saved: dict[int, Any], after: int) -> 
 class ListQuery(QueryModel):
     """``GET /api/segment/episodes``'s parameters (a ``limit`` above :data:`MAX_LIST_LIMIT` is read as it)."""
 
-    offset: count(1 << 62) = 0
-    limit: count(MAX_LIST_LIMIT) = LIST_LIMIT
+    offset: Annotated[Count, at_most(1 << 62)] = 0
+    limit: Annotated[Count, at_most(MAX_LIST_LIMIT)] = LIST_LIMIT
 
 
 def episode_list(ctx: ServerContext, params: dict[str, str]) -> dict[str, Any]:
