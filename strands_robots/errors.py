@@ -16,8 +16,6 @@ web server look it up instead of testing the type:
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 
 class LabelsError(Exception):
     """Base of every error this package raises on purpose.
@@ -27,13 +25,14 @@ class LabelsError(Exception):
         remedy: Overrides the class's ``remedy`` for this instance.
     """
 
-    remedy: ClassVar[str] = "fix the input as the message says, or skip this episode."
-    http_status: ClassVar[int] = 500
+    #: Class defaults; an instance may override them (``remedy=``, a request's own status).
+    remedy: str = "fix the input as the message says, or skip this episode."
+    http_status: int = 500
 
     def __init__(self, *args: object, remedy: str | None = None) -> None:
         super().__init__(*args)
         if remedy is not None:
-            self.remedy = remedy  # type: ignore[misc] - an instance override of the class default
+            self.remedy = remedy
 
 
 class DatasetError(LabelsError, ValueError):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, overload
 import typer
 from rich.console import Console
 from rich.text import Text
+from typer.core import TyperArgument
 
 from strands_robots.errors import LabelValidationError
 from strands_robots.storage.textfile import read_user_text
@@ -68,14 +69,14 @@ class DatasetRoot(type(Path())):  # type: ignore[misc]
     hub: HubDataset | None = None
 
 
-def parse_root(text: str, revision: str | None = None) -> Path:
+def parse_root(text: str | Path, revision: str | None = None) -> Path:
     """ROOT as typed: a dataset directory, or a Hub repo id (``OWNER/NAME[@REVISION]``).
 
     A repo id resolves to LeRobot's local copy, its metadata downloaded when absent
     (:func:`strands_robots.dataset.hub.resolve_root`; docs/dataset.md, "Datasets by repo id").
 
     Args:
-        text: ROOT as typed.
+        text: ROOT as typed (a ``Path`` is returned as it is).
         revision: ``--revision`` of the command (default: ``strands-labels --revision``).
 
     Raises:
@@ -94,8 +95,10 @@ def parse_root(text: str, revision: str | None = None) -> Path:
     return root
 
 
-def _root_callback(ctx: typer.Context, param: typer.CallbackParam, value: str | Path | None) -> Path | None:
+def _root_callback(ctx: typer.Context, param: TyperArgument, value: str | Path | None) -> Path | None:
     """ROOT resolved once the command's ``--revision`` (an eager option) is known.
+
+    ``param`` is ROOT's typer argument (typer hands a callback the click parameter it built).
 
     A refusal is a usage error of ROOT (exit status 2), as a failing parser's would be.
     """

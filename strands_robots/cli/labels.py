@@ -459,17 +459,17 @@ def remap(
     from strands_robots.remap import EpisodeMapping, mapping_after_delete, remap_dataset
 
     root, labels_dir = resolve(root), resolve(labels_dir)
-    if (mapping is None) == (deleted is None):
-        raise LabelValidationError(
-            "give either a mapping file or --deleted (e.g. `strands-labels remap ROOT --deleted 3,7`), not both."
-        )
-    if deleted is not None:
+    if deleted is not None and mapping is None:
         gone = _index_list(deleted)
         if total_episodes is None:
             total_episodes = _episodes_before(root, len(gone))
         table: EpisodeMapping = mapping_after_delete(total_episodes, gone)
-    else:
+    elif mapping is not None and deleted is None:
         table = EpisodeMapping.parse(load_json_file(resolve(mapping)))
+    else:
+        raise LabelValidationError(
+            "give either a mapping file or --deleted (e.g. `strands-labels remap ROOT --deleted 3,7`), not both."
+        )
     result = remap_dataset(root, table, labels_dir=labels_dir, allow_drop=allow_drop, dry_run=dry_run)
     if result.recovered:
         console.print(f"an interrupted remap was found and {result.recovered}")

@@ -143,11 +143,16 @@ def select_labelled(
     Raises:
         SidecarError: the file is not a sidecar this version reads.
     """
-    rules = {"require_success": require_success, "min_rank": min_rank, "exclude_disputed": exclude_disputed}
     if is_small(store):
-        return store.query(lambda document: select_rows(document, **rules))
+        return store.query(
+            lambda document: select_rows(
+                document, require_success=require_success, min_rank=min_rank, exclude_disputed=exclude_disputed
+            )
+        )
     from strands_robots.episode_labels.index import label_index  # numpy: only for large sidecars
 
     index = label_index(store)
-    chosen = index.select(**rules).tolist()
+    chosen = index.select(
+        require_success=require_success, min_rank=min_rank, exclude_disputed=exclude_disputed
+    ).tolist()
     return chosen, index.with_fingerprint(chosen)

@@ -266,7 +266,7 @@ class DatasetProfile:
         floor = CHANNEL_FLOOR_SHARE * float(np.median(ranges)) if ranges else 0.0
         for name in LINEAR_CHANNEL_SIGNALS:
             width = max((len(r.get(name) or []) for r in rows_for_stats.values()), default=0)
-            per = []
+            per: list[RobustStat | None] = []
             for c in range(width):
                 values = [(r.get(name) or [])[c] for r in rows_for_stats.values() if c < len(r.get(name) or [])]
                 scale = abs(float(np.median([abs(v) for v in values if v is not None] or [0.0])))
@@ -285,7 +285,7 @@ class DatasetProfile:
             if name in LINEAR_CHANNEL_SIGNALS:
                 continue
             width = max((len(r.get(name) or []) for r in rows.values()), default=0)
-            per: list[RobustStat | None] = []
+            per = []
             for c in range(width):
                 values = []
                 for r in rows.values():
@@ -300,7 +300,8 @@ class DatasetProfile:
         range_stats = channel_stats.get("channel_range") or []
         for c in range(width):
             values = [(r.get("end_state") or [])[c] for r in rows.values() if c < len(r.get("end_state") or [])]
-            typical = range_stats[c].typical() if c < len(range_stats) and range_stats[c] is not None else 0.0
+            spread = range_stats[c] if c < len(range_stats) else None
+            typical = spread.typical() if spread is not None else 0.0
             end_stats.append(robust_stat(values, log=False, min_scale=max(END_SCALE_FLOOR * typical, 1e-9)))
         probe = cls(channel_stats=channel_stats, end_stats=end_stats)
         end_offset = robust_stat((probe.end_offset(r) for r in rows.values()), log=False, min_scale=MIN_END_SCALE)
@@ -362,9 +363,9 @@ class DatasetProfile:
         jobs = list(by_file.items())
         if workers > 1 and len(jobs) > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                parts = list(pool.map(lambda job: _profile_file(dataset, *job, evidence), jobs))
+                parts = list(pool.map(lambda job: _profile_file(dataset, job[0], job[1], evidence), jobs))
         else:
-            parts = [_profile_file(dataset, *job, evidence) for job in jobs]
+            parts = [_profile_file(dataset, path, group, evidence) for path, group in jobs]
         tasks = {i: meta.tasks[0] for i, meta in metas.items() if meta.tasks}
         return cls.from_signals({i: sig for part in parts for i, sig in part.items()}, tasks)
 

@@ -212,7 +212,10 @@ def _occlusion_flag(signals: dict[str, Any]) -> Flag | None:
     severity = _severity(float(share), OCCLUDED_MEDIUM_SHARE, OCCLUDED_LOW_SHARE)
     if severity is None:
         return None
-    worst = max((stats.get("cameras") or {}).items(), key=lambda kv: kv[1].get("occluded", 0), default=(None, {}))
+    cameras: dict[str, dict[str, Any]] = stats.get("cameras") or {}
+    worst: tuple[str | None, dict[str, Any]] = max(
+        cameras.items(), key=lambda kv: kv[1].get("occluded", 0), default=(None, {})
+    )
     return Flag(
         severity,
         "camera_occlusion",
@@ -289,20 +292,20 @@ def _collision_flag(
             f"unexplained by the action (robust z {z:.1f} against that channel's typical largest step)",
             "collision",
         )
-    best = None
+    largest: tuple[float, int] | None = None  # (share of the channel's range, channel)
     for c, _name, height, _frame in candidates:
         scale = _range_of(None, signals, c)
         if scale:
-            share = height / scale
-            if share >= ABS_STEP and (best is None or share > best[0]):
-                best = (share, c)
-    if best is None:
+            ratio = height / scale
+            if ratio >= ABS_STEP and (largest is None or ratio > largest[0]):
+                largest = (ratio, c)
+    if largest is None:
         return None
-    share, c = best
+    ratio, c = largest
     return Flag(
         "medium",
         "collision",
-        f"{_channel_name(names, c)} jumps {share:.0%} of its range in one frame and stays there",
+        f"{_channel_name(names, c)} jumps {ratio:.0%} of its range in one frame and stays there",
         "collision",
     )
 
@@ -446,13 +449,13 @@ def flags_for(
                 continue
             scale = _range_of(profile if comparable else None, signals, i)
             if comparable:
-                z = profile.channel_z("residual_trend", i, trends[i])
-                if z is None or (scale is not None and abs(trends[i]) < MIN_SHARE * scale):
+                z_trend = profile.channel_z("residual_trend", i, trends[i])
+                if z_trend is None or (scale is not None and abs(trends[i]) < MIN_SHARE * scale):
                     continue
-                severity = "medium" if z >= DRIFT_MEDIUM_Z else None
+                severity = "medium" if z_trend >= DRIFT_MEDIUM_Z else None
                 if severity and scale is not None and abs(trends[i]) >= DRIFT_LOW_SHARE * scale:
                     severity = "low"
-                score = z
+                score = z_trend
             else:
                 share = abs(trends[i]) / scale if scale else 0.0
                 severity = "medium" if share >= ABS_DRIFT else None
@@ -500,21 +503,21 @@ def flags_for(
     if comparable:
         if idle_flag is not None:
             flags.append(idle_flag)
-        duration = signals.get("duration_s")
+        duration = float(signals.get("duration_s") or 0.0)
         stat = profile.stats.get("duration_s")
-        z = stat.z(duration) if stat and duration else None
-        if z is not None and z >= LONG_Z:
+        z_long = stat.z(duration) if stat and duration else None
+        if stat is not None and z_long is not None and z_long >= LONG_Z:
             flags.append(
                 Flag(
                     "medium",
                     None,
-                    f"long: {_fmt(duration)} s vs dataset median {_fmt(stat.typical())} s (z {z:.1f})",  # type: ignore[union-attr]
+                    f"long: {_fmt(duration)} s vs dataset median {_fmt(stat.typical())} s (z {z_long:.1f})",
                     "long",
                 )
             )
         length = profile.length_stat(episode)
-        z = length.z(frames) if length else None
-        if z is not None and length is not None:
+        z_length = length.z(frames) if length else None
+        if z_length is not None and length is not None:
             ratio = frames / length.typical()
             failed = verdict is not None and verdict.get("success") is False
             end_stat = profile.stats.get("end_offset")
@@ -522,9 +525,9 @@ def flags_for(
             z_end = end_stat.z(offset) if end_stat is not None and offset is not None else None
             cut = z_end is not None and z_end >= END_OFFSET_Z
             if (
-                z <= SHORT_Z
-                or (z <= SHORT_END_Z and failed)
-                or (cut and (z <= SHORT_END_Z or ratio <= SHORT_END_RATIO))
+                z_length <= SHORT_Z
+                or (z_length <= SHORT_END_Z and failed)
+                or (cut and (z_length <= SHORT_END_Z or ratio <= SHORT_END_RATIO))
             ):
                 severity = "low" if ratio <= SHORT_LOW_RATIO else "medium"
                 ends = f"; it ends away from where the task's episodes end (end-pose z {z_end:.1f})" if cut else ""
@@ -533,7 +536,7 @@ def flags_for(
                         severity,
                         "incomplete",
                         f"{'failed and ' if failed else ''}short for its task: {frames} frames, {ratio:.0%} of the "
-                        f"task's median {_fmt(length.typical())} (z {z:.1f}){ends}",
+                        f"task's median {_fmt(length.typical())} (z {z_length:.1f}){ends}",
                         "short",
                     )
                 )

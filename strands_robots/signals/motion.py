@@ -352,8 +352,9 @@ def residual_signals(
         if np.count_nonzero(ok) < 8:
             continue
         columns = [np.ones(frames), velocity[:, k], progress]
-        if where[k] is not None and 0 < where[k] < frames:
-            columns.append((np.arange(frames) >= where[k]).astype(np.float64))
+        step = where[k]
+        if step is not None and 0 < step < frames:
+            columns.append((np.arange(frames) >= step).astype(np.float64))
         design = np.stack(columns, axis=1)[ok]
         proj, *_ = np.linalg.lstsq(design, np.stack([x[ok], a[ok]], axis=1), rcond=None)
         xs, as_ = x[ok], a[ok]

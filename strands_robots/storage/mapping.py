@@ -19,7 +19,7 @@ renumbered ``0, 1, 2, ...`` in their original order.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +66,7 @@ def _table_adapter() -> Any:
     return _adapter
 
 
-def _explain(error: dict[str, Any]) -> str:
+def _explain(error: Mapping[str, Any]) -> str:
     """One pydantic error of the table as a sentence naming the remedy."""
     loc = error.get("loc", ())
     given = error.get("input")

@@ -23,7 +23,7 @@ import importlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,10 +167,9 @@ class JudgeToolConfig:
         if self.labels_dir is not None:
             return self.labels_dir
         key = str(root)
-        found = self._hub_labels.get(key, False)
-        if found is False:
-            found = self._hub_labels[key] = hub_labels_dir_of(root)
-        return found
+        if key not in self._hub_labels:
+            self._hub_labels[key] = hub_labels_dir_of(root)
+        return self._hub_labels[key]
 
     def check_episode_files(self, root: Path, meta: Any, cameras: Iterable[str]) -> None:
         """Refuse before reading when the episode's data file or a camera's mp4 resolves outside
@@ -411,9 +410,10 @@ def _sample_frames(
     _check_videos(meta, cameras, index)  # before any work: the answer would be incomplete
     fps = dataset.fps
     cached = cfg.evidence.get(dataset, index, meta.data_file) if cfg.evidence is not None else None
+    rows: Mapping[str, np.ndarray]
     if cached is not None and cached.rows is not None:
         evidence = cached  # the profile pass read and computed it from this very file
-        _check_state_width(dataset, evidence.rows.get(STATE_KEY), index)
+        _check_state_width(dataset, cached.rows.get(STATE_KEY), index)
     else:
         available = set(data_columns(dataset, index))
         columns = [c for c in signal_columns(dataset) if c in available]  # a declared feature may be absent

@@ -18,27 +18,32 @@ strands' validation; the tools check every argument again themselves.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_core import core_schema
 
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES
 
+if TYPE_CHECKING:
+    # What a validated argument is at run time (the schemas below give Python's int and bool);
+    # the classes only carry pydantic's strict schema into the tool's signature.
+    JsonInt = int
+    JsonBool = bool
+else:
 
-class JsonInt(int):
-    """A strict integer argument (``True``, ``1.0`` and ``"1"`` are refused)."""
+    class JsonInt(int):
+        """A strict integer argument (``True``, ``1.0`` and ``"1"`` are refused)."""
 
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
-        return core_schema.int_schema(strict=True)
+        @classmethod
+        def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
+            return core_schema.int_schema(strict=True)
 
+    class JsonBool(int):
+        """A strict boolean argument (``1``, ``"true"`` and ``"yes"`` are refused)."""
 
-class JsonBool(int):
-    """A strict boolean argument (``1``, ``"true"`` and ``"yes"`` are refused)."""
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
-        return core_schema.bool_schema(strict=True)
+        @classmethod
+        def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
+            return core_schema.bool_schema(strict=True)
 
 
 #: ``quality``: one of ``QUALITY_GRADES`` (an ``enum`` in the schema).

@@ -37,7 +37,7 @@ class RequestError(LabelsError):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
-        self.http_status = status  # type: ignore[misc] - an instance override of the class default
+        self.http_status = status
 
 
 @dataclass(frozen=True)
