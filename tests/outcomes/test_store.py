@@ -1,4 +1,4 @@
-"""episode_outcomes.jsonl: append-only, crash-safe, a symlink refused, the fingerprint kept out
+"""episode_outcomes.jsonl: append-only, crash-safe, the fingerprint kept out
 of the public label, incremental index (what every store promises is tests/storage/test_store_contract.py's)."""
 
 from __future__ import annotations
@@ -8,9 +8,6 @@ import multiprocessing
 import os
 import time
 
-import pytest
-
-from strands_robots.errors import SidecarError
 from strands_robots.outcomes import (
     current_outcomes,
     get_outcome,
@@ -54,14 +51,6 @@ def test_the_fingerprint_is_stored_but_not_part_of_the_label(dataset):
     stored = OutcomeStore.open(outcomes_path(dataset)).refresh().current(3)
     assert stored["fingerprint"]["length"] == 90
     assert "fingerprint" not in get_outcome(dataset, 3)  # the public label keeps its fields
-
-
-def test_a_symlink_is_refused(dataset, tmp_path):
-    target = tmp_path / "elsewhere.jsonl"
-    target.write_text("")
-    os.symlink(target, outcomes_path(dataset))
-    with pytest.raises(SidecarError, match="symbolic link"):
-        set_outcome(dataset, 0, outcome="failure")
 
 
 def test_the_index_reads_only_the_appended_tail(dataset, monkeypatch):

@@ -283,23 +283,6 @@ def test_unusable_sidecars_are_refused_and_untouched(root, content, fragment, op
     assert path.read_bytes() == content
 
 
-def test_sidecar_that_is_a_symlink_is_refused(root, tmp_path):
-    real = tmp_path / "real.json"
-    (root / "episode_labels.json").rename(real)
-    (root / "episode_labels.json").symlink_to(real)
-    before = real.read_bytes()
-    with pytest.raises(SidecarError, match="symbolic link"):
-        el.annotate_episode(root, 0, quality="low")
-    assert real.read_bytes() == before
-
-
-def test_sidecar_that_is_a_directory_is_refused(tmp_path):
-    root = make_minimal_dataset(tmp_path / "ds", {0: 10})
-    (root / "episode_labels.json").mkdir()
-    with pytest.raises(SidecarError, match="directory"):
-        el.record_deterministic_verdicts(root, [{"episode": 0, "success": True}])
-
-
 @pytest.mark.parametrize("err", [errno.ENOSPC, errno.EACCES, errno.EROFS])
 def test_failing_write_is_a_storage_error_and_changes_nothing(root, monkeypatch, err):
     before = digest(root)

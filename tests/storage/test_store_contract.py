@@ -12,7 +12,9 @@
 - what is written is read back, by this process and by a fresh one;
 - a sidecar this build cannot use (another tool's file, a newer format, not JSON) is one
   :class:`SidecarError` for reads and writes that says it was left untouched and names the
-  remedy, and its bytes stay as they were;
+  remedy, and its bytes stay as they were; a sidecar path that is no regular file (a
+  directory, a FIFO) is refused by reads and writes without hanging, and a write never goes
+  through a symbolic link;
 - a write leaves no temporary file behind, and a write that fails (the disk refuses the
   fsync) leaves the stored bytes exactly as they were;
 - each record carries the dataset fingerprint, so a renumbering edit makes it stale, and
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -296,6 +299,50 @@ def test_an_unusable_sidecar_is_refused_by_reads_and_writes_and_left_untouched(s
         assert "move it away" in str(info.value)  # the remedy
     assert path.read_text() == content
     assert not (root / f".{store.sidecar}.journal").exists()
+
+
+NOT_A_FILE = {
+    "symlink": "is a symbolic link; refusing to write through it",
+    "directory": "is a directory; move it away",
+    "fifo": "is not a regular file; move it away",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NOT_A_FILE))
+def test_a_sidecar_path_that_is_no_regular_file_is_refused_and_nothing_changes(store, root, kind):
+    """The episode-label store alone reads through a symbolic link (0.5.3 opens the path);
+    every store refuses to write through one."""
+    store.write(root, 1, "kept")
+    store.flush(root)
+    path = root / store.sidecar
+    real = root.parent / "elsewhere"
+    if kind == "symlink":
+        path.rename(real)
+        path.symlink_to(real)
+        before = real.read_bytes()
+    elif kind == "directory":
+        path.unlink()
+        path.mkdir()
+    else:
+        path.unlink()
+        os.mkfifo(path)
+    calls = [lambda: store.write(root, 1, "lost")]
+    if kind != "symlink":
+        calls.append(lambda: store.read_all(root))
+    previous = signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(TimeoutError("hung")))
+    try:
+        for call in calls:
+            signal.alarm(10)
+            with pytest.raises(SidecarError, match=NOT_A_FILE[kind]):
+                call()
+            signal.alarm(0)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert (kind == "symlink") == path.is_symlink()
+    assert (kind == "directory") == path.is_dir() and (kind == "fifo") == path.is_fifo()
+    if kind == "symlink":
+        assert real.read_bytes() == before
 
 
 def test_one_instance_per_file_in_the_shared_registry(store, root):
