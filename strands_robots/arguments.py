@@ -283,6 +283,11 @@ class Limits:
 #: Any finite number (no bounds).
 ANY_NUMBER = Limits()
 
+#: Characters of a name saying who labelled (a judge ``model``, a ``reviewer``, a segment
+#: ``annotator``, an outcome's ``labeled_by``): one limit in every label store, so a name
+#: accepted in one role is accepted in every other.
+NAME_CHARS = 255
+
 #: The one set of limits of each kind of number taken at the public API (every entry point
 #: taking such a value checks it against these, so one value is accepted everywhere or nowhere).
 #: Frames per second (of a dataset, or given for seconds-based spans): positive.

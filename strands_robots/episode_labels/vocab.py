@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import difflib
 
+from strands_robots.arguments import NAME_CHARS
+
 SCHEMA_VERSION = 1
 #: The name strands-robots 0.5.3 exports for :data:`SCHEMA_VERSION`.
 LABEL_SCHEMA_VERSION = SCHEMA_VERSION
@@ -34,7 +36,7 @@ REVIEW_DECISIONS: tuple[str, ...] = ("uphold_verdict", "overrule_verdict", "grad
 QUALITY_RANK = {grade: rank for rank, grade in enumerate(QUALITY_GRADES)}
 
 MAX_NOTE_CHARS = 10_000
-MAX_NAME_CHARS = 255
+MAX_NAME_CHARS = NAME_CHARS
 
 
 def did_you_mean(value: object, choices: tuple[str, ...]) -> str:

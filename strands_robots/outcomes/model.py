@@ -18,7 +18,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from strands_robots.arguments import ANY_NUMBER, SECONDS, UNIT_FRACTION, Limits, number_argument
+from strands_robots.arguments import ANY_NUMBER, NAME_CHARS, SECONDS, UNIT_FRACTION, Limits, number_argument
 from strands_robots.errors import LabelValidationError
 
 #: Outcome values ("Ergebniswerte").
@@ -61,7 +61,7 @@ MAX_GROUP_ID = 255
 MAX_METADATA_KEYS = 20
 MAX_METADATA_KEY = 64
 MAX_METADATA_VALUE = 512
-MAX_LABELED_BY = 255
+MAX_LABELED_BY = NAME_CHARS
 #: Slack past the episode's duration for an ``end_ts`` ("Dauer der Sequenz": labels written
 #: once per second may end up to one second late).
 DURATION_SLACK_S = 1.0

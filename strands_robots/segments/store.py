@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from strands_robots.arguments import bool_argument, path_argument
+from strands_robots.arguments import NAME_CHARS, bool_argument, path_argument
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError
 from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
@@ -44,7 +44,7 @@ from strands_robots.storage.record_store import Change
 SIDECAR_FILENAME = "episode_segments.json"
 SCHEMA_VERSION = 1
 DOCUMENT_KIND = "episode_segments"
-MAX_NAME_CHARS = 128
+MAX_NAME_CHARS = NAME_CHARS
 MAX_NOTE_CHARS = 2000
 #: Where a saved segmentation came from (the record's ``source``).
 SOURCES = ("annotation", "import")

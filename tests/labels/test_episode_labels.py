@@ -368,3 +368,24 @@ def test_labels_dir_keeps_dataset_untouched(root, tmp_path):
     annotate_episode(root, 0, quality="high", labels_dir=elsewhere)
     assert not labels_path(root).exists()
     assert filter_episodes(root, labels_dir=elsewhere) == [0]
+
+
+@pytest.mark.parametrize("role", ["model", "reviewer"])
+def test_a_model_and_a_reviewer_have_the_one_name_limit_of_every_store(root, role):
+    from strands_robots.arguments import NAME_CHARS
+    from strands_robots.episode_labels import review_episode
+
+    record_deterministic_verdicts(root, [verdict(0, True)])
+    annotate_episode(root, 0, quality="high", model="judge")
+
+    def write(name):
+        if role == "model":
+            return annotate_episode(root, 0, quality="low", model=name)["judge"]["model"]
+        return review_episode(root, 0, decision="grade_only", reviewer=name, quality="high")["review"]["reviewer"]
+
+    name = "r" * NAME_CHARS  # what a segment annotator or an outcome's labeled_by may be
+    assert write(name) == name
+    before = read_labels(root)
+    with pytest.raises(LabelValidationError, match=f"is {NAME_CHARS + 1} characters; the limit is {NAME_CHARS}"):
+        write(name + "r")
+    assert read_labels(root) == before

@@ -202,3 +202,14 @@ def test_a_changed_dataset_is_seen_by_the_next_write(dataset, rewrite_dataset):
         set_outcome(dataset, 2, outcome="failure")
     rewrite_dataset(dataset, {2: 90})  # the dataset gained episode 2
     assert set_outcome(dataset, 2, outcome="failure")["episode_index"] == 2
+
+
+def test_labeled_by_has_the_one_name_limit_of_every_store(dataset, doc_label):
+    from strands_robots.arguments import NAME_CHARS
+
+    name = "u" * NAME_CHARS  # what a reviewer, a judge model or a segment annotator may be
+    assert set_outcome(dataset, 0, labeled_by=name, **doc_label)["labeled_by"] == name
+    before = outcomes_path(dataset).read_bytes()
+    with pytest.raises(LabelValidationError, match="labeled_by"):
+        set_outcome(dataset, 1, labeled_by=name + "u", **doc_label)
+    assert outcomes_path(dataset).read_bytes() == before

@@ -339,3 +339,14 @@ def test_refusal_is_json_ready_for_a_page(dataset):
         },
     ]
     assert json.dumps(payload)
+
+
+def test_an_annotator_has_the_one_name_limit_of_every_store(dataset, valid_ep0):
+    from strands_robots.arguments import NAME_CHARS
+
+    name = "a" * NAME_CHARS  # what a reviewer, a judge model or an outcome's labeled_by may be
+    assert save_segmentation(dataset, 0, valid_ep0, annotator=name).record["annotator"] == name
+    before = segments_path(dataset).read_bytes()
+    with pytest.raises(LabelValidationError, match=f"has {NAME_CHARS + 1} characters; at most {NAME_CHARS}"):
+        save_segmentation(dataset, 0, valid_ep0, annotator=name + "a")
+    assert segments_path(dataset).read_bytes() == before

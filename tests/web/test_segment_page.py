@@ -260,7 +260,7 @@ MANY_BAD = {
         dict(SEGMENTS[2], root="/etc", episode=2),
         dict(SEGMENTS[1], template_id=4, note="n" * 2001),
     ],
-    "annotator": "a" * 129,
+    "annotator": "a" * 256,
     "reference": "yes",
 }
 SEGMENT_KEYS = "['end', 'label', 'modifiers', 'note', 'slots', 'start', 'template_id']"
@@ -271,7 +271,7 @@ MANY_BAD_ERROR = (
     f"segments[2] has unknown keys ['episode', 'root']; it takes {SEGMENT_KEYS}. "
     "segments[3].template_id must be text or null. "
     "segments[3].note='" + "n" * 36 + "... has 2001 characters; at most 2000 are allowed. "
-    "annotator='" + "a" * 36 + "... has 129 characters; at most 128 are allowed. "
+    "annotator='" + "a" * 36 + "... has 256 characters; at most 255 are allowed. "
     "reference must be true or false."
 )
 
