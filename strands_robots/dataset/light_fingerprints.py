@@ -28,7 +28,7 @@ import json
 import math
 from array import array
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from strands_robots.dataset.keys import STATE_KEY
 
@@ -93,7 +93,7 @@ def _v3(root: Path, video_keys: tuple[str, ...]) -> dict[str, Any]:
         raise _Unusual
     _check_tasks_v3(root, read_parquet)
     # every column the dataset reader reads: the files must agree on them exactly (it concatenates)
-    wanted = ("episode_index", "length", "tasks", *_DATA, *_RANGE)
+    wanted: tuple[str, ...] = ("episode_index", "length", "tasks", *_DATA, *_RANGE)
     wanted += tuple(f"videos/{key}/{field}" for key in video_keys for field in _VIDEO_FIELDS)
     columns: dict[str, list[Any]] = {"episode": [], "length": [], "index_from": [], "index_to": []}
     joined: list[str] = []  # an episode's tasks as one string, "" for none
@@ -140,6 +140,7 @@ def _v3(root: Path, video_keys: tuple[str, ...]) -> dict[str, Any]:
         raise _Unusual  # out of order or repeated: the reader sorts or refuses
     if range_names != _RANGE:  # the reader computes them from the lengths
         columns["index_from"], columns["index_to"] = _cumulative(columns["length"])
+    task_lists: list[list[str]]
     if tasks_type is None:
         task_code, task_lists = [-1] * len(episodes), []
     else:
@@ -357,7 +358,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -331,8 +331,8 @@ def _build_from_document(
         for name, value in zip(COLUMNS[1:7], row, strict=True):
             columns[name][i] = value
         fp = fingerprint_row(record.get("fingerprint"), tasks)
-        for name, value in zip(COLUMNS[7:], fp, strict=True):
-            columns[name][i] = value
+        for name, stored in zip(COLUMNS[7:], fp, strict=True):
+            columns[name][i] = stored
         if fp[0]:
             meta = record["fingerprint"].get(META_KEY)
             metas.add(meta if isinstance(meta, str) else None)
@@ -361,7 +361,7 @@ def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
     for key, pos, found in zip(keys.tolist(), positions.tolist(), present.tolist(), strict=True):
         record = latest[key]
         row = (*row_of(record), *fingerprint_row(record.get("fingerprint"), tasks)) if record is not None else empty
-        if row[6] and record["fingerprint"].get(META_KEY) != index.fp_meta:  # row[6]: fp_keys
+        if record is not None and row[6] and record["fingerprint"].get(META_KEY) != index.fp_meta:  # row[6]: fp_keys
             index.fp_meta = None
         if found:
             for name, value in zip(COLUMNS[1:], row, strict=True):

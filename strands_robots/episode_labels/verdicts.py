@@ -156,7 +156,7 @@ def record_deterministic_verdicts(
             keys.append(key)
             stored = records.get(key)
             if not stored:  # a first verdict (every record of a new sidecar)
-                record = {"episode_index": index, "deterministic": block}
+                record: dict[str, Any] = {"episode_index": index, "deterministic": block}
                 if index in fingerprints:
                     record["fingerprint"] = fingerprints[index]
                 records[key] = record
