@@ -4,7 +4,9 @@
 An old index absent from the mapping is an episode that was deleted: its record is
 dropped, which must be said explicitly (``allow_drop=True`` or the mapping of
 :func:`~strands_robots.storage.mapping.mapping_after_delete`). Fingerprints are refreshed
-from the dataset after the move, so the moved labels stop being reported as stale. The
+from the dataset after the move, so the moved labels stop being reported as stale; without
+the dataset's metadata they move unchecked and lose ``meta`` (they were not read for their
+new index), so the next stale check compares them with the dataset. The
 rewrite goes through the transactional remap of :mod:`strands_robots.storage.remap_txn`;
 :func:`strands_robots.remap.remap_dataset` carries every sidecar in one transaction.
 """
@@ -16,7 +18,7 @@ from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.document import open_store
-from strands_robots.fingerprint import IDENTITY_KEYS, Fingerprinter, open_dataset_if_present
+from strands_robots.fingerprint import IDENTITY_KEYS, META_KEY, Fingerprinter, open_dataset_if_present
 from strands_robots.storage.mapping import EpisodeMapping, check_targets, mapping_table, refuse_contradictions
 from strands_robots.storage.remap_txn import Participant, Step, record_store_step, remap_sidecar
 
@@ -99,6 +101,9 @@ def _moved(records: dict[str, Any], mapping: EpisodeMapping, dataset: Any) -> di
                 contradictions.append(f"{key} -> {new} ({reason})")
                 continue
             record["fingerprint"] = fingerprint(new)
+        elif new != int(key) and isinstance(record.get("fingerprint"), dict) and META_KEY in record["fingerprint"]:
+            # kept unchecked under another key: its values were not read for this one
+            record["fingerprint"] = {k: v for k, v in record["fingerprint"].items() if k != META_KEY}
         moved[str(new)] = record
     refuse_contradictions(contradictions, "labels")
     return moved

@@ -6,13 +6,19 @@ sidecar are tests/storage/test_remap.py's)."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from strands_robots import episode_labels as el
+from strands_robots.dataset.cache import clear_cache
 from strands_robots.dataset.signature import metadata_digest
+from strands_robots.episode_labels import index as index_module
+from strands_robots.episode_labels import stale as stale_module
 from strands_robots.errors import LabelValidationError
 from tests.labels.helpers import TOY_VERDICTS
 from tests.storage.remap_helpers import delete_episodes_meta
+from tests.synth import make_v3_dataset
 
 
 def test_equal_length_episodes_are_stale_after_renumbering(toy_dataset):
@@ -44,3 +50,30 @@ def test_a_mapping_that_contradicts_the_fingerprints_is_refused(toy_dataset):
     with pytest.raises(LabelValidationError, match="contradicts the labels' fingerprints"):
         el.remap(toy_dataset, {"0": 1, "1": 0, "2": 2})
     assert (toy_dataset / "episode_labels.json").read_bytes() == before
+
+
+def test_fingerprints_a_remap_moves_without_the_metadata_are_checked_again(tmp_path, monkeypatch):
+    root = make_v3_dataset(tmp_path / "ds", [5, 7, 3, 9])
+    el.record_deterministic_verdicts(root, [{"episode": e, "success": True} for e in range(4)])
+    el.flush(root)
+    # the sidecar remapped where there is no meta/ (a labels-only copy: nothing to check the
+    # mapping against), then put back beside the unchanged dataset
+    backup = tmp_path / "backup"
+    backup.mkdir()
+    shutil.copyfile(root / "episode_labels.json", backup / "episode_labels.json")
+    assert el.remap(backup, {0: 1, 1: 0, 2: 2, 3: 3}) == 4
+    el.flush(backup)
+    shutil.copyfile(backup / "episode_labels.json", root / "episode_labels.json")
+    for cache in root.glob(".episode_labels.json.fingerprints.*"):
+        cache.unlink()
+    fingerprints = {k: r["fingerprint"] for k, r in el.read_labels(root)["episodes"].items()}
+    assert "meta" not in fingerprints["0"] and "meta" not in fingerprints["1"]  # moved: no longer read for this key
+    assert fingerprints["2"]["meta"] == fingerprints["3"]["meta"] == metadata_digest(root)
+    expected = {0: "length was 7 when labelled, now 5", 1: "length was 5 when labelled, now 7"}
+    for skip in (True, False):
+        if not skip:
+            monkeypatch.setattr(stale_module, "read_from", lambda document, digest: False)
+        stale_module.clear_caches()
+        index_module._memory.clear()
+        clear_cache()
+        assert el.stale_episodes(root) == expected
