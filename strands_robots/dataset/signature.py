@@ -27,7 +27,8 @@ def metadata_signature(root: str | Path) -> tuple[Any, ...]:
 
 def metadata_digest(root: str | Path) -> str | None:
     """16 hex digits of the sha256 of the metadata files' paths and bytes (those of
-    :func:`metadata_signature`), or None when there are none or one cannot be read.
+    :func:`metadata_signature`), or None when there are none or one that is listed cannot
+    be opened (a dangling symlink, a directory, a file removed meanwhile).
 
     Unlike the signature, it survives a copy of the dataset (``cp -r``, a Hub download):
     equal digests mean byte-identical metadata, so anything read from it is unchanged
@@ -40,9 +41,7 @@ def metadata_digest(root: str | Path) -> str | None:
         try:
             with open(path, "rb") as handle:
                 content = hashlib.file_digest(handle, "sha256").digest()
-        except FileNotFoundError:
-            continue
-        except OSError:
+        except OSError:  # a dangling symlink too: the reader lists it and refuses it
             return None
         name = os.path.relpath(path, meta).encode("utf-8", "surrogateescape")
         digest.update(b"%d:%s:" % (len(name), name) + content)
@@ -51,8 +50,8 @@ def metadata_digest(root: str | Path) -> str | None:
 
 
 def metadata_files(root: str | Path) -> list[str]:
-    """Paths of the metadata files :func:`metadata_signature` covers, in its order (some may
-    not exist)."""
+    """Paths of the metadata files :func:`metadata_signature` covers, in its order
+    (``info.json`` even when it is absent; a listed symlink may dangle)."""
     meta = os.path.join(root, "meta")
     names = _names(meta)  # one scandir per directory (a judge tool checks this twice per episode)
     files = [

@@ -59,3 +59,15 @@ def test_an_unreadable_metadata_file_gives_no_digest(dataset):
     info.unlink()
     info.mkdir()  # a directory where the file should be: it cannot be read
     assert metadata_digest(dataset) is None
+
+
+def test_a_listed_file_that_cannot_be_opened_gives_no_digest(dataset, tmp_path):
+    # a dangling symlink is listed (the dataset reader's glob lists it too, and refuses it)
+    folder = dataset / "meta" / "episodes" / "chunk-000"
+    link = (folder if folder.is_dir() else dataset / "meta") / "file-009.parquet"
+    before = metadata_digest(dataset)
+    os.symlink(tmp_path / "nowhere.parquet", link)
+    assert str(link) in metadata_files(dataset)
+    assert metadata_digest(dataset) is None
+    link.unlink()
+    assert metadata_digest(dataset) == before

@@ -172,6 +172,30 @@ def test_a_copied_labelled_dataset_is_checked_without_reading_its_metadata(tmp_p
     assert _caches(copy) == []  # nothing was read, so nothing is kept
 
 
+def test_a_dangling_episodes_file_is_reported_with_and_without_the_digest(tmp_path, monkeypatch):
+    root = _v3(tmp_path / "ds")
+    episodes = list(open_dataset(root).episodes)
+    el.record_deterministic_verdicts(root, [{"episode": e, "success": True} for e in episodes])
+    el.annotate_episodes(root, [{"episode": e, "quality": "high"} for e in episodes])
+    el.flush(root)
+    # an episodes file the reader lists and cannot open (a symlink into a pruned cache)
+    os.symlink(tmp_path / "pruned.parquet", root / "meta" / "episodes" / "chunk-000" / "file-009.parquet")
+    answers = []
+    for skip in (True, False):
+        if not skip:
+            monkeypatch.setattr(stale_module, "read_from", lambda document, digest: False)
+        for cache in _caches(root):
+            (root / cache).unlink()
+        _new_process()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            answers.append((el.stale_episodes(root), [str(w.message) for w in caught]))
+    assert answers[0] == answers[1]
+    stale, messages = answers[0]
+    assert stale == {} and len(messages) == 1 and "file-009.parquet" in messages[0]
+    assert "labels were not checked for staleness" in messages[0]
+
+
 def test_fingerprints_read_while_the_metadata_changes_name_no_digest(tmp_path, monkeypatch):
     root = _v3(tmp_path / "ds")
     episodes = list(open_dataset(root).episodes)
