@@ -304,7 +304,9 @@ def tagged(root: str | Path, signature: tuple[Any, ...], digest: str | None, col
 def read_from(document: dict[str, Any], digest: str | None) -> bool:
     """True when every fingerprinted record of ``document`` names ``digest`` as the metadata
     its fingerprint was read from (:data:`strands_robots.fingerprint.META_KEY`): while the
-    metadata has that digest, none of them can be stale, and the metadata need not be read."""
+    metadata has that digest, none of them can be stale, and the metadata need not be read.
+    ``meta`` vouches for the values beside it as a writer left them; an edit of a
+    fingerprint drops it (``docs/sidecar-format.md``, ``fingerprint``)."""
     if digest is None:
         return False
     for record in document["episodes"].values():
