@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import warnings
 from pathlib import Path
@@ -16,6 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from strands_robots import episode_labels as el
 from strands_robots.dataset import light_fingerprints, open_dataset
@@ -253,3 +256,81 @@ def test_labels_of_a_dataset_the_reader_now_refuses_are_not_checked_on_either_pa
     with pytest.warns(UserWarning, match="could not be opened"):
         assert el.stale_episodes(root) == {}
     assert _caches(root) == []
+
+
+_STEPS = ("record", "annotate", "delete", "revert", "touch", "copy", "remap_without_meta")
+
+
+def _both_answers(root: Path) -> list:
+    """``(stale, filter, warnings)`` in a new process without the caches beside the sidecar
+    (where the digest skip applies: a copied dataset), with the skip, then without it."""
+    answers = []
+    for skip in (True, False):
+        for path in root.glob(".episode_labels.json.fingerprints.*"):
+            path.unlink()
+        _new_process()
+        original = stale_module.read_from
+        if not skip:
+            stale_module.read_from = lambda document, digest: False
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                answer = (el.stale_episodes(root), filter_episodes(root, require_success=False))
+        finally:
+            stale_module.read_from = original
+        answers.append((*answer, sorted({str(w.message) for w in caught})))
+    return answers
+
+
+def _step(step: str, root: Path, original: Path, rng: random.Random, work: Path) -> Path:
+    episodes = list(open_dataset(root).episodes)
+    clear_cache()
+    labelled = (root / "episode_labels.json").exists()
+    if step == "record":
+        chosen = rng.sample(episodes, rng.randint(1, len(episodes)))
+        el.record_deterministic_verdicts(root, [{"episode": e, "success": rng.random() < 0.7} for e in chosen])
+    elif step == "annotate" and labelled:
+        records = el.read_labels(root)["episodes"]
+        el.annotate_episodes(root, [{"episode": int(k), "quality": "high"} for k in records])
+    elif step == "delete" and len(episodes) > 2:
+        _delete_second_episode(root)
+    elif step == "revert":  # the original bytes again (a fresh download)
+        shutil.rmtree(root / "meta")
+        shutil.copytree(original, root / "meta")
+    elif step == "touch":
+        _touch_meta(root)
+    elif step == "copy":  # meta/ and the sidecar, not the dot-file caches
+        copy = work / f"copy-{rng.randrange(10**9)}"
+        shutil.copytree(root / "meta", copy / "meta")
+        if labelled:
+            el.flush(root)
+            shutil.copyfile(root / "episode_labels.json", copy / "episode_labels.json")
+        return copy
+    elif step == "remap_without_meta" and labelled:  # remapped as a labels-only copy, put back
+        el.flush(root)
+        backup = work / f"backup-{rng.randrange(10**9)}"
+        backup.mkdir()
+        shutil.copyfile(root / "episode_labels.json", backup / "episode_labels.json")
+        keys = sorted(int(k) for k in el.read_labels(backup)["episodes"])
+        el.remap(backup, dict(zip(keys, rng.sample(keys, len(keys)), strict=True)))
+        el.flush(backup)
+        shutil.copyfile(backup / "episode_labels.json", root / "episode_labels.json")
+    return root
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    version=st.sampled_from(["v3.0", "v2.1"]),
+    steps=st.lists(st.sampled_from(_STEPS), min_size=3, max_size=7),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_every_sequence_of_edits_gets_the_answers_of_a_full_read(tmp_path_factory, version, steps, seed):
+    work = tmp_path_factory.mktemp("edits")
+    root = (_v3 if version == "v3.0" else _v21)(work / "ds")
+    original = shutil.copytree(root / "meta", work / "original-meta")
+    rng = random.Random(seed)
+    for step in ["record", *steps]:
+        root = _step(step, root, original, rng, work)
+        if (root / "episode_labels.json").exists():
+            with_skip, without = _both_answers(root)
+            assert with_skip == without, step
