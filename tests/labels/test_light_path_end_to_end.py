@@ -13,6 +13,7 @@ import random
 import shutil
 import warnings
 from pathlib import Path
+from unittest import mock
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,6 +26,7 @@ from strands_robots.dataset import light_fingerprints, open_dataset
 from strands_robots.dataset.cache import clear_cache
 from strands_robots.dataset.signature import metadata_digest
 from strands_robots.episode_labels import index as index_module
+from strands_robots.episode_labels import rows
 from strands_robots.episode_labels import stale as stale_module
 from strands_robots.errors import DatasetError
 from strands_robots.selection import filter_episodes
@@ -263,21 +265,22 @@ _STEPS = ("record", "annotate", "delete", "revert", "touch", "copy", "remap_with
 
 def _both_answers(root: Path) -> list:
     """``(stale, filter, warnings)`` in a new process without the caches beside the sidecar
-    (where the digest skip applies: a copied dataset), with the skip, then without it."""
+    (where the digest skips apply: a copied dataset), with the skips, then without them (no
+    digest: neither ``read_from`` of a small sidecar nor the index's ``fp_meta`` answers)."""
     answers = []
     for skip in (True, False):
         for path in root.glob(".episode_labels.json.fingerprints.*"):
             path.unlink()
         _new_process()
-        original = stale_module.read_from
+        original = stale_module.metadata_digest_of
         if not skip:
-            stale_module.read_from = lambda document, digest: False
+            stale_module.metadata_digest_of = lambda root, signature: None
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 answer = (el.stale_episodes(root), filter_episodes(root, require_success=False))
         finally:
-            stale_module.read_from = original
+            stale_module.metadata_digest_of = original
         answers.append((*answer, sorted({str(w.message) for w in caught})))
     return answers
 
@@ -318,14 +321,19 @@ def _step(step: str, root: Path, original: Path, rng: random.Random, work: Path)
     return root
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     version=st.sampled_from(["v3.0", "v2.1"]),
+    large=st.booleans(),
     steps=st.lists(st.sampled_from(_STEPS), min_size=3, max_size=7),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_every_sequence_of_edits_gets_the_answers_of_a_full_read(tmp_path_factory, version, steps, seed):
-    work = tmp_path_factory.mktemp("edits")
+def test_every_sequence_of_edits_gets_the_answers_of_a_full_read(tmp_path_factory, version, large, steps, seed):
+    with mock.patch.object(rows, "SMALL_BYTES", 0 if large else rows.SMALL_BYTES):  # large: the columnar index
+        _edit_and_compare(tmp_path_factory.mktemp("edits"), version, steps, seed)
+
+
+def _edit_and_compare(work: Path, version: str, steps: list[str], seed: int) -> None:
     root = (_v3 if version == "v3.0" else _v21)(work / "ds")
     original = shutil.copytree(root / "meta", work / "original-meta")
     rng = random.Random(seed)
