@@ -39,6 +39,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--block", type=int, default=10)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--floor-bytes", type=int, default=0, help="floor line length (0: the short line compare_upstream.py writes)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -46,6 +49,7 @@ def main() -> None:
         el.annotate_episode(root, 999, quality="high", note="first", model="bench")
         mode = "journal" if (root / ".episode_labels.json.journal").exists() else "write-through"
         fd = os.open(root / "fsync.bin", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        line = FLOOR_LINE if not args.floor_bytes else b"%d" + b"x" * (args.floor_bytes - 8) + b"\n"
         calls: list[float] = []
         floors: list[float] = []
         done = 0
@@ -59,7 +63,7 @@ def main() -> None:
                     calls.append((time.perf_counter() - start) / k)
                 else:
                     for i in range(done, done + k):
-                        os.write(fd, FLOOR_LINE % i)
+                        os.write(fd, line % (i % 100_000))
                         os.fdatasync(fd)
                     floors.append((time.perf_counter() - start) / k)
             done += k
@@ -76,7 +80,10 @@ def main() -> None:
                 cpu.append((time.perf_counter() - start) / 100)
         finally:
             os.fdatasync = real_sync
+        journal_line = len((root / ".episode_labels.json.journal").read_bytes().splitlines()[-1]) + 1
+        floor_line = len(line % 0)
         print(f"load average {os.getloadavg()[0]:.1f}; {args.calls} calls in blocks of {args.block}; {mode} mode")
+        print(f"journal line {journal_line} bytes, floor line {floor_line} bytes")
         print(f"annotate_episode {call * 1e3:.3f} ms/call, fsync floor {floor * 1e3:.3f} ms: {call / floor:.2f}x")
         print(f"CPU per call without the fsync: {min(cpu) * 1e6:.0f} us (min of 10 x 100)")
         if args.profile:
