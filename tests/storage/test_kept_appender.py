@@ -7,29 +7,9 @@ import contextlib
 import os
 from pathlib import Path
 
-from strands_robots.errors import SidecarError
-from strands_robots.storage import RecordStore, jsonl
+from strands_robots.storage import jsonl
 from strands_robots.storage.jsonl import KeptAppender, read_jsonl
-from strands_robots.storage.record_store import Change
-
-
-def _validate(document, path):
-    if not isinstance(document, dict) or document.get("schema_version") != 1:
-        raise SidecarError(f"{path} is foreign")
-
-
-def _store(path: Path) -> RecordStore:
-    return RecordStore(
-        path, validate=_validate, empty=lambda: {"schema_version": 1, "episodes": {}}, write_through_bytes=0
-    )
-
-
-def _put(key: str, value: int):
-    def mutate(document):
-        document["episodes"][key] = {"v": value}
-        return Change(records=[key], fields=[]), None
-
-    return mutate
+from tests.storage.store_helpers import journal_store, put
 
 
 def _open_files(under: Path) -> list[str]:
@@ -43,33 +23,33 @@ def _open_files(under: Path) -> list[str]:
 
 def test_a_loop_of_writes_opens_the_journal_once(tmp_path, monkeypatch):
     path = tmp_path / "labels.json"
-    store = _store(path)
+    store = journal_store(path)
     opened = []
     real_open = os.open
     monkeypatch.setattr(os, "open", lambda p, *a, **k: opened.append(str(p)) or real_open(p, *a, **k))
     for i in range(20):
-        store.update(_put(str(i), i))
+        store.update(put(str(i), i))
     assert opened.count(str(store.journal)) == 1
     assert _open_files(tmp_path).count(str(store.journal)) == 1
     assert len(read_jsonl(store.journal)[0]) == 21  # header + 20 lines
-    assert _store(path).read()["episodes"] == {str(i): {"v": i} for i in range(20)}
+    assert journal_store(path).read()["episodes"] == {str(i): {"v": i} for i in range(20)}
 
 
 def test_a_journal_folded_by_another_process_is_never_written_through_the_old_descriptor(tmp_path):
     path = tmp_path / "labels.json"
-    ours, theirs = _store(path), _store(path)
-    ours.update(_put("1", 1))
-    theirs.update(_put("2", 2))
+    ours, theirs = journal_store(path), journal_store(path)
+    ours.update(put("1", 1))
+    theirs.update(put("2", 2))
     assert theirs.flush() is True  # the journal ours holds open is unlinked
-    ours.update(_put("3", 3))  # a new journal
+    ours.update(put("3", 3))  # a new journal
     assert [line.get("key") for line in read_jsonl(ours.journal)[0]] == [None, "3"]
     assert not any(t.endswith("(deleted)") for t in _open_files(tmp_path))
-    assert _store(path).read()["episodes"] == {"1": {"v": 1}, "2": {"v": 2}, "3": {"v": 3}}
+    assert journal_store(path).read()["episodes"] == {"1": {"v": 1}, "2": {"v": 2}, "3": {"v": 3}}
 
 
 def test_a_fold_closes_the_journal(tmp_path):
-    store = _store(tmp_path / "labels.json")
-    store.update(_put("1", 1))
+    store = journal_store(tmp_path / "labels.json")
+    store.update(put("1", 1))
     assert str(store.journal) in _open_files(tmp_path)
     assert store.flush() is True
     assert str(store.journal) not in _open_files(tmp_path) and not store.journal.exists()
@@ -77,29 +57,29 @@ def test_a_fold_closes_the_journal(tmp_path):
 
 def test_idle_journals_are_closed_beyond_the_bound(tmp_path, monkeypatch):
     monkeypatch.setattr(jsonl, "MAX_OPEN_APPENDERS", 4)
-    stores = [_store(tmp_path / f"s{i}.json") for i in range(10)]
+    stores = [journal_store(tmp_path / f"s{i}.json") for i in range(10)]
     for i, store in enumerate(stores):
-        store.update(_put("0", i))
+        store.update(put("0", i))
     journals = [t for t in _open_files(tmp_path) if t.endswith(".journal")]
     assert len(journals) == 4 and str(stores[-1].journal) in journals
     for i, store in enumerate(stores):  # the closed ones reopen their file
-        store.update(_put("1", i))
-        assert _store(store.path).read()["episodes"] == {"0": {"v": i}, "1": {"v": i}}
+        store.update(put("1", i))
+        assert journal_store(store.path).read()["episodes"] == {"0": {"v": i}, "1": {"v": i}}
     for store in stores:
         store.flush()
 
 
 def test_a_forked_child_closes_the_journals_it_inherited(tmp_path):
-    store = _store(tmp_path / "labels.json")
-    store.update(_put("1", 1))
+    store = journal_store(tmp_path / "labels.json")
+    store.update(put("1", 1))
     assert str(store.journal) in _open_files(tmp_path)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child's exit code is the assertion
         os._exit(0 if str(store.journal) not in _open_files(tmp_path) else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    store.update(_put("2", 2))  # the parent's descriptor is still its own
-    assert _store(store.path).read()["episodes"] == {"1": {"v": 1}, "2": {"v": 2}}
+    store.update(put("2", 2))  # the parent's descriptor is still its own
+    assert journal_store(store.path).read()["episodes"] == {"1": {"v": 1}, "2": {"v": 2}}
     store.flush()
 
 

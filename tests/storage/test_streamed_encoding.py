@@ -21,16 +21,9 @@ from strands_robots import episode_labels as el
 from strands_robots.errors import LabelValidationError
 from strands_robots.storage.atomic import atomic_write_chunks
 from strands_robots.storage.codec import dump_canonical, iter_canonical
+from tests.storage import store_helpers
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
-    max_leaves=30,
-)
+json_values = store_helpers.json_values(max_leaves=30)
 
 
 def _python(document) -> bytes:

@@ -11,78 +11,58 @@ from __future__ import annotations
 import json
 import math
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from strands_robots.errors import LabelValidationError, SidecarError
-from strands_robots.storage import RecordStore, record_store
+from strands_robots.storage import record_store
 from strands_robots.storage.atomic import check_target
 from strands_robots.storage.codec import dump_line
 from strands_robots.storage.jsonl import append_encoded, append_jsonl, read_jsonl
-from strands_robots.storage.record_store import Change
-
-
-def _validate(document, path):
-    if not isinstance(document, dict) or document.get("schema_version") != 1:
-        raise SidecarError(f"{path} is foreign")
-
-
-def _store(path: Path) -> RecordStore:
-    """A store in journal mode from its first write (no write-through)."""
-    return RecordStore(
-        path, validate=_validate, empty=lambda: {"schema_version": 1, "episodes": {}}, write_through_bytes=0
-    )
-
-
-def _put(key: str, value: int):
-    def mutate(document):
-        document["episodes"][key] = {"v": value}
-        return Change(records=[key], fields=[]), None
-
-    return mutate
+from tests.storage import store_helpers
+from tests.storage.store_helpers import journal_store, put
 
 
 def test_a_writer_in_a_loop_reads_nothing_back_and_every_write_is_in_the_journal(tmp_path, monkeypatch):
     path = tmp_path / "labels.json"
-    store = _store(path)
-    store.update(_put("0", 0))
+    store = journal_store(path)
+    store.update(put("0", 0))
     reads, checks = [], []
     real_read, real_check = record_store.read_lines, record_store.appended_since
     monkeypatch.setattr(record_store, "read_lines", lambda *a, **k: reads.append(a) or real_read(*a, **k))
     monkeypatch.setattr(record_store, "appended_since", lambda *a: checks.append(a) or real_check(*a))
     for i in range(1, 21):
-        store.update(_put(str(i % 7), i))
+        store.update(put(str(i % 7), i))
     assert reads == [] and checks == []
     expected = {str(k): {"v": max(i for i in range(21) if i % 7 == k)} for k in range(7)}
     assert store.read()["episodes"] == expected
-    assert _store(path).read()["episodes"] == expected  # a new reader: from the journal on disk
+    assert journal_store(path).read()["episodes"] == expected  # a new reader: from the journal on disk
     lines, _ = read_jsonl(store.journal)
     assert len(lines) == 22 and lines[0]["journal"] == 2  # header + 21 writes, one line each
 
 
 def test_another_writers_append_is_read_even_after_a_write_of_ours(tmp_path, monkeypatch):
     path = tmp_path / "labels.json"
-    ours, theirs = _store(path), _store(path)  # two processes' caches
-    ours.update(_put("1", 1))
-    theirs.update(_put("2", 2))  # the journal grew: our stamp is stale
+    ours, theirs = journal_store(path), journal_store(path)  # two processes' caches
+    ours.update(put("1", 1))
+    theirs.update(put("2", 2))  # the journal grew: our stamp is stale
     reads = []
     real_read = record_store.read_lines
     monkeypatch.setattr(
         record_store, "read_lines", lambda *a, **k: reads.append(k.get("offset", 0)) or real_read(*a, **k)
     )
-    ours.update(_put("3", 3))
+    ours.update(put("3", 3))
     assert len(reads) == 1 and reads[0] > 0  # only the lines after our own offset were read
     assert ours.read()["episodes"] == {"1": {"v": 1}, "2": {"v": 2}, "3": {"v": 3}}
 
 
 def test_a_journal_replaced_by_one_of_the_same_size_and_mtime_is_read_again(tmp_path):
     path = tmp_path / "labels.json"
-    store = _store(path)
-    store.update(_put("1", 1))
-    store.update(_put("2", 5))
+    store = journal_store(path)
+    store.update(put("1", 1))
+    store.update(put("2", 5))
     text = store.journal.read_bytes()
     st = os.stat(store.journal)
     other = tmp_path / "other"
@@ -95,13 +75,13 @@ def test_a_journal_replaced_by_one_of_the_same_size_and_mtime_is_read_again(tmp_
 
 def test_a_fold_by_another_process_is_noticed(tmp_path):
     path = tmp_path / "labels.json"
-    ours, theirs = _store(path), _store(path)
-    ours.update(_put("1", 1))
-    theirs.update(_put("2", 2))
+    ours, theirs = journal_store(path), journal_store(path)
+    ours.update(put("1", 1))
+    theirs.update(put("2", 2))
     assert theirs.flush() is True  # the journal is gone, the canonical file rewritten
-    ours.update(_put("3", 3))
+    ours.update(put("3", 3))
     assert json.loads(path.read_text())["episodes"] == {"1": {"v": 1}, "2": {"v": 2}}
-    assert _store(path).read()["episodes"] == {"1": {"v": 1}, "2": {"v": 2}, "3": {"v": 3}}
+    assert journal_store(path).read()["episodes"] == {"1": {"v": 1}, "2": {"v": 2}, "3": {"v": 3}}
 
 
 ops = st.lists(
@@ -117,17 +97,17 @@ def test_three_processes_caches_always_read_what_was_written(tmp_path_factory, s
     """Writers, readers and folds interleaved over three caches of one file: every read
     of every cache gives every write so far."""
     path = tmp_path_factory.mktemp("loop") / "labels.json"
-    stores = [_store(path) for _ in range(3)]
+    stores = [journal_store(path) for _ in range(3)]
     model: dict[str, dict[str, int]] = {}
     for action, who, key, value in steps:
         store = stores[who]
         if action == "write":
-            store.update(_put(str(key), value))
+            store.update(put(str(key), value))
             model[str(key)] = {"v": value}
         elif action == "flush":
             store.flush()
         assert store.read()["episodes"] == model
-    assert _store(path).read()["episodes"] == model
+    assert journal_store(path).read()["episodes"] == model
 
 
 def test_append_encoded_returns_the_files_stat_after_the_append(tmp_path):
@@ -154,15 +134,7 @@ def test_append_encoded_refuses_a_symlink_and_writes_nothing(tmp_path):
     assert target.read_bytes() == b""
 
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
-    max_leaves=20,
-)
+json_values = store_helpers.json_values(max_leaves=20)
 
 
 @settings(max_examples=400, deadline=None)
@@ -185,28 +157,28 @@ def test_dump_line_refuses_a_lone_surrogate():
 
 def test_a_torn_tail_left_by_another_writer_is_cut_off_by_the_next_write(tmp_path):
     path = tmp_path / "labels.json"
-    store = _store(path)
-    store.update(_put("1", 1))
+    store = journal_store(path)
+    store.update(put("1", 1))
     size = os.stat(store.journal).st_size
     with open(store.journal, "ab") as handle:
         handle.write(b'{"op":"put","key":"2","rec')  # another writer killed mid-append
-    store.update(_put("3", 3))
+    store.update(put("3", 3))
     lines = store.journal.read_bytes().split(b"\n")
     assert lines[-1] == b"" and all(line.startswith(b"{") for line in lines[:-1])
     assert os.stat(store.journal).st_size > size
-    assert _store(path).read()["episodes"] == {"1": {"v": 1}, "3": {"v": 3}}
+    assert journal_store(path).read()["episodes"] == {"1": {"v": 1}, "3": {"v": 3}}
 
 
 def test_a_symlink_put_at_the_journals_path_is_refused_not_written_through(tmp_path):
     path = tmp_path / "labels.json"
-    store = _store(path)
-    store.update(_put("1", 1))
+    store = journal_store(path)
+    store.update(put("1", 1))
     elsewhere = tmp_path / "elsewhere"
     os.replace(store.journal, elsewhere)
     store.journal.symlink_to(elsewhere)  # the same bytes, reached through a link
     before = elsewhere.read_bytes()
     with pytest.raises(SidecarError, match="symbolic link"):
-        store.update(_put("2", 2))
+        store.update(put("2", 2))
     assert elsewhere.read_bytes() == before
     store.journal.unlink()
     os.replace(elsewhere, store.journal)  # put back: the write that returned is still there
