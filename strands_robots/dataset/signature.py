@@ -25,16 +25,24 @@ def metadata_signature(root: str | Path) -> tuple[Any, ...]:
     return tuple(signature)
 
 
+#: The version of the rules that read fingerprint values from the metadata
+#: (:mod:`strands_robots.dataset.light_fingerprints`, :mod:`strands_robots.dataset.fingerprints`).
+#: It is part of every metadata digest, so a fingerprint read by other rules is never taken
+#: as matching: raise it with any change to the values those rules read from the same bytes.
+FINGERPRINT_RULES = 1
+
+
 def metadata_digest(root: str | Path) -> str | None:
     """16 hex digits of the sha256 of the metadata files' paths and bytes (those of
     :func:`metadata_signature`), or None when there are none or one that is listed cannot
     be opened (a dangling symlink, a directory, a file removed meanwhile).
 
     Unlike the signature, it survives a copy of the dataset (``cp -r``, a Hub download):
-    equal digests mean byte-identical metadata, so anything read from it is unchanged
-    (``docs/sidecar-format.md``, ``fingerprint``: ``meta``).
+    equal digests mean byte-identical metadata read by the same :data:`FINGERPRINT_RULES`,
+    so the fingerprints read from it are unchanged (``docs/sidecar-format.md``,
+    ``fingerprint``: ``meta``).
     """
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(b"fingerprint rules %d\n" % FINGERPRINT_RULES)
     meta = os.path.join(root, "meta")
     count = 0
     for path in metadata_files(root):

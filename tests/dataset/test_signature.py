@@ -71,3 +71,11 @@ def test_a_listed_file_that_cannot_be_opened_gives_no_digest(dataset, tmp_path):
     assert metadata_digest(dataset) is None
     link.unlink()
     assert metadata_digest(dataset) == before
+
+
+def test_other_fingerprint_rules_give_another_digest(dataset, monkeypatch):
+    from strands_robots.dataset import signature
+
+    before = metadata_digest(dataset)
+    monkeypatch.setattr(signature, "FINGERPRINT_RULES", signature.FINGERPRINT_RULES + 1)
+    assert metadata_digest(dataset) not in (before, None)  # labels tagged under the old rules are read again
