@@ -18,8 +18,8 @@ from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.document import open_store
-from strands_robots.fingerprint import IDENTITY_KEYS, META_KEY, Fingerprinter, open_dataset_if_present
-from strands_robots.storage.mapping import EpisodeMapping, check_targets, mapping_table, refuse_contradictions
+from strands_robots.fingerprint import META_KEY, Fingerprinter, open_dataset_if_present
+from strands_robots.storage.mapping import EpisodeMapping, check_fingerprints, check_targets, mapping_table
 from strands_robots.storage.remap_txn import Participant, Step, record_store_step, remap_sidecar
 
 NAME = "episode_labels"
@@ -86,26 +86,28 @@ def remap(
 
 
 def _moved(records: dict[str, Any], mapping: EpisodeMapping, dataset: Any) -> dict[str, Any]:
-    """The mapped records under their new index, fingerprints checked and refreshed."""
+    """The mapped records under their new index, fingerprints checked (the one rule of
+    :func:`~strands_robots.storage.mapping.check_fingerprints`) and refreshed."""
     fingerprint = Fingerprinter(dataset) if dataset is not None else None
+    if fingerprint is not None:
+        moves = [
+            (int(key), new, record.get("fingerprint"))
+            for key, record in records.items()
+            if (new := mapping.get(int(key))) is not None and record.get("fingerprint")
+        ]
+        check_fingerprints(moves, fingerprint, "labels")
     moved: dict[str, Any] = {}
-    contradictions = []
     for key, record in records.items():
         new = mapping.get(int(key))
         if new is None:
             continue
         record = dict(record, episode_index=new)
         if fingerprint is not None and record.get("fingerprint"):
-            reason = fingerprint.stale_reason(new, record["fingerprint"], IDENTITY_KEYS)
-            if reason:
-                contradictions.append(f"{key} -> {new} ({reason})")
-                continue
             record["fingerprint"] = fingerprint(new)
         elif new != int(key) and isinstance(record.get("fingerprint"), dict) and META_KEY in record["fingerprint"]:
             # kept unchecked under another key: its values were not read for this one
             record["fingerprint"] = {k: v for k, v in record["fingerprint"].items() if k != META_KEY}
         moved[str(new)] = record
-    refuse_contradictions(contradictions, "labels")
     return moved
 
 

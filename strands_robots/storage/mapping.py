@@ -258,16 +258,6 @@ def check_fingerprints(moves: Iterable[tuple[int, int, Any]], fingerprinter: Any
         reason = fingerprinter.stale_reason(new, stored, IDENTITY_KEYS)
         if reason:
             contradictions.append(f"{old} -> {new} ({reason})")
-    refuse_contradictions(contradictions, what)
-
-
-def refuse_contradictions(contradictions: list[str], what: str) -> None:
-    """Raise the one refusal of a mapping the stored fingerprints contradict (see
-    :func:`check_fingerprints`), when ``contradictions`` is not empty.
-
-    Raises:
-        LabelValidationError: naming up to ten ``old -> new (reason)`` moves and the remedy.
-    """
     if contradictions:
         raise LabelValidationError(
             f"the mapping contradicts the {what}' fingerprints, so it does not describe this dataset edit: "
@@ -300,4 +290,4 @@ def check_targets(mapping: EpisodeMapping, episodes: Any, root: Any) -> None:
         )
 
 
-__all__ = ["EpisodeMapping", "check_fingerprints", "check_targets", "mapping_after_delete", "refuse_contradictions"]
+__all__ = ["EpisodeMapping", "check_fingerprints", "check_targets", "mapping_after_delete"]
