@@ -532,7 +532,8 @@ def _small_stale(root: Path, store: Any, signature: tuple[Any, ...]) -> dict[int
     None when there is no such cache for the dataset's current metadata."""
     columns, _ = plain_dataset_columns(root, store.path, signature, read=False)
     if columns is None:
-        if store.query(lambda document: read_from(document, metadata_digest_of(root, signature))):
+        digest = metadata_digest_of(root, signature)  # hashed before the sidecar's lock is taken
+        if store.query(lambda document: read_from(document, digest)):
             return {}  # every fingerprint was read from this very metadata: nothing to read
         columns, _ = plain_dataset_columns(root, store.path, signature)
     if columns is None:
