@@ -16,7 +16,7 @@ from typing import Any
 
 from strands_robots.errors import LabelValidationError
 from strands_robots.ssc.records import ParsedAction, Subtask
-from strands_robots.ssc.verbs import TEMPLATE_VERBS, UnknownVerbError
+from strands_robots.ssc.verbs import TEMPLATE_VERBS, TemplateVerb, UnknownVerbError, match_verb_prefix, normalize_verb
 
 _MODIFIER_TEXT = {
     "orientation": "{}",
@@ -31,17 +31,23 @@ def action_from_instance(
 ) -> ParsedAction:
     """One parsed action from a template instance (id, slots, modifiers).
 
+    A template of a label set of your own (id ``NAME:LABEL``, no slots) takes the
+    vocabulary verb its label starts with (``"drop it"`` -> ``drop``), else the stateless
+    ``custom`` verb (docs/ssc.md, "Template sets").
+
     Raises:
-        UnknownVerbError: the template id has no row in ``TEMPLATE_VERBS``.
+        UnknownVerbError: a built-in template id with no row in ``TEMPLATE_VERBS``.
     """
-    row = TEMPLATE_VERBS.get(template_id)
+    row = TEMPLATE_VERBS.get(template_id) or _label_set_row(template_id)
     if row is None:
         raise UnknownVerbError(
             f"template {template_id!r} has no row in strands_robots.ssc.verbs.TEMPLATE_VERBS; add one "
             "(template id, verb, object slot, secondary slots)."
         )
-    verb = row.variants.get(str(modifiers.get("variant", "")), row.verb)
     obj = slots.get(row.obj_slot) if row.obj_slot else None
+    verb = row.variants.get(str(modifiers.get("variant", "")), row.verb)
+    if not obj and row.verb_without_obj:
+        verb = row.verb_without_obj
     targets: list[tuple[str, str]] = []
     for slot, prep in row.targets:
         value = slots.get(slot)
@@ -61,6 +67,15 @@ def action_from_instance(
         cond=cond,
         text=text,
     )
+
+
+def _label_set_row(template_id: str) -> TemplateVerb | None:
+    """The row of a label-set template ``NAME:LABEL``: its label's leading verb, else ``custom``."""
+    name, sep, label = template_id.partition(":")
+    if not (sep and name and label):
+        return None
+    found = match_verb_prefix(normalize_verb(label).split("_"))
+    return TemplateVerb(template_id, found[0].name if found else "custom")
 
 
 def _ident(phrase: str | None) -> str | None:

@@ -151,6 +151,16 @@ _ROWS: list[Verb] = [
     _v("bring", "grasp", "acquire", "bring", source="segments"),
     _v("pass", "grasp", "release", "pass", preps=("to",), source="segments"),
     _v("rotate_held", "grasp", "keep", "rotate", source="segments"),
+    # rows the generic template set needs (reach, grasp, lift, move, place, release, ...)
+    _v("reach", "idle", "idle", "reach", preps=("for",), source="segments"),
+    _v("lift", "grasp", "keep", "lift", source="segments"),
+    _v("carry", "grasp", "keep", "move", preps=("to",), source="segments"),
+    _v("move_arm", "idle", "idle", "move", source="segments"),
+    _v("set_down", "grasp", "keep", "place", preps=("on",), source="segments"),
+    _v("retract", "idle", "idle", "retract", source="segments"),
+    # a label of your own whose words name no verb of the vocabulary: stateless, checked for
+    # continuity only (the holding state is carried across it unchanged)
+    _v("custom", "contact", "contact", "do", source="segments"),
 ]
 
 #: The vocabulary: verb key -> row. Add a verb by adding one row.
@@ -201,6 +211,8 @@ class TemplateVerb:
         cond_modifiers: Modifiers copied into ``action_cond`` (``orientation``...).
         obj_cond: Fixed object features (A2's ``start button``, A3's ``lever``).
         variants: ``variant`` modifier value -> verb key overriding ``verb``.
+        verb_without_obj: Verb key used when the object slot is empty (the generic
+            ``move``: the arm carries an object, or moves empty).
     """
 
     template_id: str
@@ -210,6 +222,7 @@ class TemplateVerb:
     cond_modifiers: tuple[str, ...] = ("relation", "orientation", "setting", "direction")
     obj_cond: tuple[str, ...] = ()
     variants: dict[str, str] = field(default_factory=dict)
+    verb_without_obj: str | None = None
 
 
 def _t(template_id: str, verb: str, obj_slot: str | None = None, *targets: tuple[str, str], **kw) -> TemplateVerb:
@@ -251,6 +264,28 @@ _TEMPLATE_ROWS: list[TemplateVerb] = [
     _t("ALLEX_PASS_OBJECT", "pass"),
     _t("ALLEX_ROTATE_BOX", "rotate_held"),
     _t("ALLEX_ROTATE_POLYBAG", "rotate_held"),
+    # the generic set (docs/segments.md, "Template sets"): reach, grasp, lift, move, place
+    # (still grasped), release, ... one row per template
+    _t("G_REACH", "reach", "target"),
+    _t("G_GRASP", "grasp", "theme"),
+    _t("G_LIFT", "lift", "theme"),
+    _t("G_MOVE", "carry", "theme", ("destination", "to"), verb_without_obj="move_arm"),
+    _t("G_PLACE", "set_down", "theme", ("destination", "on")),
+    _t("G_RELEASE", "release", "theme"),
+    _t("G_PICK_UP", "pick_up", "theme"),
+    _t("G_PUSH", "push", "theme"),
+    _t("G_PULL", "pull", "theme"),
+    _t("G_OPEN", "open", "target"),
+    _t("G_CLOSE", "close", "target"),
+    _t("G_POUR", "pour", "theme", ("destination", "into")),
+    _t("G_WIPE", "wipe", "target"),
+    _t("G_INSERT", "insert", "theme", ("destination", "into")),
+    _t("G_ROTATE", "rotate", "theme"),
+    _t("G_PRESS", "press", "target"),
+    _t("G_HAND_OVER", "hand_over", "theme"),
+    _t("G_NAVIGATE", "navigate_to", None, ("destination", "to")),
+    _t("G_RETRACT", "retract"),
+    _t("G_IDLE", "idle"),
 ]
 
 #: Segmentation template id -> how it maps onto the vocabulary. One row per template.
@@ -262,6 +297,6 @@ def check_tables() -> list[str]:
     return [
         f"template {row.template_id} names unknown verb {v!r}"
         for row in _TEMPLATE_ROWS
-        for v in (row.verb, *row.variants.values())
+        for v in (row.verb, *row.variants.values(), *([row.verb_without_obj] if row.verb_without_obj else []))
         if v not in VERBS
     ]
