@@ -25,13 +25,14 @@ from strands_robots.episode_labels.filtering import select_episodes
 from strands_robots.episode_labels.stale import stale_episodes
 from strands_robots.episode_labels.vocab import QUALITY_RANK, did_you_mean
 from strands_robots.errors import LabelValidationError
+from strands_robots.storage.side_files import OUTCOMES
 
 #: The ``evaluation_membership`` that keeps an episode out of every training release.
 HELD_OUT = "held_out_eval"
 
-#: ``strands_robots.outcomes.store.SIDECAR_NAME``, named here so that a directory without
-#: outcome labels costs one ``stat`` and no import of the outcomes package.
-OUTCOMES_SIDECAR = "episode_outcomes.jsonl"
+#: The outcome sidecar's name (``storage.side_files.OUTCOMES``): a directory without outcome
+#: labels costs one ``stat`` and no import of the outcomes package.
+OUTCOMES_SIDECAR = OUTCOMES
 
 #: ``explain_filter``'s drop reasons, in the order they are checked.
 DROP_REASONS: tuple[str, ...] = (

@@ -399,7 +399,7 @@ def fold_orphaned_journal(root: Path, labels_dir: Path | None) -> None:
 
 def _print_journal_problems(root: Path, labels_dir: Path | None) -> None:
     from strands_robots.episode_labels.document import open_store
-    from strands_robots.storage.journal import conflicts_path, rejected_path
+    from strands_robots.storage.side_files import conflicts_path, rejected_path
 
     store = open_store(root, labels_dir)
     problems = store.problems()
@@ -419,7 +419,7 @@ def _print_journal_problems(root: Path, labels_dir: Path | None) -> None:
         console.print(
             styled(
                 (f"{plural(n, 'journal line')} refused", "yellow"),
-                f" (never applied), kept in {rejected_path(store.journal)} with the reason; re-record those "
+                f" (never applied), kept in {rejected_path(store.path)} with the reason; re-record those "
                 "labels, then delete that file.",
             ),
             soft_wrap=True,

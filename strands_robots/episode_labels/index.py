@@ -47,6 +47,7 @@ from strands_robots.fingerprint import META_KEY
 from strands_robots.storage import RecordStore
 from strands_robots.storage.atomic import check_target
 from strands_robots.storage.record_store import file_identity
+from strands_robots.storage.side_files import index_cache_path
 
 INDEX_VERSION = 3
 PERSIST_MIN_BYTES = 8 << 20
@@ -385,7 +386,7 @@ def _from_document(document: dict[str, Any]) -> LabelIndex:
 
 
 def _index_path(sidecar: Path) -> Path:
-    return sidecar.with_name(f".{sidecar.name}.index.npz")
+    return index_cache_path(sidecar)
 
 
 def _save(index: LabelIndex, path: Path) -> None:

@@ -38,6 +38,7 @@ from strands_robots.fingerprint import (
     open_dataset_for_checks,
     reason_order,
 )
+from strands_robots.storage.side_files import fingerprints_cache_path
 
 CACHE_VERSION = 1
 #: Datasets of at most this many episodes have their fingerprint cache in JSON (read
@@ -58,11 +59,11 @@ def clear_caches() -> None:
 
 
 def _cache_path(sidecar: Path) -> Path:
-    return sidecar.with_name(f".{sidecar.name}.fingerprints.npz")
+    return fingerprints_cache_path(sidecar, ".npz")
 
 
 def _json_cache_path(sidecar: Path) -> Path:
-    return sidecar.with_name(f".{sidecar.name}.fingerprints.json")
+    return fingerprints_cache_path(sidecar, ".json")
 
 
 def _cache_meta(root: Path, signature: tuple[Any, ...]) -> dict[str, Any]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import difflib
 
 from strands_robots.arguments import NAME_CHARS
+from strands_robots.storage.side_files import LABELS
 
 SCHEMA_VERSION = 1
 #: The name strands-robots 0.5.3 exports for :data:`SCHEMA_VERSION`.
 LABEL_SCHEMA_VERSION = SCHEMA_VERSION
-SIDECAR_FILENAME = "episode_labels.json"
+SIDECAR_FILENAME = LABELS
 
 QUALITY_GRADES: tuple[str, ...] = ("low", "medium", "high")
 

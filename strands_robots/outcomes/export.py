@@ -41,11 +41,12 @@ from strands_robots.outcomes.store import OutcomeStore, open_outcome_store
 from strands_robots.storage import atomic_write_bytes, load_json_bytes
 from strands_robots.storage.codec import dump_line
 from strands_robots.storage.mapping import MAX_EPISODE_INDEX
+from strands_robots.storage.side_files import OUTCOME_EXPORT, outcome_export_path
 from strands_robots.storage.textfile import read_user_bytes
 
 PathLike = str | Path
 
-EXPORT_NAME = "avala_sequence_outcomes.jsonl"
+EXPORT_NAME = OUTCOME_EXPORT
 #: Fixed namespace of every ``avala_sequence_uid`` this package derives.
 SEQUENCE_UID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "strands-robots-labels:avala_sequence_uid")
 #: The label fields exported under another name.
@@ -126,9 +127,7 @@ def export_outcomes(
     dataset = open_episodes(root)
     store = load_store(root, labels_dir)
     did = dataset_id if dataset_id is not None else dataset_id_of(root)
-    target = (
-        Path(path) if path is not None else Path(labels_dir if labels_dir is not None else root) / "meta" / EXPORT_NAME
-    )
+    target = Path(path) if path is not None else outcome_export_path(labels_dir if labels_dir is not None else root)
     lines = [export_line(e, sequence_uid(did, e), store.current(e)) for e in sorted(dataset.episodes)]
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(target, b"".join(dump_line(line) for line in lines))

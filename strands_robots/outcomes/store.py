@@ -39,8 +39,9 @@ from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import SidecarError
 from strands_robots.storage import append_jsonl, check_target, read_jsonl, sidecar_lock
 from strands_robots.storage.registry import ProcessRegistry, appended_since, file_identity
+from strands_robots.storage.side_files import OUTCOMES
 
-SIDECAR_NAME = "episode_outcomes.jsonl"
+SIDECAR_NAME = OUTCOMES
 FORMAT = "strands-robots-labels/episode_outcomes"
 FORMAT_VERSION = 1
 HEADER: dict[str, Any] = {"kind": "header", "format": FORMAT, "version": FORMAT_VERSION}

@@ -40,8 +40,9 @@ from strands_robots.storage import RecordStore
 from strands_robots.storage.atomic import check_target
 from strands_robots.storage.labels_dir import check_labels_dir, require_directory
 from strands_robots.storage.record_store import Change
+from strands_robots.storage.side_files import SEGMENTS
 
-SIDECAR_FILENAME = "episode_segments.json"
+SIDECAR_FILENAME = SEGMENTS
 SCHEMA_VERSION = 1
 DOCUMENT_KIND = "episode_segments"
 MAX_NAME_CHARS = NAME_CHARS

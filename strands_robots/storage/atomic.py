@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from strands_robots.errors import SidecarError, StorageError
+from strands_robots.storage.side_files import temp_prefix
 
 
 def check_target(path: Path) -> bool:
@@ -101,7 +102,7 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes]) -> str:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     tmp_name = None
     try:
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             for chunk in chunks:
                 handle.write(chunk)

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.storage.jsonl import append_jsonl, read_jsonl
+from strands_robots.storage.side_files import conflicts_path, journal_path, rejected_path
 
 log = logging.getLogger(__name__)
 
@@ -44,21 +45,6 @@ RecordCheck = Callable[[str, Any], "str | None"]
 FieldCheck = Callable[[str, Any], "str | None"]
 
 MISSING = object()  # "no such record" in a merge (distinct from a JSON null)
-
-
-def rejected_path(journal: Path) -> Path:
-    """``.<name>.journal.rejected`` beside the journal: lines that were never folded."""
-    return journal.with_name(f"{journal.name}.rejected")
-
-
-def base_path(journal: Path) -> Path:
-    """``.<name>.journal.base``: a hard link to the canonical file the journal applies to."""
-    return journal.with_name(f"{journal.name}.base")
-
-
-def conflicts_path(canonical: Path) -> Path:
-    """``.<name>.conflicts.jsonl`` beside the canonical file: pending writes another tool overtook."""
-    return canonical.with_name(f".{canonical.name}.conflicts.jsonl")
 
 
 @dataclass
@@ -184,26 +170,28 @@ def read_lines(path: Path, offset: int = 0) -> tuple[list[tuple[int, Any]], list
     return records, refused, end
 
 
-def report(journal: Path, rejected: list[Rejected]) -> None:
-    """Log refused journal lines (once per load)."""
+def report(sidecar: Path, rejected: list[Rejected]) -> None:
+    """Log refused lines of the journal of ``sidecar`` (once per load)."""
     for item in rejected:
         log.warning(
             "%s %s is not applied: %s; it is kept aside in %s when the journal is folded",
-            journal,
+            journal_path(sidecar),
             item.where(),
             item.reason,
-            rejected_path(journal),
+            rejected_path(sidecar),
         )
 
 
-def keep_aside(journal: Path, rejected: list[Rejected]) -> None:
-    """Append refused lines to ``.<name>.journal.rejected`` (durably) before a fold deletes the journal.
+def keep_aside(sidecar: Path, rejected: list[Rejected]) -> None:
+    """Append refused journal lines to :func:`~.side_files.rejected_path` (durably) before a
+    fold deletes the journal.
 
     Raises:
         StorageError: the append failed (the fold must then not delete the journal).
     """
     if rejected:
-        append_jsonl(rejected_path(journal), [item.as_json(journal) for item in rejected])
+        journal = journal_path(sidecar)
+        append_jsonl(rejected_path(sidecar), [item.as_json(journal) for item in rejected])
 
 
 def count_lines(path: Path) -> int:

@@ -35,8 +35,9 @@ from strands_robots.errors import LabelsDirMismatchError, RootNotFoundError, Sid
 from strands_robots.storage.atomic import atomic_write_bytes
 from strands_robots.storage.codec import dump_canonical, load_json_bytes
 from strands_robots.storage.record_store import file_identity
+from strands_robots.storage.side_files import labels_dir_key_path
 
-KEY_NAME = ".strands-labels-dataset.json"
+KEY_NAME = labels_dir_key_path(".").name
 KEY_FORMAT = "strands-robots-labels/labels-dir"
 KEY_VERSION = 1
 SAMPLE_SIZE = 64
@@ -69,7 +70,7 @@ def require_directory(directory: Path) -> None:
 
 def key_path(labels_dir: str | Path) -> Path:
     """The key file of a labels directory."""
-    return Path(labels_dir) / KEY_NAME
+    return labels_dir_key_path(labels_dir)
 
 
 def _sample_positions(count: int) -> list[int]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.errors import StorageError
+from strands_robots.storage.side_files import lock_path
 
 try:
     import fcntl
@@ -29,11 +30,6 @@ except ImportError:  # pragma: no cover - not POSIX
 
 #: Seconds a writer waits for another writer before giving up.
 LOCK_TIMEOUT_S = float(os.environ.get("STRANDS_LABELS_LOCK_TIMEOUT", "120"))
-
-
-def lock_path(sidecar: Path) -> Path:
-    """``<dir>/.<name>.lock`` beside the sidecar."""
-    return sidecar.with_name(f".{sidecar.name}.lock")
 
 
 class LockTimeout(TimeoutError):

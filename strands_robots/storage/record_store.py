@@ -47,13 +47,10 @@ from strands_robots.storage.journal import (
     Rejected,
     Screened,
     apply_ops,
-    base_path,
-    conflicts_path,
     count_lines,
     keep_aside,
     read_lines,
     record_conflicts,
-    rejected_path,
     report,
     screen,
     three_way,
@@ -61,6 +58,7 @@ from strands_robots.storage.journal import (
 from strands_robots.storage.jsonl import KeptAppender
 from strands_robots.storage.lock import sidecar_lock
 from strands_robots.storage.registry import Identity, ProcessRegistry, appended_since, file_identity
+from strands_robots.storage.side_files import conflicts_path, journal_base_path, journal_path, rejected_path
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +176,7 @@ class RecordStore:
         check_record: RecordCheck | None = None,
     ) -> None:
         self.path = Path(path)
-        self.journal = self.path.with_name(f".{self.path.name}.journal")
+        self.journal = journal_path(self.path)
         self.validate = validate
         self.empty = empty
         self.records_key = records_key
@@ -226,7 +224,7 @@ class RecordStore:
             check_field=self._field_problem,
         )
         screened.rejected[:0] = undecodable
-        report(self.journal, screened.rejected)
+        report(self.path, screened.rejected)
         return screened
 
     def _load_base(self, header: Any) -> dict[str, Any] | None:
@@ -237,14 +235,14 @@ class RecordStore:
         if want is None:
             return self.empty()
         try:
-            check_target(base_path(self.journal))
-            data = base_path(self.journal).read_bytes()
+            check_target(journal_base_path(self.path))
+            data = journal_base_path(self.path).read_bytes()
         except (OSError, SidecarError):
             return None
         if content_digest(data) != want:
             return None
         try:
-            document = load_json_bytes(data, base_path(self.journal))
+            document = load_json_bytes(data, journal_base_path(self.path))
             self.validate(document, self.path)
         except SidecarError:
             return None
@@ -280,7 +278,7 @@ class RecordStore:
         )
         try:
             self.validate(merge.document, self.path)
-            keep_aside(self.journal, screened.rejected)
+            keep_aside(self.path, screened.rejected)
             record_conflicts(self.path, merge.conflicts)
             if merge.applied:
                 digest = self._write_canonical(merge.document)
@@ -307,7 +305,7 @@ class RecordStore:
             StorageError: a file could not be removed; the message says the labels are stored.
         """
         self._appender.close()
-        for path in (self.journal, base_path(self.journal)):
+        for path in (self.journal, journal_base_path(self.path)):
             try:
                 os.unlink(path)
             except FileNotFoundError:
@@ -521,7 +519,7 @@ class RecordStore:
 
     def _link_base(self, cached: _Cached) -> None:
         """Keep the canonical file the journal starts from (for a three-way merge later)."""
-        base = base_path(self.journal)
+        base = journal_base_path(self.path)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(base)
         if cached.identity is None:
@@ -535,7 +533,7 @@ class RecordStore:
                 log.warning("could not keep the journal's base %s: %s", base, exc)
 
     def _fold(self, cached: _Cached) -> None:
-        keep_aside(self.journal, cached.rejected)
+        keep_aside(self.path, cached.rejected)
         digest = self._write_canonical(cached.document)
         cached.identity = file_identity(self.path)
         cached.digest = digest
@@ -628,7 +626,7 @@ class RecordStore:
     def problems(self) -> dict[str, int]:
         """Counts of journal lines kept aside and of merge conflicts recorded beside the file."""
         return {
-            "rejected": count_lines(rejected_path(self.journal)),
+            "rejected": count_lines(rejected_path(self.path)),
             "conflicts": count_lines(conflicts_path(self.path)),
         }
 

@@ -40,8 +40,9 @@ from strands_robots.storage.jsonl import append_jsonl, read_jsonl
 from strands_robots.storage.lock import sidecar_lock
 from strands_robots.storage.mapping import EpisodeMapping
 from strands_robots.storage.record_store import RecordStore, content_digest
+from strands_robots.storage.side_files import journal_path, remap_intent_path, remap_lock_target, remap_staged_path
 
-INTENT_NAME = ".remap-intent.json"
+INTENT_NAME = remap_intent_path(".").name
 INTENT_FORMAT = "strands-robots-labels/remap-intent"
 INTENT_VERSION = 1
 
@@ -92,15 +93,7 @@ class RemapResult:
 
 def intent_path(directory: Path) -> Path:
     """The intent file of a labels directory."""
-    return Path(directory) / INTENT_NAME
-
-
-def _staged_path(sidecar: Path, txn: str) -> Path:
-    return sidecar.with_name(f".{sidecar.name}.remap-{txn}")
-
-
-def _journal_of(sidecar: Path) -> Path:
-    return sidecar.with_name(f".{sidecar.name}.journal")
+    return remap_intent_path(directory)
 
 
 def _write_intent(path: Path, intent: dict[str, Any]) -> None:
@@ -132,7 +125,7 @@ def _file_digest(path: Path) -> str | None:
 
 
 def _journal_pending(path: Path) -> bool:
-    journal = _journal_of(path)
+    journal = journal_path(path)
     try:
         return journal.stat().st_size > 0
     except FileNotFoundError:
@@ -143,7 +136,7 @@ def _apply_step(directory: Path, txn: str, step: dict[str, Any]) -> None:
     """Make one committed step happen (a no-op when it already has)."""
     sidecar = directory / step["sidecar"]
     if step["kind"] == "replace":
-        staged = _staged_path(sidecar, txn)
+        staged = remap_staged_path(sidecar, txn)
         current = _file_digest(sidecar)
         if current == step["after"]:
             with contextlib.suppress(FileNotFoundError):
@@ -174,7 +167,7 @@ def _apply_step(directory: Path, txn: str, step: dict[str, Any]) -> None:
 def _roll_back(directory: Path, intent: dict[str, Any]) -> None:
     for step in intent.get("steps", []):
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(_staged_path(directory / step["sidecar"], intent["txn"]))
+            os.unlink(remap_staged_path(directory / step["sidecar"], intent["txn"]))
     with contextlib.suppress(FileNotFoundError):
         os.unlink(intent_path(directory))
     fsync_dir(directory)
@@ -241,7 +234,7 @@ def run_remap(
     directory = Path(directory)
     intent_file = intent_path(directory)
     result = RemapResult()
-    with sidecar_lock(intent_file.with_name("remap-intent.json")):
+    with sidecar_lock(remap_lock_target(directory)):
         if not dry_run:
             result.recovered, previous = recover(directory)
             if result.recovered == "completed" and previous is not None:
@@ -273,7 +266,7 @@ def run_remap(
                 _write_intent(intent_file, intent)
                 for step in writes:
                     if step.kind == "replace":
-                        atomic_write_bytes(_staged_path(step.sidecar, txn), step.data or b"")
+                        atomic_write_bytes(remap_staged_path(step.sidecar, txn), step.data or b"")
             except BaseException:
                 _roll_back(directory, intent)
                 raise

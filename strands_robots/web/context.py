@@ -93,7 +93,9 @@ class ServerContext:
     def has_labels(self) -> bool:
         """True when the sidecar (or its journal) exists."""
         path = self.labels_file
-        return path.exists() or path.with_name(f".{path.name}.journal").exists()
+        from strands_robots.storage.side_files import journal_path
+
+        return path.exists() or journal_path(path).exists()
 
     def episode(self, episode: int) -> int:
         """``episode`` when it is one of the dataset's ``episode_index`` values.
