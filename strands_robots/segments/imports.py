@@ -36,8 +36,8 @@ from strands_robots.errors import EpisodeNotFoundError, LabelsError, LabelValida
 from strands_robots.segments.convert import check_fps
 from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
 from strands_robots.segments.findings import Finding
-from strands_robots.segments.normalize import normalize_official_label
-from strands_robots.segments.parse import clean_text
+from strands_robots.segments.normalize import OFFICIAL_COHORT, normalize_official_label
+from strands_robots.segments.parse import clean_text, parse_candidates
 from strands_robots.segments.store import (
     SOURCES,
     SegmentationRefused,
@@ -416,16 +416,30 @@ def _fill(
             report.changes.append(f"tail gap [{start}, {length}) labelled {label}")
 
 
-def _labels(items: list[list[Any]], normalize: bool, report: EpisodeReport) -> None:
+def _labels(items: list[list[Any]], normalize: bool, cohort: str | None, report: EpisodeReport) -> None:
+    if not normalize:
+        return
+    kept: list[list[Any]] = []
     for it in items:
-        if not normalize:
+        if cohort not in (None, OFFICIAL_COHORT) and parse_candidates(it[2], cohort=cohort):
+            kept.append(it)  # a label of the chosen set is its template; the RoboCasa365 rules are not its rules
             continue
         result = normalize_official_label(it[2])
+        if result.fold and kept:
+            before = kept[-1]
+            report.changes.append(
+                f"{it[2]!r} [{it[0]}, {it[1]}) folded into the preceding segment {before[2]!r} "
+                "(a release without transport is no segment of its own)"
+            )
+            before[1] = max(before[1], it[1])
+            continue
         if result.exception:
             report.exceptions.append({"label": it[2], "why": result.exception})
         elif result.text != it[2]:
             report.relabels.append({"from": it[2], "to": result.text, "rewrites": list(result.rewrites)})
         it[2] = result.text
+        kept.append(it)
+    items[:] = kept
 
 
 def _infer_cohort(items: list[list[Any]]) -> str:
@@ -463,7 +477,7 @@ def prepare_episode(
     if not raw:
         raise LabelValidationError("no spans for this episode.")
     items = _frames(raw, facts.fps or fps, report)
-    _labels(items, normalize, report)
+    _labels(items, normalize, cohort, report)
     chosen = cohort or _infer_cohort(items)
     _fix_boundaries(items, facts.length, end_inclusive, report)
     _fill(items, facts.length, chosen, head, tail, fill_gaps, report, failure)

@@ -53,7 +53,19 @@ VERB_OPERATIONS: tuple[tuple[str, str], ...] = (
     ("rotate", "agitate"),
     ("press", "press"),
     ("wait", "wait"),
+    ("release", "release"),
+    ("let go of", "release"),
+    ("drop", "release"),
 )
+
+#: ``push the wok around``: rotation in place of a grasped object, G1's agitate (section 3,
+#: M1's note: "Rotation-in-place of a grasped pan is G1, not M1"); group 1 is the noun phrase.
+IN_PLACE_ROTATION = re.compile(
+    r"^(?:push|move|turn|spin|swirl|slide|shift) ((?:the|a|an) .+?) (?:around|about|back and forth|round and round)$"
+)
+
+#: Words that end a verb phrase, never a noun phrase (``the wok around`` is not a slot).
+TRAILING_PARTICLE = re.compile(r" (?:around|about|back and forth|round and round)$")
 
 _VERB_ALTERNATION = "|".join(re.escape(v) for v, _ in sorted(VERB_OPERATIONS, key=lambda p: len(p[0]), reverse=True))
 
@@ -64,6 +76,8 @@ BUNDLE_PATTERN = re.compile(rf"(?:,\s*|\s+)(?:and then|and|then|after that|after
 def operation_of(text: str) -> str | None:
     """The operation named by the leading verb phrase of ``text`` (lower case), or None."""
     text = text.strip().lower()
+    if IN_PLACE_ROTATION.match(text):
+        return "agitate"
     if re.search(r"\bto off$", text):
         return "deactivate"  # 'turn the knob to off' is on -> off (section 1)
     if re.search(r"\bto on$", text):

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from strands_robots.segments.lexicon import WAIT_EVENT_CLAUSE, bundled_action, operation_of
+from strands_robots.segments.lexicon import IN_PLACE_ROTATION, WAIT_EVENT_CLAUSE, bundled_action, operation_of
 from strands_robots.segments.parse import TemplateInstance, clean_text, nearest_template, parse_candidates
 from strands_robots.segments.templates import TASK_COMPLETE
 
@@ -33,6 +33,10 @@ class Normalized:
         instance: The parsed template instance of ``text`` (None for an exception that
             fits no template).
         original: The input.
+        operation: The operation of the label's leading verb phrase.
+        fold: True for a release without transport (``release the spatula``): the label is
+            no segment of its own; its frames belong to the preceding segment (an
+            exception too, for a label with nothing before it).
     """
 
     text: str
@@ -42,6 +46,7 @@ class Normalized:
     instance: TemplateInstance | None = None
     original: str = ""
     operation: str | None = field(default=None)
+    fold: bool = False
 
 
 #: Manner adverbs (section 5 lists fully, lightly, briefly, securely, back).
@@ -162,6 +167,11 @@ def _drop_redundant_restrictor(text: str) -> str:
     return before + text[m.end() :]
 
 
+def _in_place_rotation(text: str) -> str:
+    # 'push the wok around' rotates a grasped pan in place: G1 'rotate the wok' (M1's note).
+    return IN_PLACE_ROTATION.sub(r"rotate \1", text)
+
+
 def _knob_to_setting(text: str) -> str:
     # 'turn the X knob to high' says J1's 'set the X knob to high' with another verb.
     return re.sub(r"^turn (the .+? knob) to (?!the\b)(\S.*)$", r"set \1 to \2", text)
@@ -182,6 +192,15 @@ REWRITES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("drop_redundant_restrictor", _drop_redundant_restrictor),
     ("sink_faucet", _faucet),
     ("knob_to_setting", _knob_to_setting),
+    ("rotation_in_place", _in_place_rotation),
+)
+
+#: The official labels are RoboCasa365 labels: after the rewrites they must fit its templates.
+OFFICIAL_COHORT = "robocasa365"
+
+FOLD_REASON = (
+    "a release without transport is folded into the preceding segment (guideline section 1: extend that segment "
+    "over these frames; if the object is carried to a new place first, label it place)"
 )
 
 #: The document's rewrite examples (section 5), ``X`` instantiated; every one is a test.
@@ -225,7 +244,7 @@ def normalize_official_label(text: str) -> Normalized:
         instance = parse_candidates(TASK_COMPLETE)[0]
         return Normalized(TASK_COMPLETE, original != TASK_COMPLETE, None, ("terminal",), instance, original, "terminal")
     raw_parse = parse_candidates(cleaned)
-    if raw_parse and "robocasa365" not in raw_parse[0].template.cohorts:
+    if raw_parse and not {OFFICIAL_COHORT, "generic"} & set(raw_parse[0].template.cohorts):
         # A cohort label (AgiBot ``Pick``, Allex ``Rotate Box``, docs/segments.md, "Templates") is
         # already its template: the RoboCasa365 rewrites and verb lexicon do not apply to it
         # ('rotate' is G1's agitate verb there, but ``Rotate Box`` is its own operation).
@@ -249,9 +268,12 @@ def normalize_official_label(text: str) -> Normalized:
         if rewritten != candidate:
             applied.append(name)
             candidate = " ".join(rewritten.split())
-    parsed = parse_candidates(candidate)
+    parsed = parse_candidates(candidate, cohort=OFFICIAL_COHORT)
+    raw_parse = [p for p in raw_parse if OFFICIAL_COHORT in p.template.cohorts]
+    if not parsed and raw_operation == "release":
+        return replace(_raw(original, cleaned, FOLD_REASON, None, applied), fold=True)
     if not parsed:
-        nearest, example = nearest_template(candidate)
+        nearest, example = nearest_template(candidate, cohort=OFFICIAL_COHORT)
         return _raw(
             original,
             cleaned,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from strands_robots.errors import LabelValidationError
-from strands_robots.segments.lexicon import operation_of, wait_target
+from strands_robots.segments.lexicon import IN_PLACE_ROTATION, TRAILING_PARTICLE, operation_of, wait_target
 from strands_robots.segments.templates import (
     CLOSED_MODIFIERS,
     MODIFIER_PATTERNS,
@@ -189,6 +189,8 @@ def _match(c: _Compiled, lowered: str) -> TemplateInstance | None:
         elif key.endswith("__art"):
             if value != "the":
                 modifiers[key[: -len("__art")] + _ARTICLE_SUFFIX] = value
+        elif TRAILING_PARTICLE.search(value):
+            return None  # 'push the wok around': 'around' belongs to the verb, not to the noun phrase
         else:
             slots[key] = value
     if c.template.operation == "wait" and "target" in slots:
@@ -257,6 +259,18 @@ def parse_label(text: str, *, cohort: str | None = None) -> TemplateInstance:
     hint = ""
     if cleaned.lower().startswith("other:"):
         hint = " 'other: <free text>' is not a label in this audit."
+    elif rotation := IN_PLACE_ROTATION.match(cleaned.lower()):
+        hint = (
+            f" Rotating a grasped object in place is not a push ('around' is no part of the object): label it"
+            f" 'rotate {rotation.group(1)}' (docs/segments.md, Templates)."
+        )
+    elif operation_of(cleaned) == "release" and not any(
+        t.operation == "release" for t in all_templates() if cohort is None or cohort in t.cohorts
+    ):
+        hint = (
+            " A release without transport is folded into the preceding segment (extend that segment over these"
+            " frames); if the object is carried to a new place first, label it place (docs/segments.md, Templates)."
+        )
     raise LabelParseError(
         f"{cleaned!r} matches no template{f' of cohort {cohort!r}' if cohort else ''}.{hint} The nearest is "
         f"{nearest.id} ({nearest.operation}) {nearest.surface!r}, e.g. {example!r}. Rewrite the label in a template's "

@@ -234,3 +234,31 @@ def test_foreign_record_fields_are_ignored_and_defaults_apply(dataset):
         "import",
     )
     assert record["annotated_at"] != "yesterday" and record["annotated_at"].endswith("Z")
+
+
+def test_a_release_without_transport_is_folded_into_the_preceding_segment(dataset):
+    # seed section 1: "release the spatula after pressing" is no segment of its own
+    data = {"1": [
+        {"start": 0, "end": 20, "label": "press the spatula against the chicken"},
+        {"start": 20, "end": 26, "label": "release the spatula"},
+        {"start": 26, "end": 40, "label": "push the wok around"},
+    ]}  # fmt: skip
+    report = import_segmentations(dataset, data, annotator="import")
+    assert report.ok, report.to_dict()
+    ep = report.episodes[0]
+    assert ep.exceptions == []
+    assert spans(get_segmentation(dataset, 1)) == [
+        (0, 26, "press the spatula against the chicken"),
+        (26, 40, "rotate the wok"),
+    ]
+    assert any("'release the spatula' [20, 26) folded into the preceding segment" in c for c in ep.changes)
+
+
+def test_a_generic_release_stays_a_segment(dataset):
+    data = {"1": [
+        {"start": 0, "end": 20, "label": "grasp the cup"},
+        {"start": 20, "end": 40, "label": "release the cup"},
+    ]}  # fmt: skip
+    report = import_segmentations(dataset, data, annotator="import", cohort="generic")
+    assert report.ok, report.to_dict()
+    assert spans(get_segmentation(dataset, 1)) == [(0, 20, "grasp the cup"), (20, 40, "release the cup")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from strands_robots.segments import normalize_official_label
+from strands_robots.segments import LabelParseError, normalize_official_label, parse_label
 from strands_robots.segments.normalize import DOCUMENT_EXAMPLES
 
 # The document's rewrite list, verbatim; its placeholder X is instantiated with real nouns.
@@ -157,3 +157,30 @@ def test_rotate_is_still_agitate_for_robocasa_labels():
     assert (result.text, result.exception, result.operation) == ("rotate the pan", None, "agitate")
     assert result.instance.template_id == "G1"
     assert normalize_official_label("rotate polybag").text == "Rotate PolyBag"  # case only
+
+
+# Seed section 1: "A release without transport (... release the spatula after pressing) is folded
+# into the preceding segment"; section 3, M1: "Rotation-in-place of a grasped pan is G1, not M1".
+
+
+@pytest.mark.parametrize("label", ["release the spatula", "drop the sponge", "let go of the spatula"])
+def test_a_release_without_transport_folds_into_the_preceding_segment(label):
+    result = normalize_official_label(label)
+    assert result.fold is True and result.instance is None
+    assert "folded into the preceding segment" in result.exception
+    with pytest.raises(LabelParseError, match="folded into the preceding segment"):
+        parse_label(label, cohort="robocasa365")
+    if label.startswith("release"):
+        assert parse_label(label, cohort="generic").template_id == "G_RELEASE"  # a segment of its own there
+
+
+def test_pushing_a_pan_around_is_g1_rotate_not_a_push_with_theme_wok_around():
+    result = normalize_official_label("push the wok around")
+    assert (result.text, result.exception, result.rewrites) == ("rotate the wok", None, ("rotation_in_place",))
+    assert (result.instance.template_id, result.instance.slots, result.instance.modifiers) == (
+        "G1", {"target": "wok"}, {"variant": "rotate"}
+    )  # fmt: skip
+    for cohort in (None, "generic", "robocasa365"):
+        with pytest.raises(LabelParseError, match="label it 'rotate the wok'"):
+            parse_label("push the wok around", cohort=cohort)
+    assert parse_label("push the cutting board to the sink").template_id == "M1"  # a push is still a push
