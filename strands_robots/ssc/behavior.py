@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from strands_robots.errors import LabelValidationError
+from strands_robots.ssc.cascade import spatial_prefix_arm
 from strands_robots.ssc.records import ParsedAction, Subtask
 from strands_robots.ssc.verbs import VERBS, UnknownVerbError, match_verb_prefix, normalize_verb
 from strands_robots.storage.textfile import read_user_text
@@ -90,15 +91,29 @@ def _split_phrases(words: list[str]) -> tuple[list[str], list[tuple[str, str]], 
         if word in _CONDITION_LEADS and (obj or targets):
             cond.append(" ".join(w for w in words[i:] if w not in _ARTICLES))
             break
-        prep = _preposition_at(words, i) if (obj or targets) else None
-        if prep is not None:
+        prep = _preposition_at(words, i)
+        if prep is not None and (obj or targets or len(prep) > 1):
+            # a spatial phrase ('on top of shelf') is a target even with no object before it
             targets.append((" ".join(prep), []))
             i += len(prep)
             continue
         if word not in _ARTICLES:
             (targets[-1][1] if targets else obj).append(word)
         i += 1
-    return obj, [(p, "_".join(t)) for p, t in targets if t], cond
+    return obj, [(p, "_".join(t)) for p, t in targets], cond
+
+
+def _straddles_preposition(words: list[str], used: int) -> int:
+    """How many verb words to give back so that a multiword preposition stays whole.
+
+    ``place on top of table``: the longest verb is ``place_on``, but ``on`` opens
+    ``on top of`` (a spatial condition), so the verb is ``place`` (returns 1).
+    """
+    for prep in _PREPOSITIONS:
+        for k in range(1, len(prep)):
+            if used - k > 0 and tuple(words[used - k : used - k + len(prep)]) == prep:
+                return k
+    return 0
 
 
 @dataclass
@@ -199,7 +214,15 @@ def parse_skill_text(text: str, objects: list[str] | None = None) -> ParsedActio
             "strands_robots.ssc.verbs.VERBS (paper Appendix E: one new verb is one new row)."
         )
     row, used = found
-    obj_words, text_targets, cond = _split_phrases(words[used:])
+    back = _straddles_preposition(words, used)
+    if back:
+        shorter = match_verb_prefix(words[: used - back])
+        if shorter is not None:
+            row, used = shorter
+    obj_words, spans, cond = _split_phrases(words[used:])
+    text_targets = [(p, t) for p, t in spans if t]
+    written = [p for p, _ in spans]  # the prepositions the text writes, with or without their object
+    preps = tuple(written) or row.preps
     objs = list(objects or [])
     obj: str | None = None
     targets: list[tuple[str, str]] = []
@@ -210,10 +233,10 @@ def parse_skill_text(text: str, objects: list[str] | None = None) -> ParsedActio
         obj = "_".join(obj_words) or None
         targets = text_targets
     elif row.motion or row.role == "idle":
-        targets = [(_prep(row.preps, i), o) for i, o in enumerate(objs)]
+        targets = [(_prep(preps, i), o) for i, o in enumerate(objs)]
     else:
         obj = objs[0]
-        targets = [(_prep(row.preps, i), o) for i, o in enumerate(objs[1:])]
+        targets = [(_prep(preps, i), o) for i, o in enumerate(objs[1:])]
     label_arm = cast(Literal["left", "right", "coop"] | None, arm)
     return ParsedAction(verb=row.name, arm=label_arm, obj=obj, targets=targets, cond=cond, text=text)
 
@@ -262,6 +285,10 @@ def read_behavior_annotation(path_or_dict: str | PathLike[str] | Mapping[str, An
             raise LabelValidationError(f"{here}: skill_description is empty; every skill needs a label.")
         groups = _object_groups(skill.get("object_id"), here)
         manip = _strings(skill.get("manipulating_object_id")) or []
+        spatial = _strings(skill.get("spatial_prefix"))
+        conditions = [
+            " ".join(t.lower().replace("_", " ").split()) for t in spatial or [] if spatial_prefix_arm(t) is None
+        ]
         actions = []
         for i, text in enumerate(descriptions):
             group = groups[i] if i < len(groups) else (groups[0] if len(groups) == 1 else [])
@@ -272,6 +299,9 @@ def read_behavior_annotation(path_or_dict: str | PathLike[str] | Mapping[str, An
             row = VERBS[action.verb]
             if action.obj is None and manip and not row.motion and row.role != "idle":
                 action.obj = manip[min(i, len(manip) - 1)]
+            # a spatial_prefix that names no arm ('on top of', 'near') is a spatial condition of the action
+            written = {p for p, _ in action.targets}
+            action.cond += [c for c in conditions if c not in written and c not in action.cond]
             actions.append(action)
         for group in groups:
             for o in group:
@@ -287,7 +317,7 @@ def read_behavior_annotation(path_or_dict: str | PathLike[str] | Mapping[str, An
                 label="; ".join(descriptions),
                 skill_type=_strings(skill.get("skill_type")),
                 memory_prefix=_strings(skill.get("memory_prefix")),
-                spatial_prefix=_strings(skill.get("spatial_prefix")),
+                spatial_prefix=spatial,
                 object_ids=[o for g in groups for o in g],
                 source="behavior",
             )

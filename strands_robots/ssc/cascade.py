@@ -45,7 +45,7 @@ from strands_robots.ssc.records import (
     other_hand,
 )
 from strands_robots.ssc.render import action_phrase, display_name, display_text, render_action
-from strands_robots.ssc.scene_graph import advance, has_instance_index, matches, same_name
+from strands_robots.ssc.scene_graph import advance, base_name, has_instance_index, matches, same_name
 from strands_robots.ssc.verbs import NEEDS_HELD, Verb, lookup_verb
 
 #: L2 metadata fields consulted by default (pass a subset to skip unreliable ones, or
@@ -574,14 +574,30 @@ class _Ctx:
         return any(t.strip().lower() == "coordinated" for t in self.st.skill_type or [])
 
     def _l2_instances(self, q: PendingQuery, p: _Plan):
+        """Object identity from instance ids (``pillar_candle_89`` / ``pillar_candle_90``).
+
+        Branch ``b`` (one hand holds an id, the other acquires): the acquired object's id,
+        from the label or, for a label without one, the entry's only other id of that name.
+        Branch ``a`` (both grippers close) and ``c`` (a release from ``D?``): two ids of the
+        name in the entry are two objects; one id in an acquire is one object.
+        """
         o = p.parsed.obj
+        ids = {i for i in self.st.object_ids if same_name(i, o) and has_instance_index(i)}
         if q.branch == "b" and p.arms and p.arms[0] in HANDS:
             held = self.before.hand(other_hand(p.arms[0]))
+            if has_instance_index(held) and not has_instance_index(o):
+                others = ids - {held}
+                if len(others) == 1:
+                    (o,) = others
+                    p.parsed.obj = o  # "pick up pillar candle" names pillar_candle_90 in this entry
+                elif ids == {held}:
+                    o = held
             if has_instance_index(held) and has_instance_index(o):
                 same = held == o
                 return self._same(p, same, "L2", f"instance ids {held} and {o} are {'equal' if same else 'different'}")
+        if q.branch == "c" and len(ids) >= 2:
+            return self._same(p, False, "L2", f"the annotation names {len(ids)} instances: {sorted(ids)}")
         if q.branch == "a":
-            ids = {i for i in self.st.object_ids if same_name(i, o) and has_instance_index(i)}
             if len(ids) >= 2:
                 return self._same(p, False, "L2", f"the annotation names {len(ids)} instances: {sorted(ids)}")
             if len(ids) == 1 and (o in ids or not has_instance_index(o)):
@@ -703,8 +719,11 @@ class _Ctx:
             source, confidence = p.source, p.confidence
             if p.role == "release" and arms != ["coop"] and len(arms) == 1 and self.co_held(p.parsed.obj):
                 arms, source = ["coop"], "L1"  # cooperative release (Table 5, S -> L/R)
+            split = p.role == "acquire" and p.same is False and len(arms) == 2 and has_instance_index(p.parsed.obj)
             for arm in arms:
                 a = self._draft(p, arm)
+                if split:  # two instances, one per hand: which hand took which id is not known
+                    a.action_obj = base_name(a.action_obj)
                 a.arm_source, a.arm_confidence = source, cast(Any, confidence)
                 if p.row.tool_when_held and p.role == "transient" and arm in HANDS and self.before.hand(arm):
                     a.role, a.action_type = "tool_persistent", "tool_use"  # generic open/close with a held tool

@@ -14,6 +14,10 @@ typed :class:`~strands_robots.ssc.records.Anomaly` records; nothing is coerced:
   open (release) event realising a grasp-type action is not inside ``[start, end]``
   (+- ``tolerance`` frames; the end frame is accepted because the paper writes
   ``(s, e]`` and BEHAVIOR windows share their end frame).
+  ``gripper_signature_mismatch``: the gripper signature recorded in the entry
+  (``actions_gripper``) does not match the trigger column of the action's transition row
+  (Appendix C: E -> L is "left close", L -> E "left open", a hand-over "giver open +
+  receiver close"); reported only when the events themselves were not already missing.
 - I4 hand-over legality: the giver holds the object, the receiver is empty, and the
   window holds a giver open and a receiver close (``handover_*`` kinds).
 
@@ -104,10 +108,13 @@ def check_chain(
                 None,
             )
         for i, a in enumerate(entry.actions):
+            flagged = len(out)
             if a.role in ("acquire", "release") and a.action_type == "grasp" and not a.inferred:
                 _check_timing(entry, i, a, before, evs, tolerance, add)
             elif a.role in ("hand_over", "take_over"):
                 _check_handover_events(entry, i, a, evs, tolerance, add)
+            if len(out) == flagged:  # an event missing from the window is reported once, by I3/I4 above
+                _check_signature(entry, i, a, before, add)
         before = entry.scene_graph
     last = chain.subtasks[-1].st_idx if chain.subtasks else None
     frame = [chain.task_duration[1]]
@@ -192,6 +199,59 @@ def _check_timing(entry: SubtaskEntry, i: int, a: ActionEntry, before: SceneGrap
         frames,
         f"st{entry.st_idx}: {a.action_dscp or a.verb}: no {kind} event of the {who} gripper in "
         f"[{start}, {end}] (tolerance {tolerance}); {where}",
+        i,
+    )
+
+
+def trigger(a: ActionEntry, before: SceneGraph) -> tuple[list[tuple[str, str]], bool] | None:
+    """The trigger column of the transition row an action realises (paper ``001``, Appendix C).
+
+    Returns:
+        ``(events, any_of)``: the ``(arm, kind)`` gripper events the row names, and whether
+        one of them is enough (a cooperative release: either gripper opening); None for a
+        stateless action (contact, tool use, transient, keep, idle), an inferred one, or an
+        unresolved arm, which no row's trigger constrains.
+    """
+    if a.inferred or a.arm == "unsure":
+        return None
+    if a.role in ("hand_over", "take_over"):
+        giver = a.arm if a.role == "hand_over" else a.receiver
+        receiver = a.receiver if a.role == "hand_over" else a.arm
+        if giver not in HANDS or receiver not in HANDS:
+            return None
+        return [(str(giver), "open"), (str(receiver), "close")], False
+    if a.action_type != "grasp" or a.role not in ("acquire", "release"):
+        return None
+    if a.role == "acquire":
+        if a.arm in HANDS:
+            return [(a.arm, "close")], False
+        empty = [h for h in HANDS if before.hand(h) is None] or list(HANDS)
+        return [(h, "close") for h in empty], False  # E -> S both close; L -> S the right one
+    if a.arm == "coop" or before.holding_same_object is True:
+        return [(h, "open") for h in HANDS], True  # S -> E both open, S -> L/R one arm open
+    return [(str(a.arm), "open")], False
+
+
+def _check_signature(entry: SubtaskEntry, i: int, a: ActionEntry, before: SceneGraph, add) -> None:
+    """The recorded ``actions_gripper`` against the trigger column of the action's row."""
+    row = trigger(a, before)
+    if row is None:
+        return
+    needed, any_of = row
+    recorded = {(arm, kind) for arm, kinds in (entry.actions_gripper or {}).items() for kind in kinds.split("+")}
+    ok = any(n in recorded for n in needed) if any_of else all(n in recorded for n in needed)
+    if ok:
+        return
+    start, end = entry.st_duration
+    need = (" or " if any_of else " and ").join(f"{arm} {kind}" for arm, kind in needed)
+    has = f"records {entry.actions_gripper}" if entry.actions_gripper else "records no gripper event"
+    add(
+        "I3",
+        "gripper_signature_mismatch",
+        a.arm,
+        [start, end],
+        f"st{entry.st_idx}: {a.action_dscp or a.verb}: its transition row (Appendix C) needs {need}, but the "
+        f"entry {has}",
         i,
     )
 

@@ -18,7 +18,7 @@ from strands_robots.ssc.behavior import parse_skill_text
 from strands_robots.ssc.chain import build_chain
 from strands_robots.ssc.checker import check_chain
 from strands_robots.ssc.gripper import detect_gripper_events
-from tests.ssc.ssc_fakes import ScriptedResolver, act, ev, sub
+from tests.ssc.ssc_fakes import ScriptedResolver, act, build_entry, ev, state, sub
 
 runner = CliRunner()
 BOTH_CLOSE = [ev(40, "left", "close"), ev(44, "right", "close")]
@@ -233,3 +233,45 @@ def test_base_motion_comes_from_the_base_velocity_feature(tmp_path):
     assert result.exit_code == 0, result.output
     chain = json.loads(result.output)["episodes"]["0"]["chain"]
     assert [e["st_motion"] for e in chain["subtasks"]] == ["idle", "move", "idle", "idle"]
+
+
+# -- same-object identity from instance ids at L2 (paper Appendix E: "pillar_candle_89 versus
+# pillar_candle_90 ... the parser preserves the index so that downstream resolution can distinguish them")
+
+BOTH_OPEN = [ev(60, "left", "open"), ev(61, "right", "open")]
+
+
+def test_a_release_from_d_unsure_is_settled_at_l2_by_two_instance_ids():
+    resolver = ScriptedResolver(same_object={"same_object": True})
+    before = state("pillar_candle", "pillar_candle", "unsure")  # D?: same-named, identity open
+    subtask = sub(0, 0, 100, act("place_on", "pillar_candle", ("on", "table_1")),
+                  object_ids=["pillar_candle_89", "pillar_candle_90", "table_1"])  # fmt: skip
+    entry = build_entry(subtask, before, BOTH_OPEN, resolver=resolver)
+    same = next(q for q in entry.pending_queries if q.kind == "same_object")
+    assert (same.status, same.resolved_by, same.answer) == ("resolved", "L2", {"same_object": False})
+    assert resolver.requests == []  # never reached L3
+    assert sorted(a.arm for a in entry.actions) == ["left", "right"]  # both open: two releases (Table 5, Dd -> E)
+    g = entry.scene_graph
+    assert (g.obj_in_left_hand, g.obj_in_right_hand) == (None, None)
+
+
+def test_a_second_acquire_named_without_index_takes_the_entrys_instance_id():
+    resolver = ScriptedResolver(same_object={"same_object": True})
+    subtask = sub(0, 0, 100, act("pick_up", "pillar_candle"), object_ids=["pillar_candle_90"])
+    entry = build_entry(subtask, state(None, "pillar_candle_89"), [ev(50, "left", "close")], resolver=resolver)
+    same = next(q for q in entry.pending_queries if q.kind == "same_object")
+    assert (same.status, same.resolved_by, same.answer) == ("resolved", "L2", {"same_object": False})
+    assert resolver.requests == []
+    g = entry.scene_graph
+    assert (g.obj_in_left_hand, g.obj_in_right_hand, g.holding_same_object) == (
+        "pillar_candle_90", "pillar_candle_89", False
+    )  # fmt: skip
+
+
+def test_two_instances_grasped_at_once_are_not_both_the_first_id():
+    subtask = sub(0, 0, 100, act("pick_up", "pillar_candle_89"), object_ids=["pillar_candle_89", "pillar_candle_90"])
+    entry = build_entry(subtask, state(), BOTH_CLOSE)
+    assert next(q for q in entry.pending_queries if q.kind == "same_object").resolved_by == "L2"
+    g = entry.scene_graph
+    assert g.holding_same_object is False
+    assert {g.obj_in_left_hand, g.obj_in_right_hand} != {"pillar_candle_89"}  # one hand each, never 89 twice

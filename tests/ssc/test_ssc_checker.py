@@ -158,3 +158,26 @@ def test_an_object_of_unresolved_arm_never_released_is_reported():
     assert chain.subtasks[0].scene_graph.uncertain_objects == ("cup_1",)
     kinds = [(a.invariant, a.kind, a.arm) for a in check_chain(chain, [])]
     assert kinds == [("I3", "annotation_timing", "unsure"), ("I1", "not_released_at_end", "unsure")]
+
+
+def test_a_gripper_signature_that_does_not_match_the_trigger_column_is_flagged():
+    """Paper Appendix C: flagged "when the gripper signature recorded in the SST does not match
+    the trigger column of the corresponding row" (E -> L is "left close", L -> E "left open")."""
+    events = [ev(50, "left", "close"), ev(150, "left", "open")]
+    chain = build_chain(
+        [sub(0, 0, 100, act("pick_up", "cup_1", arm="left")), sub(1, 100, 200, act("place_on", "cup_1", arm="left"))],
+        events,
+    )
+    assert [e.actions_gripper for e in chain.subtasks] == [{"left": "close"}, {"left": "open"}]
+    assert check_chain(chain, events) == []
+    wrong = msgspec.structs.replace(chain.subtasks[0], actions_gripper={"right": "close"})
+    quiet = msgspec.structs.replace(chain.subtasks[1], actions_gripper=None)
+    edited = msgspec.structs.replace(chain, subtasks=[wrong, quiet])
+    found = [(a.invariant, a.kind, a.entry, a.arm) for a in check_chain(edited, events)]
+    assert found == [
+        ("I3", "gripper_signature_mismatch", 0, "left"),
+        ("I3", "gripper_signature_mismatch", 1, "left"),
+    ]
+    text = [a.explanation for a in check_chain(edited, events)]
+    assert "needs left close" in text[0] and "records {'right': 'close'}" in text[0]
+    assert "needs left open" in text[1] and "records no gripper event" in text[1]

@@ -317,3 +317,30 @@ def test_behavior_press_with_spatial_prefix_end_to_end():
     chain = build_chain(subs, events, annotation_fields=("skill_type", "memory_prefix", "instance_ids"))
     (press,) = chain.subtasks[2].actions
     assert (press.arm, press.arm_source, press.arm_confidence) == ("left", "heuristic", "low")
+
+
+def test_on_top_of_is_a_spatial_condition_not_part_of_the_object():
+    # paper Appendix B: spatial_prefix holds spatial modifiers, e.g. "near", "on top of"; the
+    # ActionEntry keeps them in action_cond (Appendix A), never inside action_obj
+    a = parse_skill_text("place on top of table")
+    assert (a.verb, a.obj, a.targets) == ("place", None, [("on top of", "table")])
+    b = parse_skill_text("place on top of", ["book_1", "shelf_2"])
+    assert (b.verb, b.obj, b.targets) == ("place", "book_1", [("on top of", "shelf_2")])
+    c = parse_skill_text("stack on top of")
+    assert (c.verb, c.obj) == ("stack", None)
+    d = parse_skill_text("right place in front of", ["cup_1", "plate_2"])
+    assert (d.verb, d.arm, d.obj, d.targets) == ("place", "right", "cup_1", [("in front of", "plate_2")])
+    assert parse_skill_text("place on", ["a_1", "b_2"]).targets == [("on", "b_2")]  # a plain 'on' stays
+    doc = {"skill_annotation": [
+        {"skill_description": ["place on"], "object_id": [["book_1", "shelf_2"]], "spatial_prefix": [["on top of"]],
+         "frame_duration": [0, 10]},
+        {"skill_description": ["place on top of"], "object_id": [["book_3", "shelf_2"]],
+         "spatial_prefix": ["on top of", "right"], "frame_duration": [10, 20]},
+    ]}  # fmt: skip
+    first, second = load_behavior_annotation(doc)
+    assert (first.actions[0].obj, first.actions[0].targets, first.actions[0].cond) == (
+        "book_1", [("on", "shelf_2")], ["on top of"]
+    )  # fmt: skip
+    assert (second.actions[0].obj, second.actions[0].cond) == ("book_3", [])  # written already; 'right' is an arm
+    entry = build_chain([first], [ev(5, "right", "open")], arms=("right",)).subtasks[0]
+    assert entry.actions[0].action_obj == "book_1" and "on top of" in entry.actions[0].action_cond
