@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path, PosixPath, WindowsPath
 from typing import Annotated, Any
 
-from strands_robots.errors import LabelArgumentError, LabelValidationError
+from strands_robots.errors import LabelArgumentError, LabelValidationError, quoted
 
 
 def _plain_path_text(value: str | Path) -> str | Path:
@@ -86,8 +86,7 @@ def _refusal(exc: Any, what: str, value: Any, remedy: str) -> LabelArgumentError
     problem = exc.errors(include_url=False)[0]
     message = str(problem.get("msg", "invalid")).removeprefix("Value error, ")
     where = "".join(f"[{p!r}]" for p in problem.get("loc", ()) if not isinstance(p, str))
-    shown = repr(value)
-    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    shown = quoted(value, 80)
     return LabelArgumentError(f"{what}{where} is refused: {message} (got {type(value).__name__} {shown}); {remedy}")
 
 
@@ -150,7 +149,7 @@ def items_argument(value: Any, what: str, example: str) -> list[Any]:
     """
     if isinstance(value, str | bytes | dict):
         raise LabelArgumentError(
-            f"{what} must be a list, got {type(value).__name__} {repr(value)[:60]}; pass a list such as {example}."
+            f"{what} must be a list, got {type(value).__name__} {quoted(value, 60)}; pass a list such as {example}."
         )
     if type(value) is list:
         return list(value)
@@ -361,11 +360,7 @@ def number_refusal(
     """
 
     def refuse(value: Any) -> Exception:
-        try:
-            shown = repr(value)
-        except ValueError:  # repr() of an int past 4300 digits
-            shown = f"of {value.bit_length()} bits"
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        shown = quoted(value, 60)
         bounds = limits.describe()
         return error(
             f"{what} must be a finite number{' ' + bounds if bounds else ''}, got {type(value).__name__} {shown}; {remedy}"

@@ -12,9 +12,77 @@ web server look it up instead of testing the type:
   sentence; the message often carries a finer one). An instance may override it with
   ``remedy=`` (for example a missing mp4 versus a missing parquet).
 - ``http_status``: the status the review server answers with.
+
+A message quotes at most :data:`QUOTE_CHARS` characters of any input it names
+(:func:`quoted` for a value, :func:`clipped` for a path or a name shown as it reads), and every entry point (the judge tools' envelopes, the CLI, the web
+pages) passes its messages through :func:`bounded_message` (docs/architecture.md,
+"One store contract": bounded messages).
 """
 
 from __future__ import annotations
+
+import reprlib
+
+#: Most characters of one input (a value, a template, a revision) a message quotes.
+QUOTE_CHARS = 200
+#: Most characters of one message an entry point shows (tool envelope, CLI, web ``error``).
+MESSAGE_CHARS = 2000
+
+
+class _BoundedRepr(reprlib.Repr):
+    """``reprlib`` limits for messages; an int too long to print is described by its size."""
+
+    def __init__(self) -> None:
+        super().__init__(maxlevel=3, maxdict=8, maxlist=8, maxtuple=8, maxset=8, maxfrozenset=8)
+        self.maxstring = self.maxother = self.maxlong = QUOTE_CHARS
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 600:  # ~180 digits: never convert (past 4300 digits str() raises)
+            return f"<an integer of about {int(x.bit_length() * 0.30103) + 1} digits>"
+        return super().repr_int(x, level)
+
+
+_REPR = _BoundedRepr()
+
+
+def quoted(value: object, limit: int = QUOTE_CHARS) -> str:
+    """``repr(value)`` for a message, at most about ``limit`` characters.
+
+    Strings, numbers and containers are shortened with :mod:`reprlib` (``'abc...xyz'``,
+    ``[1, 2, ...]``); an integer too long to print reads ``<an integer of about N
+    digits>``. Never raises, whatever ``value`` is.
+    """
+    try:
+        shown = _REPR.repr(value)
+    except Exception:  # noqa: BLE001 - reprlib catches a failing __repr__; this is the last resort
+        shown = f"<{type(value).__name__} object>"
+    return clipped(shown, limit)  # reprlib bounds each leaf; a container of many leaves can still be long
+
+
+def clipped(text: object, limit: int = QUOTE_CHARS) -> str:
+    """``str(text)`` as it reads (a path, a name: no quotes added), cut in the middle to at most ``limit`` characters."""
+    shown = str(text)
+    if len(shown) <= limit:
+        return shown
+    half = (limit - 5) // 2
+    return f"{shown[:half]} ... {shown[-half:]}"
+
+
+def bounded_message(message: object, limit: int = MESSAGE_CHARS) -> str:
+    """The text of ``message`` (an exception or a string) cut to at most ``limit`` characters.
+
+    The cut keeps the beginning and the end (where a message names the remedy) and says
+    how many characters were left out. Never raises (an exception whose ``str()`` fails
+    is named by its type).
+    """
+    try:
+        text = str(message)
+    except Exception:  # noqa: BLE001 - e.g. a ValueError quoting an int past 4300 digits
+        text = type(message).__name__
+    if len(text) <= limit:
+        return text
+    head, tail = (limit * 3) // 4, limit // 4 - 40
+    return f"{text[:head]} [... {len(text) - head - tail} characters left out ...] {text[-tail:]}"
 
 
 class LabelsError(Exception):

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from strands_robots.cli.common import err_console, styled
-from strands_robots.errors import LabelsError
+from strands_robots.errors import LabelsError, bounded_message
 
 COMMAND_MODULES = ["info", "labels", "outcomes", "ssc", "judge", "segments", "web"]
 
@@ -88,7 +88,7 @@ def run() -> None:
     try:
         app()
     except LabelsError as exc:
-        err_console.print(styled(("error:", "red"), f" {exc}"))
+        err_console.print(styled(("error:", "red"), f" {bounded_message(exc)}"))
         sys.exit(2)
 
 

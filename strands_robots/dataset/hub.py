@@ -35,13 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from strands_robots.errors import DatasetError
+from strands_robots.errors import DatasetError, clipped, quoted
 
 __all__ = [
     "DEFAULT_REVISION",
     "HubDataset",
     "HubDatasetError",
     "accepts_repo_id",
+    "check_revision",
     "fetch_missing",
     "hub_dataset_of",
     "hub_labels_dir_of",
@@ -55,6 +56,7 @@ __all__ = [
     "register_source",
     "resolve_hub_dataset",
     "resolve_root",
+    "revision_problem",
     "split_revision",
 ]
 
@@ -91,6 +93,59 @@ class HubDataset:
 
 
 _REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+
+
+#: Longest revision accepted (a branch or tag name; a commit id has 40 hex digits).
+MAX_REVISION_CHARS = 255
+_REVISION_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
+
+
+def revision_problem(revision: str) -> str | None:
+    """Why ``revision`` is not a Hub revision, or None.
+
+    A revision is a branch, a tag (``refs/pr/1`` too) or a commit id. The Hub keeps them
+    as git refs, so a revision is held to git's rules for ref names (``git
+    check-ref-format``): no ``.`` or ``..`` path component or any component starting with
+    ``.``, no ``..`` anywhere, no empty component (``//``, a leading or trailing ``/``),
+    no component ending in ``.lock``, no trailing ``.``, no ``@{``, not ``@`` alone, no
+    space, control character or any of ``~ ^ : ? * [`` and the backslash; and at most
+    :data:`MAX_REVISION_CHARS` characters. Such a revision can never name a directory
+    other than its own once quoted into one path component.
+    """
+    if not revision:
+        return "is empty"
+    if len(revision) > MAX_REVISION_CHARS:
+        return f"is {len(revision)} characters long (at most {MAX_REVISION_CHARS})"
+    bad = _REVISION_FORBIDDEN.search(revision)
+    if bad is not None:
+        return f"holds {bad.group()!r}, which no git ref name may hold"
+    if revision == "@" or "@{" in revision or ".." in revision or revision.endswith("."):
+        return "is not a git ref name ('@', '@{', '..' and a trailing '.' are not allowed)"
+    for part in revision.split("/"):
+        if not part:
+            return "has an empty path component (a leading, trailing or doubled '/')"
+        if part.startswith(".") or part.endswith(".lock"):
+            return f"has the component {part!r} (a ref name component never starts with '.' nor ends with '.lock')"
+    return None
+
+
+def check_revision(revision: str | None) -> str | None:
+    """``revision`` when it is a Hub revision (see :func:`revision_problem`); None stays None.
+
+    Raises:
+        HubDatasetError: it is not (``..``, ``.``, a path, a space...), before any path is built.
+    """
+    if revision is None:
+        return None
+    if not isinstance(revision, str):
+        raise HubDatasetError(f"a revision is text (a branch, tag or commit id), got {type(revision).__name__}.")
+    problem = revision_problem(revision)
+    if problem is not None:
+        raise HubDatasetError(
+            f"revision {quoted(revision)} {problem}; pass a branch, tag or commit id of the Hub dataset "
+            "(e.g. main, v3.0, refs/pr/1)."
+        )
+    return revision
 
 
 def split_revision(text: str) -> tuple[str, str | None]:
@@ -131,8 +186,11 @@ def hub_labels_dir(repo_id: str, revision: str | None = None) -> Path:
     """Default labels directory of a Hub dataset: ``labels_home()/hub/OWNER/NAME/REVISION``.
 
     A revision with ``/`` (``refs/pr/1``) is percent-encoded into one path component.
+
+    Raises:
+        HubDatasetError: ``revision`` is not a Hub revision (:func:`check_revision`).
     """
-    return labels_home() / "hub" / repo_id / quote(revision or DEFAULT_REVISION, safe="")
+    return labels_home() / "hub" / repo_id / quote(check_revision(revision) or DEFAULT_REVISION, safe="")
 
 
 def _remedy(repo_id: str, revision: str | None, root: Path) -> str:
@@ -155,17 +213,19 @@ def resolve_hub_dataset(repo_id: str, revision: str | None = None) -> HubDataset
         is created).
 
     Raises:
-        HubDatasetError: not a repo id; or not in the local copy and offline, not on the
-            Hub, or ``huggingface_hub`` missing (each message names the remedy).
+        HubDatasetError: not a repo id, or a revision that is not one (``..``: refused
+            before any directory is made); or not in the local copy and offline, not on
+            the Hub, or ``huggingface_hub`` missing (each message names the remedy).
     """
     name, inline = split_revision(repo_id)
     if revision is not None and inline is not None and revision != inline:
         raise HubDatasetError(
-            f"{repo_id} names revision {inline} and revision {revision} was given too; pass one of them."
+            f"{clipped(repo_id)} names revision {clipped(inline)} and revision {clipped(revision)} was given too; "
+            "pass one of them."
         )
-    revision = revision or inline
+    revision = check_revision(revision or inline)
     if not looks_like_repo_id(name):
-        raise HubDatasetError(f"{repo_id!r} is not a dataset directory nor a Hub repo id like lerobot/pusht.")
+        raise HubDatasetError(f"{quoted(repo_id)} is not a dataset directory nor a Hub repo id like lerobot/pusht.")
     root = (lerobot_home() / name).resolve()
     if not (root / "meta" / "info.json").is_file():
         if offline():
@@ -224,12 +284,14 @@ def resolve_root(root: str | os.PathLike[str], revision: str | None = None) -> t
     path = Path(text).expanduser()
     name, _ = split_revision(text)
     if (
-        path.exists()
+        os.path.exists(path)  # False for a name too long to look up (Path.exists raises there)
         or not looks_like_repo_id(text)
         or (not (lerobot_home() / name / "meta" / "info.json").is_file() and _in_local_directory(name))
     ):
         if revision is not None:
-            raise HubDatasetError(f"--revision {revision} applies to a Hub repo id, and {text} is a local path.")
+            raise HubDatasetError(
+                f"--revision {clipped(revision)} applies to a Hub repo id, and {clipped(text)} is a local path."
+            )
         return path.resolve(), None
     hub = resolve_hub_dataset(text, revision)
     return hub.root, hub
@@ -296,10 +358,14 @@ def local_copy_of(root: object) -> object:
     For roots a model chooses (the judge tools): they may name a downloaded Hub dataset
     (``"lerobot/pusht"``), but never make this process download one; the root checks
     then apply to the copy as to any path.
+
+    Raises:
+        HubDatasetError: the revision after ``@`` is not a Hub revision (:func:`check_revision`).
     """
     if type(root) is not str or not looks_like_repo_id(root) or os.path.exists(os.path.expanduser(root)):
         return root
     name, revision = split_revision(root)
+    check_revision(revision)
     copy = (lerobot_home() / name).resolve()
     if not (copy / "meta" / "info.json").is_file():
         return root
@@ -315,6 +381,7 @@ def hub_labels_dir_of(root: str | Path) -> Path | None:
 
 def register_source(root: str | Path, repo_id: str, revision: str | None) -> None:
     """Tell this process that ``root`` is the local copy of ``repo_id`` (a Ray worker's setup)."""
+    check_revision(revision)
     with _lock:
         _sources[str(Path(root).resolve())] = (repo_id, revision)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from strands_robots.arguments import FPS, number_argument
 from strands_robots.dataset.keys import STATE_KEY  # noqa: F401 (importers of dataset.info.STATE_KEY)
 from strands_robots.dataset.problems import HEADER, VERSION, Problem
-from strands_robots.errors import DatasetError, UnsupportedVersionError
+from strands_robots.errors import DatasetError, UnsupportedVersionError, quoted
 
 #: Default path templates when ``info.json`` has none (LeRobot's own defaults).
 V3_DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
@@ -133,7 +134,7 @@ def parse_version(value: Any, root: Path) -> tuple[str, int, tuple[Problem, ...]
         if major == 3 or (major == 2 and minor in (0, 1)):
             return value, major, ()
     raise UnsupportedVersionError(
-        f"{root}: codebase_version {value!r} is not supported (this reader knows v3.*, v2.1 and v2.0). "
+        f"{root}: codebase_version {quoted(value)} is not supported (this reader knows v3.*, v2.1 and v2.0). "
         "Convert the dataset with LeRobot's conversion scripts (e.g. lerobot's convert_dataset_v21_to_v30) "
         "or open it with a reader for that version."
     )
@@ -153,7 +154,7 @@ def parse_fps(value: Any, path: Path) -> int | float:
 
     def refuse(_: Any) -> DatasetError:
         return DatasetError(
-            f"{path}: fps is {value!r}; it must be a positive number of frames per second "
+            f"{path}: fps is {quoted(value)}; it must be a positive number of frames per second "
             '(e.g. "fps": 30). Fix the header.'
         )
 
@@ -201,7 +202,7 @@ def _check_counts(doc: dict[str, Any], path: Path) -> tuple[dict[str, int], list
             if key in TOTAL_KEYS:
                 totals[key] = value
             continue
-        kind = "a boolean" if isinstance(value, bool) else f"{type(value).__name__} {value!r}"
+        kind = "a boolean" if isinstance(value, bool) else f"{type(value).__name__} {quoted(value)}"
         problems.append(
             Problem(
                 HEADER,
@@ -235,10 +236,10 @@ def parse_info(doc: dict[str, Any], root: Path) -> DatasetInfo:
     if chunks_size is not None and not (_is_int(chunks_size) and chunks_size > 0):
         if major == 2:
             raise DatasetError(
-                f"{path}: chunks_size is {chunks_size!r}; v2 file paths need a positive integer "
+                f"{path}: chunks_size is {quoted(chunks_size)}; v2 file paths need a positive integer "
                 '(LeRobot writes "chunks_size": 1000). Fix the header.'
             )
-        problems.append(Problem(HEADER, f"meta/info.json: chunks_size is {chunks_size!r}; ignored."))
+        problems.append(Problem(HEADER, f"meta/info.json: chunks_size is {quoted(chunks_size)}; ignored."))
         chunks_size = None
     if major == 2 and chunks_size is None:
         chunks_size = 1000
@@ -265,26 +266,69 @@ def parse_info(doc: dict[str, Any], root: Path) -> DatasetInfo:
     )
 
 
-def _check_template(name: str, template: Any, major: int, path: Path) -> None:
-    if not isinstance(template, str):
-        raise DatasetError(f"{path}: {name} is {template!r}, not a path template string; fix the header.")
-    probe = (
-        {"chunk_index": 0, "file_index": 0, "video_key": "k"}
-        if major == 3
-        else {"episode_chunk": 0, "episode_index": 0, "video_key": "k"}
-    )
+#: The fields each major version's path templates may name (what LeRobot fills in).
+TEMPLATE_FIELDS = {
+    3: ("chunk_index", "file_index", "video_key"),
+    2: ("episode_chunk", "episode_index", "video_key"),
+}
+#: Format spec of a number field: none, ``d`` or a zero-padded width (LeRobot writes ``03d`` and ``06d``).
+_NUMBER_SPEC = re.compile(r"(0?[1-9][0-9]?)?d")
+#: Widest number field accepted (an int64 has at most 19 digits and a sign).
+MAX_TEMPLATE_WIDTH = 20
+
+
+def _template_problem(template: str, major: int) -> str | None:
+    """Why a path template is not one this reader fills, or None (see :func:`_check_template`)."""
+    fields = TEMPLATE_FIELDS[major]
     try:
-        template.format(**probe)
-    except (KeyError, IndexError, ValueError) as exc:
+        pieces = list(string.Formatter().parse(template))
+    except ValueError as exc:  # an unmatched brace
+        return f"is not a format template ({exc})"
+    for _literal, name, spec, conversion in pieces:
+        if name is None:
+            continue
+        if name not in fields:
+            return f"names the field {quoted(name)}; this v{major} reader fills only {', '.join(fields)}"
+        if conversion is not None:
+            return f"converts {name} with !{conversion}; LeRobot writes no conversion"
+        if name == "video_key":
+            if spec:
+                return f"formats video_key with {quoted(spec)}; LeRobot writes {{video_key}} as is"
+            continue
+        width = spec[:-1].lstrip("0") if spec and _NUMBER_SPEC.fullmatch(spec) else None
+        if spec and (width is None or int(width or 0) > MAX_TEMPLATE_WIDTH):
+            return (
+                f"formats {name} with {quoted(spec)}; only d or a zero-padded width up to "
+                f"{MAX_TEMPLATE_WIDTH} (03d, 06d as LeRobot writes) is read"
+            )
+    return None
+
+
+def _check_template(name: str, template: Any, major: int, path: Path) -> None:
+    """Refuse a ``data_path``/``video_path`` this reader would not fill as LeRobot does.
+
+    A template names only the fields of its version (:data:`TEMPLATE_FIELDS`), with no
+    attribute or index access, no conversion, ``video_key`` unformatted and a number
+    field unformatted, ``d`` or zero-padded to at most :data:`MAX_TEMPLATE_WIDTH`
+    digits; it stays inside the root (no absolute path, no ``..``).
+
+    Raises:
+        DatasetError: any of those is broken; the message quotes at most ~200
+            characters of the template.
+    """
+    if not isinstance(template, str):
+        raise DatasetError(f"{path}: {name} is {quoted(template)}, not a path template string; fix the header.")
+    default = {"data_path": (V3_DATA_PATH, V2_DATA_PATH), "video_path": (V3_VIDEO_PATH, V2_VIDEO_PATH)}[name]
+    example = default[0] if major == 3 else default[1]
+    problem = _template_problem(template, major)
+    if problem is not None:
         raise DatasetError(
-            f"{path}: {name} {template!r} uses a placeholder this v{major} reader does not fill ({exc}); "
-            f"expected only {sorted(probe)}."
-        ) from exc
+            f"{path}: {name} {quoted(template)} {problem}. LeRobot writes e.g. {example!r}; fix the header."
+        )
     parts = PurePosixPath(template.replace("\\", "/")).parts
     if template.startswith(("/", "\\", "~")) or (parts and ":" in parts[0]) or ".." in parts:
-        default = {"data_path": (V3_DATA_PATH, V2_DATA_PATH), "video_path": (V3_VIDEO_PATH, V2_VIDEO_PATH)}[name]
         raise DatasetError(
-            f"{path}: {name} {template!r} leads out of the dataset root (an absolute path or a '..' component); "
-            f"LeRobot paths are relative to the root, e.g. {default[0] if major == 3 else default[1]!r}. "
+            f"{path}: {name} {quoted(template)} leads out of the dataset root (an absolute path or a '..' component); "
+            f"LeRobot paths are relative to the root, e.g. {example!r}. "
             "Fix the header."
         )

@@ -13,7 +13,15 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from strands_robots.errors import LabelsError, LabelsNotFoundError, LabelValidationError, MissingFileError
+from strands_robots.errors import (
+    QUOTE_CHARS,
+    LabelsError,
+    LabelsNotFoundError,
+    LabelValidationError,
+    MissingFileError,
+    bounded_message,
+    quoted,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -68,10 +76,21 @@ def success(*blocks: dict[str, Any]) -> dict[str, Any]:
 
 
 def error(tool: str, episode: Any, message: str, remedy: str) -> dict[str, Any]:
-    """A fresh error envelope: ``"<tool> failed for episode <episode>: <message> Remedy: <remedy>"``."""
-    where = f"episode {episode}" if episode is not None else "this call"
-    text = f"{tool} failed for {where}: {message.rstrip()} Remedy: {remedy}"
+    """A fresh error envelope: ``"<tool> failed for episode <episode>: <message> Remedy: <remedy>"``.
+
+    The episode is quoted and the message bounded as every message is
+    (:func:`strands_robots.errors.quoted`, :func:`strands_robots.errors.bounded_message`).
+    """
+    where = f"episode {_episode_shown(episode)}" if episode is not None else "this call"
+    text = f"{tool} failed for {where}: {bounded_message(message).rstrip()} Remedy: {remedy}"
     return {"status": "error", "content": [text_block(text)]}
+
+
+def _episode_shown(episode: Any) -> str:
+    """The episode argument as a model passed it: an int or text as written, anything else quoted."""
+    if isinstance(episode, str) and len(episode) <= QUOTE_CHARS:
+        return episode
+    return quoted(episode)
 
 
 def remedy_for(exc: BaseException) -> str:
@@ -117,8 +136,8 @@ def run_tool(tool: str, episode: Any, body: Callable[[], dict[str, Any]]) -> dic
         return body()
     except Exception as exc:  # noqa: BLE001 - a tool must never raise into the agent loop
         if not isinstance(exc, LabelsError | FileNotFoundError):
-            logger.warning("%s: unexpected %s for episode %r", tool, type(exc).__name__, episode, exc_info=True)
-        message = str(exc) or type(exc).__name__
+            logger.warning("%s: unexpected %s for episode %s", tool, type(exc).__name__, quoted(episode), exc_info=True)
+        message = bounded_message(exc) or type(exc).__name__
         if not isinstance(exc, LabelsError):
             message = f"{type(exc).__name__}: {message}"
         return error(tool, episode, message, remedy_for(exc))

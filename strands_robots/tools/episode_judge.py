@@ -38,7 +38,13 @@ from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, annotate_episode, deterministic_verdict
 from strands_robots.episode_labels.document import query_document
 from strands_robots.episode_labels.judge import judge_block
-from strands_robots.errors import DatasetError, EpisodeNotFoundError, LabelsNotFoundError, VerdictNotFoundError
+from strands_robots.errors import (
+    DatasetError,
+    EpisodeNotFoundError,
+    LabelsNotFoundError,
+    VerdictNotFoundError,
+    quoted,
+)
 from strands_robots.signals import frame_stats, sample_indices
 from strands_robots.signals.episode import signal_columns
 from strands_robots.signals.frames import STAT_FRAMES, STAT_MAX_SIDE
@@ -181,7 +187,7 @@ class JudgeToolConfig:
         for camera in cameras:
             ref = videos.get(camera)
             if ref is not None:
-                what = f"video of camera {camera!r} of episode {index}"
+                what = f"video of camera {quoted(camera)} of episode {index}"
                 check_file_inside(ref.path, root, allowed, what, root_is_real=True)
 
     def record_write(self, root: Path, episode: int, judge: dict[str, Any]) -> None:
@@ -210,7 +216,7 @@ def episode_arg(value: object) -> int:
     """Check a model-chosen episode index: a non-negative int (numpy ints accepted, bool refused)."""
     index = int_argument(
         value,
-        lambda v: ToolInputError(f"episode must be a non-negative integer episode_index, got {v!r}."),
+        lambda v: ToolInputError(f"episode must be a non-negative integer episode_index, got {quoted(v)}."),
         maximum=MAX_EPISODE_INDEX,
     )
     if index < 0:
@@ -223,7 +229,7 @@ def _optional_mode(value: object) -> str | None:
         return None
     if value not in FAILURE_MODES:
         raise ToolInputError(
-            f"failure_mode {value!r} is not in the vocabulary; use one of {', '.join(FAILURE_MODES)}, or null "
+            f"failure_mode {quoted(value)} is not in the vocabulary; use one of {', '.join(FAILURE_MODES)}, or null "
             "when nothing went wrong."
         )
     return str(value)
@@ -316,7 +322,7 @@ def _check_videos(meta: Any, cameras: Iterable[str], index: int) -> None:
         ref = videos.get(camera)
         if ref is not None and not Path(ref.path).is_file():
             raise MissingVideoError(
-                f"the video of camera {camera!r} ({ref.path}) is missing, so episode {index} has no images from it.",
+                f"the video of camera {quoted(camera)} ({ref.path}) is missing, so episode {index} has no images from it.",
                 remedy=MISSING_VIDEO_REMEDY,
             )
 
@@ -385,10 +391,10 @@ def _sample_frames(
     path = cfg.root(root)
     index = episode_arg(episode)
     n_frames = int_argument(
-        n_frames, lambda v: ToolInputError(f"n_frames must be a positive integer (e.g. 4), got {v!r}."), minimum=1
+        n_frames, lambda v: ToolInputError(f"n_frames must be a positive integer (e.g. 4), got {quoted(v)}."), minimum=1
     )
     include_images = bool_argument(
-        include_images, lambda v: ToolInputError(f"include_images must be true or false, got {v!r}.")
+        include_images, lambda v: ToolInputError(f"include_images must be true or false, got {quoted(v)}.")
     )
     _require_parquet()
     dataset = cached_dataset(path)
@@ -515,10 +521,15 @@ def _write_label(
     index = episode_arg(episode)
     if quality not in QUALITY_GRADES:
         raise ToolInputError(
-            f"quality {quality!r} is not one of {', '.join(QUALITY_GRADES)} (it grades the execution, not the outcome)."
+            f"quality {quoted(quality)} is not one of {', '.join(QUALITY_GRADES)} (it grades the execution, not the outcome)."
         )
     mode = _optional_mode(failure_mode)
-    recorded_model = judge_model if isinstance(judge_model, str) and judge_model.strip() else cfg.judge_model
+    if judge_model is not None and not isinstance(judge_model, str):
+        raise ToolInputError(
+            f"judge_model must be a string (your model id) or omitted, got {type(judge_model).__name__} "
+            f"{quoted(judge_model)}; nothing was written."
+        )
+    recorded_model = judge_model if judge_model and judge_model.strip() else cfg.judge_model
     fields = {
         "quality": str(quality),
         "failure_mode": mode,

@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from strands_robots.errors import UnsafeRootError
+from strands_robots.errors import UnsafeRootError, clipped, quoted
 
 #: Environment variable with the allow-list of the module-level tools.
 ROOTS_ENV = "STRANDS_LABELS_ROOTS"
@@ -88,12 +88,14 @@ def _checked_text(root: object, what: str) -> str:
     if "\x00" in root:
         raise UnsafeRootError(f"{what} contains a NUL byte; pass a plain dataset directory path.")
     if ".." in root.split(os.sep):
-        raise UnsafeRootError(f"{what} {root!r} has a '..' component; pass the dataset directory itself, without '..'.")
+        raise UnsafeRootError(
+            f"{what} {quoted(root)} has a '..' component; pass the dataset directory itself, without '..'."
+        )
     try:
         root.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise UnsafeRootError(
-            f"{what} {root!r} is not valid Unicode ({exc.reason}); pass a real directory path."
+            f"{what} {quoted(root)} is not valid Unicode ({exc.reason}); pass a real directory path."
         ) from exc
     return root
 
@@ -103,7 +105,7 @@ def _realpath(text: str, what: str) -> str:
         return os.path.realpath(os.path.expanduser(text), strict=False)
     except (OSError, ValueError, RuntimeError) as exc:  # over-long name, symlink loop, unreadable component
         raise UnsafeRootError(
-            f"{what} {text[:120]!r}{'...' if len(text) > 120 else ''} cannot be resolved "
+            f"{what} {quoted(text)} cannot be resolved "
             f"({getattr(exc, 'strerror', None) or exc}); pass a plain, existing dataset directory."
         ) from exc
 
@@ -170,10 +172,12 @@ def resolve_dataset_root(root: object, allowed: list[Path] | None = None) -> Pat
     text = _checked_text(root, "root")
     resolved = _realpath(text, "root")
     if _is_system(resolved):
-        raise UnsafeRootError(f"root {text!r} is (inside) a system directory ({resolved}); pass a dataset directory.")
+        raise UnsafeRootError(
+            f"root {quoted(text)} is (inside) a system directory ({clipped(resolved)}); pass a dataset directory."
+        )
     if allowed is not None and not any(_inside(resolved, str(a)) for a in allowed):
         raise UnsafeRootError(
-            f"root {text!r} ({resolved}) is outside the allowed roots {_listed(allowed)}; pass a dataset inside them "
+            f"root {quoted(text)} ({clipped(resolved)}) is outside the allowed roots {_listed(allowed)}; pass a dataset inside them "
             f"(the allow-list comes from create_judge_agent(roots=...) or {ROOTS_ENV})."
         )
     try:
@@ -181,19 +185,21 @@ def resolve_dataset_root(root: object, allowed: list[Path] | None = None) -> Pat
         exists = is_dir or os.path.exists(resolved)
         has_info = is_dir and os.path.isfile(os.path.join(resolved, "meta", "info.json"))
     except (OSError, ValueError) as exc:  # pragma: no cover - os.path.* swallow most OSErrors
-        raise UnsafeRootError(f"root {text!r} cannot be checked ({exc}); pass a plain dataset directory.") from exc
+        raise UnsafeRootError(
+            f"root {quoted(text)} cannot be checked ({exc}); pass a plain dataset directory."
+        ) from exc
     if not exists:
         raise UnsafeRootError(
-            f"Dataset root {text!r} is not an existing directory (it does not exist); pass an existing dataset "
+            f"Dataset root {quoted(text)} is not an existing directory (it does not exist); pass an existing dataset "
             "directory."
         )
     if not is_dir:
         raise UnsafeRootError(
-            f"Dataset root {text!r} is not an existing directory (it is a file); pass the dataset directory."
+            f"Dataset root {quoted(text)} is not an existing directory (it is a file); pass the dataset directory."
         )
     if not has_info:
         raise UnsafeRootError(
-            f"root {text!r} is not a LeRobot dataset root (no meta/info.json); pass the directory that holds meta/."
+            f"root {quoted(text)} is not a LeRobot dataset root (no meta/info.json); pass the directory that holds meta/."
         )
     return Path(resolved)
 

@@ -26,7 +26,7 @@ from starlette.staticfiles import StaticFiles
 
 from strands_robots.dataset import open_dataset
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.errors import LabelsError
+from strands_robots.errors import LabelsError, quoted
 from strands_robots.web.context import STATIC_DIR, NavItem, ServerContext, error_response, json_response
 from strands_robots.web.frames import FrameCache
 from strands_robots.web.security import Guard, GuardMiddleware
@@ -57,7 +57,7 @@ async def _labels_error(request: Request, exc: Exception) -> Response:
 async def _not_found(request: Request, exc: Exception) -> Response:
     """404s of the JSON API are JSON like its other errors (e.g. ``/api/episodes/abc``)."""
     if request.url.path.startswith("/api/"):
-        return json_response({"error": f"no such resource: {request.url.path}"}, 404)
+        return json_response({"error": f"no such resource: {quoted(request.url.path)}"}, 404)
     return PlainTextResponse("Not Found", status_code=404)
 
 

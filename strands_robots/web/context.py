@@ -20,7 +20,7 @@ from starlette.templating import Jinja2Templates
 from strands_robots.dataset import Dataset
 from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.episode_labels.document import labels_path, query_document
-from strands_robots.errors import LabelsError, LabelsNotFoundError
+from strands_robots.errors import LabelsError, LabelsNotFoundError, bounded_message
 from strands_robots.storage.codec import surrogate_at
 from strands_robots.web.frames import FrameCache
 from strands_robots.web.security import Guard
@@ -29,6 +29,11 @@ TEMPLATES_DIR = Path(__file__).parent / "templates"
 STATIC_DIR = Path(__file__).parent / "static"
 #: Largest request body accepted, bytes (a review note is at most 10,000 characters).
 MAX_BODY_BYTES = 64 << 10
+#: Deepest nesting of arrays and objects a request body may have (a segment save needs 4).
+MAX_BODY_DEPTH = 32
+_TOO_DEEP = (
+    f"the body nests arrays or objects more than {MAX_BODY_DEPTH} levels deep; send the flat JSON the page sends."
+)
 
 
 class RequestError(LabelsError):
@@ -149,15 +154,29 @@ def error_status(exc: BaseException) -> int:
 
 def error_response(exc: BaseException) -> Response:
     """``{"error": message}`` with the status of :func:`error_status`."""
-    return json_response({"error": str(exc)}, error_status(exc))
+    return json_response({"error": bounded_message(exc)}, error_status(exc))
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether JSON data nests arrays/objects more than ``limit`` levels deep (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 async def read_json_body(request: Request) -> Any:
     """The request's JSON body (at most :data:`MAX_BODY_BYTES`).
 
     Raises:
-        RequestError: 413 for a larger body, 400 for invalid JSON or text that is not
-            valid Unicode (a lone surrogate escape).
+        RequestError: 413 for a larger body, 400 for invalid JSON, nesting deeper than
+            :data:`MAX_BODY_DEPTH`, or text that is not valid Unicode (a lone surrogate escape).
     """
     chunks: list[bytes] = []
     size = 0
@@ -169,7 +188,11 @@ async def read_json_body(request: Request) -> Any:
     try:
         body = json.loads(b"".join(chunks).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RequestError(f"the body is not UTF-8 JSON ({exc}).", 400) from exc
+        raise RequestError(f"the body is not UTF-8 JSON ({bounded_message(exc, 300)}).", 400) from exc
+    except RecursionError:  # deeper than the parser recurses: far past MAX_BODY_DEPTH
+        raise RequestError(_TOO_DEEP, 400) from None
+    if _depth_exceeds(body, MAX_BODY_DEPTH):
+        raise RequestError(_TOO_DEEP, 400)
     where = surrogate_at(body)
     if where is not None:  # "\ud800" is valid JSON but no text: it could be neither stored nor answered
         raise RequestError(

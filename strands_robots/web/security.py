@@ -31,6 +31,8 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from strands_robots.errors import quoted
+
 TOKEN_HEADER = "x-labels-token"
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 CONTENT_SECURITY_POLICY = (
@@ -98,7 +100,7 @@ class Guard:
         host = headers.get("host", "").lower()
         if host not in self.hosts:
             return (
-                f"Host {host or '(none)'!r} is not this server ({', '.join(sorted(self.hosts))}); "
+                f"Host {quoted(host or '(none)')} is not this server ({', '.join(sorted(self.hosts))}); "
                 "open the page at the address `strands-labels review` printed."
             )
         return None
@@ -112,7 +114,7 @@ class Guard:
                 parts = urlsplit(referer)
                 origin = f"{parts.scheme}://{parts.netloc}"
         if not origin or origin.lower() not in self.origins:
-            return f"cross-origin write refused: Origin {origin or '(none)'!r} is not this server."
+            return f"cross-origin write refused: Origin {quoted(origin or '(none)')} is not this server."
         site = headers.get("sec-fetch-site")
         if site is not None and site != "same-origin":
             return f"cross-site write refused (Sec-Fetch-Site: {site})."
@@ -121,7 +123,7 @@ class Guard:
             return "missing or wrong per-run token: reload the page (the token changes each time the server starts)."
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
-            return f"writes take application/json, got {content_type or '(none)'!r}."
+            return f"writes take application/json, got {quoted(content_type or '(none)')}."
         return None
 
 

@@ -40,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, bounded_message, quoted
 from strands_robots.segments import (
     SIDECAR_FILENAME,
     SegmentationRefused,
@@ -149,7 +149,7 @@ def parse_cohort(value: Any, default: str | None = DEFAULT_COHORT) -> str | None
     try:
         return str(_known_cohort(value))
     except ValueError as exc:
-        raise RequestError(f"cohort={value!r} {exc}.") from None
+        raise RequestError(f"cohort={quoted(value)} {exc}.") from None
 
 
 def _known_cohort(value: Any) -> Any:
@@ -202,7 +202,7 @@ def label_of(segment: dict[str, Any]) -> dict[str, Any]:
         else:
             return {"label": None, "error": "no template chosen yet", "template_id": None}
     except LabelValidationError as exc:
-        return {"label": None, "error": str(exc), "template_id": template_id}
+        return {"label": None, "error": bounded_message(exc), "template_id": template_id}
     return {"label": instance.render(), "error": None, "template_id": instance.template_id}
 
 

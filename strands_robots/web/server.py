@@ -15,7 +15,7 @@ from typing import Any
 
 from strands_robots.arguments import int_argument
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.errors import LabelsError
+from strands_robots.errors import LabelsError, quoted
 from strands_robots.web.security import is_loopback
 
 DEFAULT_HOST = "127.0.0.1"
@@ -44,7 +44,7 @@ def bind(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> socket.socket:
         )
     port = int_argument(
         port,
-        lambda v: ServerAddressError(f"port must be 0..65535 (0 picks a free one), got {v!r}."),
+        lambda v: ServerAddressError(f"port must be 0..65535 (0 picks a free one), got {quoted(v)}."),
         minimum=0,
         maximum=65535,
     )

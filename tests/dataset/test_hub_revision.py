@@ -86,3 +86,51 @@ def test_two_revisions_or_a_revision_of_a_path_are_refused(hub_cache, tmp_path, 
     root = copy_dataset(shared_dataset("so101-record-test-v30"))
     result = CliRunner().invoke(app, ["info", str(root), "--revision", "v3.0"])
     assert result.exit_code == 2 and "applies to a Hub repo id" in result.output
+
+
+BAD_REVISIONS = ["..", ".", "../x", "a/../b", "x/..", "a//b", "/main", "main/", ".hidden", "x.lock", "a b", "a~1",
+                 "a:b", "@", "a@{1}", "r" * 256, "a\\b", "tab\there"]  # fmt: skip
+
+
+def _tree(path) -> list[str]:
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*")) if path.exists() else []
+
+
+@pytest.mark.parametrize("revision", BAD_REVISIONS)
+def test_a_revision_that_is_no_git_ref_is_refused_before_any_path_is_built(hub_cache, tmp_path, revision):
+    from strands_robots.dataset.hub import check_revision, hub_labels_dir, local_copy_of
+
+    labels_home = tmp_path / "labels"
+    before = _tree(labels_home)
+    verdicts = tmp_path / "verdicts.json"
+    verdicts.write_text(json.dumps([{"episode": 0, "success": True}]))
+    runner = CliRunner()
+    for args in (
+        ["info", f"lerobot/so101@{revision}", "--json"],
+        ["info", "lerobot/so101", "--revision", revision, "--json"],
+        ["verdicts", f"lerobot/so101@{revision}", str(verdicts)],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert "pass a branch, tag or commit id" in result.output
+    for call in (
+        lambda: resolve_root(f"lerobot/so101@{revision}"),
+        lambda: resolve_root("lerobot/so101", revision),
+        lambda: hub_labels_dir("lerobot/so101", revision),
+        lambda: local_copy_of(f"lerobot/so101@{revision}"),
+        lambda: check_revision(revision),
+    ):
+        with pytest.raises(HubDatasetError, match="pass a branch, tag or commit id"):
+            call()
+    assert _tree(labels_home) == before  # no directory made, at the owner level or anywhere
+
+
+@pytest.mark.parametrize("revision", ["main", "v3.0", "refs/pr/1", "a" * 40, "feature/x.y", "release-1.2"])
+def test_branches_tags_pull_requests_and_commits_are_revisions(hub_cache, tmp_path, revision):
+    from strands_robots.dataset.hub import check_revision, hub_labels_dir
+
+    assert check_revision(revision) == revision
+    labels = hub_labels_dir("lerobot/so101", revision)
+    assert labels.parent == tmp_path / "labels" / "hub" / "lerobot" / "so101"  # one component, always
+    root, hub = resolve_root(f"lerobot/so101@{revision}")
+    assert hub is not None and hub.labels_dir == labels and labels.is_dir()

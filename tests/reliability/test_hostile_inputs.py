@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from strands_robots import episode_labels as el
 from strands_robots import outcomes as oc
 from strands_robots import segments as sg
 from strands_robots.cli.main import app
-from strands_robots.errors import LabelsError
+from strands_robots.errors import MESSAGE_CHARS, QUOTE_CHARS, LabelsError
 from tests.conftest import TOY_DATASET
 
 SEGMENTS = [
@@ -338,7 +339,7 @@ def _tool_cases() -> list[tuple[str, str, dict[str, Any]]]:
             if tool == "write_label":
                 args["quality"] = "low"
             cases.append((f"tool-root-{i}-{tool}", tool, args))
-    for i, episode in enumerate([True, -1, 1.5, "0", None, 99, 10**400, [0]]):
+    for i, episode in enumerate([True, -1, 1.5, "0", None, 99, 10**400, [0], 10**5000, "9" * 100_000]):
         for tool in ("load_episode", "sample_frames", "read_predicate_verdict", "write_label"):
             args = {"root": "{ds}", "episode": episode}
             if tool == "write_label":
@@ -367,6 +368,11 @@ def _tool_cases() -> list[tuple[str, str, dict[str, Any]]]:
             {"quality": "low", "note": "x" * 10_001},
             {"quality": "low", "note": SURROGATE},
             {"quality": "low", "note": 5},
+            {"quality": "low", "judge_model": {"name": "m"}},  # never stored as ""
+            {"quality": "low", "judge_model": ["m"]},
+            {"quality": "low", "judge_model": 5},
+            {"quality": "q" * 1_000_000},
+            {"quality": "low", "failure_mode": "f" * 1_000_000},
         ]
     ):
         cases.append((f"tool-write-{i}", "write_label", {"root": "{ds}", "episode": 0, **extra}))
@@ -393,6 +399,14 @@ def test_judge_tools_answer_hostile_arguments_with_an_error_envelope(world, unch
     assert result["status"] == "error", result
     text = "\n".join(block.get("text", "") for block in result["content"])
     assert "Remedy" in text, text
+    assert_bounded(text)
+
+
+def assert_bounded(text: str) -> None:
+    """A message quotes at most ~QUOTE_CHARS characters of any input (no longer run of one character)."""
+    assert len(text) <= MESSAGE_CHARS + 600, len(text)
+    longest_run = max((len(m.group()) for m in re.finditer(r"(.)\1*", text)), default=0)
+    assert longest_run <= QUOTE_CHARS, longest_run
 
 
 # --- the web server --------------------------------------------------------------------------
@@ -447,6 +461,9 @@ for _i, _body in enumerate(
         b'{"decision": "grade_only", "reviewer": "a"',
         b"\xff\xfe not utf-8",
         b"",
+        b"[" * 60_000,  # deeper than the JSON parser recurses: a 400, never a 500
+        b'{"decision": ' + b"[" * 40 + b"]" * 40 + b"}",  # parses, but deeper than a body may nest
+        b"{" * 30_000,
     ]
 ):
     WEB_CASES.append((f"review-body-{_i}", "POST", "/api/episodes/0/review", _body, WRITE))
@@ -494,6 +511,7 @@ def test_web_server_answers_hostile_requests_with_a_4xx_json_error(world, unchan
     assert 400 <= response.status_code < 500, (response.status_code, response.text[:300])
     if path.startswith("/api/"):
         assert response.json().get("error"), response.text[:300]
+        assert_bounded(response.json()["error"])
 
 
 def test_the_suite_has_at_least_300_cases():
