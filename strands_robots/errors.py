@@ -21,6 +21,7 @@ pages) passes its messages through :func:`bounded_message` (docs/architecture.md
 
 from __future__ import annotations
 
+import re
 import reprlib
 
 #: Most characters of one input (a value, a template, a revision) a message quotes.
@@ -43,6 +44,7 @@ class _BoundedRepr(reprlib.Repr):
 
 
 _REPR = _BoundedRepr()
+_LONG_TOKEN = re.compile(rf"\S{{{QUOTE_CHARS + 1},}}")
 
 
 def quoted(value: object, limit: int = QUOTE_CHARS) -> str:
@@ -71,14 +73,17 @@ def clipped(text: object, limit: int = QUOTE_CHARS) -> str:
 def bounded_message(message: object, limit: int = MESSAGE_CHARS) -> str:
     """The text of ``message`` (an exception or a string) cut to at most ``limit`` characters.
 
-    The cut keeps the beginning and the end (where a message names the remedy) and says
-    how many characters were left out. Never raises (an exception whose ``str()`` fails
+    A run of more than :data:`QUOTE_CHARS` characters without a space (a path, a quoted
+    value that was not put through :func:`quoted`) is clipped to :data:`QUOTE_CHARS`
+    first; then the cut keeps the beginning and the end (where a message names the
+    remedy) and says how many characters were left out. Never raises (an exception whose ``str()`` fails
     is named by its type).
     """
     try:
         text = str(message)
     except Exception:  # noqa: BLE001 - e.g. a ValueError quoting an int past 4300 digits
         text = type(message).__name__
+    text = _LONG_TOKEN.sub(lambda match: clipped(match.group()), text)
     if len(text) <= limit:
         return text
     head, tail = (limit * 3) // 4, limit // 4 - 40

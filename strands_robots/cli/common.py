@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, overload
@@ -12,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperArgument
 
-from strands_robots.errors import LabelValidationError
+from strands_robots.errors import LabelValidationError, bounded_message
 from strands_robots.storage.textfile import read_user_text
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def parse_root(text: str | Path, revision: str | None = None) -> Path:
     if isinstance(text, Path):
         return text
     revision = revision or hub_revision["value"]
-    if revision is None and Path(text).expanduser().exists():  # a path: no Hub machinery imported
+    if revision is None and os.path.exists(os.path.expanduser(text)):  # a path: no Hub machinery imported
         return Path(text)
     from strands_robots.dataset.hub import resolve_root
 
@@ -107,7 +108,7 @@ def _root_callback(ctx: typer.Context, param: TyperArgument, value: str | Path |
     try:
         return parse_root(value, (ctx.params or {}).get("revision"))
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), ctx=ctx, param=param) from exc
+        raise typer.BadParameter(bounded_message(exc), ctx=ctx, param=param) from exc
 
 
 def _labels_dir_default(ctx: typer.Context, value: Path | None) -> Path | None:

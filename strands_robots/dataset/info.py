@@ -7,6 +7,7 @@ written by ``lerobot`` itself (``../shared/datasets/lerobot-written-v30-video``)
 from __future__ import annotations
 
 import json
+import os
 import re
 import string
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any
 from strands_robots.arguments import FPS, number_argument
 from strands_robots.dataset.keys import STATE_KEY  # noqa: F401 (importers of dataset.info.STATE_KEY)
 from strands_robots.dataset.problems import HEADER, VERSION, Problem
-from strands_robots.errors import DatasetError, UnsupportedVersionError, quoted
+from strands_robots.errors import DatasetError, UnsupportedVersionError, clipped, quoted
 
 #: Default path templates when ``info.json`` has none (LeRobot's own defaults).
 V3_DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
@@ -88,9 +89,9 @@ def load_info_document(root: Path) -> dict[str, Any]:
         DatasetError: The file is missing, is not JSON, or is not a JSON object.
     """
     path = root / "meta" / "info.json"
-    if not path.is_file():
+    if not os.path.isfile(path):  # False for a name too long to look up (Path.is_file raises there)
         raise DatasetError(
-            f"{root} is not a LeRobot dataset: {path} not found. Pass the dataset root "
+            f"{clipped(root)} is not a LeRobot dataset: {clipped(path)} not found. Pass the dataset root "
             "(the directory that holds meta/, data/ and videos/)."
         )
     try:

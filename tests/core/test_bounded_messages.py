@@ -45,9 +45,16 @@ def test_clipped_keeps_both_ends_of_a_path():
 
 
 def test_bounded_message_keeps_the_remedy_at_the_end():
-    message = "bad value " + "v" * 1_000_000 + "; fix the header."
+    message = "bad value " + "v " * 1_000_000 + "; fix the header."
     shown = bounded_message(DatasetError(message))
     assert len(shown) <= MESSAGE_CHARS and shown.endswith("; fix the header.") and "characters left out" in shown
+    path = "/data/" + "p" * 100_000 + "/meta"  # a token longer than QUOTE_CHARS is clipped, the rest kept
+    shown = bounded_message(f"{path} is not a dataset; pass the root.")
+    assert (
+        len(shown) < 2 * QUOTE_CHARS
+        and shown.startswith("/data/ppp")
+        and shown.endswith("/meta is not a dataset; pass the root.")
+    )
     assert bounded_message("ok") == "ok"
 
     class Unprintable(Exception):
