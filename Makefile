@@ -9,6 +9,13 @@ STAMP := $(VENV)/.installed
 # live round-trip tests in tests/interop/test_live_upstream.py (they skip without it)
 UPSTREAM := .venv-upstream
 UPSTREAM_STAMP := $(UPSTREAM)/.installed
+# lerobot 0.6.1 (its dataset extra) in its own venv, for the tests that read or write LeRobot's
+# own files with LeRobot's own code (tests/lerobot_env.py runs code there; they skip without it).
+# transformers and pydantic: SARM's annotation module (load_annotations_from_dataset) imports
+# them at import. It pulls torch from PyPI, a CUDA build: 5.5 GB, 5 minutes on a quiet machine
+# (18 with three other installs running).
+LEROBOT := .venv-lerobot
+LEROBOT_STAMP := $(LEROBOT)/.installed
 export AWS_EC2_METADATA_DISABLED := true
 
 .PHONY: demo test lint typecheck venv clean
@@ -35,7 +42,14 @@ $(UPSTREAM_STAMP):
 	  && touch $(UPSTREAM_STAMP); } || { rm -rf $(UPSTREAM); \
 	  echo "warning: strands-robots 0.5.3 could not be installed; its round-trip tests will be skipped" >&2; }
 
-test: $(STAMP) $(UPSTREAM_STAMP)
+$(LEROBOT_STAMP):
+	@python=$$(PYTHON='$(PYTHON)' scripts/find_python.sh) || exit 1; \
+	{ "$$python" -m venv $(LEROBOT) && $(LEROBOT)/bin/python -m pip install -q 'lerobot[dataset,transformers-dep]==0.6.1' \
+	  'pydantic>=2,<3' \
+	  && touch $(LEROBOT_STAMP); } || { rm -rf $(LEROBOT); \
+	  echo "warning: lerobot 0.6.1 could not be installed; the lerobot round-trip tests will be skipped" >&2; }
+
+test: $(STAMP) $(UPSTREAM_STAMP) $(LEROBOT_STAMP)
 	$(VENV)/bin/python -m pytest -q
 
 lint: $(STAMP)
@@ -46,4 +60,4 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy strands_robots
 
 clean:
-	rm -rf $(VENV) $(UPSTREAM) build *.egg-info
+	rm -rf $(VENV) $(UPSTREAM) $(LEROBOT) build *.egg-info

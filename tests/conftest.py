@@ -66,3 +66,17 @@ def mixed_lengths(tmp_path):
     from tests.synth import make_v3_dataset
 
     return make_v3_dataset(tmp_path / "ds", [60, 90, 90, 90])
+
+
+@pytest.fixture
+def lerobot():
+    """``lerobot(code, **args)`` runs ``code`` under lerobot 0.6.1 (``tests/lerobot_env.py``).
+
+    Skips the test, with the reason, when ``.venv-lerobot`` is absent.
+    """
+    from tests.lerobot_env import lerobot_missing, run_lerobot
+
+    missing = lerobot_missing()
+    if missing:
+        pytest.skip(missing)
+    return run_lerobot
