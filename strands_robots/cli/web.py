@@ -26,6 +26,17 @@ from strands_robots.errors import MissingExtraError
 __all__ = ["MissingExtraError", "report", "review", "segment"]
 
 
+#: ``--allow-remote`` of the two pages (docs/review.md, "Security").
+AllowRemoteOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-remote",
+        help="Listen on an address that is not loopback (--host). Anyone who can reach it can load the page and "
+        "its token; a warning is printed. Every-interface addresses (0.0.0.0, ::) are refused even so.",
+    ),
+]
+
+
 def _path(path: Path) -> Path:
     """A path argument typer always fills, made absolute."""
     resolved = resolve(path)
@@ -55,6 +66,7 @@ def review(
     ] = None,
     labels_dir: LabelsDirOpt = None,
     revision: RevisionOpt = None,
+    allow_remote: AllowRemoteOpt = False,
 ) -> None:
     """Serve the review page: resolve disputed verdicts in the browser."""
     _require_extra("review")
@@ -67,6 +79,7 @@ def review(
         labels_dir=resolve(labels_dir),
         reviewer=reviewer,
         announce=lambda line: console.print(line, highlight=False, markup=False),
+        allow_remote=allow_remote,
     )
 
 
@@ -90,6 +103,7 @@ def segment(
         ),
     ] = None,
     revision: RevisionOpt = None,
+    allow_remote: AllowRemoteOpt = False,
 ) -> None:
     """Serve the segment page: split episodes into subtasks (B splits, S saves) in the browser."""
     _require_extra("segment")
@@ -113,6 +127,7 @@ def segment(
         page="/segment",
         title="segment page",
         label_sets=label_sets,
+        allow_remote=allow_remote,
     )
 
 

@@ -56,7 +56,8 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _host_port(host: str, port: int) -> str:
+def host_port(host: str, port: int) -> str:
+    """``host:port`` as a URL and a ``Host`` header write it (``[::1]:8765`` for IPv6)."""
     host = host.strip("[]")
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
@@ -67,7 +68,7 @@ def allowed_hosts(host: str, port: int) -> frozenset[str]:
     Bound to a loopback address, ``localhost:<port>`` is accepted too; otherwise only
     the bound ``host:port`` itself.
     """
-    names = {_host_port(host, port).lower()}
+    names = {host_port(host, port).lower()}
     if is_loopback(host):
         names.add(f"localhost:{port}")
     return frozenset(names)

@@ -75,13 +75,14 @@ class CliServer:
 
 
 @contextlib.contextmanager
-def cli_server(args: list[str], announced: str, page: str) -> Iterator[CliServer]:
+def cli_server(args: list[str], announced: str, page: str, host: str = "127.0.0.1") -> Iterator[CliServer]:
     """Run ``strands-labels ARGS`` until the block ends, then interrupt it (SIGINT) and expect exit 0.
 
     Args:
         args: The command line after ``strands-labels``.
         announced: Pattern the first line of stdout must match; group 1 is the port.
         page: Path of the page fetched (status 200) for its HTML and token.
+        host: Host part of the URL the page is fetched at (``[::1]`` for IPv6).
     """
     process = subprocess.Popen(
         [sys.executable, "-m", "strands_robots.cli.main", *args],
@@ -93,7 +94,7 @@ def cli_server(args: list[str], announced: str, page: str) -> Iterator[CliServer
         line = process.stdout.readline()
         match = re.search(announced, line)
         assert match, line + process.stderr.read()
-        base = f"http://127.0.0.1:{match.group(1)}"
+        base = f"http://{host}:{match.group(1)}"
         html = httpx.get(f"{base}{page}", timeout=30)
         assert html.status_code == 200
         token = re.search(r'name="labels-token" content="([^"]+)"', html.text).group(1)

@@ -85,3 +85,33 @@ def test_bind_refuses_wildcards_and_busy_ports():
             bind("127.0.0.1", port)
     finally:
         first.close()
+
+
+EVERY_INTERFACE = ["0", "0.0.0.0", "::", "[::]", "::0", "0:0:0:0:0:0:0:0", "[0:0:0:0:0:0:0:0]", "::ffff:0.0.0.0",
+                   "00", "0x0", "0.0", " 0 ", "", "*"]  # fmt: skip
+
+
+@pytest.mark.parametrize("host", EVERY_INTERFACE)
+@pytest.mark.parametrize("allow_remote", [False, True])
+def test_every_spelling_of_every_interface_is_refused(host, allow_remote):
+    with pytest.raises(ServerAddressError, match="refusing to listen on every interface"):
+        bind(host, 0, allow_remote=allow_remote)
+
+
+def test_only_loopback_without_allow_remote():
+    from strands_robots.web.server import listen_address
+
+    assert listen_address("127.1")[1] == "127.0.0.1"  # the address bind uses, spelled canonically
+    assert listen_address("localhost")[1] in ("127.0.0.1", "::1")
+    for remote in ("192.0.2.7", "10.1.2.3", "[2001:db8::1]", "::ffff:192.0.2.7"):
+        with pytest.raises(ServerAddressError, match="--allow-remote"):
+            listen_address(remote)
+    assert listen_address("192.0.2.7", allow_remote=True) == (socket.AF_INET, "192.0.2.7")
+    assert listen_address("[2001:db8::1]", allow_remote=True) == (socket.AF_INET6, "2001:db8::1")
+    with pytest.raises(ServerAddressError, match="no address of this machine"):
+        listen_address("no-such-host.invalid")
+
+
+@pytest.mark.parametrize("host", ["0:8765", "0.0.0.0:8765", "[::]:8765", "[::0]:8765", "0", "127.1:8765"])
+def test_a_host_header_naming_another_spelling_is_refused(host):
+    assert guard().host_problem({"host": host}) is not None
