@@ -16,6 +16,7 @@ The review page serves the same figures (:func:`summary_figure`, :func:`episode_
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,11 +29,12 @@ from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.episode_labels import measure_agreement
 from strands_robots.episode_labels.document import labels_path, query_document
-from strands_robots.errors import LabelsNotFoundError, LabelValidationError
+from strands_robots.errors import LabelsNotFoundError, LabelValidationError, SidecarError, clipped
 from strands_robots.report import figures
 from strands_robots.report.summary import counts_by_verdict, dispute_timeline, summaries, summarize
 from strands_robots.signals import sample_indices
 from strands_robots.storage import atomic_write_bytes
+from strands_robots.storage.atomic import storage_error
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -228,6 +230,31 @@ def _episode_order(dataset: Dataset, document: Mapping[str, Any], wanted: Iterab
     return open_first + [r["episode"] for r in rows if r["dispute"] != "open"]
 
 
+def _own_directory(path: Path) -> None:
+    """Create a directory the report owns, refusing a symbolic link at its name.
+
+    The PNG files themselves are written with :func:`strands_robots.storage.atomic_write_bytes`,
+    which refuses a link at a file's name; this keeps a link at ``report/`` or
+    ``report/episodes`` from sending them outside the labels directory.
+
+    Raises:
+        SidecarError: a symbolic link or a file is at ``path``.
+        StorageError: it cannot be created (permission, disk full).
+    """
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise storage_error(exc, path, "create the directory") from exc
+    if os.path.islink(path) or not os.path.isdir(path):
+        kind = "a symbolic link" if os.path.islink(path) else "not a directory"
+        raise SidecarError(
+            f"{clipped(path)} is {kind}; the report writes its PNG files only into a directory of its own. "
+            "Remove it, or pass --out DIR to write the report elsewhere."
+        )
+
+
 @accepts_repo_id
 def write_report(
     root: str | Path,
@@ -263,6 +290,7 @@ def write_report(
         RootNotFoundError: ``root`` or ``labels_dir`` is not an existing directory.
         DatasetError: ``root`` is not a readable dataset.
         LabelValidationError: an episode not in the dataset, a negative ``max_episodes``.
+        SidecarError: a symbolic link at ``report/``, ``report/episodes`` or a PNG's name.
     """
     from strands_robots.dataset import open_dataset
 
@@ -280,7 +308,11 @@ def write_report(
     dataset = open_dataset(root)
     base = Path(labels_dir if labels_dir is not None else root)
     out_dir = Path(out) if out is not None else base / "report"
-    (out_dir / "episodes").mkdir(parents=True, exist_ok=True)
+    if out is None:
+        _own_directory(out_dir)  # the report's own directory: never through a link planted there
+    else:
+        out_dir.mkdir(parents=True, exist_ok=True)  # a directory the person named, links and all
+    _own_directory(out_dir / "episodes")
     result = ReportResult(out=out_dir)
     in_dataset = list(dataset.episodes)
     order = _episode_order(dataset, document, episodes)

@@ -488,6 +488,8 @@ for _i, _body in enumerate(
         b'{"segments": [{"start": 0, "end": 1e400, "label": "TASK_COMPLETE"}]}',
         b'{"segments": [{"start": 0, "end": 90, "label": "pick up the \\udc00"}]}',
         b'{"segments": ',
+        b'{"segments": ' + b"[" * 60_000,  # a 60 KB nested body: a 400 JSON, never a 500
+        b'{"segments": [{"start": 0, "end": 90, "label": "TASK_COMPLETE", "note": ' + b"[" * 40 + b"]" * 40 + b"}]}",
     ]
 ):
     WEB_CASES.append((f"segment-save-{_i}", "POST", "/api/segment/episodes/0", _body, WRITE))

@@ -203,3 +203,21 @@ def test_core_imports_without_the_web_extra():
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.parametrize("link_at", ["report", "report/episodes", "report/quality_by_verdict.png"])
+def test_report_files_are_never_written_through_a_symbolic_link(labelled_toy, tmp_path, link_at):
+    from strands_robots.errors import SidecarError
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    link = labelled_toy / link_at
+    link.parent.mkdir(parents=True, exist_ok=True)
+    target = outside / ("planted.png" if link_at.endswith(".png") else "planted")  # dangling for a file
+    if not link_at.endswith(".png"):
+        target.mkdir()
+    link.symlink_to(target)
+    with pytest.raises(SidecarError, match="symbolic link"):
+        write_report(labelled_toy, episodes=[0])
+    assert sorted(p.name for p in outside.rglob("*")) == ([] if link_at.endswith(".png") else ["planted"])
+    assert list(target.iterdir()) == [] if target.is_dir() else not target.exists()
