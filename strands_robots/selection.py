@@ -39,6 +39,7 @@ DROP_REASONS: tuple[str, ...] = (
     *LABEL_DROP_REASONS,
     "no outcome label",
     "outcome not selected",
+    "membership not selected",
     "held out",
     "stale",
 )
@@ -88,14 +89,14 @@ class _OutcomeFilter:
         return set() if self.keep_held_out else held_out_episodes(self.root, labels_dir=self.labels_dir)
 
     def reason(self, label: dict[str, Any] | None) -> str | None:
-        """``"no outcome label"``, ``"outcome not selected"`` or None (kept) for one episode's label."""
+        """``"no outcome label"``, ``"outcome not selected"``, ``"membership not selected"`` or None (kept)."""
         if label is None:
             return "no outcome label"
         if self.outcomes is not None and label.get("outcome") not in self.outcomes:
             return "outcome not selected"
         membership = label.get("evaluation_membership") or ""  # unset is not "none" (docs/outcomes.md)
         if self.membership is not None and membership not in self.membership:
-            return "outcome not selected"
+            return "membership not selected"
         return None
 
     def narrow(self, chosen: list[int]) -> list[int]:

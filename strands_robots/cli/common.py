@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, overload
 import typer
 from rich.console import Console
 from rich.text import Text
-from typer.core import TyperArgument
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from strands_robots.errors import LabelValidationError, bounded_message
 from strands_robots.storage.textfile import read_user_text
@@ -218,3 +218,74 @@ def load_json_or_jsonl(path: Path) -> Any:
 def print_json(value: Any) -> None:
     """Print JSON to stdout without rich markup processing."""
     typer.echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
+
+
+# -- what a usage error says -------------------------------------------------------------------------
+
+_NOT_ONE_OF = re.compile(r"^(?:Value error, )?(?P<value>'.*?') is not one of (?P<choices>'.*')\.$", re.S)
+
+
+def plain_usage_message(message: str) -> str:
+    """A parameter refusal in the CLI's words: no parser internals, a near miss named.
+
+    ``Value error, 'High' is not one of 'low', 'medium', 'high'.`` becomes ``'High' is not
+    one of low, medium, high. Did you mean: 'High' -> 'high'?``; any other pydantic
+    ``Value error, `` prefix goes.
+    """
+    from strands_robots.episode_labels.vocab import did_you_mean
+
+    found = _NOT_ONE_OF.match(message)
+    if found is None:
+        return message.removeprefix("Value error, ")
+    choices = tuple(c.strip().strip("'") for c in found.group("choices").split(","))
+    value = found.group("value")[1:-1]
+    return f"{value!r} is not one of {', '.join(choices)}.{did_you_mean(value, choices)}"
+
+
+class PlainErrors:
+    """Mixin of every ``strands-labels`` command and group (docs/cli.md, "Errors").
+
+    A refused option value is said in plain words with its near miss
+    (:func:`plain_usage_message`), and the usage line names arguments as the help does
+    (``ROOT EPISODE``, not typer's ``{ROOT} {EPISODE}``).
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """click's parsing, with a refused value's message rewritten."""
+        try:
+            return super().parse_args(ctx, args)  # type: ignore[misc]
+        except typer.BadParameter as exc:
+            exc.message = plain_usage_message(exc.message)
+            raise
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        """The usage pieces without typer's braces around required arguments."""
+        pieces = super().collect_usage_pieces(ctx)  # type: ignore[misc]
+        return [re.sub(r"^\{(.+)\}(\.\.\.)?$", r"\1\2", piece) for piece in pieces]
+
+
+class LabelsCommand(PlainErrors, TyperCommand):
+    """A command with :class:`PlainErrors`."""
+
+
+class LabelsGroup(PlainErrors, TyperGroup):
+    """A command group with :class:`PlainErrors`."""
+
+
+def plain_errors(app: typer.Typer) -> None:
+    """Give every command and group of ``app`` (and of its sub-apps) :class:`PlainErrors`.
+
+    A command registered with its own class (``judge``'s) keeps it, with the mixin in front.
+    """
+    for info in app.registered_commands:
+        base = info.cls or TyperCommand
+        if not issubclass(base, PlainErrors):
+            info.cls = LabelsCommand if base is TyperCommand else type(f"Plain{base.__name__}", (PlainErrors, base), {})
+    for group in app.registered_groups:
+        sub = group.typer_instance
+        if sub is None:
+            continue
+        for info in (group, sub.info):
+            if not isinstance(info.cls, type):  # unset (typer's default placeholder)
+                info.cls = LabelsGroup
+        plain_errors(sub)

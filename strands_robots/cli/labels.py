@@ -272,7 +272,9 @@ def agreement(
     human: Annotated[
         Path | None,
         typer.Argument(
-            metavar="HUMAN", help="Holdout JSON {episode: {quality, failure_mode}}; default: review grades."
+            metavar="HUMAN",
+            help='Human-labels JSON, e.g. {"3": {"quality": "high"}, "7": {"quality": "low", "failure_mode": '
+            '"near_miss"}} (docs/judge.md); default: the review grades.',
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON.")] = False,
@@ -280,8 +282,10 @@ def agreement(
     revision: RevisionOpt = None,
 ) -> None:
     """Judge-versus-human agreement with baseline and Cohen's kappa."""
+    from strands_robots.episode_labels.agreement import read_human_labels
+
     root, labels_dir = resolve(root), resolve(labels_dir)
-    holdout = None if human is None else load_json_file(resolve(human))
+    holdout = None if human is None else read_human_labels(resolve(human))
     result = el.measure_agreement(root, holdout, labels_dir=labels_dir)
     if as_json:
         print_json(result)
@@ -551,7 +555,9 @@ def resolve_cmd(
             "(grade the episode, no dispute decided)."
         ),
     ],
-    reviewer: Annotated[str, typer.Option(help="Your name.")],
+    reviewer: Annotated[
+        str | None, typer.Option(help="Your name (default: your login name, as the review page records).")
+    ] = None,
     note: Annotated[str, typer.Option(help="Why you decided so (kept with the review).")] = "",
     quality: Annotated[
         Quality | None, typer.Option(help="Your grade; replaces the judge's quality in `filter` while current.")
@@ -561,7 +567,10 @@ def resolve_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Record a human review of an episode (resolves a dispute or grades it)."""
+    from strands_robots.episode_labels.review import default_reviewer
+
     root, labels_dir = resolve(root), resolve(labels_dir)
+    reviewer = reviewer if reviewer is not None else default_reviewer()
     el.review_episode(
         root,
         episode,

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from strands_robots.cli.common import err_console, styled
+from strands_robots.cli.common import LabelsGroup, err_console, plain_errors, styled
 from strands_robots.errors import LabelsError, bounded_message
 
 COMMAND_MODULES = ["info", "labels", "outcomes", "ssc", "judge", "segments", "web"]
@@ -25,6 +25,7 @@ CONFLICTING_DISTRIBUTION = "strands-robots"
 app = typer.Typer(
     name="strands-labels",
     help="Label LeRobot datasets: verdicts, judge labels, reviews, outcomes, segments.",
+    cls=LabelsGroup,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -80,13 +81,14 @@ def _options(
 
 for _name in COMMAND_MODULES:
     importlib.import_module(f"strands_robots.cli.{_name}").register(app)
+plain_errors(app)
 
 
 def run() -> None:
     """Console-script entry point."""
     _warn_conflict()
     try:
-        app()
+        app(prog_name="strands-labels")
     except LabelsError as exc:
         err_console.print(styled(("error:", "red"), f" {bounded_message(exc)}"))
         sys.exit(2)

@@ -1,4 +1,4 @@
-"""Judge-versus-human agreement (docs/judge.md, "Measured agreement").
+"""Judge-versus-human agreement (docs/judge.md, "Agreement with human labels").
 
 Per field: the agreement fraction, the constant-answer baseline (the agreement of
 always answering the holdout's most common value, so a judge that always says
@@ -8,6 +8,8 @@ A ``failure_mode`` of null is a class of its own.
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from strands_robots.episode_labels.document import query_document
 from strands_robots.episode_labels.review import review_is_current
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES, did_you_mean
 from strands_robots.errors import LabelValidationError
+from strands_robots.storage.textfile import read_user_text
 
 _NULL = "null"  # how a null failure_mode is spelled in confusion matrices
 
@@ -50,20 +53,44 @@ def _confusion(judge: list[Any], human: list[Any], classes: tuple[str, ...]) -> 
     return matrix
 
 
-def _check_holdout(human_labels: Any) -> dict[int, dict[str, Any]]:
+def _check_holdout(
+    human_labels: Any, *, source: str | None = None, lines: dict[str, int] | None = None
+) -> dict[int, dict[str, Any]]:
+    """The holdout with int keys, every entry checked.
+
+    ``source`` (a file a person passed) and ``lines`` (key -> line of the file) make every
+    refusal name the file and the line instead of ``human_labels[...]``.
+    """
+    example = '{"3": {"quality": "high", "failure_mode": null}, "7": {"quality": "low"}}'
     if not isinstance(human_labels, dict) or not human_labels:
+        if source is not None:
+            raise LabelValidationError(
+                f"{source} must hold a non-empty JSON object of episode -> human label, e.g. {example} "
+                "(docs/judge.md, Agreement with human labels)."
+            )
         raise LabelValidationError(
             "measure_agreement: human_labels must be a non-empty mapping of episode -> "
             "{'quality': ..., 'failure_mode': ...}."
         )
     holdout: dict[int, dict[str, Any]] = {}
     for raw_key, value in human_labels.items():
+        here = None if source is None else f"{source} line {(lines or {}).get(str(raw_key), '?')}, episode {raw_key}"
         key = int(raw_key) if isinstance(raw_key, str) and raw_key.isdigit() else raw_key
-        index = checks.episode_index(key, f"human_labels key {raw_key!r}")
+        index = checks.episode_index(key, f"human_labels key {raw_key!r}" if here is None else f"{here}: the key")
         if not isinstance(value, dict):
+            if here is not None:
+                raise LabelValidationError(
+                    f"{here}: the label must be an object with quality and/or failure_mode, e.g. "
+                    f'{{"quality": "high"}}; got {value!r}.'
+                )
             raise LabelValidationError(f"human_labels[{raw_key!r}] must be a dict with quality and/or failure_mode.")
         unknown = set(value) - {"quality", "failure_mode"}
         if unknown or not value:
+            if here is not None:
+                raise LabelValidationError(
+                    f"{here}: a label holds 'quality' and/or 'failure_mode' only, got {sorted(value)}; e.g. "
+                    f'{{"quality": "medium", "failure_mode": "near_miss"}}.'
+                )
             raise LabelValidationError(
                 f"human_labels[{raw_key!r}] must hold 'quality' and/or 'failure_mode' only, got {sorted(value)}."
             )
@@ -71,6 +98,11 @@ def _check_holdout(human_labels: Any) -> dict[int, dict[str, Any]]:
         if "quality" in value:
             grade = value["quality"]
             if not isinstance(grade, str) or grade not in QUALITY_GRADES:
+                if here is not None:
+                    raise LabelValidationError(
+                        f"{here}: quality {grade!r} is not one of {', '.join(QUALITY_GRADES)}."
+                        f"{did_you_mean(grade, QUALITY_GRADES)}"
+                    )
                 raise LabelValidationError(
                     f"measure_agreement: human_labels[{raw_key!r}] must be a dict with 'quality' in {QUALITY_GRADES}."
                     f"{did_you_mean(grade, QUALITY_GRADES)}"
@@ -79,6 +111,11 @@ def _check_holdout(human_labels: Any) -> dict[int, dict[str, Any]]:
         if "failure_mode" in value:
             mode = value["failure_mode"]
             if mode is not None and (not isinstance(mode, str) or mode not in FAILURE_MODES):
+                if here is not None:
+                    raise LabelValidationError(
+                        f"{here}: failure_mode {mode!r} is not null or one of {', '.join(FAILURE_MODES)}."
+                        f"{did_you_mean(mode, FAILURE_MODES)} A tag outside the vocabulary never equals the judge's."
+                    )
                 raise LabelValidationError(
                     f"measure_agreement: human_labels[{raw_key!r}]['failure_mode'] must be None or one of "
                     f"{FAILURE_MODES}, got {mode!r}. A tag outside the vocabulary never equals the judge's, so "
@@ -89,8 +126,66 @@ def _check_holdout(human_labels: Any) -> dict[int, dict[str, Any]]:
     return holdout
 
 
+def _key_lines(text: str) -> dict[str, int]:
+    """Line (1-based) of each key of the top-level JSON object in ``text`` (valid JSON)."""
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"\s*")
+
+    def skip(i: int) -> int:
+        match = ws.match(text, i)
+        return match.end() if match else i
+
+    i = skip(0)
+    lines: dict[str, int] = {}
+    if not text.startswith("{", i):
+        return lines
+    i = skip(i + 1)
+    while text.startswith('"', i):
+        key, end = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+        lines.setdefault(key, text.count("\n", 0, i) + 1)
+        i = skip(skip(end) + 1)  # past ':'
+        _, i = decoder.raw_decode(text, i)
+        i = skip(i)
+        if not text.startswith(",", i):
+            break
+        i = skip(i + 1)
+    return lines
+
+
+def read_human_labels(path: str | Path) -> dict[int, dict[str, Any]]:
+    """Read a human-labels file (docs/judge.md, "Agreement with human labels").
+
+    The file is one JSON object: episode index (as a string key) -> ``{"quality": ...,
+    "failure_mode": ...}``, either field optional (a label without ``failure_mode`` is
+    compared on quality only; ``"failure_mode": null`` says "no failure").
+
+    Returns:
+        The checked holdout, ``{episode: {"quality"?, "failure_mode"?}}``, ready for
+        :func:`measure_agreement`.
+
+    Raises:
+        InputFileError: missing, a directory, not UTF-8, unreadable.
+        LabelValidationError: not JSON, or a bad entry; the message names the file and
+            the line of the entry.
+    """
+    path = Path(path)
+    text = read_user_text(path, what="the human-labels file", kind="human-labels JSON file")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LabelValidationError(
+            f"{path} is not valid JSON ({exc}); it holds one object of episode -> human label "
+            "(docs/judge.md, Agreement with human labels)."
+        ) from exc
+    return _check_holdout(document, source=str(path), lines=_key_lines(text))
+
+
 def holdout_from_reviews(document: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    """Human grades from current review blocks: quality (and failure_mode with it)."""
+    """Human grades from current review blocks: quality, and failure_mode where the review names one.
+
+    A review that grades quality without a failure mode (``resolve --decision grade_only
+    --quality medium``) is compared on quality only: it says nothing about the failure mode.
+    """
     holdout: dict[int, dict[str, Any]] = {}
     for key, record in document["episodes"].items():
         if not review_is_current(record):
@@ -99,8 +194,7 @@ def holdout_from_reviews(document: dict[str, Any]) -> dict[int, dict[str, Any]]:
         entry: dict[str, Any] = {}
         if review.get("quality") is not None:
             entry["quality"] = review["quality"]
-            entry["failure_mode"] = review.get("failure_mode")
-        elif review.get("failure_mode") is not None:
+        if review.get("failure_mode") is not None:  # a grade alone is compared on quality only
             entry["failure_mode"] = review["failure_mode"]
         if entry:
             holdout[int(key)] = entry

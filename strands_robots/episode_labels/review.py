@@ -16,6 +16,7 @@ A ``grade_only`` grade is outdated only by a new verdict. Re-reviewing moves the
 
 from __future__ import annotations
 
+import getpass
 import hashlib
 import time
 from pathlib import Path
@@ -28,6 +29,17 @@ from strands_robots.episode_labels.vocab import REVIEW_DECISIONS, did_you_mean
 from strands_robots.errors import LabelValidationError, VerdictNotFoundError
 from strands_robots.storage.codec import dump_line, json_copy
 from strands_robots.storage.record_store import Change
+
+
+def default_reviewer() -> str:
+    """Who reviews when no name is given: the login name (``reviewer`` when the system has none).
+
+    The review page and ``strands-labels resolve`` both use it (docs/review.md).
+    """
+    try:
+        return getpass.getuser() or "reviewer"
+    except (KeyError, OSError):
+        return "reviewer"
 
 
 def block_digest(block: dict[str, Any] | None) -> str | None:

@@ -10,7 +10,6 @@ template for free.
 from __future__ import annotations
 
 import contextlib
-import getpass
 import importlib
 import logging
 from collections.abc import AsyncIterator, Sequence
@@ -26,6 +25,7 @@ from starlette.staticfiles import StaticFiles
 
 from strands_robots.dataset import open_dataset
 from strands_robots.dataset.hub import accepts_repo_id
+from strands_robots.episode_labels.review import default_reviewer
 from strands_robots.errors import LabelsError, quoted
 from strands_robots.web.context import STATIC_DIR, NavItem, ServerContext, error_response, json_response
 from strands_robots.web.frames import FrameCache
@@ -40,14 +40,6 @@ ROUTE_MODULES: tuple[str, ...] = (
     "strands_robots.web.segment",
     "strands_robots.web.report_page",
 )
-
-
-def default_reviewer() -> str:
-    """The OS user name (``reviewer`` when it cannot be found)."""
-    try:
-        return getpass.getuser() or "reviewer"
-    except (KeyError, OSError):
-        return "reviewer"
 
 
 async def _labels_error(request: Request, exc: Exception) -> Response:

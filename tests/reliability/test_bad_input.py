@@ -318,7 +318,7 @@ CLI_CASES = [
     ("verdicts-nan", ["verdicts", "{root}", "{root}/nan.json"], "finite"),
     ("filter-quality", ["filter", "{root}", "--min-quality", "great"], "great"),
     ("remap-collision", ["remap", "{root}", "{root}/collide.json"], "one-to-one"),
-    ("agreement-oov", ["agreement", "{root}", "{root}/holdout.json"], "must be a dict with 'quality' in"),
+    ("agreement-oov", ["agreement", "{root}", "{root}/holdout.json"], "holdout.json line 1, episode 0: quality"),
     (
         "resolve-undisputed",
         ["resolve", "{root}", "0", "--decision", "uphold_verdict", "--reviewer", "a"],

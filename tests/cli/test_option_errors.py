@@ -1,0 +1,115 @@
+"""Option values and usage lines as a new user sees them (docs/cli.md): plain words, the
+remedy, never the argument parser's internals. Run through the real console script."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from strands_robots import episode_labels as el
+from strands_robots.outcomes import set_outcome
+
+
+def cli(*args: object) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "strands_robots.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def review(root, episode):
+    return el.read_labels(root)["episodes"][str(episode)].get("review")
+
+
+@pytest.fixture
+def judged(toy_dataset):
+    el.record_deterministic_verdicts(
+        toy_dataset,
+        [{"episode": 0, "success": True}, {"episode": 1, "success": True}, {"episode": 2, "success": False}],
+    )
+    el.annotate_episode(toy_dataset, 0, quality="high")
+    el.annotate_episode(toy_dataset, 1, quality="low", success_opinion=False)
+    el.annotate_episode(toy_dataset, 2, quality="high")
+    el.flush(toy_dataset)
+    return toy_dataset
+
+
+def test_resolve_defaults_the_reviewer_to_the_login_name_as_the_page_does(judged):
+    done = cli("resolve", judged, 1, "--decision", "uphold_verdict")
+    assert done.returncode == 0, done.stderr
+    assert f"episode 1: uphold_verdict by {getpass.getuser()}" in done.stdout
+    assert review(judged, 1)["reviewer"] == getpass.getuser()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--decision", "uphold_verdict", "--quality", "High"), "Did you mean: 'High' -> 'high'?"),
+        (("--decision", "Uphold_Verdict"), "Did you mean: 'Uphold_Verdict' -> 'uphold_verdict'?"),
+    ],
+)
+def test_a_value_in_the_wrong_case_gets_did_you_mean(judged, args, expected):
+    done = cli("resolve", judged, 1, *args)
+    assert done.returncode == 2
+    assert expected in done.stderr
+    assert "Value error" not in done.stderr and "{ROOT}" not in done.stderr and "{EPISODE}" not in done.stderr
+    assert "Usage: strands-labels resolve [OPTIONS] ROOT EPISODE" in done.stderr
+    assert review(judged, 1) is None  # nothing stored
+
+
+def test_no_usage_line_shows_braces():
+    for command in (("resolve",), ("filter",), ("segments", "show"), ("ssc", "build"), ("outcome", "set")):
+        done = cli(*command, "--help")
+        assert done.returncode == 0, done.stderr
+        usage = done.stdout.splitlines()[0]
+        assert "{" not in usage and "}" not in usage, usage
+
+
+def test_filter_by_membership_names_its_drop_reason_after_membership(judged):
+    set_outcome(judged, 0, outcome="expert_success", evaluation_membership="train")
+    set_outcome(judged, 1, outcome="expert_success", evaluation_membership="none")
+    done = cli("filter", judged, "--membership", "train", "--no-require-success", "--min-quality", "low")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [0]
+    assert "1 membership not selected" in done.stderr and "outcome not selected" not in done.stderr
+    assert "1 no outcome label" in done.stderr
+    by_outcome = cli("filter", judged, "--outcome", "failure", "--no-require-success", "--min-quality", "low")
+    assert "2 outcome not selected" in by_outcome.stderr
+
+
+# --- agreement: the human-labels file (docs/judge.md, "Agreement with human labels") -----------------
+
+
+def test_agreement_refusals_name_the_file_and_the_line(judged, tmp_path):
+    human = tmp_path / "human.json"
+    human.write_text('{\n  "0": {"quality": "high"},\n  "1": {"quality": "High"}\n}\n')
+    done = cli("agreement", judged, human)
+    assert done.returncode == 2
+    message = " ".join(done.stderr.split())
+    assert f"{human} line 3, episode 1: quality 'High' is not one of low, medium, high." in message
+    assert "Did you mean: 'High' -> 'high'?" in message
+    assert "human_labels[" not in message
+    human.write_text('{"0": {"quality": "high"},\n"1": {"failure_mode": "slipped"}}')
+    assert "line 2, episode 1: failure_mode 'slipped' is not null or one of" in " ".join(
+        cli("agreement", judged, human).stderr.split()
+    )
+
+
+def test_a_grade_only_review_is_compared_on_quality_only(judged):
+    # episode 1: judge low + failure_mode None; the human grades medium with no failure mode
+    el.review_episode(judged, 1, decision="grade_only", reviewer="ana", quality="medium")
+    el.review_episode(judged, 0, decision="grade_only", reviewer="ana", quality="high", failure_mode="near_miss")
+    el.flush(judged)
+    result = el.measure_agreement(judged)
+    assert result["episodes_compared"] == 2
+    assert result["quality_agreement"] == 0.5
+    assert sum(sum(row.values()) for row in result["failure_mode_confusion"].values()) == 1  # episode 0 only
+    assert result["failure_mode_agreement"] == 0.0
+    assert [(d["episode"], d["field"]) for d in result["disagreements"]] == [(0, "failure_mode"), (1, "quality")]
