@@ -88,7 +88,7 @@ def run() -> None:
     """Console-script entry point."""
     _warn_conflict()
     try:
-        app(prog_name="strands-labels")
+        app()
     except LabelsError as exc:
         err_console.print(styled(("error:", "red"), f" {bounded_message(exc)}"))
         sys.exit(2)
