@@ -267,7 +267,7 @@ def measure(
             root = scratch_copy(inputs["plain"], where)
         elif op in ("filter_meta", "filter_meta_cold"):
             root = scratch_copy(inputs["meta"], where)
-            if op == "filter_meta" and name == "ours":
+            if op == "filter_meta" and name != "0.5.3":
                 run(python, "prime", root, {})  # the cache our writer leaves (untimed)
         elif op == "verdicts":
             root = scratch_copy(inputs["plain"], where, sidecar=False)
@@ -302,6 +302,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--upstream", default="/work/venv-upstream/bin/python", help="python of the 0.5.3 venv")
     parser.add_argument("--ours", default=sys.executable)
+    parser.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="NAME=PYTHON",
+        help="another build of this package measured in the same run (e.g. the code before a change), "
+        "printed as an extra row per operation against 0.5.3",
+    )
     parser.add_argument("--sizes", default="1000,100000,1000000")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
@@ -315,6 +323,8 @@ def main() -> None:
     args = parser.parse_args()
     args.work = args.work.resolve()  # the children run inside the scratch directories
     pythons = {"ours": args.ours, "0.5.3": args.upstream}
+    also = dict(item.split("=", 1) for item in args.also)
+    pythons.update(also)
     ops = args.ops.split(",")
     for python in pythons.values():
         compile_package(python)
@@ -354,6 +364,12 @@ def main() -> None:
                     f"{med['0.5.3'][1]:8.0f} | {ours / theirs:6.2f}x  ({first['mode']} mode: canonical file "
                     f"{first['canonical_bytes']:,} B; first call, untimed: {first['first'] * 1e3:.1f} ms)"
                 )
+                for name in also:
+                    print(
+                        f"{'  ' + name:<14}{n:>10,} | {loop_med[name] * 1e3:8.3f} {med[name][1]:8.0f} | {'':>8} {'':>8} | "
+                        f"{loop_med[name] / theirs:6.2f}x  (floor in its child: {loop_floor[name] * 1e3:.3f} ms, "
+                        f"{loop_med[name] / loop_floor[name]:.2f}x it)"
+                    )
                 sys.stdout.flush()
                 continue
             if op == "fsync" and loop_floor:
@@ -378,6 +394,16 @@ def main() -> None:
                 print(
                     f"{op:<14}{n:>10,} | {s1:8.3f} {m1:8.0f} | {s2:8.3f} {m2:8.0f} | {s1 / s2:6.2f}x {m1 / m2:8.2f}x{note}"
                 )
+            for name in also:
+                s3, m3, r3 = med[name]
+                note = "" if r3 == r2 else f"  (results differ: {r3} vs {r2})"
+                label = f"  {name}"
+                if per > 1:
+                    print(f"{label:<14}{n:>10,} | {s3 * unit:8.3f} {m3:8.0f} | {'':>8} {'':>8} | {s3 / s2:6.2f}x")
+                else:
+                    print(
+                        f"{label:<14}{n:>10,} | {s3:8.3f} {m3:8.0f} | {'':>8} {'':>8} | {s3 / s2:6.2f}x {m3 / m2:8.2f}x{note}"
+                    )
             sys.stdout.flush()
     shutil.rmtree(args.work / "scratch", ignore_errors=True)
 
