@@ -19,11 +19,9 @@ from typing import Any
 from strands_robots.arguments import names_argument
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
-from strands_robots.episode_labels.document import read_document
-from strands_robots.episode_labels.explain import LABEL_DROP_REASONS, label_drop_reason
-from strands_robots.episode_labels.filtering import select_episodes
-from strands_robots.episode_labels.stale import stale_episodes
-from strands_robots.episode_labels.vocab import QUALITY_RANK, did_you_mean
+from strands_robots.episode_labels.document import existing_store
+from strands_robots.episode_labels.filtering import select_episodes, stale_episodes
+from strands_robots.episode_labels.vocab import LABEL_DROP_REASONS, QUALITY_RANK, did_you_mean
 from strands_robots.errors import LabelValidationError
 from strands_robots.storage.side_files import OUTCOMES
 
@@ -204,29 +202,25 @@ def explain_filter(
     include_held_out = checks.boolean(include_held_out, "include_held_out")
     minimum = QUALITY_RANK[checks.quality(min_quality, "min_quality")]
     wanted = _OutcomeFilter(root, labels_dir, outcomes, evaluation_membership, include_held_out)
-    records = read_document(root, labels_dir)["episodes"]
+    from strands_robots.episode_labels.filter_rule import label_index  # numpy
+
+    index = label_index(existing_store(root, labels_dir))
+    codes = index.drop_codes(require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed)
     current = wanted.current() if wanted.active else {}
     held_out = wanted.held_out()
-    fingerprinted = any(r.get("fingerprint") for r in records.values())
-    stale = stale_episodes(root, labels_dir=labels_dir) if fingerprinted else {}
+    stale = stale_episodes(root, labels_dir=labels_dir) if index.has_fingerprint.any() else {}
 
-    def reason(episode: int, record: dict[str, Any]) -> str | None:
-        why = label_drop_reason(
-            record, require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed
-        )
+    kept: list[int] = []
+    dropped: dict[str, list[int]] = {name: [] for name in DROP_REASONS}
+    for episode, code in zip(index.episode.tolist(), codes.tolist(), strict=True):
+        why = LABEL_DROP_REASONS[code - 1] if code else None
         if why is None and wanted.active:
             why = wanted.reason(current.get(episode))
         if why is None and episode in held_out:
             why = "held out"
         if why is None and episode in stale:
             why = "stale"
-        return why
-
-    kept: list[int] = []
-    dropped: dict[str, list[int]] = {name: [] for name in DROP_REASONS}
-    for key in sorted(records, key=int):
-        why = reason(int(key), records[key])
-        (kept if why is None else dropped[why]).append(int(key))
+        (kept if why is None else dropped[why]).append(episode)
     return {"kept": kept, "dropped": dropped}
 
 

@@ -491,7 +491,7 @@ def _index_list(text: str) -> list[int]:
 
 
 def _episodes_before(root: Path, deleted: int) -> int:
-    from strands_robots.fingerprint import open_dataset_if_present
+    from strands_robots.fingerprint.columns import open_dataset_if_present
 
     dataset = open_dataset_if_present(root)
     if dataset is None:

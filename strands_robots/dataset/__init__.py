@@ -4,7 +4,7 @@
 ``episode_index``, ``read_frames`` and ``decode_frames``. See ``docs/dataset.md``.
 
 The names below load on first use, so a submodule without heavy imports (e.g.
-:mod:`.signature`) can be imported without numpy, pyarrow, PyAV or Pillow.
+:mod:`.cache`) can be imported without numpy, pyarrow, PyAV or Pillow.
 """
 
 from __future__ import annotations

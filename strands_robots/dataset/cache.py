@@ -4,7 +4,8 @@ A judge calls three tools per episode on the same root, and label writers check 
 episode against the dataset; re-reading the episodes metadata each time would make a
 10,000-episode run quadratic. The cache is keyed by the resolved root and invalidated
 when any metadata file the episodes table is read from changes (inode, size or mtime),
-so a dataset edited between calls (LeRobot's ``delete_episodes``) is re-read.
+so a dataset edited between calls (LeRobot's ``delete_episodes``) is re-read. The stamp
+(:func:`metadata_signature`) needs no heavy import; the reader (pyarrow) loads on first open.
 """
 
 from __future__ import annotations
@@ -13,11 +14,55 @@ import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strands_robots.arguments import path_argument
-from strands_robots.dataset.reader import Dataset, open_dataset
-from strands_robots.dataset.signature import metadata_signature
+
+if TYPE_CHECKING:
+    from strands_robots.dataset.reader import Dataset
+
+
+def metadata_signature(root: str | Path) -> tuple[Any, ...]:
+    """``(name, inode, size, mtime_ns)`` of every metadata file of ``root`` (a change stamp).
+
+    Covers ``meta/info.json``, ``meta/*.jsonl``, ``meta/*.parquet`` and
+    ``meta/episodes/*/*.parquet``; missing files are left out.
+    """
+    signature = []
+    for path in metadata_files(root):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        signature.append((os.path.basename(path), st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(signature)
+
+
+def metadata_files(root: str | Path) -> list[str]:
+    """Paths of the metadata files :func:`metadata_signature` covers, in its order
+    (``info.json`` even when it is absent; a listed symlink may dangle)."""
+    meta = os.path.join(root, "meta")
+    names = _names(meta)  # one scandir per directory (a judge tool checks this twice per episode)
+    files = [
+        os.path.join(meta, "info.json"),
+        *sorted(os.path.join(meta, n) for n in names if n.endswith(".jsonl")),
+        *sorted(os.path.join(meta, n) for n in names if n.endswith(".parquet")),
+    ]
+    episodes = os.path.join(meta, "episodes")
+    for chunk in sorted(_names(episodes, dirs_only=True)):
+        folder = os.path.join(episodes, chunk)
+        files.extend(sorted(os.path.join(folder, n) for n in _names(folder) if n.endswith(".parquet")))
+    return files
+
+
+def _names(directory: str, *, dirs_only: bool = False) -> list[str]:
+    """Entry names of ``directory`` (only directories, symlinks followed, with ``dirs_only``); [] when unreadable."""
+    try:
+        with os.scandir(directory) as entries:
+            return [e.name for e in entries if not dirs_only or e.is_dir()]
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return []
+
 
 _MAX_ROOTS = 8
 _lock = threading.Lock()
@@ -38,6 +83,8 @@ def cached_dataset(root: str | Path) -> Dataset:
         if hit is not None and hit[0] == signature:
             _cache.move_to_end(key)
             return hit[1]
+    from strands_robots.dataset.reader import open_dataset
+
     dataset = open_dataset(key)
     with _lock:
         _cache[key] = (signature, dataset)

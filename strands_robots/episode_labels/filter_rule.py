@@ -1,16 +1,26 @@
-"""A columnar index of ``episode_labels.json`` for fast filtering (docs/performance.md, "Fast filters").
+"""The filter rule: which episodes clear the label bar, and the first rule each other one fails.
 
-Per episode (sorted by ``episode_index``): whether it has a verdict and a judge block,
-the effective success (the verdict, flipped by a current ``overrule_verdict`` review),
-the effective quality rank (``-1`` when none) and whether a dispute is open. The rules
-are those of :mod:`.review`; records without a review (nearly all) are decoded with
-typed msgspec structs that skip every other field, so a 1,000,000-episode (~500 MB)
-sidecar is indexed in a few seconds within about 1 GB.
+The rule (docs/sidecar-format.md, docs/review.md), checked in the order of
+:data:`LABEL_DROP_REASONS`: an episode without a judge block is ``unjudged``; without a
+deterministic verdict ``no verdict``; with ``require_success``, an unsuccessful verdict is
+``failed`` and a successful one flipped by a current ``overrule_verdict`` review is
+``overruled``; the effective quality (a current review's grade replaces the judge's) below
+the bar is ``below quality``; with ``exclude_disputed``, a dispute no current review decided
+is ``disputed``. :meth:`LabelIndex.drop_codes` applies it to every record at once;
+``filter_episodes`` and ``explain_filter`` both read it.
+
+It is applied to columns of per-record facts (:func:`row_of`, by the review rules of
+:mod:`.review`), sorted by ``episode_index``: the label index. Records without a review
+(nearly all) are decoded with typed msgspec structs that skip every other field, so a
+1,000,000-episode (~500 MB) sidecar is indexed in a few seconds within about 1 GB.
 
 The index is keyed by the identity (inode, size, mtime) of the canonical file (with its
-sha256, which journal headers name) and the journal offset it covers. It is kept in memory per process and, for canonical files of
-8 MB or more, saved beside the sidecar as ``.episode_labels.json.index.npz`` so the next
-process starts warm. Journal entries written since are applied on top.
+sha256, which journal headers name) and the journal offset it covers; journal entries
+written since are applied on top. It is kept in memory per process and, for canonical
+files of 8 MB or more, saved beside the sidecar as ``.episode_labels.json.index.npz`` so
+the next process starts warm: ``benchmarks/filter_million.py``, rows "cold" and "warm"
+(docs/performance.md, "Fast filters": 1,000,000 episodes in ~5 s cold, ~0.4 s warm; the
+target is 1 s warm).
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ import io
 import json
 import mmap
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -30,59 +40,63 @@ import msgspec
 import numpy as np
 from msgspec import UNSET, UnsetType
 
-from strands_robots.episode_labels.rows import (
-    CONTENT_WIDTH,
-    FP_CONTENT,
-    FP_LENGTH,
-    FP_OTHER,
-    FP_RANGE,
-    FP_TASKS,
-    TaskCodes,
-    common_meta,
-    fingerprint_row,
-    row_of,
+from strands_robots.episode_labels.review import dispute_open, effective_quality, effective_success
+from strands_robots.episode_labels.vocab import (
+    FAILURE_MODES,
+    QUALITY_GRADES,
+    QUALITY_RANK,
+    SCHEMA_VERSION,
 )
-from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES, QUALITY_RANK, SCHEMA_VERSION
-from strands_robots.fingerprint import META_KEY
+from strands_robots.fingerprint.stale import common_meta, meta_of
 from strands_robots.storage import RecordStore
 from strands_robots.storage.atomic import check_target
 from strands_robots.storage.record_store import file_identity
 from strands_robots.storage.side_files import index_cache_path
 
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 PERSIST_MIN_BYTES = 8 << 20
-#: ``fp_keys`` holds the ``FP_*`` bits of :mod:`.rows` (which fingerprint keys a record stores).
 COLUMNS = (
     "episode",
     "has_verdict",
+    "verdict_success",
     "success",
     "has_judge",
     "quality",
     "open_dispute",
     "has_fingerprint",
-    "fp_keys",
-    "fp_length",
-    "fp_from",
-    "fp_to",
-    "fp_tasks",
-    "fp_content",
 )
 _DTYPES = {
     "episode": np.int64,
     "has_verdict": bool,
+    "verdict_success": bool,
     "success": bool,
     "has_judge": bool,
     "quality": np.int8,
     "open_dispute": bool,
     "has_fingerprint": bool,
-    "fp_keys": np.uint8,
-    "fp_length": np.int64,
-    "fp_from": np.int64,
-    "fp_to": np.int64,
-    "fp_tasks": np.int32,
-    "fp_content": f"S{CONTENT_WIDTH}",
 }
 _NonNegative = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+
+
+def row_of(record: dict[str, Any]) -> tuple[bool, bool, bool, bool, int, bool, bool]:
+    """The facts the rule reads of one record (a plain dict), in :data:`COLUMNS` order after
+    ``episode``: ``(has_verdict, verdict_success, success, has_judge, quality_rank,
+    open_dispute, has_fingerprint)``; ``success`` is the effective one and ``quality_rank``
+    the effective grade's (-1: none), by the rules of :mod:`.review`."""
+    verdict = record.get("deterministic")
+    has_verdict = isinstance(verdict, dict)
+    judge = record.get("judge")
+    quality = effective_quality(record) if judge else None
+    return (
+        has_verdict,
+        bool(verdict["success"]) if isinstance(verdict, dict) else False,
+        bool(effective_success(record)) if has_verdict else False,
+        bool(judge),
+        QUALITY_RANK.get(quality, -1) if quality else -1,
+        dispute_open(record),
+        bool(record.get("fingerprint")),
+    )
+
 
 # Lean typed structs (no per-record default factories, not tracked by the garbage
 # collector): the decode skips every field the index does not hold. A JSON null where a
@@ -104,20 +118,12 @@ class _Present(msgspec.Struct, gc=False):
     """Any JSON object (its fields are skipped)."""
 
 
-class _Fingerprint(msgspec.Struct, gc=False, forbid_unknown_fields=True):
-    length: _NonNegative | UnsetType = UNSET
-    index_range: tuple[_NonNegative, _NonNegative] | UnsetType = UNSET
-    tasks: list[str] | UnsetType = UNSET
-    content: str | UnsetType = UNSET
-    meta: str | UnsetType = UNSET  # fingerprint.META_KEY
-
-
 class _Record(msgspec.Struct, gc=False):
     episode_index: _NonNegative | UnsetType = UNSET
     deterministic: _Verdict | UnsetType = UNSET
     judge: _Judge | UnsetType = UNSET
     review: _Present | UnsetType = UNSET
-    fingerprint: _Fingerprint | None | UnsetType = UNSET
+    fingerprint: dict[str, Any] | None | UnsetType = UNSET
 
 
 class _Document(msgspec.Struct):
@@ -130,6 +136,7 @@ class _FullRecord(msgspec.Struct, gc=False):
     deterministic: msgspec.Raw | UnsetType = UNSET
     judge: msgspec.Raw | UnsetType = UNSET
     review: msgspec.Raw | UnsetType = UNSET
+    fingerprint: msgspec.Raw | UnsetType = UNSET
 
 
 class _FullDocument(msgspec.Struct):
@@ -141,44 +148,43 @@ _DECODER = msgspec.json.Decoder(_Document)
 
 @dataclass
 class LabelIndex:
-    """Columns of equal length, sorted by ``episode``.
-
-    The ``fp_*`` columns hold the record's stored dataset fingerprint (see
-    :mod:`.fingerprint`): ``fp_keys`` the keys it has (``FP_*`` bits), ``fp_length``,
-    ``fp_from``/``fp_to`` (``index_range``), ``fp_tasks`` (a code into ``task_lists``)
-    and ``fp_content`` (16 ASCII bytes).
-    """
+    """The facts of every record as columns of equal length, sorted by ``episode``."""
 
     episode: np.ndarray  # int64
     has_verdict: np.ndarray  # bool
+    verdict_success: np.ndarray  # bool: the recorded verdict's success
     success: np.ndarray  # bool: effective success
     has_judge: np.ndarray  # bool
     quality: np.ndarray  # int8: effective quality rank, -1 none
     open_dispute: np.ndarray  # bool
     has_fingerprint: np.ndarray  # bool: the record carries a dataset fingerprint (stale checks)
-    fp_keys: np.ndarray  # uint8
-    fp_length: np.ndarray  # int64
-    fp_from: np.ndarray  # int64
-    fp_to: np.ndarray  # int64
-    fp_tasks: np.ndarray  # int32, -1 none
-    fp_content: np.ndarray  # S16
-    task_lists: list[tuple[str, ...]] = field(default_factory=list)
     identity: tuple[int, int, int] | None = None
     digest: str | None = None  # sha256 of the canonical file; None until a journal needs it
     journal_ino: int | None = None
     journal_offset: int = 0
-    #: The metadata digest every fingerprinted record names (``fingerprint.meta``, see
-    #: :func:`.rows.common_meta`); None when they name several, or one names none.
+    #: The metadata digest every fingerprinted record names (``fingerprint.meta``); None
+    #: when they name several, or one names none.
     fp_meta: str | None = None
 
-    def select(self, *, require_success: bool, min_rank: int, exclude_disputed: bool) -> np.ndarray:
-        """Episodes passing the filter rules (see ``filter_episodes``)."""
-        mask = self.has_judge & self.has_verdict & (self.quality >= min_rank)
-        if require_success:
-            mask &= self.success
+    def drop_codes(self, *, require_success: bool, min_rank: int, exclude_disputed: bool) -> np.ndarray:
+        """Per record, 0 when it clears the bar, else ``1 +`` the position in
+        :data:`LABEL_DROP_REASONS` of the first rule it fails (int8)."""
+        codes = np.zeros(len(self.episode), dtype=np.int8)
+        # the last rule first: each earlier rule overwrites, so the first one failed wins
         if exclude_disputed:
-            mask &= ~self.open_dispute
-        return self.episode[mask]
+            codes[self.open_dispute] = 6
+        codes[self.quality < min_rank] = 5
+        if require_success:
+            codes[~self.success & self.verdict_success] = 4
+            codes[~self.success & ~self.verdict_success] = 3
+        codes[~self.has_verdict] = 2
+        codes[~self.has_judge] = 1
+        return codes
+
+    def select(self, *, require_success: bool, min_rank: int, exclude_disputed: bool) -> np.ndarray:
+        """Episodes that clear the bar (see :meth:`drop_codes`), sorted."""
+        codes = self.drop_codes(require_success=require_success, min_rank=min_rank, exclude_disputed=exclude_disputed)
+        return self.episode[codes == 0]
 
     def with_fingerprint(self, episodes: np.ndarray | list[int]) -> list[int]:
         """Those of ``episodes`` whose record carries a fingerprint (the only ones that can be stale)."""
@@ -189,8 +195,6 @@ class LabelIndex:
 def _empty_columns(n: int) -> dict[str, np.ndarray]:
     columns = {name: np.zeros(n, dtype=dtype) for name, dtype in _DTYPES.items()}
     columns["quality"][:] = -1
-    for name in ("fp_length", "fp_from", "fp_to", "fp_tasks"):
-        columns[name][:] = -1
     return columns
 
 
@@ -226,7 +230,7 @@ def _decode(data: Any) -> _Document:
             gc.enable()
 
 
-def _build(data: Any) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]], str | None]:
+def _build(data: Any) -> tuple[dict[str, np.ndarray], str | None]:
     """Columns of a canonical file's bytes (typed decode, one pass over the records)."""
     document = _decode(data)
     if document.schema_version != SCHEMA_VERSION:
@@ -253,7 +257,7 @@ def _build(data: Any) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]], str
             (0 if (d := r.deterministic) is UNSET else 1 | d.success << 1)
             | (0 if (j := r.judge) is UNSET else 4 | rank[j.quality] << 3 | j.disputes_verdict << 5)
             | (r.review is not UNSET) << 6
-            | ((f := r.fingerprint) is not UNSET and f is not None) << 7
+            | bool(r.fingerprint) << 7
             for r in values
         ),
         dtype=np.uint8,
@@ -262,35 +266,14 @@ def _build(data: Any) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]], str
     columns = _empty_columns(n)
     columns["episode"] = episode
     columns["has_verdict"] = (codes & 1).astype(bool)
-    columns["success"] = (codes & 2).astype(bool)
+    columns["verdict_success"] = (codes & 2).astype(bool)
+    columns["success"] = columns["verdict_success"].copy()
     columns["has_judge"] = (codes & 4).astype(bool)
     columns["quality"] = np.where(codes & 4, (codes >> 3) & 3, -1).astype(np.int8)
     columns["open_dispute"] = (codes & 32).astype(bool)
-    tasks = TaskCodes()
-    with_fingerprint = np.flatnonzero(codes & 128)
-    metas: set[str | None] = set()
-    for i in with_fingerprint.tolist():  # rare in files other tools wrote; every record in ours
-        f = values[i].fingerprint
-        keys_bits = 0
-        if f.length is not UNSET:
-            keys_bits |= FP_LENGTH
-            columns["fp_length"][i] = f.length
-        if f.index_range is not UNSET:
-            keys_bits |= FP_RANGE
-            columns["fp_from"][i], columns["fp_to"][i] = f.index_range
-        if f.tasks is not UNSET:
-            keys_bits |= FP_TASKS
-            columns["fp_tasks"][i] = tasks.code(tuple(f.tasks))
-        if f.content is not UNSET:
-            if len(f.content) == CONTENT_WIDTH and f.content.isascii():
-                keys_bits |= FP_CONTENT
-                columns["fp_content"][i] = f.content.encode("ascii")
-            else:
-                keys_bits |= FP_OTHER
-        columns["fp_keys"][i] = keys_bits
-        if keys_bits:
-            metas.add(None if f.meta is UNSET else f.meta)
-    columns["has_fingerprint"] = columns["fp_keys"] != 0
+    columns["has_fingerprint"] = (codes & 128).astype(bool)
+    # rare in files other tools wrote; every record in ours
+    metas = {meta_of(values[i].fingerprint) for i in np.flatnonzero(codes & 128).tolist()}
     reviewed = np.flatnonzero(codes & 64).tolist()
     del values
     if reviewed:  # rare: decode those records whole and apply the review rules
@@ -300,14 +283,13 @@ def _build(data: Any) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]], str
             raw = full_records[i]
             record = {
                 name: msgspec.json.decode(getattr(raw, name))
-                for name in ("deterministic", "judge", "review")
+                for name in ("deterministic", "judge", "review", "fingerprint")
                 if getattr(raw, name) is not UNSET
             }
-            row = row_of(record)
-            for name, value in zip(COLUMNS[1:6], row[:5], strict=True):
+            for name, value in zip(COLUMNS[1:], row_of(record), strict=True):
                 columns[name][i] = value
         del full, full_records
-    return _sorted(columns), tasks.lists, common_meta(metas)
+    return _sorted(columns), common_meta(metas)
 
 
 def _sorted(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -318,26 +300,19 @@ def _sorted(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {name: column[order] for name, column in columns.items()}
 
 
-def _build_from_document(
-    document: dict[str, Any],
-) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]], str | None]:
+def _build_from_document(document: dict[str, Any]) -> tuple[dict[str, np.ndarray], str | None]:
     """Columns of a merged document (plain dicts), for files the typed decode refuses."""
     records = document["episodes"]
     columns = _empty_columns(len(records))
-    tasks = TaskCodes()
     metas: set[Any] = set()
     for i, (key, record) in enumerate(records.items()):
         columns["episode"][i] = int(key)
         row = row_of(record)
-        for name, value in zip(COLUMNS[1:7], row, strict=True):
+        for name, value in zip(COLUMNS[1:], row, strict=True):
             columns[name][i] = value
-        fp = fingerprint_row(record.get("fingerprint"), tasks)
-        for name, stored in zip(COLUMNS[7:], fp, strict=True):
-            columns[name][i] = stored
-        if fp[0]:
-            meta = record["fingerprint"].get(META_KEY)
-            metas.add(meta if isinstance(meta, str) else None)
-    return _sorted(columns), tasks.lists, common_meta(metas)
+        if row[-1]:
+            metas.add(meta_of(record["fingerprint"]))
+    return _sorted(columns), common_meta(metas)
 
 
 def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
@@ -356,20 +331,18 @@ def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
     )
     for name in COLUMNS:  # copy on write: a caller may still be reading the old arrays
         setattr(index, name, getattr(index, name).copy())
-    tasks = TaskCodes(index.task_lists)
-    empty = (False, False, False, -1, False, False, 0, -1, -1, -1, -1, b"")
+    empty = (False, False, False, False, -1, False, False)
     new_rows = []
     for key, pos, found in zip(keys.tolist(), positions.tolist(), present.tolist(), strict=True):
         record = latest[key]
-        row = (*row_of(record), *fingerprint_row(record.get("fingerprint"), tasks)) if record is not None else empty
-        if record is not None and row[6] and record["fingerprint"].get(META_KEY) != index.fp_meta:  # row[6]: fp_keys
+        row = row_of(record) if record is not None else empty
+        if row[-1] and meta_of(record["fingerprint"]) != index.fp_meta:  # type: ignore[index]
             index.fp_meta = None
         if found:
             for name, value in zip(COLUMNS[1:], row, strict=True):
                 getattr(index, name)[pos] = value
         else:
             new_rows.append((key, *row))
-    index.task_lists = tasks.lists
     if new_rows:
         columns = {name: getattr(index, name) for name in COLUMNS}
         extra = list(zip(*new_rows, strict=True))
@@ -381,8 +354,8 @@ def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
 
 def _from_document(document: dict[str, Any]) -> LabelIndex:
     """An index of a merged document held in memory (not cached)."""
-    columns, task_lists, fp_meta = _build_from_document(document)
-    return LabelIndex(**columns, task_lists=task_lists, fp_meta=fp_meta)  # type: ignore[arg-type]
+    columns, fp_meta = _build_from_document(document)
+    return LabelIndex(**columns, fp_meta=fp_meta)  # type: ignore[arg-type]
 
 
 def _index_path(sidecar: Path) -> Path:
@@ -395,7 +368,6 @@ def _save(index: LabelIndex, path: Path) -> None:
             "version": INDEX_VERSION,
             "identity": list(index.identity or ()),
             "digest": index.digest,
-            "task_lists": [list(t) for t in index.task_lists],
             "fp_meta": index.fp_meta,
         }
     ).encode()
@@ -418,7 +390,6 @@ def _load(path: Path, identity: tuple[int, int, int]) -> LabelIndex | None:
                 return None
             return LabelIndex(
                 **{name: data[name] for name in COLUMNS},
-                task_lists=[tuple(t) for t in meta.get("task_lists", [])],
                 identity=identity,
                 digest=meta.get("digest"),
                 fp_meta=meta["fp_meta"] if isinstance(meta.get("fp_meta"), str) else None,
@@ -467,11 +438,11 @@ def _fresh(store: RecordStore, identity: tuple[int, int, int] | None) -> LabelIn
         with _mapped(store.path, identity) as data:
             if data is None:
                 return None
-            columns, task_lists, fp_meta = _build(data)
+            columns, fp_meta = _build(data)
     except _InvalidForIndex:
         # the full reader raises SidecarError with the reason, or reads what the typed decode refused
-        columns, task_lists, fp_meta = _build_from_document(store.read(copy_document=False))
-    index = LabelIndex(**columns, task_lists=task_lists, identity=identity, fp_meta=fp_meta)  # type: ignore[arg-type]
+        columns, fp_meta = _build_from_document(store.read(copy_document=False))
+    index = LabelIndex(**columns, identity=identity, fp_meta=fp_meta)  # type: ignore[arg-type]
     if persisted:
         _save(index, _index_path(store.path))
     return index

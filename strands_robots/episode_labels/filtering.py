@@ -13,11 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
-from strands_robots.episode_labels.rows import select_labelled
-from strands_robots.episode_labels.stale import stale_episodes
 from strands_robots.episode_labels.vocab import QUALITY_RANK
+from strands_robots.fingerprint.digest import has_dataset_metadata
+from strands_robots.fingerprint.stale import read_from_current_metadata, stale_records
 
 
 class StaleLabelsWarning(UserWarning):
@@ -71,16 +72,14 @@ def select_episodes(
     exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
     minimum = QUALITY_RANK[checks.quality(min_quality, "min_quality", context="filter_episodes")]
 
-    chosen, fingerprinted = select_labelled(
-        existing_store(root, labels_dir),
-        require_success=require_success,
-        min_rank=minimum,
-        exclude_disputed=exclude_disputed,
-    )
+    from strands_robots.episode_labels.filter_rule import label_index  # numpy
+
+    index = label_index(existing_store(root, labels_dir))
+    chosen = index.select(require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed).tolist()
     if narrow is not None:
         chosen = narrow(chosen)
     # only records that carry a fingerprint can be stale (files written by other tools have none)
-    stale = stale_episodes(root, labels_dir=labels_dir) if set(fingerprinted) & set(chosen) else {}
+    stale = stale_episodes(root, labels_dir=labels_dir) if index.with_fingerprint(chosen) else {}
     if stale:
         dropped = sorted(set(chosen) & set(stale))
         if dropped:
@@ -93,6 +92,33 @@ def select_episodes(
             )
             chosen = [i for i in chosen if i not in stale]
     return sorted(chosen)
+
+
+@accepts_repo_id
+def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[int, str]:
+    """Episodes whose stored fingerprint no longer matches the dataset: ``{episode: reason}``, sorted.
+
+    Empty when the dataset's metadata is absent (nothing to compare against), when no
+    record carries a fingerprint (files other tools wrote), or when the reader cannot
+    open the dataset (a warning says so). The rule: ``docs/sidecar-format.md``, ``fingerprint``.
+
+    Raises:
+        LabelsNotFoundError: no sidecar yet.
+        SidecarError: the sidecar is not one this version reads.
+    """
+    if not has_dataset_metadata(root):
+        return {}
+    from strands_robots.episode_labels.filter_rule import label_index  # numpy
+
+    store = existing_store(root, labels_dir)
+    index = label_index(store)
+    if not index.has_fingerprint.any() or read_from_current_metadata(root, index.fp_meta):
+        return {}  # nothing to compare, or every fingerprint was read from this very metadata
+
+    def fingerprints(document: dict[str, Any]) -> dict[int, Any]:
+        return {int(key): record.get("fingerprint") for key, record in document["episodes"].items()}
+
+    return stale_records(root, store.query(fingerprints))
 
 
 #: Names that read the outcome labels too: they live in :mod:`strands_robots.selection`

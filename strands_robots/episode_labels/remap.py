@@ -18,7 +18,7 @@ from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.document import open_store
-from strands_robots.fingerprint import META_KEY, Fingerprinter, open_dataset_if_present
+from strands_robots.fingerprint import META_KEY
 from strands_robots.storage.mapping import EpisodeMapping, check_fingerprints, check_targets, mapping_table
 from strands_robots.storage.remap_txn import Participant, Step, record_store_step, remap_sidecar
 
@@ -35,6 +35,8 @@ def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow
     store = open_store(root, labels_dir)
 
     def plan(mapping: EpisodeMapping) -> Step:
+        from strands_robots.fingerprint.columns import open_dataset_if_present  # pyarrow, only with meta/
+
         dataset = open_dataset_if_present(root)
         if dataset is not None:
             check_targets(mapping, dataset.episodes, root)
@@ -88,7 +90,9 @@ def remap(
 def _moved(records: dict[str, Any], mapping: EpisodeMapping, dataset: Any) -> dict[str, Any]:
     """The mapped records under their new index, fingerprints checked (the one rule of
     :func:`~strands_robots.storage.mapping.check_fingerprints`) and refreshed."""
-    fingerprint = Fingerprinter(dataset) if dataset is not None else None
+    from strands_robots.fingerprint.columns import fingerprinter_of
+
+    fingerprint = fingerprinter_of(dataset) if dataset is not None else None
     if fingerprint is not None:
         moves = [
             (int(key), new, record.get("fingerprint"))

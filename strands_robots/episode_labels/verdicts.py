@@ -6,8 +6,6 @@ verdict, never overturn it.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,47 +14,11 @@ from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.vocab import did_you_mean
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, VerdictNotFoundError
-from strands_robots.fingerprint import Fingerprinter, has_dataset_metadata, open_dataset_if_present
 from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
 
 
-def _exact_verdict(entry: Any) -> tuple[int, dict[str, Any]] | None:
-    """:func:`_normalise_verdict` of an entry whose values have the exact types the checks
-    pass through unchanged (``int``, ``bool``, finite ``float``), with no message text built;
-    None sends the entry through the checks (which explain a refusal). A hypothesis test
-    holds the two to the same answers."""
-    if type(entry) is not dict:
-        return None
-    index, success, failure = entry.get("episode"), entry.get("success"), entry.get("failure", False)
-    if type(index) is not int or not 0 <= index <= checks.MAX_EPISODE_INDEX:
-        return None
-    if type(success) is not bool or type(failure) is not bool or (success and failure):
-        return None
-    block: dict[str, Any] = {"success": success, "failure": failure}
-    if "steps" in entry:
-        steps = entry["steps"]
-        if type(steps) is not int or not 0 <= steps <= checks.MAX_EPISODE_INDEX:
-            return None
-        block["steps"] = steps
-    if "cumulative_reward" in entry:
-        reward = entry["cumulative_reward"]
-        kind = type(reward)
-        if not ((kind is float and math.isfinite(reward)) or (kind is int and -(2**63) <= reward < 2**64)):
-            return None
-        block["cumulative_reward"] = reward
-    if "seed" in entry:
-        seed = entry["seed"]
-        if seed is not None and (type(seed) is not int or not -(2**63) <= seed < 2**64):
-            return None
-        block["seed"] = seed
-    return index, block
-
-
 def _normalise_verdict(position: int, entry: Any) -> tuple[int, dict[str, Any]]:
-    exact = _exact_verdict(entry)
-    if exact is not None:
-        return exact
     where = f"episodes[{position}]"
     if not isinstance(entry, dict):
         raise LabelValidationError(
@@ -142,7 +104,7 @@ def record_deterministic_verdicts(
         raise LabelValidationError(
             f"episodes {sorted(duplicates)} appear more than once in one call; pass one verdict per episode."
         )
-    fingerprints, remember = _fingerprints(root, labels_dir, list(blocks))
+    fingerprints = _fingerprints(root, list(blocks))
 
     def mutate(document: dict[str, Any]) -> tuple[Change, Any]:
         records = document["episodes"]
@@ -177,51 +139,29 @@ def record_deterministic_verdicts(
 
     store = open_store(root, labels_dir)
     store.update(mutate)
-    if remember is not None:  # the next filter checks staleness without the dataset
-        remember(store.path)
     return store.take()  # the caller's own document (no deep copy of a large document)
 
 
-def _fingerprints(
-    root: str | Path, labels_dir: str | Path | None, wanted: list[int]
-) -> tuple[dict[int, dict[str, Any]], Callable[[Path], None] | None]:
-    """``({episode: fingerprint}, remember)`` of ``wanted`` (empty without ``meta/``).
-
-    The dataset's columns come from the fingerprint cache beside the sidecar or from the
-    metadata read without pyarrow when they can (:func:`.stale.plain_dataset_columns`),
-    else from the opened dataset; ``remember(sidecar)`` then leaves them beside the sidecar.
+def _fingerprints(root: str | Path, wanted: list[int]) -> dict[int, dict[str, Any]]:
+    """``{episode: fingerprint}`` of ``wanted`` (empty without ``meta/``), naming the metadata
+    they were read from (:func:`strands_robots.fingerprint.columns.read_columns`).
 
     Raises:
         EpisodeNotFoundError: the dataset has no episodes of ``wanted`` (all listed).
         DatasetError: the dataset reader refuses the dataset.
     """
-    if not has_dataset_metadata(root):
-        return {}, None
-    from strands_robots.dataset.signature import metadata_signature
-    from strands_robots.episode_labels import stale
-    from strands_robots.episode_labels.document import labels_path
+    from strands_robots.fingerprint.digest import has_dataset_metadata
 
-    signature = metadata_signature(root)  # taken before the dataset is read: a change meanwhile voids the cache
-    plain, fresh = stale.plain_dataset_columns(root, labels_path(root, labels_dir=labels_dir), signature, save=False)
-    if plain is not None:
-        positions = stale.plain_positions(plain)
-        _require(root, [episode for episode in wanted if episode not in positions])
-        fingerprints = dict(zip(wanted, stale.plain_records(plain, [positions[e] for e in wanted]), strict=True))
-        if not fresh:
-            return fingerprints, None
-        return fingerprints, lambda sidecar: stale.remember_plain_columns(root, sidecar, signature, plain)
-    digest = stale.metadata_digest_of(root, signature)
-    dataset = open_dataset_if_present(root)
-    if dataset is None:
-        return {}, None
-    columns = stale.tagged(root, signature, digest, Fingerprinter(dataset).columns)
+    if not has_dataset_metadata(root):
+        return {}
+    from strands_robots.fingerprint.columns import read_columns  # pyarrow
+
+    columns = read_columns(root)
+    if columns is None:
+        return {}
     positions, found = columns.positions(wanted)
     _require(root, [episode for episode, ok in zip(wanted, found.tolist(), strict=True) if not ok])
-
-    def remember(sidecar: Path) -> None:
-        stale.remember_dataset_columns(root, sidecar, signature, columns)
-
-    return dict(zip(wanted, columns.records(positions), strict=True)), remember
+    return dict(zip(wanted, columns.records(positions), strict=True))
 
 
 def _require(root: str | Path, unknown: list[int]) -> None:

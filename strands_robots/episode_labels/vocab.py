@@ -35,6 +35,9 @@ FAILURE_MODES: tuple[str, ...] = (
 REVIEW_DECISIONS: tuple[str, ...] = ("uphold_verdict", "overrule_verdict", "grade_only")
 
 QUALITY_RANK = {grade: rank for rank, grade in enumerate(QUALITY_GRADES)}
+#: The label rules' drop reasons, in the order they are checked (the filter rule:
+#: :mod:`strands_robots.episode_labels.filter_rule`).
+LABEL_DROP_REASONS: tuple[str, ...] = ("unjudged", "no verdict", "failed", "overruled", "below quality", "disputed")
 
 MAX_NOTE_CHARS = 10_000
 MAX_NAME_CHARS = NAME_CHARS

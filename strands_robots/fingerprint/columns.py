@@ -1,22 +1,35 @@
-"""Per-episode identity of a dataset as columns: what label fingerprints are compared with.
+"""The reader of a dataset's fingerprint columns: what stored fingerprints are compared with.
 
 For every episode (sorted by ``episode_index``): its ``length`` in frames; for v3.0 its
 global ``index_range`` ``[from, to)`` and its ``tasks``; and ``content``, the digest of its
-stored ``observation.state`` mean (:mod:`.stats`). The label stores record these values at
-the record level and report a record whose values no longer match as stale (see
-``docs/sidecar-format.md``). Held as numpy columns so a million episodes are compared in
-milliseconds; task lists are coded as small integers into ``task_lists``.
+stored ``observation.state`` mean (v3.0 ``stats/observation.state/mean`` columns of
+``meta/episodes/*/*.parquet``, v2.1 ``meta/episodes_stats.jsonl``; the mean differs between
+episodes of equal length). Read once per opened dataset by the dataset reader (pyarrow) and
+held as numpy columns; task lists are coded as small integers into ``task_lists``.
+:class:`Fingerprinter` hands out one episode's fingerprint in its stored form.
 """
 
 from __future__ import annotations
 
+import hashlib
+import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-#: Fixed width of a content digest (16 hex characters, see :mod:`.stats`).
+from strands_robots.dataset.keys import STATE_KEY
+from strands_robots.dataset.stats import REWRITE_STATS, check_unique_columns, stats_line
+from strands_robots.dataset.text import json_object_lines
+from strands_robots.errors import DatasetError, LabelsError
+from strands_robots.fingerprint.digest import has_dataset_metadata
+from strands_robots.fingerprint.rule import IDENTITY_KEYS, stale_reason
+
+#: Fixed width of a content digest (16 hex characters).
 CONTENT_WIDTH = 16
+#: The feature whose stored mean the content digest hashes.
+FEATURE = STATE_KEY
 
 
 @dataclass
@@ -35,7 +48,7 @@ class DatasetFingerprints:
         content: Content digest as 16 ASCII bytes, ``b""`` when the episode has no
             statistics (``S16``).
         meta: The digest of the metadata files the columns were read from
-            (:func:`strands_robots.dataset.signature.metadata_digest`), ``""`` when not
+            (:func:`strands_robots.fingerprint.digest.metadata_digest`), ``""`` when not
             known; the records carry it as ``meta`` (``docs/sidecar-format.md``).
     """
 
@@ -48,42 +61,6 @@ class DatasetFingerprints:
     task_lists: list[tuple[str, ...]] = field(default_factory=list)
     content: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=f"S{CONTENT_WIDTH}"))
     meta: str = ""
-
-    @classmethod
-    def from_plain(cls, plain: dict[str, Any]) -> DatasetFingerprints:
-        """The columns of the plain form (lists; the JSON fingerprint cache's, see
-        :data:`strands_robots.dataset.light_fingerprints.COLUMNS`).
-
-        Raises:
-            KeyError, TypeError, ValueError: ``plain`` is not of that form.
-        """
-        return cls(
-            episode=np.asarray(plain["episode"], dtype=np.int64),
-            length=np.asarray(plain["length"], dtype=np.int64),
-            index_from=np.asarray(plain["index_from"], dtype=np.int64),
-            index_to=np.asarray(plain["index_to"], dtype=np.int64),
-            task_code=np.asarray(plain["task_code"], dtype=np.int32),
-            content=np.asarray([c.encode("ascii") for c in plain["content"]], dtype=f"S{CONTENT_WIDTH}"),
-            has_range=bool(plain["has_range"]),
-            task_lists=[tuple(t) for t in plain["task_lists"]],
-            meta=str(plain.get("meta") or ""),
-        )
-
-    def to_plain(self) -> dict[str, Any]:
-        """The plain form of :meth:`from_plain` (lists of Python values; ``meta`` only when known)."""
-        plain = {
-            "episode": self.episode.tolist(),
-            "length": self.length.tolist(),
-            "index_from": self.index_from.tolist(),
-            "index_to": self.index_to.tolist(),
-            "task_code": self.task_code.tolist(),
-            "content": [bytes(c).decode("ascii") for c in self.content.tolist()],
-            "has_range": self.has_range,
-            "task_lists": [list(t) for t in self.task_lists],
-        }
-        if self.meta:
-            plain["meta"] = self.meta
-        return plain
 
     def positions(self, episodes: np.ndarray | list[int]) -> tuple[np.ndarray, np.ndarray]:
         """``(positions, found)`` of ``episodes`` (int64) in the columns."""
@@ -134,6 +111,107 @@ class DatasetFingerprints:
         return out
 
 
+def _digest(mean: Any) -> str | None:
+    if mean is None:
+        return None
+    values = np.asarray(mean, dtype=np.float32).ravel()
+    if values.size == 0 or not np.all(np.isfinite(values)):
+        return None
+    return hashlib.sha256(values.tobytes()).hexdigest()[:16]
+
+
+def _column_digests(table: Any, column: str, path: Path) -> tuple[np.ndarray, list[str | None]]:
+    """Digests of one parquet table's list column, row by row, without a Python list per row.
+
+    Raises:
+        DatasetError: A row's mean is not an array of numbers (a struct, ragged lists).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    indices = table.column("episode_index").to_numpy().astype(np.int64)
+    means = table.column(column).combine_chunks()
+    if not (pa.types.is_list(means.type) or pa.types.is_large_list(means.type)):
+        return indices, [_checked_digest(path, f"column {column!r}", v) for v in means.to_pylist()]
+    values = pc.list_flatten(means)
+    if not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)):  # nested: row by row
+        return indices, [_checked_digest(path, f"column {column!r}", v) for v in means.to_pylist()]
+    offsets = means.offsets.to_numpy()
+    valid = means.is_valid().to_numpy(zero_copy_only=False)
+    flat = values.to_numpy(zero_copy_only=False).astype(np.float32)
+    if values.null_count:
+        flat[~values.is_valid().to_numpy(zero_copy_only=False)] = np.nan
+    start = offsets[:-1] - offsets[0]
+    stop = offsets[1:] - offsets[0]
+    finite = np.isfinite(flat)
+    # rows whose values are all finite: a prefix-sum of non-finite counts per row
+    bad = np.concatenate([[0], np.cumsum(~finite)])
+    good = valid & (stop > start) & (bad[stop] == bad[start])
+    sha = hashlib.sha256
+    digests: list[str | None] = [
+        sha(flat[a:b].tobytes()).hexdigest()[:16] if ok else None
+        for a, b, ok in zip(start.tolist(), stop.tolist(), good.tolist(), strict=True)
+    ]
+    return indices, digests
+
+
+def episode_content_digest_columns(root: str | Path, feature: str = FEATURE) -> tuple[np.ndarray, np.ndarray]:
+    """``(episode_index int64, digest S16)`` of the episodes that have statistics of ``feature``.
+
+    The column form of :func:`episode_content_digests` (same digests), for comparing a
+    million fingerprints at once.
+    """
+    digests = episode_content_digests(root, feature)
+    indices = np.fromiter(digests, dtype=np.int64, count=len(digests))
+    values = np.array([d.encode("ascii") for d in digests.values()], dtype="S16")
+    return indices, values
+
+
+def episode_content_digests(root: str | Path, feature: str = FEATURE) -> dict[int, str]:
+    """``{episode_index: digest}`` of each episode's stored ``feature`` mean.
+
+    Reads only ``episode_index`` and the one statistics column (v3.0) or the stats lines
+    (v2.1). Episodes without statistics are absent from the result.
+    """
+    import pyarrow.parquet as pq
+
+    root = Path(root)
+    column = f"stats/{feature}/mean"
+    digests: dict[int, str] = {}
+    files = sorted((root / "meta" / "episodes").glob("*/*.parquet"))
+    if files:
+        for path in files:
+            names = pq.read_schema(path).names
+            if column not in names:
+                continue
+            check_unique_columns(path, names, ["episode_index", column])
+            table = pq.ParquetFile(path).read(columns=["episode_index", column])
+            indices, row_digests = _column_digests(table, column, path)
+            for index, digest in zip(indices.tolist(), row_digests, strict=True):
+                if digest is not None:
+                    digests[index] = digest
+        return digests
+    stats_file = root / "meta" / "episodes_stats.jsonl"
+    if stats_file.is_file():
+        for lineno, line in json_object_lines(stats_file, REWRITE_STATS):
+            index, stored = stats_line(stats_file, lineno, line, feature)
+            digest = _checked_digest(stats_file, f"line {lineno}", stored.get("mean"))
+            if digest is not None and index is not None:
+                digests[index] = digest
+    return digests
+
+
+def _checked_digest(path: Path, where: str, mean: Any) -> str | None:
+    """:func:`_digest` of one stored mean; a mean that is not an array of numbers is refused."""
+    try:
+        return _digest(mean)
+    except (TypeError, ValueError) as exc:  # numpy's refusals of a ragged or non-numeric mean
+        remedy = REWRITE_STATS if path.suffix == ".jsonl" else "rewrite the episodes metadata's statistics"
+        raise DatasetError(
+            f"{path} {where}: a {FEATURE!r} mean is not a rectangular array of numbers ({exc}); {remedy}."
+        ) from exc
+
+
 def _task_codes(tasks: Any, n: int) -> tuple[np.ndarray, list[tuple[str, ...]]]:
     """Code a ``tasks`` column (list<string> or string, pyarrow) as ints into distinct lists."""
     import pyarrow as pa
@@ -163,8 +241,6 @@ def dataset_fingerprints(dataset: Any) -> DatasetFingerprints:
     Args:
         dataset: A :class:`strands_robots.dataset.Dataset`.
     """
-    from strands_robots.dataset.stats import episode_content_digest_columns
-
     table = dataset.episodes
     n = len(table)
     has_range = str(getattr(dataset, "codebase_version", "") or "v3").startswith("v3")
@@ -189,3 +265,122 @@ def dataset_fingerprints(dataset: Any) -> DatasetFingerprints:
         task_lists=task_lists,
         content=content,
     )
+
+
+def open_dataset_if_present(root: str | Path) -> Any | None:
+    """The opened dataset, or None when ``root`` has no LeRobot metadata."""
+    if not has_dataset_metadata(root):
+        return None  # a labels-only directory: the dataset reader (pyarrow, PyAV) is not even imported
+    from strands_robots.dataset.cache import cached_dataset_if_present
+
+    return cached_dataset_if_present(root)
+
+
+def open_dataset_for_checks(root: str | Path) -> Any | None:
+    """Like :func:`open_dataset_if_present`, but a dataset the reader refuses (an unknown
+    version, broken metadata, broken episode statistics) gives None with a warning: labels
+    stay readable.
+
+    The dataset's :class:`Fingerprinter` is built here (and kept: :func:`fingerprinter_of`
+    hands it out), so statistics the reader refuses are refused with the same warning."""
+    try:
+        dataset = open_dataset_if_present(root)
+        if dataset is not None:
+            fingerprinter_of(dataset)
+        return dataset
+    except LabelsError as exc:
+        warnings.warn(
+            f"the dataset at {root} could not be opened ({exc}); labels were not checked for staleness",
+            stacklevel=3,
+        )
+        return None
+
+
+class Fingerprinter:
+    """Fingerprints of one opened dataset (its fingerprint columns read once)."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+        self.columns = dataset_fingerprints(dataset)
+
+    def __call__(self, episode: int) -> dict[str, Any]:
+        """``{"length", ["index_range", "tasks"], ["content"]}`` of one episode.
+
+        Raises:
+            EpisodeNotFoundError: the dataset has no such episode.
+        """
+        positions, found = self.columns.positions([episode])
+        if not found[0]:
+            self.dataset.episodes[episode]  # raises the reader's EpisodeNotFoundError
+        return self.columns.record(int(positions[0]))
+
+    def many(self, episodes: list[int]) -> dict[int, dict[str, Any]]:
+        """``{episode: fingerprint}`` of ``episodes`` (all must be in the dataset)."""
+        positions, found = self.columns.positions(episodes)
+        if not found.all():
+            self.dataset.episodes[episodes[int(found.argmin())]]  # raises EpisodeNotFoundError
+        return dict(zip(episodes, self.columns.records(positions), strict=True))
+
+    def present(self, episodes: list[int]) -> dict[int, dict[str, Any]]:
+        """``{episode: fingerprint}`` of those of ``episodes`` the dataset has."""
+        positions, found = self.columns.positions(episodes)
+        kept = [e for e, ok in zip(episodes, found.tolist(), strict=True) if ok]
+        return dict(zip(kept, self.columns.records(positions[found]), strict=True))
+
+    def token(self, episode: int) -> str:
+        """16 hex digits of the sha256 of the episode's ``IDENTITY_KEYS`` (what a renumbering keeps)."""
+        import json
+
+        fingerprint = self(episode)
+        kept = {k: fingerprint[k] for k in IDENTITY_KEYS if k in fingerprint}
+        return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
+
+    def stale_reason(
+        self, episode: int, stored: dict[str, Any] | None, keys: tuple[str, ...] | None = None
+    ) -> str | None:
+        """:func:`strands_robots.fingerprint.rule.stale_reason` of ``stored`` against this
+        dataset's ``episode``."""
+        return stale_reason(stored, self.present([episode]).get(episode), episode, keys)
+
+
+_fingerprinters: Any = None
+
+
+def fingerprinter_of(dataset: Any) -> Fingerprinter:
+    """The :class:`Fingerprinter` of an opened dataset, made once per dataset object (the
+    reader's cache hands out one object while the metadata is unchanged)."""
+    global _fingerprinters
+    import weakref
+
+    if _fingerprinters is None:
+        _fingerprinters = weakref.WeakKeyDictionary()
+    try:
+        found = _fingerprinters.get(dataset)
+    except TypeError:  # not weak-referenceable: no cache
+        return Fingerprinter(dataset)
+    if found is None:
+        found = _fingerprinters[dataset] = Fingerprinter(dataset)
+    return found
+
+
+def read_columns(root: str | Path) -> DatasetFingerprints | None:
+    """The dataset's fingerprint columns naming, as ``meta``, the digest of the metadata they
+    were read from (when it did not change while they were read); None without ``meta/``.
+
+    Raises:
+        DatasetError: the dataset reader refuses the dataset.
+    """
+    import dataclasses
+
+    from strands_robots.dataset.cache import metadata_signature
+    from strands_robots.fingerprint.digest import metadata_digest
+
+    signature = metadata_signature(root)  # before the read: a change meanwhile leaves the columns untagged
+    digest = metadata_digest(root)
+    dataset = open_dataset_if_present(root)
+    if dataset is None:
+        return None
+    columns = fingerprinter_of(dataset).columns
+    if digest is None or metadata_signature(root) != signature:
+        return columns
+    return dataclasses.replace(columns, meta=digest)

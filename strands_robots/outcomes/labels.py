@@ -126,7 +126,7 @@ def set_outcome(root: PathLike, episode: int, *, labels_dir: PathLike | None = N
     fields.setdefault("labeled_by", default_labeled_by())
     label = validate_label(fields, duration=duration_s(dataset, episode))
 
-    from strands_robots.fingerprint import fingerprinter_of
+    from strands_robots.fingerprint.columns import fingerprinter_of
 
     fingerprint = fingerprinter_of(dataset)(episode)
 

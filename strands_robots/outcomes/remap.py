@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.fingerprint import fingerprinter_of
 from strands_robots.outcomes.episodes import open_episodes
 from strands_robots.outcomes.labels import utc_now
 from strands_robots.outcomes.store import open_outcome_store
@@ -47,6 +46,8 @@ def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow
         carried = {old: new for old, new in mapping.table.items() if old in labelled}
         if dataset is not None:
             moves = [(old, new, (store.current(old) or {}).get("fingerprint")) for old, new in carried.items()]
+            from strands_robots.fingerprint.columns import fingerprinter_of
+
             check_fingerprints(moves, fingerprinter_of(dataset), "outcome labels")
         if len(carried) == len(labelled) and all(old == new for old, new in carried.items()):
             return Step(NAME, store.path, len(carried))

@@ -80,7 +80,7 @@ def _moved(records: dict[str, Any], mapping: EpisodeMapping, dataset: Any) -> di
     fingerprint is checked by its ``length``) and their fingerprints refreshed."""
     fingerprint = None
     if dataset is not None:
-        from strands_robots.fingerprint import fingerprinter_of
+        from strands_robots.fingerprint.columns import fingerprinter_of
 
         fingerprint = fingerprinter_of(dataset)
         moves = [

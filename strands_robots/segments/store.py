@@ -361,7 +361,7 @@ def record_fingerprint(dataset: Any, episode: int) -> dict[str, Any] | None:
     """The episode's dataset fingerprint (None without metadata)."""
     if dataset is None:
         return None
-    from strands_robots.fingerprint import fingerprinter_of
+    from strands_robots.fingerprint.columns import fingerprinter_of
 
     return fingerprinter_of(dataset)(episode)
 

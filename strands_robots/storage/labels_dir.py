@@ -81,7 +81,7 @@ def _sample_positions(count: int) -> list[int]:
 
 def dataset_key(dataset: Any) -> dict[str, Any]:
     """The key of an opened dataset (what the key file stores)."""
-    from strands_robots.fingerprint import Fingerprinter
+    from strands_robots.fingerprint.columns import Fingerprinter
 
     fingerprinter = Fingerprinter(dataset)
     episodes = sorted(dataset.episodes)
@@ -154,7 +154,7 @@ def check_labels_dir(root: str | Path, labels_dir: str | Path | None) -> None:
 
 def _all_tokens(root: str) -> set[str]:
     from strands_robots.dataset.cache import cached_dataset
-    from strands_robots.fingerprint import Fingerprinter
+    from strands_robots.fingerprint.columns import Fingerprinter
 
     dataset = cached_dataset(root)
     fingerprinter = Fingerprinter(dataset)

@@ -1,4 +1,4 @@
-"""The metadata change stamp and content digest (strands_robots.dataset.signature)."""
+"""The metadata change stamp (strands_robots.dataset.cache) and content digest (strands_robots.fingerprint.digest)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from strands_robots.dataset.signature import metadata_digest, metadata_files, metadata_signature
+from strands_robots.dataset.cache import metadata_files, metadata_signature
+from strands_robots.fingerprint import digest as signature
+from strands_robots.fingerprint.digest import metadata_digest
 from tests.synth import make_v3_dataset, make_v21_dataset
 
 
@@ -74,7 +76,6 @@ def test_a_listed_file_that_cannot_be_opened_gives_no_digest(dataset, tmp_path):
 
 
 def test_other_fingerprint_rules_give_another_digest(dataset, monkeypatch):
-    from strands_robots.dataset import signature
 
     before = metadata_digest(dataset)
     monkeypatch.setattr(signature, "FINGERPRINT_RULES", signature.FINGERPRINT_RULES + 1)

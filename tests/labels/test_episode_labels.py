@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from strands_robots.dataset.signature import metadata_digest
 from strands_robots.episode_labels import (
     annotate_episode,
     annotate_episodes,
@@ -24,6 +23,7 @@ from strands_robots.episode_labels import (
     review_episode,
 )
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError
+from strands_robots.fingerprint import metadata_digest
 from tests.labels.helpers import make_minimal_dataset, verdict
 
 
