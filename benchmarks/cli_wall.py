@@ -3,8 +3,9 @@
 Writes a v3.0 dataset of ``--episodes`` episodes of ``--frames`` frames (``tests/synth.py``,
 no video) under ``benchmarks/_work/cli_wall/``, then runs a session of commands in order on a
 fresh copy (verdicts, annotate, filter, ... each in its own process, interpreter start-up
-and exit included), ``--repeat`` times, and prints each command's median wall time. The
-commands that read frames (``judge``, ``report``, ``ssc events``) run on one episode: their
+and exit included), ``--repeat`` times, and prints each command's median wall time and CPU
+time (user + system: what a loaded machine inflates less than the wall time). The commands
+that read frames (``judge``, ``report``, ``ssc events``) run on one episode: their
 cost grows with the episodes they read, not with the labels.
 
     .venv/bin/python benchmarks/cli_wall.py [--python .venv/bin/python] [--episodes 1000] [--repeat 3]
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -80,23 +82,33 @@ def main() -> None:
     env = {**os.environ, "AWS_EC2_METADATA_DISABLED": "true"}
     code = "import compileall, os, strands_robots; compileall.compile_dir(os.path.dirname(strands_robots.__file__), quiet=1)"
     subprocess.run([args.python, "-c", code], check=True, env=env)
+    load_start = os.getloadavg()[0]
     times: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
     for _ in range(args.repeat):
         root = work / "scratch"
         shutil.rmtree(root, ignore_errors=True)
         shutil.copytree(source, root)
         shutil.rmtree(work / "report", ignore_errors=True)
         for name, argv in session(root, work, args.episodes):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             out = subprocess.run([args.python, "-c", CLI, *argv], capture_output=True, text=True, env=env)
             elapsed = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.setdefault(name, []).append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
             if out.returncode != 0:
                 raise SystemExit(f"{name} failed ({out.returncode}):\n{out.stderr[-2000:]}")
             times.setdefault(name, []).append(elapsed)
-    print(f"load average at start: {os.getloadavg()[0]:.1f}; {args.episodes:,} episodes; medians of {args.repeat}")
+    load_end = os.getloadavg()[0]
+    print(
+        f"load average at start: {load_start:.1f}, at end: {load_end:.1f}; {args.episodes:,} episodes; "
+        f"medians of {args.repeat}; wall time, and the CPU time (user + system) of the process"
+    )
     for name, values in times.items():
         median = statistics.median(values)
-        print(f"{name:<24}{median:8.3f} s{'' if median <= 0.5 else '   > 0.5 s'}")
+        cpu = statistics.median(cpus[name])
+        print(f"{name:<24}{median:8.3f} s wall {cpu:8.3f} s CPU{'' if median <= 0.5 else '   wall > 0.5 s'}")
     shutil.rmtree(work / "scratch", ignore_errors=True)
 
 

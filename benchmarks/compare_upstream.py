@@ -12,9 +12,10 @@ gives medians. Operations:
   sidecar another tool wrote (``json.dump(indent=2, sort_keys=True)``).
 - ``filter_meta``: the same with LeRobot ``meta/`` beside the sidecar, on a sidecar this
   package recorded (so its records carry dataset fingerprints and are checked for staleness),
-  with the dataset's fingerprint cache this package's writer leaves beside it (made here by
-  an untimed ``stale_episodes`` in the same directory first; 0.5.3 makes no such check).
-- ``filter_meta_cold``: the same without that cache (the dataset's metadata is read).
+  after an untimed ``stale_episodes`` in the same directory (whatever it leaves beside the
+  sidecar: the fingerprint cache in earlier versions, the label index file of a sidecar of
+  8 MB or more now; 0.5.3 makes no such check).
+- ``filter_meta_cold``: the same without that first call.
 - ``msgspec``: the floor for ``filter``: a typed msgspec decode of the same bytes into
   structs holding only what the filter needs, and the filter loop.
 - ``read``: ``read_labels``.

@@ -72,23 +72,8 @@ class DatasetFingerprints:
         clipped = np.minimum(positions, n - 1)
         return clipped, (positions < n) & (self.episode[clipped] == episodes)
 
-    def record(self, position: int) -> dict[str, Any]:
-        """The fingerprint dict of the episode at row ``position`` (the stored form)."""
-        fingerprint: dict[str, Any] = {"length": int(self.length[position])}
-        if self.has_range:
-            fingerprint["index_range"] = [int(self.index_from[position]), int(self.index_to[position])]
-            code = int(self.task_code[position])
-            if code >= 0:
-                fingerprint["tasks"] = list(self.task_lists[code])
-        content = bytes(self.content[position]) if len(self.content) else b""
-        if content:
-            fingerprint["content"] = content.decode("ascii")
-        if self.meta:
-            fingerprint["meta"] = self.meta
-        return fingerprint
-
     def records(self, positions: np.ndarray | list[int]) -> list[dict[str, Any]]:
-        """:meth:`record` of each of ``positions`` (the columns read once, not per row)."""
+        """The fingerprint dict (the stored form) of the episode at each row of ``positions``."""
         rows = np.asarray(positions, dtype=np.int64)
         lengths = self.length[rows].tolist()
         if self.has_range:
@@ -312,14 +297,7 @@ class Fingerprinter:
         positions, found = self.columns.positions([episode])
         if not found[0]:
             self.dataset.episodes[episode]  # raises the reader's EpisodeNotFoundError
-        return self.columns.record(int(positions[0]))
-
-    def many(self, episodes: list[int]) -> dict[int, dict[str, Any]]:
-        """``{episode: fingerprint}`` of ``episodes`` (all must be in the dataset)."""
-        positions, found = self.columns.positions(episodes)
-        if not found.all():
-            self.dataset.episodes[episodes[int(found.argmin())]]  # raises EpisodeNotFoundError
-        return dict(zip(episodes, self.columns.records(positions), strict=True))
+        return self.columns.records(positions)[0]
 
     def present(self, episodes: list[int]) -> dict[int, dict[str, Any]]:
         """``{episode: fingerprint}`` of those of ``episodes`` the dataset has."""

@@ -69,7 +69,7 @@ def test_a_fingerprint_holds_the_episode_values_and_the_metadata_digest(toy_data
         assert {k: fingerprinter(episode)[k] for k in expected} == expected
         assert len(fingerprinter(episode)["content"]) == 16
         assert records[str(episode)]["fingerprint"] == {**fingerprinter(episode), "meta": metadata_digest(toy_dataset)}
-    assert fingerprinter.many([2, 0]) == {2: fingerprinter(2), 0: fingerprinter(0)}
+    assert fingerprinter.present([2, 0, 99]) == {2: fingerprinter(2), 0: fingerprinter(0)}
 
 
 @pytest.mark.parametrize(
