@@ -144,7 +144,7 @@ def check_base_url(base_url: object) -> str | None:
     return url
 
 
-def _with_base_url(provider: str, how: str, url: str, kwargs: dict[str, Any]) -> None:
+def _with_base_url(provider: str, model_id: str, how: str, url: str, kwargs: dict[str, Any]) -> None:
     """Put ``url`` where ``provider``'s strands class expects a server address."""
     if how == "client_args":  # openai, anthropic: the SDK client's base_url
         client_args = dict(kwargs.get("client_args") or {})
@@ -161,12 +161,63 @@ def _with_base_url(provider: str, how: str, url: str, kwargs: dict[str, Any]) ->
     elif how == "api_base":  # litellm: completion(api_base=...)
         client_args = dict(kwargs.get("client_args") or {})
         client_args.setdefault("api_base", url)
+        if model_id.startswith("openai/") and "api_key" not in client_args and not os.environ.get("OPENAI_API_KEY"):
+            client_args["api_key"] = LOCAL_API_KEY
         kwargs["client_args"] = client_args
     else:  # a constructor keyword: host (ollama), base_url (llamacpp), endpoint_url (bedrock)
         kwargs[how] = url
 
 
-def build_model(model: Any, *, base_url: str | None = None, **model_kwargs: Any) -> Any:
+def _with_request_policy(provider: str, timeout: float | None, single_attempt: bool, kwargs: dict[str, Any]) -> None:
+    """Put a per-request ``timeout`` (seconds) and "no SDK retries" where ``provider``'s class takes them.
+
+    User-given keyword arguments win (``setdefault``).
+    """
+    if provider in ("openai", "anthropic", "litellm"):
+        client_args = dict(kwargs.get("client_args") or {})
+        if timeout is not None:
+            client_args.setdefault("timeout", timeout)
+        if single_attempt:
+            client_args.setdefault("max_retries", 0)
+            if provider == "litellm":
+                client_args.setdefault("num_retries", 0)
+        kwargs["client_args"] = client_args
+    elif provider == "ollama":
+        client_args = dict(kwargs.get("ollama_client_args") or {})
+        if timeout is not None:
+            client_args.setdefault("timeout", timeout)
+        kwargs["ollama_client_args"] = client_args
+    elif provider == "llamacpp":
+        if timeout is not None:
+            kwargs.setdefault("timeout", timeout)
+    elif provider == "gemini":
+        client_args = dict(kwargs.get("client_args") or {})
+        options = dict(client_args.get("http_options") or {})
+        if timeout is not None:
+            options.setdefault("timeout", int(timeout * 1000))  # google-genai: milliseconds
+        if single_attempt:
+            options.setdefault("retry_options", {"attempts": 1})
+        client_args["http_options"] = options
+        kwargs["client_args"] = client_args
+    elif provider == "bedrock" and "boto_client_config" not in kwargs:
+        from botocore.config import Config
+
+        options: dict[str, Any] = {}
+        if timeout is not None:
+            options.update(read_timeout=timeout, connect_timeout=min(timeout, 60.0))
+        if single_attempt:
+            options["retries"] = {"total_max_attempts": 1, "mode": "standard"}
+        kwargs["boto_client_config"] = Config(**options)
+
+
+def build_model(
+    model: Any,
+    *,
+    base_url: str | None = None,
+    timeout: float | None = None,
+    single_attempt: bool = False,
+    **model_kwargs: Any,
+) -> Any:
     """Turn ``model`` into what ``strands.Agent(model=...)`` accepts.
 
     Args:
@@ -178,6 +229,13 @@ def build_model(model: Any, *, base_url: str | None = None, **model_kwargs: Any)
             servers need none), Gemini's ``http_options.base_url``, LiteLLM's
             ``api_base``, ollama's ``host``, llama.cpp's ``base_url``, Bedrock's
             ``endpoint_url``. Refused with a ``Model`` object (configure it directly).
+            A ``litellm:openai/MODEL`` spec without ``OPENAI_API_KEY`` gets
+            :data:`LOCAL_API_KEY` too.
+        timeout: Seconds one request may take (the SDK client's timeout; Gemini's in
+            milliseconds; Bedrock's read timeout). None: the provider's default.
+        single_attempt: Switch the SDK's own retries off (``max_retries=0``, litellm's
+            ``num_retries=0``, Gemini's ``retry_options``, botocore's
+            ``total_max_attempts=1``), so the caller's retry policy sees every failure.
         **model_kwargs: Extra constructor arguments for the provider class (e.g.
             ``host`` for ollama, ``client_args`` for openai).
 
@@ -200,6 +258,8 @@ def build_model(model: Any, *, base_url: str | None = None, **model_kwargs: Any)
         return model
     parsed = parse_model_spec(model)
     info = PROVIDERS[parsed.provider]
+    if parsed.provider == "litellm":  # use the cost map litellm ships, never fetch it at import (offline use)
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         module = importlib.import_module(info.module)
     except ImportError as exc:
@@ -218,6 +278,8 @@ def build_model(model: Any, *, base_url: str | None = None, **model_kwargs: Any)
     if parsed.provider == "ollama":
         kwargs.setdefault("host", None)
     if url is not None:
-        _with_base_url(parsed.provider, info.base_url, url, kwargs)
+        _with_base_url(parsed.provider, parsed.model_id, info.base_url, url, kwargs)
+    if timeout is not None or single_attempt:
+        _with_request_policy(parsed.provider, timeout, single_attempt, kwargs)
     kwargs[info.id_keyword] = parsed.model_id
     return cls(**kwargs)

@@ -177,6 +177,16 @@ def judge(
     ] = None,
     batch_size: Annotated[int | None, typer.Option(min=1, help="Episodes per Ray task (default: automatic).")] = None,
     revision: RevisionOpt = None,
+    timeout: Annotated[
+        float,
+        typer.Option(min=0.001, metavar="SECONDS", help="Seconds one model request may take before it is retried."),
+    ] = 120.0,
+    max_requests_per_episode: Annotated[
+        int,
+        typer.Option(
+            min=1, metavar="N", help="Model requests one episode's conversation may make (retries not counted)."
+        ),
+    ] = 12,
 ) -> None:
     """Grade each episode's execution on top of its verdict (never overturning it)."""
     from strands_robots.episode_labels import flush
@@ -219,6 +229,8 @@ def judge(
             executor="ray" if ray is not None or ray_address is not None else "thread",
             ray_address=address,
             batch_size=batch_size,
+            timeout=timeout,
+            max_requests_per_episode=max_requests_per_episode,
         )
     except KeyboardInterrupt:
         interrupted = True
@@ -255,6 +267,7 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
     console.print(summary)
     console.print(f"labels: {report.root}", soft_wrap=True, highlight=False)
     console.print(f"{len(report.labelled)} labelled in {report.seconds:.1f} s", style="dim")
+    _print_cost(report)
     for warning in getattr(report, "warnings", []):
         console.print(styled(("warning:", "yellow"), f" {warning}"), soft_wrap=True, highlight=False)
     if report.failed:
@@ -264,6 +277,32 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
         for result in report.failed:
             failures.add_row(str(result.episode), result.error)
         console.print(failures)
+
+
+def _amount(value: int | None) -> str:
+    return "n/a" if value is None else f"{value:,}"
+
+
+def _print_cost(report) -> None:  # noqa: ANN001 - JudgeReport
+    """The model requests of the run, in total and per episode (nothing for the offline judge)."""
+    total = report.cost()
+    if total is None:
+        return
+    table = Table(title="model requests (cost)")
+    for column in ("episode", "requests", "request bytes", "images", "input tokens", "output tokens"):
+        table.add_column(column, justify="right")
+    for result in report.results:
+        if result.cost is not None:
+            c = result.cost
+            table.add_row(
+                str(result.episode),
+                *(_amount(v) for v in (c.requests, c.request_bytes, c.images, c.input_tokens, c.output_tokens)),
+            )
+    t = total
+    table.add_row(
+        "run", *(_amount(v) for v in (t.requests, t.request_bytes, t.images, t.input_tokens, t.output_tokens))
+    )
+    console.print(table)
 
 
 def register(app: typer.Typer) -> None:

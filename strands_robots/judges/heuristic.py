@@ -90,6 +90,7 @@ class HeuristicJudgeModel(Model):
     """
 
     judge_model_name = JUDGE_MODEL
+    offline = True  # no request leaves the process: never wrapped for the wire (judges.wire)
 
     def __init__(self, profiles: dict[str | Path, DatasetProfile] | None = None, *, profile_workers: int = 1):
         self._profiles = {str(Path(k)): v for k, v in (profiles or {}).items()}

@@ -27,21 +27,25 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from strands import ModelRetryStrategy
-from strands.types.exceptions import ModelThrottledException
-
-from strands_robots.arguments import int_argument
+from strands_robots.arguments import Limits, int_argument, number_argument, number_refusal
 from strands_robots.dataset.hub import resolve_root
 from strands_robots.episode_labels import labels_path, read_labels
 from strands_robots.episode_labels.judge import annotate_episodes
 from strands_robots.errors import LabelsNotFoundError, LabelValidationError
 from strands_robots.judges.heuristic import HeuristicJudgeModel, judge_prompt
 from strands_robots.judges.profile import MIN_EPISODES, DatasetProfile
+from strands_robots.judges.retry import (  # noqa: F401 - is_transient, TransientRetryStrategy: kept importable here
+    RetryPolicy,
+    ServerBreaker,
+    TransientRetryStrategy,
+    is_transient,
+)
 from strands_robots.judges.rules import JUDGE_MODEL
+from strands_robots.judges.wire import DEFAULT_MAX_REQUESTS, DEFAULT_TIMEOUT_S, Cost, WireModel
 from strands_robots.model_spec import ModelSpecError, build_model
 from strands_robots.tools.episode_judge import create_judge_agent, model_name
 from strands_robots.tools.evidence import EvidenceCache
@@ -57,61 +61,15 @@ WRITE_BATCH = 64
 #: ... or of what was judged in this many seconds, whichever comes first.
 WRITE_INTERVAL_S = 1.0
 
+#: Seconds one model request may take: positive.
+TIMEOUT = Limits(gt=0)
+
 #: The judge block fields a batch write carries over (the writer sets ``labeled_at``).
 JUDGE_FIELDS = ("quality", "failure_mode", "note", "success_opinion", "model")
-
-_TRANSIENT_NAME_PARTS = (
-    "throttl",
-    "timeout",
-    "connection",
-    "serviceunavailable",
-    "overloaded",
-    "ratelimit",
-    "internalserver",
-    "toomanyrequests",
-)
-
 
 #: The dataset has no ``episode_labels.json`` with verdicts to judge on top of (the one
 #: "no sidecar yet" error; kept under this name for importers).
 NoVerdictsError = LabelsNotFoundError
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Whether a model-call failure is worth retrying (throttling, timeouts, connections, 5xx)."""
-    if isinstance(exc, ModelThrottledException | ConnectionError | TimeoutError):
-        return True
-    names = "".join(cls.__name__.lower() for cls in type(exc).__mro__)
-    return any(part in names for part in _TRANSIENT_NAME_PARTS)
-
-
-class TransientRetryStrategy(ModelRetryStrategy):
-    """strands' model-call retry with backoff, widened to every transient failure.
-
-    Delays: ``initial_delay * 2**attempt`` seconds, capped at ``max_delay``.
-    """
-
-    def __init__(self, *, max_attempts: int = 5, initial_delay: float = 2.0, max_delay: float = 60.0):
-        super().__init__(max_attempts=max_attempts, initial_delay=initial_delay, max_delay=max_delay)  # type: ignore[arg-type]
-
-    def is_retryable(self, exception: Exception) -> bool:
-        """True for :func:`is_transient` failures."""
-        return is_transient(exception)
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Backoff of transient model-call failures (see :class:`TransientRetryStrategy`)."""
-
-    max_attempts: int = 5
-    initial_delay: float = 2.0
-    max_delay: float = 60.0
-
-    def strategy(self) -> TransientRetryStrategy:
-        """A fresh strategy (one per agent: it keeps its attempt counter)."""
-        return TransientRetryStrategy(
-            max_attempts=self.max_attempts, initial_delay=self.initial_delay, max_delay=self.max_delay
-        )
 
 
 @dataclass(frozen=True)
@@ -125,6 +83,7 @@ class EpisodeResult:
     disputes_verdict: bool = False
     error: str = ""
     seconds: float = 0.0
+    cost: Cost | None = None
 
 
 @dataclass
@@ -180,6 +139,16 @@ class JudgeReport:
     def disputes(self) -> int:
         """Labels of this run whose success_opinion contradicts the verdict."""
         return sum(1 for r in self.labelled if r.disputes_verdict)
+
+    def cost(self) -> Cost | None:
+        """Model requests of the whole run added up over its episodes (None: no request left the process)."""
+        costs = [r.cost for r in self.results if r.cost is not None]
+        if not costs:
+            return None
+        total = costs[0]
+        for cost in costs[1:]:
+            total = total + cost
+        return total
 
 
 def _at_least_one(value: Any, what: str) -> int:
@@ -247,6 +216,13 @@ def judge_episode(
         ``(result, judge block or None)``; never raises (a failure is in the result).
     """
     t0 = time.perf_counter()
+    wire = agent.model if isinstance(agent.model, WireModel) else None
+    if wire is not None:
+        wire.start_episode()
+
+    def done(result: EpisodeResult) -> EpisodeResult:
+        return result if wire is None else replace(result, cost=replace(wire.cost))
+
     try:
         agent.messages = []
         prompt = judge_prompt(root, [episode], frames, images)
@@ -258,7 +234,7 @@ def judge_episode(
         if judge is None:
             reply = str(agent.messages[-1]["content"][0].get("text", "")) if agent.messages else ""
             error = f"the judge wrote no label. Its last words: {reply[:300]}"
-            return EpisodeResult(episode, False, error=error, seconds=time.perf_counter() - t0), None
+            return done(EpisodeResult(episode, False, error=error, seconds=time.perf_counter() - t0)), None
         result = EpisodeResult(
             episode,
             True,
@@ -267,10 +243,11 @@ def judge_episode(
             disputes_verdict=bool(judge.get("disputes_verdict")),
             seconds=time.perf_counter() - t0,
         )
-        return result, judge
+        return done(result), judge
     except Exception as exc:  # noqa: BLE001 - one episode's failure never stops the run
-        return EpisodeResult(
-            episode, False, error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - t0
+        exc = getattr(exc, "original_exception", None) or exc  # strands' EventLoopException wraps the cause
+        return done(
+            EpisodeResult(episode, False, error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - t0)
         ), None
 
 
@@ -338,6 +315,8 @@ def run_judge(
     ray_address: str | None = None,
     batch_size: int | None = None,
     revision: str | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT_S,
+    max_requests_per_episode: int | None = DEFAULT_MAX_REQUESTS,
 ) -> JudgeReport:
     """Label the selected episodes of ``root`` with a judge agent.
 
@@ -370,6 +349,11 @@ def run_judge(
         revision: Hub revision of a repo-id ``root`` (default ``main``).
         batch_size: Episodes per Ray task (default: about four batches per actor, at
             most 32 episodes each).
+        timeout: Seconds one model request may take (a spec's client; default 120; None:
+            the provider's default).
+        max_requests_per_episode: Model requests one episode's conversation may make
+            (retries not counted; default 12) before the episode fails with
+            ``RequestLimitError``; None: no limit.
 
     Returns:
         The :class:`JudgeReport`; requested episodes without a verdict are failures in it.
@@ -381,6 +365,9 @@ def run_judge(
         HubDatasetError: a repo id that is not in the local copy and cannot be downloaded.
         ModelSpecError: a bad model spec or ``base_url`` (also: a ``base_url`` without a spec).
         DatasetError: the dataset cannot be opened (offline judge).
+        ModelServerUnreachableError: 3 model requests in a row found no server (connection
+            refused, host name not resolved): the run stopped; labels written so far are
+            kept (docs/judge.md, "Retries and timeouts").
     """
     start = time.perf_counter()
     root, hub = resolve_root(root, revision)
@@ -393,6 +380,12 @@ def run_judge(
         workers = _at_least_one(workers, "workers")
     if batch_size is not None:
         batch_size = _at_least_one(batch_size, "batch_size")
+    if max_requests_per_episode is not None:
+        max_requests_per_episode = _at_least_one(max_requests_per_episode, "max_requests_per_episode")
+    if timeout is not None:
+        timeout = number_argument(
+            timeout, number_refusal("timeout", TIMEOUT, "give the seconds one model request may take, e.g. 120.")
+        )
     if executor == "ray":
         from strands_robots.judges.ray_executor import require_ray
 
@@ -443,6 +436,8 @@ def run_judge(
     else:
         shared_model = model
 
+    # Refused connections / unresolved host names, counted across the workers: 3 in a row stop the run.
+    breaker = None if offline else ServerBreaker(base_url)
     local = threading.local()
     agents: list[Any] = []
     agents_lock = threading.Lock()
@@ -460,7 +455,11 @@ def run_judge(
                 labels_dir=labels_dir,
                 base_url=base_url if isinstance(model, str) and not offline else None,
                 callback_handler=None,
-                retry_strategy=retry.strategy(),
+                retry_strategy=retry.strategy(breaker),
+                timeout=timeout,
+                images=images,
+                max_requests=max_requests_per_episode,
+                breaker=breaker,
             )
             if deferred:
                 config = agent.judge_tools.config
@@ -540,6 +539,8 @@ def run_judge(
         futures = [pool.submit(judge_one, e) for e in todo]
         for future in as_completed(futures):
             collected.add(future)
+            if breaker is not None and breaker.open:
+                break  # no server: stop submitting, report the one error below
             collect(*future.result())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # Ctrl-C: finish in-flight episodes, drop the rest
@@ -554,4 +555,6 @@ def run_judge(
             for name, seconds in agent.judge_tools.config.tool_seconds.items():
                 report.tool_seconds[name] = report.tool_seconds.get(name, 0.0) + seconds
         report.seconds = time.perf_counter() - start
+    if breaker is not None and breaker.open:
+        raise breaker.error()
     return report

@@ -70,6 +70,12 @@ from strands_robots.tools.schema import FailureModeArg, JsonBool, JsonInt, Quali
 
 MAX_SAMPLED_FRAMES = 64  # a model asking for more gets a clear refusal, not a 10 MB answer
 
+#: What ``sample_frames`` adds when images were asked for but the run sends none.
+NO_IMAGES_NOTE = (
+    " Images are switched off for this run (--no-images): this answer has no image whatever include_images "
+    "says; judge from the state and signals."
+)
+
 SYSTEM_PROMPT = """\
 You are the judge of a robot-learning dataset. Labelling has two stages with one precedence.
 
@@ -126,6 +132,8 @@ class JudgeToolConfig:
         evidence: Episodes' rows and signals already computed (the offline judge's
             profile pass); ``sample_frames`` answers from an entry computed from the same
             dataset and data file instead of reading and computing again (same payload).
+        images: False: ``sample_frames`` returns no image whatever the model asks, and
+            its answer says so (``--no-images``).
     """
 
     roots: list[Path] | None = None
@@ -138,6 +146,7 @@ class JudgeToolConfig:
     records: dict[int, dict[str, Any]] | None = None
     defer_writes: bool = False
     evidence: EvidenceCache | None = None
+    images: bool = True
     tool_seconds: dict[str, float] = field(default_factory=dict)
     tool_calls: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -396,6 +405,8 @@ def _sample_frames(
     include_images = bool_argument(
         include_images, lambda v: ToolInputError(f"include_images must be true or false, got {quoted(v)}.")
     )
+    refused_images = include_images and not cfg.images
+    include_images = include_images and cfg.images
     _require_parquet()
     dataset = cached_dataset(path)
     if include_images and not dataset.camera_keys:
@@ -471,6 +482,7 @@ def _sample_frames(
             else "."
         )
         + ("" if state is not None else " This episode has no observation.state.")
+        + (NO_IMAGES_NOTE if refused_images else "")
     )
     blocks = [text_block(summary), json_block(payload)]
     if cameras:
@@ -723,6 +735,10 @@ def create_judge_agent(
     labels_dir: str | os.PathLike[str] | None = None,
     max_side: int = DEFAULT_MAX_SIDE,
     base_url: str | None = None,
+    timeout: float | None = 120.0,
+    images: bool = True,
+    max_requests: int | None = 12,
+    breaker: Any = None,
     **agent_kwargs: Any,
 ) -> Any:
     """A strands ``Agent`` that judges episodes with the four tools.
@@ -742,11 +758,20 @@ def create_judge_agent(
         max_side: Longest side of images sent to the model, in pixels.
         base_url: Server of a spec's provider, e.g. ``"http://localhost:8000/v1"`` for
             an OpenAI-compatible local server with ``"openai:MODEL"``.
+        timeout: Seconds one model request may take (a spec's client; default 120).
+        images: False: ``sample_frames`` never returns images (and says so).
+        max_requests: Model requests one conversation may make (retries not counted)
+            before it ends with ``RequestLimitError``; None: no limit.
+        breaker: A run's :class:`~strands_robots.judges.retry.ServerBreaker` (shared by
+            its agents), or None.
         **agent_kwargs: Passed to ``strands.Agent`` (``callback_handler``,
             ``retry_strategy``, ``tool_executor`` ...).
 
     Returns:
-        The agent; ``agent.judge_tools`` holds the bound :class:`JudgeTools`.
+        The agent; ``agent.judge_tools`` holds the bound :class:`JudgeTools`. A model
+        other than the offline judge is wrapped in
+        :class:`~strands_robots.judges.wire.WireModel` (labelled images, each sent once,
+        the request limit, the cost in ``agent.model.cost``).
 
     Raises:
         ModelSpecError: a bad spec or ``base_url``, or a provider whose SDK is missing
@@ -756,10 +781,11 @@ def create_judge_agent(
     from strands import Agent
     from strands.tools.executors import SequentialToolExecutor
 
-    from strands_robots.model_spec import build_model
+    from strands_robots.judges.wire import wire_model
 
-    built = build_model(model, base_url=base_url)
+    built = wire_model(model, base_url=base_url, timeout=timeout, max_requests=max_requests, breaker=breaker)
     tools = make_judge_tools(roots=roots, labels_dir=labels_dir, judge_model=model_name(model), max_side=max_side)
+    tools.config.images = images
     agent_kwargs.setdefault("tool_executor", SequentialToolExecutor())
     agent = Agent(
         model=built,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from strands.tools.executors import SequentialToolExecutor
@@ -105,8 +106,9 @@ def test_model_argument_forms(monkeypatch):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "example")
     with pytest.raises(ModelSpecError, match="PROVIDER:MODEL_ID"):
         create_judge_agent("not-a-spec")
-    with pytest.raises(ModelSpecError, match="ollama"):
-        create_judge_agent("ollama:llava:13b")  # the ollama SDK is not a dependency
+    monkeypatch.setitem(sys.modules, "strands.models.ollama", None)  # as without the ollama SDK
+    with pytest.raises(ModelSpecError, match=r"strands-robots-labels\[ollama\]"):
+        create_judge_agent("ollama:llava:13b")
     agent = create_judge_agent("bedrock:us.example.model-v1:0", callback_handler=None)
     assert agent.model.get_config()["model_id"] == "us.example.model-v1:0"
     assert agent.judge_tools.config.judge_model == "bedrock:us.example.model-v1:0"

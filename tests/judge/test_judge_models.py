@@ -70,7 +70,7 @@ def test_base_url_needs_a_spec():
 def test_create_judge_agent_passes_base_url(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     agent = create_judge_agent("openai:llava", base_url="http://localhost:11434/v1", callback_handler=None)
-    assert agent.model.client_args["base_url"] == "http://localhost:11434/v1"
+    assert agent.model.inner.client_args["base_url"] == "http://localhost:11434/v1"
     assert agent.judge_tools.config.judge_model == "openai:llava"
 
 

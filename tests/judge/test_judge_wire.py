@@ -1,0 +1,247 @@
+"""Model judges over real HTTP: the real strands model classes against the loopback fake server.
+
+Every test starts ``tests.fake_vlm.FakeVLM`` on 127.0.0.1 (a free port), points a judge at
+it and reads the request bodies the server logged (docs/judge.md, "Model judges over the
+wire").
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from strands_robots.episode_labels import read_labels, record_deterministic_verdicts
+from strands_robots.judges import RetryPolicy, run_judge
+from strands_robots.judges.retry import ModelServerUnreachableError
+from strands_robots.judges.wire import NOT_REPEATED
+from tests.fake_vlm import FakeVLM, Step
+from tests.synth import make_v3_dataset
+
+FAST = RetryPolicy(max_attempts=4, initial_delay=0.05, max_delay=0.1)
+CAMERAS = ("observation.images.front", "observation.images.wrist")
+LABEL = re.compile(r"^frame (\d+), camera (observation\.images\.\w+):$")
+
+#: provider -> (spec, which URL of the server)
+PROVIDERS = {
+    "openai": ("openai:fake-vlm", "openai_url"),
+    "ollama": ("ollama:fake-vlm", "url"),
+    "litellm": ("litellm:openai/fake-vlm", "openai_url"),
+}
+
+
+@pytest.fixture
+def cams(tmp_path):
+    """Three 12-frame episodes with two cameras (32 x 24 H.264) and verdicts."""
+    root = make_v3_dataset(tmp_path / "cams", [12, 12, 12], video=True, cameras=CAMERAS)
+    record_deterministic_verdicts(root, [{"episode": e, "success": e != 2} for e in range(3)])
+    return root
+
+
+@pytest.fixture
+def server():
+    with FakeVLM() as s:
+        yield s
+
+
+@pytest.fixture(autouse=True)
+def _no_keys(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a local server needs none
+
+
+def judge(server, provider, root, **kwargs):
+    spec, which = PROVIDERS[provider]
+    kwargs.setdefault("retry", FAST)
+    kwargs.setdefault("frames", 2)
+    return run_judge(root, model=spec, base_url=getattr(server, which), **kwargs)
+
+
+def labelled_images(provider, body):
+    """``[(label, image)]`` of a request body in order; a label is the text right before its image."""
+    pairs = []
+    if provider == "ollama":
+        for message in body["messages"]:
+            for image in message.get("images") or []:
+                pairs.append((message.get("content", ""), image))
+        return pairs
+    for message in body["messages"]:
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for before, part in zip([None, *content], content, strict=False):
+            if part.get("type") == "image_url":
+                label = before.get("text") if before and before.get("type") == "text" else None
+                pairs.append((label, part["image_url"]["url"]))
+    return pairs
+
+
+def assert_cost_matches(report, server):
+    cost = report.cost()
+    totals = server.totals()
+    assert cost.as_dict() == totals, (cost, totals)
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_each_image_follows_its_label_and_is_sent_once(server, cams, provider):
+    report = judge(server, provider, cams, episodes=[1])
+    assert [r.ok for r in report.results] == [True], report.results
+    with_images = [e for e in server.log if e.images]
+    assert len(with_images) == 1  # the request answering sample_frames; none before, none after
+    pairs = labelled_images(provider, with_images[0].body)
+    labels = [LABEL.match(label or "") for label, _ in pairs]
+    assert all(labels), [label for label, _ in pairs]
+    assert [(int(m.group(1)), m.group(2)) for m in labels] == [
+        (0, CAMERAS[0]),
+        (0, CAMERAS[1]),
+        (11, CAMERAS[0]),
+        (11, CAMERAS[1]),
+    ]
+    assert sum(e.images for e in server.log) == 4  # 2 frames x 2 cameras, once in the whole conversation
+    later = server.log[server.log.index(with_images[0]) + 1 :]
+    assert later and all(e.images == 0 for e in later)
+    assert any(NOT_REPEATED in str(e.body) for e in later)  # the history says where the images were
+    assert_cost_matches(report, server)
+    judge_block = read_labels(cams)["episodes"]["1"]["judge"]
+    assert judge_block["quality"] == "medium"
+
+
+def test_openai_without_streaming(server, cams):
+    from strands_robots.tools.episode_judge import create_judge_agent
+
+    agent = create_judge_agent("openai:fake-vlm", base_url=server.openai_url, callback_handler=None)
+    agent.model.inner.update_config(stream=False)
+    agent(f'Label episode 0 of the dataset at "{cams}". Sample 2 frames each, with images.')
+    assert [e.body["stream"] for e in server.log] == [False] * len(server.log)
+    (request,) = [e for e in server.log if e.images]
+    assert [LABEL.match(label).group(1) for label, _ in labelled_images("openai", request.body)] == [
+        "0",
+        "0",
+        "11",
+        "11",
+    ]
+    assert agent.model.cost.as_dict() == server.totals()
+
+
+def test_the_same_frames_asked_again_are_not_sent_again(server, cams):
+    ask = Step("tool", "sample_frames", {"root": str(cams), "episode": 0, "n_frames": 2, "include_images": True})
+    server.push(Step(), ask, ask)  # verdict, then the same images three times
+    report = judge(server, "openai", cams, episodes=[0])
+    assert report.results[0].ok
+    assert [e.images for e in server.log if e.images] == [4]
+    assert report.cost().images == 4
+    assert_cost_matches(report, server)
+
+
+def test_no_images_means_none_whatever_the_model_asks(server, cams):
+    ask = Step("tool", "sample_frames", {"root": str(cams), "episode": 0, "n_frames": 3, "include_images": True})
+    server.push(Step(), ask)
+    report = judge(server, "openai", cams, episodes=[0], images=False)
+    assert report.results[0].ok
+    assert server.totals()["images"] == 0 and report.cost().images == 0
+    answers = [m for m in server.log[2].body["messages"] if m["role"] == "tool"]
+    assert "Images are switched off for this run (--no-images)" in str(answers[-1])
+
+
+def test_a_looping_model_is_stopped_at_the_request_limit(server, cams):
+    again = Step("tool", "load_episode", {"root": str(cams), "episode": 0})
+    server.push(*[again] * 20)
+    report = judge(server, "openai", cams, episodes=[0], max_requests_per_episode=5)
+    (result,) = report.results
+    assert not result.ok and result.error.startswith("RequestLimitError: the conversation reached 5 model requests")
+    assert len(server.log) == 5 and result.cost.requests == 5
+    assert_cost_matches(report, server)
+
+
+FAULTS = {
+    "500": [Step("status", status=500)],
+    "429": [Step("status", status=429, text="slow down")],
+    "dropped connection": [Step("drop")],
+    "malformed tool JSON": [Step("malformed", "read_predicate_verdict")],
+    "unknown tool": [Step("tool", "no_such_tool", {"x": 1})],
+    "invalid quality": [
+        Step(),
+        Step(),
+        Step("tool", "write_label", {"root": "ROOT", "episode": 0, "quality": "great"}),
+    ],
+    "slow server": [Step(delay=4.0)],  # the client gives up after 2 s (timeout=2) and asks again
+}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_fault_table(server, cams, provider, fault):
+    steps = [
+        Step(
+            s.kind,
+            s.name,
+            {k: str(cams) if v == "ROOT" else v for k, v in s.arguments.items()},
+            s.text,
+            s.status,
+            s.delay,
+        )
+        for s in FAULTS[fault]
+    ]
+    server.push(*steps)
+    report = judge(server, provider, cams, episodes=[0], frames=1, timeout=2.0 if fault == "slow server" else 30.0)
+    (result,) = report.results
+    assert result.ok, (provider, fault, result.error)
+    assert "judge" in read_labels(cams)["episodes"]["0"]
+    # verdict, frames, label, final text and one more: the retried request or the model's second try
+    assert len(server.log) == 5, [(e.reply, e.status) for e in server.log]
+    assert_cost_matches(report, server)
+
+
+def test_a_credentials_error_is_not_retried(server, cams):
+    server.push(Step("status", status=401, text="Incorrect API key provided"))
+    report = judge(server, "openai", cams, episodes=[0])
+    (result,) = report.results
+    assert not result.ok and "401" in result.error
+    assert len(server.log) == 1
+
+
+def test_a_dead_server_stops_the_run_with_one_message(cams):
+    with FakeVLM() as gone:
+        url = gone.openai_url
+    start = time.perf_counter()
+    with pytest.raises(ModelServerUnreachableError, match=re.escape(url)) as caught:
+        run_judge(cams, model="openai:fake-vlm", base_url=url, workers=2, retry=FAST)
+    assert time.perf_counter() - start < 15
+    in_a_row = int(re.search(r"(\d+) requests in a row were refused", str(caught.value)).group(1))
+    assert 3 <= in_a_row <= 4  # two workers: one more may fail while the third failure stops the run
+    assert "labels written so far are kept" in str(caught.value)
+    assert all("judge" not in r for r in read_labels(cams)["episodes"].values())
+
+
+def test_the_cli_prints_the_cost_and_takes_the_options(server, cams):
+    from typer.testing import CliRunner
+
+    from strands_robots.cli.main import app
+
+    result = CliRunner().invoke(
+        app,
+        [
+            "judge",
+            str(cams),
+            "--model",
+            "openai:fake-vlm",
+            "--base-url",
+            server.openai_url,
+            "--frames",
+            "1",
+            "--timeout",
+            "30",
+            "--max-requests-per-episode",
+            "6",
+            "--no-images",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    totals = server.totals()
+    assert totals["requests"] == 12 and totals["images"] == 0  # 3 episodes x (verdict, frames, label, final text)
+    run_row = next(line for line in result.output.splitlines() if line.strip("│ ").startswith("run"))
+    numbers = [int(n.replace(",", "")) for n in re.findall(r"[\d,]+", run_row)]
+    assert numbers == [totals["requests"], totals["request_bytes"], 0, totals["input_tokens"], totals["output_tokens"]]
