@@ -30,7 +30,7 @@ from strands_robots.cli.common import (
     resolve,
     whole_number,
 )
-from strands_robots.errors import LabelValidationError
+from strands_robots.errors import LabelValidationError, quoted
 from strands_robots.outcomes.model import AUTONOMY_LEVELS, LEAKAGE_GROUP_KEYS, OUTCOMES, READ_ONLY_FIELDS
 from strands_robots.outcomes.splits import held_out_argument
 
@@ -223,8 +223,7 @@ def import_cmd(
 
 def _shown(text: str | float) -> str:
     """An option's text as typed, quoted and cut to 40 characters."""
-    shown = repr(text)
-    return shown if len(shown) <= 40 else shown[:37] + "..."
+    return quoted(text, 40)
 
 
 def _held_out_option(text: str | float) -> int | float:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from strands_robots.arguments import ANY_NUMBER, NAME_CHARS, SECONDS, UNIT_FRACTION, Limits, number_argument
-from strands_robots.errors import LabelValidationError
+from strands_robots.errors import LabelValidationError, quoted
 
 #: Outcome values ("Ergebniswerte").
 OUTCOMES: tuple[str, ...] = (
@@ -182,8 +182,7 @@ def _describe(value: Any) -> str:
         # repr() of an int past 4300 digits raises ValueError; describe it by its size instead
         digits = int((abs(int(value)).bit_length() - 1) * math.log10(2))  # a lower bound of log10(|value|)
         return f"an integer of more than {digits} digits (too large for a float)"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return quoted(value, 60)
 
 
 class _Checker:

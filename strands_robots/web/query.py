@@ -17,6 +17,7 @@ from typing import Annotated, Any, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from strands_robots.errors import quoted
 from strands_robots.web.context import RequestError
 
 #: Longest number accepted in a query string, digits (an int64 has at most 19).
@@ -65,9 +66,7 @@ def one_of(accepted: tuple[str, ...]) -> AfterValidator:
 def _problem(model: type[BaseModel], error: Any, given: Mapping[str, str]) -> str:
     loc = error.get("loc") or ("query",)
     name = str(loc[0])
-    shown = repr(given[name]) if name in given else "(missing)"
-    if len(shown) > 40:
-        shown = shown[:37] + "...'"
+    shown = quoted(given[name], 40) if name in given else "(missing)"
     if error.get("type") == "value_error":  # our own validators' sentences
         rule = str(error.get("msg", "")).removeprefix("Value error, ")
     else:
@@ -152,8 +151,7 @@ def _locate(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[str, type[Bas
 
 
 def _shown(value: Any) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= 40 else shown[:37] + "..."
+    return quoted(value, 40)
 
 
 def _body_problem(model: type[BaseModel], error: Any, unknown: dict[str, tuple[type[BaseModel], list[str]]]) -> str:

@@ -13,6 +13,9 @@ episode number it checks against its own dataset. :class:`GuardMiddleware` enfor
   origin; no ``Sec-Fetch-Site`` other than ``same-origin``; and a JSON body. A
   cross-site form cannot set the header nor the content type, and a cross-origin
   ``fetch`` with them needs a CORS preflight this server never grants.
+- **Remote** (bound with ``--allow-remote`` to an address that is not loopback): every
+  request, reads too, carries the token in the :data:`TOKEN_COOKIE` cookie, which the
+  printed URL's ``?token=`` sets (a ``303`` to the same path without it).
 - Response headers: a strict Content-Security-Policy (own scripts and styles only, no
   framing), ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: same-origin``.
 
@@ -27,13 +30,16 @@ import json
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from http.cookies import CookieError, SimpleCookie
+from urllib.parse import parse_qs, urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from strands_robots.errors import quoted
 
 TOKEN_HEADER = "x-labels-token"
+#: Cookie carrying the token on a server bound with ``--allow-remote`` (every request needs it).
+TOKEN_COOKIE = "labels_token"
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -81,15 +87,23 @@ class Guard:
     Attributes:
         token: The per-run token state-changing requests must carry.
         hosts: Accepted ``Host`` header values (lower case, with port).
+        remote: Bound to an address that is not loopback (``--allow-remote``): every request,
+            reads too, carries the token (:data:`TOKEN_COOKIE`, set by the printed URL's
+            ``?token=``).
     """
 
     token: str
     hosts: frozenset[str]
+    remote: bool = False
 
     @classmethod
     def for_address(cls, host: str, port: int, token: str | None = None) -> Guard:
-        """The guard of a server bound to ``host:port``."""
-        return cls(token=token or new_token(), hosts=allowed_hosts(host, port))
+        """The guard of a server bound to ``host:port`` (``remote`` when it is not loopback)."""
+        return cls(token=token or new_token(), hosts=allowed_hosts(host, port), remote=not is_loopback(host))
+
+    def token_matches(self, given: str | None) -> bool:
+        """Whether ``given`` is this run's token (compared in constant time)."""
+        return bool(given) and hmac.compare_digest(str(given).encode(), self.token.encode())
 
     @property
     def origins(self) -> frozenset[str]:
@@ -119,8 +133,7 @@ class Guard:
         site = headers.get("sec-fetch-site")
         if site is not None and site != "same-origin":
             return f"cross-site write refused (Sec-Fetch-Site: {site})."
-        token = headers.get(TOKEN_HEADER, "")
-        if not token or not hmac.compare_digest(token.encode(), self.token.encode()):
+        if not self.token_matches(headers.get(TOKEN_HEADER)):
             return "missing or wrong per-run token: reload the page (the token changes each time the server starts)."
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
@@ -161,6 +174,16 @@ class GuardMiddleware:
             return
         headers = _headers(scope)
         problem = self.guard.host_problem(headers)
+        if problem is None and self.guard.remote:
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+            if self.guard.token_matches((query.get("token") or [None])[0]):  # the printed URL: keep it as a cookie
+                await _enter(send, scope.get("raw_path") or scope["path"].encode("utf-8"), self.guard.token)
+                return
+            if not self.guard.token_matches(_cookie(headers, TOKEN_COOKIE)):
+                problem = (
+                    "this server listens on an address that is not loopback: open the URL it printed "
+                    "(it carries ?token=) in this browser first."
+                )
         if problem is None and scope["method"].upper() not in SAFE_METHODS:
             problem = self.guard.write_problem(headers)
         if problem is not None:
@@ -173,6 +196,37 @@ class GuardMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def _cookie(headers: dict[str, str], name: str) -> str | None:
+    """The value of cookie ``name`` in the ``Cookie`` header, or None."""
+    jar = SimpleCookie()
+    try:
+        jar.load(headers.get("cookie", ""))
+    except CookieError:
+        return None
+    morsel = jar.get(name)
+    return morsel.value if morsel is not None else None
+
+
+async def _enter(send: Send, path: bytes, token: str) -> None:
+    """Answer the printed URL (``?token=``): keep the token as a cookie and drop it from the address bar."""
+    cookie = f"{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 303,
+            "headers": _security_headers(
+                [
+                    (b"location", b"/" + path.lstrip(b"/")),  # this server's path, never //other.host
+                    (b"set-cookie", cookie.encode()),
+                    (b"cache-control", b"no-store"),
+                    (b"content-length", b"0"),
+                ]
+            ),
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def _refuse(send: Send, problem: str) -> None:

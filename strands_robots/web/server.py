@@ -19,7 +19,7 @@ from typing import Any
 from strands_robots.arguments import int_argument
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelsError, clipped, quoted
-from strands_robots.web.security import host_port, is_loopback
+from strands_robots.web.security import host_port
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -103,6 +103,12 @@ def bind(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, allow_remote: bo
         ) from exc
     sock.set_inheritable(True)
     return sock
+
+
+def page_url(address: str, port: int, page: str = "/", token: str | None = None) -> str:
+    """The URL a server announces: ``http://127.0.0.1:8765/review``, ``http://[::1]:8765/review``;
+    with ``token`` (a server bound with ``--allow-remote``) ``...?token=TOKEN``."""
+    return f"http://{host_port(address, port)}{page}" + (f"?token={token}" if token else "")
 
 
 def bound_address(sock: socket.socket) -> tuple[str, int]:
@@ -250,11 +256,12 @@ def serve(
     except BaseException:
         sock.close()
         raise
-    announce(f"{title}: http://{host_port(address, bound_port)}{page}  (Ctrl-C to stop)")
-    if not is_loopback(address):
+    guard = app.state.ctx.guard
+    announce(f"{title}: {page_url(address, bound_port, page, guard.token if guard.remote else None)}  (Ctrl-C to stop)")
+    if guard.remote:
         announce(
-            f"warning: {address} is not a loopback address (--allow-remote); anyone who can reach it can load the "
-            "page, read this dataset's labels and, with the token the page carries, write reviews."
+            f"warning: {address} is not a loopback address (--allow-remote): anyone who can reach it and has this "
+            "URL (its token) can read this dataset's labels and write reviews; every request needs the token."
         )
     server = _uvicorn_server(app)
     try:
@@ -302,7 +309,7 @@ class BackgroundServer:
 
     def url(self, path: str = "/") -> str:
         """Absolute URL of ``path`` on this server (``http://[::1]:PORT/...`` for IPv6)."""
-        return f"http://{host_port(self.address, self.port)}{path}"
+        return page_url(self.address, self.port, path)
 
     def start(self, timeout: float = 20.0) -> BackgroundServer:
         """Bind, build the app and wait until uvicorn accepts connections.

@@ -142,7 +142,7 @@ def _stored(root):
         ("abc", "'abc'"),
         ("", "''"),
         ("9" * 30, "'" + "9" * 30 + "'"),  # past int64
-        ("9" * 5000, "'" + "9" * 36 + "..."),  # past Python's digit limit for int()
+        ("9" * 5000, "'" + "9" * 16 + " ... " + "9" * 16 + "'"),  # past Python's digit limit for int()
     ],
 )
 def test_bad_held_out_names_the_option_and_the_remedy_and_stores_nothing(grouped_cli, typed, shown):

@@ -115,3 +115,49 @@ def test_only_loopback_without_allow_remote():
 @pytest.mark.parametrize("host", ["0:8765", "0.0.0.0:8765", "[::]:8765", "[::0]:8765", "0", "127.1:8765"])
 def test_a_host_header_naming_another_spelling_is_refused(host):
     assert guard().host_problem({"host": host}) is not None
+
+
+def test_a_remote_server_wants_the_token_on_every_request(labelled_toy):
+    """Bound with --allow-remote (here an address of the documentation range, never bound: the app is
+    driven in process), reads need the token too: the printed URL's ?token= sets it as a cookie."""
+    from starlette.testclient import TestClient
+
+    from strands_robots.web.app import create_app
+    from strands_robots.web.security import TOKEN_COOKIE
+    from strands_robots.web.server import page_url
+
+    token = "remote-token-0123456789"
+    base = "http://192.0.2.7:8765"
+    app = create_app(labelled_toy, host="192.0.2.7", port=8765, token=token)
+    assert app.state.ctx.guard.remote
+    assert page_url("192.0.2.7", 8765, "/review", token) == f"{base}/review?token={token}"
+    with TestClient(app, base_url=base, follow_redirects=False) as client:
+        for path in ("/review", "/api/queue", "/static/style.css", "/review?token=wrong"):
+            refused = client.get(path)
+            assert refused.status_code == 403 and token not in refused.text
+            assert "open the URL it printed" in refused.json()["error"]
+        entered = client.get(f"/review?token={token}")
+        assert entered.status_code == 303 and entered.headers["location"] == "/review"
+        assert f"{TOKEN_COOKIE}={token}" in entered.headers["set-cookie"]
+        assert "HttpOnly" in entered.headers["set-cookie"] and "SameSite=Strict" in entered.headers["set-cookie"]
+        assert client.get("/review").status_code == 200  # the client keeps the cookie
+        assert client.get("/api/queue").status_code == 200
+        write = client.post(
+            "/api/episodes/2/review",
+            json={"decision": "overrule_verdict", "reviewer": "remote"},
+            headers={"origin": base, "x-labels-token": token},
+        )
+        assert write.status_code == 200, write.text
+    with TestClient(app, base_url=base) as stranger:  # no cookie: not even a read
+        assert stranger.get("/api/episodes/2").status_code == 403
+
+
+def test_a_loopback_server_needs_no_token_to_read(labelled_toy):
+    from starlette.testclient import TestClient
+
+    from strands_robots.web.app import create_app
+
+    app = create_app(labelled_toy, host="127.0.0.1", port=8765, token="t" * 30)
+    assert not app.state.ctx.guard.remote
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        assert client.get("/review").status_code == 200
