@@ -14,6 +14,16 @@ import pytest
 
 os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
 
+#: Why tests skip, as the closing summary names it: (words in a skip reason, what to do).
+SKIP_CAUSES = (
+    (
+        "shared dataset",
+        "the shared datasets are not at {datasets}: set STRANDS_LABELS_SHARED=/path/to/shared "
+        "(the folder holding datasets/; README.md, 'Tests')",
+    ),
+    ("chromium", "Debian chromium is not installed: apt-get install -y chromium (README.md, 'Tests')"),
+)
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("STRANDS_LABELS_SHARED", REPO.parent / "shared")).resolve()
 SHARED_DATASETS = SHARED / "datasets"
@@ -80,3 +90,17 @@ def lerobot():
     if missing:
         pytest.skip(missing)
     return run_lerobot
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """One closing line per cause of skipped tests, with the remedy (README.md, "Tests")."""
+    counts: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
+        for words, remedy in SKIP_CAUSES:
+            if words in reason:
+                text = remedy.format(datasets=SHARED_DATASETS)
+                counts[text] = counts.get(text, 0) + 1
+                break
+    for text, count in counts.items():
+        terminalreporter.write_line(f"{count} {'test' if count == 1 else 'tests'} skipped: {text}")
