@@ -594,3 +594,22 @@ __all__ = [
     "segments_path",
     "stale_segmentations",
 ]
+
+
+def prevailing_cohort(root: str | Path, *, labels_dir: str | Path | None = None) -> str | None:
+    """The template set most of the dataset's saved segmentations use, or None when none is saved.
+
+    Ties go to the set saved most recently (docs/segments.md, "The segment page": the page
+    opens with this set, else ``generic``). Only cohorts known to this process count.
+    """
+    counts: dict[str, int] = {}
+    latest: dict[str, str] = {}
+    known = set(known_cohorts())
+    for record in list_segmentations(root, labels_dir=labels_dir):
+        cohort = record.get("cohort")
+        if cohort in known:
+            counts[cohort] = counts.get(cohort, 0) + 1
+            latest[cohort] = max(latest.get(cohort, ""), str(record.get("annotated_at") or ""))
+    if not counts:
+        return None
+    return max(counts, key=lambda c: (counts[c], latest[c]))

@@ -55,7 +55,13 @@ from strands_robots.segments import (
     template_choices,
     validate_episode,
 )
-from strands_robots.segments.store import MAX_NAME_CHARS, MAX_NOTE_CHARS, query_records, text_problem
+from strands_robots.segments.store import (
+    MAX_NAME_CHARS,
+    MAX_NOTE_CHARS,
+    prevailing_cohort,
+    query_records,
+    text_problem,
+)
 from strands_robots.segments.templates import known_cohorts
 from strands_robots.web.context import RequestError, ServerContext, json_response, read_json_body
 from strands_robots.web.media import camera_list
@@ -63,7 +69,8 @@ from strands_robots.web.query import BodyModel, Count, QueryModel, at_most, pars
 
 NAV = ("Segment", "/segment")
 
-DEFAULT_COHORT = "robocasa365"
+#: The template set of a dataset with no saved segmentation (docs/segments.md, "The segment page").
+DEFAULT_COHORT = "generic"
 #: Most segments one request may carry (the body is also capped at 64 KiB).
 MAX_SEGMENTS = 2000
 LIST_LIMIT = 500
@@ -321,6 +328,12 @@ def _neighbours(order: list[int], episode: int) -> tuple[int | None, int | None]
     return (order[at - 1] if at > 0 else None, order[at + 1] if at + 1 < len(order) else None)
 
 
+def default_cohort(ctx: ServerContext) -> str:
+    """The set the page opens with: the server's label set (``--labels``), else the one the
+    dataset's saved segmentations use, else ``generic`` (never a kitchen set by default)."""
+    return ctx.cohort or prevailing_cohort(ctx.root, labels_dir=ctx.labels_dir) or DEFAULT_COHORT
+
+
 def episode_payload(ctx: ServerContext, episode: int, cohort: str | None) -> dict[str, Any]:
     """The episode endpoint's body (see the module docstring)."""
     meta = ctx.dataset.episodes[episode]
@@ -332,7 +345,7 @@ def episode_payload(ctx: ServerContext, episode: int, cohort: str | None) -> dic
     saved = (record or {}).get("cohort")
     if saved not in known_cohorts():  # a label set of your own this server was not started with
         saved = None
-    chosen = cohort or saved or ctx.cohort or DEFAULT_COHORT
+    chosen = cohort or saved or default_cohort(ctx)
     findings = []
     if record is not None:
         findings = validate_episode(
@@ -429,7 +442,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
             "fps": ctx.dataset.fps,
             "annotator": ctx.reviewer,
             "cohorts": list(known_cohorts()),
-            "default_cohort": ctx.cohort or DEFAULT_COHORT,
+            "default_cohort": default_cohort(ctx),
             "base_velocity_feature": None if base is None else base[0],
             "segments_file": SIDECAR_FILENAME,
         }

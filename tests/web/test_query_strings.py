@@ -58,7 +58,7 @@ def test_cohort_query_is_one_of_the_known_ones(client):
     known = ", ".join(known_cohorts())  # the built-in cohorts and any label set registered in this process
     assert known.startswith("robocasa365, agibot, allex")
     assert response.json() == {"error": f"cohort='robocasa' is not one of {known}."}
-    assert client.get("/api/segment/episodes/0?cohort=").json()["cohort"] == "robocasa365"
+    assert client.get("/api/segment/episodes/0?cohort=").json()["cohort"] == "generic"
     assert client.get("/api/segment/episodes/0?cohort=allex").json()["cohort"] == "allex"
 
 

@@ -77,7 +77,7 @@ def test_episode_list_and_payload(client, toy_dataset):
     assert (detail["episode"], detail["length"], detail["fps"], detail["task"]) == (1, 90, 30, TASK)
     assert detail["record"] is None and detail["references"] == [] and detail["findings"] == []
     assert (detail["previous"], detail["next"]) == (0, 2)
-    assert detail["cohort"] == "robocasa365" and detail["base_velocity_feature"] is None
+    assert detail["cohort"] == "generic" and detail["base_velocity_feature"] is None
     assert detail["cameras"][0]["key"] == "observation.images.cam_high" and detail["cameras"][0]["available"]
     ids = [c["id"] for c in detail["choices"]]
     assert ids[:3] == ["N1", "O1", "C1"] and ids[-1] == "TASK_COMPLETE" and len(ids) == 26

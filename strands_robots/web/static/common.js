@@ -354,6 +354,48 @@ window.StrandsLabels = (() => {
     return { setFrame, stopPlaying, togglePlay, frameKeys, bindPlayer, renderPlayer };
   }
 
+  // ---------------------------------------------------------------- channel groups
+  // Which channel groups (by name prefix, per feature) a plot shows: the review page's plot and
+  // the segment page's state lane share one choice per dataset (localStorage). Default: every
+  // state group when they are few channels, else the first one (readable lines).
+  const groupsKey = () => `strands-labels.groups.${config.dataset || ""}`;
+
+  function chosenGroups(series, { stateOnly = false } = {}) {
+    const groups = series.groups.filter((g) => !stateOnly || g.source === series.keys.state);
+    let saved = null;
+    try {
+      saved = JSON.parse(localStorage.getItem(groupsKey()) || "null");
+    } catch (error) {
+      saved = null;
+    }
+    const known = new Set(groups.map((g) => g.label));
+    const kept = Array.isArray(saved) ? saved.filter((label) => known.has(label)) : [];
+    const stateGroups = groups.filter((g) => g.source === series.keys.state);
+    const stateChannels = stateGroups.reduce((n, g) => n + g.channels.length, 0);
+    const initial = stateChannels <= 8 ? stateGroups : stateGroups.slice(0, 1);
+    return new Set(kept.length ? kept : initial.map((g) => g.label));
+  }
+
+  function saveGroups(on) {
+    localStorage.setItem(groupsKey(), JSON.stringify([...on]));
+  }
+
+  function groupChip(series, group, on, toggle) {
+    const chip = h(
+      "button",
+      {
+        type: "button",
+        class: `group${on ? " on" : ""}`,
+        "aria-pressed": on ? "true" : "false",
+        title: `${group.channels.length} channels: ${group.channels.map((c) => series.names[c]).join(", ")}`,
+      },
+      group.label,
+      h("span", { class: "n" }, String(group.channels.length)),
+    );
+    chip.addEventListener("click", toggle);
+    return chip;
+  }
+
   // ---------------------------------------------------------------- plots loading
   // A figure.loading shows its .plot-status text until its image has arrived (or says it failed).
   function watchPlots() {
@@ -393,5 +435,8 @@ window.StrandsLabels = (() => {
     extent,
     niceStep,
     player,
+    chosenGroups,
+    saveGroups,
+    groupChip,
   };
 })();

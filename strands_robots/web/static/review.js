@@ -8,7 +8,7 @@
   const {
     config, $, h, api, post, setStatus, badge,
     episodeFromHash, onEpisodeHash, episodeItem, highlightEpisode, bindKeys,
-    fitCanvas, extent, niceStep, player,
+    fitCanvas, extent, niceStep, player, chosenGroups, saveGroups, groupChip,
   } = window.StrandsLabels;
 
   const PALETTE = [
@@ -255,33 +255,16 @@
 
   // Channel groups (by name prefix, per feature: state, then action) are picked
   // above the per-channel chips; only the channels of the groups shown get a chip. The choice
-  // is kept per dataset in localStorage. The shared axis spans the channels shown.
-  const GROUPS_KEY = `strands-labels.groups.${config.dataset || ""}`;
-
+  // is kept per dataset (common.js chosenGroups, shared with the segment page's state lane).
+  // The shared axis spans the channels shown.
   function channelKey(c) {
     const series = state.series;
     return `${series.sources[c]}:${series.names[c]}`;
   }
 
   function groupsShown() {
-    const series = state.series;
-    const groups = series.groups;
-    if (!state.groupsOn) {
-      let saved = null;
-      try {
-        saved = JSON.parse(localStorage.getItem(GROUPS_KEY) || "null");
-      } catch (error) {
-        saved = null;
-      }
-      const known = new Set(groups.map((g) => g.label));
-      const kept = Array.isArray(saved) ? saved.filter((label) => known.has(label)) : [];
-      // default: every state group when they are few channels, else the first one (readable lines)
-      const stateGroups = groups.filter((g) => g.source === series.keys.state);
-      const stateChannels = stateGroups.reduce((n, g) => n + g.channels.length, 0);
-      const initial = stateChannels <= 8 ? stateGroups : stateGroups.slice(0, 1);
-      state.groupsOn = new Set(kept.length ? kept : initial.map((g) => g.label));
-    }
-    return groups;
+    if (!state.groupsOn) state.groupsOn = chosenGroups(state.series);
+    return state.series.groups;
   }
 
   function channelShown(c) {
@@ -303,29 +286,16 @@
       if (state.groupsOn.has(group.label)) for (const c of group.channels) state.channelGroupOn[c] = true;
     }
     updateRanges();
-    const groupChips = groups.map((group) => {
-      const on = state.groupsOn.has(group.label);
-      const chip = h(
-        "button",
-        {
-          type: "button",
-          class: `group${on ? " on" : ""}`,
-          "aria-pressed": on ? "true" : "false",
-          title: `${group.channels.length} channels: ${group.channels.map((c) => series.names[c]).join(", ")}`,
-        },
-        group.label,
-        h("span", { class: "n" }, String(group.channels.length)),
-      );
-      chip.addEventListener("click", () => {
+    const groupChips = groups.map((group) =>
+      groupChip(series, group, state.groupsOn.has(group.label), () => {
         if (state.groupsOn.has(group.label)) state.groupsOn.delete(group.label);
         else state.groupsOn.add(group.label);
-        localStorage.setItem(GROUPS_KEY, JSON.stringify([...state.groupsOn]));
+        saveGroups(state.groupsOn);
         renderLegend();
         updateLegendValues();
         drawPlot();
-      });
-      return chip;
-    });
+      }),
+    );
     const chips = [];
     series.names.forEach((name, c) => {
       if (!state.channelGroupOn[c]) return;

@@ -9,7 +9,7 @@
   const {
     config, $, h, api, post, setStatus, badge,
     episodeFromHash, onEpisodeHash, episodeItem, highlightEpisode, isTyping, bindKeys,
-    fitCanvas, extent, niceStep, player,
+    fitCanvas, extent, niceStep, player, chosenGroups, saveGroups, groupChip,
   } = window.StrandsLabels;
 
   const OP_COLORS = {
@@ -358,6 +358,7 @@
       ? `replace the segments with NAVIGATE segments where ${d.base_velocity_feature} moves`
       : "";
     setChoices(d);
+    stripGroups();
     renderTicks();
     renderReferences();
   }
@@ -754,7 +755,31 @@
     window.addEventListener("resize", drawStrip);
   }
 
-  // the state channels under the segments, each stretched to its own range
+  // The state channels under the segments, each stretched to its own range. Channels are
+  // grouped by name as on the review page (common.js chosenGroups: one choice per dataset,
+  // shared by both pages); only the chosen state groups are drawn, so a 26-channel robot
+  // shows a few readable lines, not 26 on top of each other.
+  function stripGroups() {
+    const series = state.series;
+    const holder = $("strip-groups");
+    if (!state.detail || !series || !series.has_state) {
+      holder.replaceChildren();
+      return;
+    }
+    const groups = series.groups.filter((g) => g.source === series.keys.state);
+    if (!state.stripOn) state.stripOn = chosenGroups(series, { stateOnly: true });
+    const chips = groups.map((group) =>
+      groupChip(series, group, state.stripOn.has(group.label), () => {
+        if (state.stripOn.has(group.label)) state.stripOn.delete(group.label);
+        else state.stripOn.add(group.label);
+        saveGroups(state.stripOn);
+        stripGroups();
+        drawStrip();
+      }),
+    );
+    holder.replaceChildren(...(groups.length > 1 ? chips : []));
+  }
+
   function drawStrip() {
     const canvas = $("tl-strip");
     const series = state.series;
@@ -766,10 +791,16 @@
     const { g, width, height } = fitCanvas(canvas);
     const length = state.detail.length;
     const x = (f) => ((f + 0.5) / length) * width;
+    const groups = series.groups.filter((group) => group.source === series.keys.state);
+    const on = state.stripOn || chosenGroups(series, { stateOnly: true });
+    const drawn = new Set(
+      (groups.length > 1 ? groups.filter((group) => on.has(group.label)) : groups).flatMap((group) => group.channels),
+    );
+    canvas.dataset.channels = String(drawn.size);
     g.lineWidth = 1;
     g.globalAlpha = 0.45;
     series.channels.forEach((values, c) => {
-      if (series.sources[c] !== series.keys.state) return;  // state only under the segments
+      if (series.sources[c] !== series.keys.state || !drawn.has(c)) return;  // the chosen state groups only
       const [lo, hi] = extent(values);
       if (!(hi - lo > 1e-9)) return;
       g.strokeStyle = PALETTE[c % PALETTE.length];
