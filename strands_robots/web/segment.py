@@ -466,8 +466,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         index = ctx.episode(request.path_params["episode"])
         body = parse_request(CheckBody, await read_json_body(request))
         segments = parse_segments(body.segments)
-        cohort = parse_cohort(body.cohort)
-        assert cohort is not None
+        cohort = parse_cohort(body.cohort, default=None) or default_cohort(ctx)
         return json_response(await run_in_threadpool(check_payload, ctx, index, segments, cohort))
 
     async def post_save(request: Request) -> Response:

@@ -48,6 +48,8 @@ def test_generic_set_in_chromium_stays_across_episodes_and_loads(page, toy_datas
     with BackgroundServer(toy_dataset, reviewer="ana") as server:
         page.goto(server.url("/segment"))
         wait_episode(page, 0)
+        wait_badge(page, "generic")  # a dataset without segmentations opens with the generic set
+        page.select_option("#cohort", "robocasa365")
         wait_badge(page, "robocasa365")
         page.select_option("#cohort", "generic")
         wait_badge(page, "generic")

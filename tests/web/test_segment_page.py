@@ -21,6 +21,9 @@ from scripts._browser import IMAGES_LOADED
 from strands_robots.segments import get_segmentation, save_segmentation
 from tests.web.conftest import BASE, TOKEN, WRITE, cli_server, client_for
 
+#: The template set these tests write labels in (the page itself opens with generic here).
+RC = "robocasa365"
+
 TASK = "Pick up the yellow bottle on the table."
 PICK = "pick up the yellow bottle from the table"
 PLACE = "place the yellow bottle on the table"
@@ -79,9 +82,11 @@ def test_episode_list_and_payload(client, toy_dataset):
     assert (detail["previous"], detail["next"]) == (0, 2)
     assert detail["cohort"] == "generic" and detail["base_velocity_feature"] is None
     assert detail["cameras"][0]["key"] == "observation.images.cam_high" and detail["cameras"][0]["available"]
-    ids = [c["id"] for c in detail["choices"]]
+    assert [c["id"] for c in detail["choices"]][:3] == ["G_REACH", "G_GRASP", "G_LIFT"]
+    robocasa = client.get("/api/segment/episodes/1?cohort=robocasa365").json()
+    ids = [c["id"] for c in robocasa["choices"]]
     assert ids[:3] == ["N1", "O1", "C1"] and ids[-1] == "TASK_COMPLETE" and len(ids) == 26
-    assert not any(c["in_pool"] for c in detail["choices"])
+    assert not any(c["in_pool"] for c in robocasa["choices"])
     agibot = client.get("/api/segment/episodes/1?cohort=agibot").json()
     assert [c["id"] for c in agibot["choices"]] == ["AGIBOT_PICK", "AGIBOT_PLACE", "AGIBOT_IDLE", "TASK_COMPLETE"]
 
@@ -100,7 +105,7 @@ def test_check_renders_each_label_and_reports_findings(client):
         {"start": 30, "end": 60, "template_id": "L2", "slots": {"theme": "yellow bottle"}},
         {"start": 60, "end": 90, "template_id": None},
     ]
-    body = client.post("/api/segment/episodes/0/check", json={"segments": segments}, headers=WRITE).json()
+    body = client.post("/api/segment/episodes/0/check", json={"segments": segments, "cohort": RC}, headers=WRITE).json()
     assert body["segments"][0] == {
         "label": "pick up a yellow bottle from the table",
         "error": None,
@@ -112,7 +117,9 @@ def test_check_renders_each_label_and_reports_findings(client):
     assert unparseable == [(30, 60, True), (60, 90, True)]
     assert body["blocking"] is True
 
-    valid = client.post("/api/segment/episodes/0/check", json={"segments": SEGMENTS}, headers=WRITE).json()
+    valid = client.post(
+        "/api/segment/episodes/0/check", json={"segments": SEGMENTS, "cohort": RC}, headers=WRITE
+    ).json()
     assert [s["label"] for s in valid["segments"]] == [PICK, PLACE, "TASK_COMPLETE"]
     assert valid["blocking"] is False and not [f for f in valid["findings"] if f["severity"] == "error"]
 
@@ -121,7 +128,7 @@ def test_check_shows_guideline_warnings(client):
     # a pick without its source: the guideline asks for it (docs/segments.md, "Validation and
     # findings": `pick_without_source`), a warning only
     segments = [dict(SEGMENTS[0], slots={"theme": "yellow bottle"}), *SEGMENTS[1:]]
-    body = client.post("/api/segment/episodes/0/check", json={"segments": segments}, headers=WRITE).json()
+    body = client.post("/api/segment/episodes/0/check", json={"segments": segments, "cohort": RC}, headers=WRITE).json()
     warnings = [(f["kind"], f["start"], f["end"]) for f in body["findings"] if f["severity"] == "warning"]
     assert ("pick_without_source", 0, 30) in warnings
     assert body["blocking"] is False
@@ -389,7 +396,9 @@ def test_prefill_navigate_from_base_motion(tmp_path, toy_dataset):
         {"start": 30, "end": 60, "template_id": "P1", "slots": {"theme": "mug", "source": "counter"}},
     ]
     check = client.post(
-        "/api/segment/episodes/1/check", json={"segments": segments[:1] + [dict(segments[1], end=40)]}, headers=WRITE
+        "/api/segment/episodes/1/check",
+        json={"segments": segments[:1] + [dict(segments[1], end=40)], "cohort": RC},
+        headers=WRITE,
     )
     kinds = {f["kind"]: f for f in check.json()["findings"]}
     assert kinds["navigate_base_motion"]["severity"] == "error"
@@ -424,6 +433,8 @@ def test_segment_by_keyboard_in_chromium(page, toy_dataset):
         page.goto(server.url("/segment"))
         page.wait_for_function("() => document.getElementById('ep-index').textContent === '0'")
         page.wait_for_function(IMAGES_LOADED)
+        page.select_option("#cohort", RC)  # the toy dataset has no segmentation yet: it opens with generic
+        page.wait_for_function(f"() => document.getElementById('ep-badges').textContent.includes('templates: {RC}')")
         assert page.locator("#tl-track .tl-seg").count() == 1
         # the state channels under the timeline: the page picks them by the payload's keys.state
         page.wait_for_function("() => !document.getElementById('tl-strip').hidden")
