@@ -12,6 +12,8 @@ Replies come from a script (:meth:`FakeVLM.push`), then from the judge policy
 Faults a step can carry: an HTTP status (500, 429, ...), a dropped connection, a
 malformed tool call (arguments that are not JSON), a delay before the answer.
 
+``GET /_log`` answers the log's totals (:meth:`FakeVLM.totals`) as JSON.
+
 By hand (then point the judge at it)::
 
     python -m tests.fake_vlm --port 8000 [--delay 0.2]
@@ -169,7 +171,10 @@ class FakeVLM:
                 server._handle(self)
 
             def do_GET(self) -> None:  # noqa: N802
-                body = b'{"models": []}' if self.path.startswith("/api/") else b'{"data": []}'
+                if self.path == "/_log":  # the request log's totals (a server in another process)
+                    body = json.dumps(server.totals()).encode()
+                else:
+                    body = b'{"models": []}' if self.path.startswith("/api/") else b'{"data": []}'
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -395,6 +400,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument("--quiet", action="store_true", help="print no line per request")
     args = parser.parse_args(argv)
     server = FakeVLM(port=args.port, delay=args.delay).start()
     print(f"fake VLM on {server.openai_url} (OpenAI) and {server.url} (ollama); Ctrl-C stops it", flush=True)
@@ -402,7 +408,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         while True:
             time.sleep(0.5)
-            for entry in server.log[shown:]:
+            for entry in [] if args.quiet else server.log[shown:]:
                 print(f"{entry.path} {entry.body_bytes} bytes, {entry.images} images -> {entry.reply}", flush=True)
             shown = len(server.log)
     except KeyboardInterrupt:

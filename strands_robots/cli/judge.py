@@ -283,26 +283,37 @@ def _amount(value: int | None) -> str:
     return "n/a" if value is None else f"{value:,}"
 
 
+#: Episodes listed one by one in the cost table; past it, the per-episode mean and maximum.
+COST_ROWS = 20
+
+
 def _print_cost(report) -> None:  # noqa: ANN001 - JudgeReport
-    """The model requests of the run, in total and per episode (nothing for the offline judge)."""
+    """The model requests of the run, per episode and in total (nothing for the offline judge)."""
     total = report.cost()
     if total is None:
         return
+    names = ("requests", "request_bytes", "images", "input_tokens", "output_tokens")
     table = Table(title="model requests (cost)")
     for column in ("episode", "requests", "request bytes", "images", "input tokens", "output tokens"):
         table.add_column(column, justify="right")
-    for result in report.results:
-        if result.cost is not None:
-            c = result.cost
-            table.add_row(
-                str(result.episode),
-                *(_amount(v) for v in (c.requests, c.request_bytes, c.images, c.input_tokens, c.output_tokens)),
-            )
-    t = total
-    table.add_row(
-        "run", *(_amount(v) for v in (t.requests, t.request_bytes, t.images, t.input_tokens, t.output_tokens))
-    )
+    costs = [(r.episode, r.cost) for r in report.results if r.cost is not None]
+    if len(costs) <= COST_ROWS:
+        for episode, cost in costs:
+            table.add_row(str(episode), *(_amount(getattr(cost, n)) for n in names))
+    else:
+        for label, pick in (("per episode, mean", _mean), ("per episode, max", _max)):
+            table.add_row(label, *(_amount(pick([getattr(c, n) for _, c in costs])) for n in names))
+    table.add_row("run", *(_amount(getattr(total, n)) for n in names), style="bold")
     console.print(table)
+
+
+def _mean(values: list[int | None]) -> int | None:
+    return None if any(v is None for v in values) else round(sum(v or 0 for v in values) / len(values))
+
+
+def _max(values: list[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
 
 
 def register(app: typer.Typer) -> None:

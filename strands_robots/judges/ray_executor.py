@@ -73,6 +73,8 @@ class JudgeWorker:
         base_url: Server of a spec's provider (see :func:`~strands_robots.model_spec.build_model`).
         hub: ``(repo id, revision)`` when the dataset was named by repo id: the worker
             resolves its own local copy (metadata first, files as it reads them).
+        request_policy: ``timeout`` and ``max_requests`` of the agent's model requests
+            (see :func:`~strands_robots.tools.episode_judge.create_judge_agent`).
     """
 
     def __init__(
@@ -85,6 +87,7 @@ class JudgeWorker:
         retry: RetryPolicy,
         base_url: str | None = None,
         hub: tuple[str, str | None] | None = None,
+        request_policy: dict[str, Any] | None = None,
     ) -> None:
         from strands_robots.dataset.hub import register_source, resolve_hub_dataset
         from strands_robots.tools.episode_judge import create_judge_agent
@@ -103,6 +106,8 @@ class JudgeWorker:
             base_url=base_url,
             callback_handler=None,
             retry_strategy=retry.strategy(),
+            images=images,
+            **(request_policy or {}),
         )
         self.config = self.agent.judge_tools.config
         self.config.defer_writes = True
@@ -151,6 +156,7 @@ def judge_on_ray(
     hub: tuple[str, str | None] | None = None,
     batch_size: int | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
+    request_policy: dict[str, Any] | None = None,
 ) -> None:
     """Judge ``todo`` on Ray and write the labels from this process (the driver).
 
@@ -167,6 +173,7 @@ def judge_on_ray(
             Each reserves ``min(1, CPUs / workers)`` CPUs, so any count fits the cluster.
         address: Ray cluster to join (``ray.init(address=...)``).
         hub: ``(repo id, revision)`` of a dataset named by repo id (see :class:`JudgeWorker`).
+        request_policy: ``timeout`` / ``max_requests`` of each worker's model requests.
         batch_size: Episodes per task (default :func:`default_batch_size`).
         on_result: Called on the driver with each result once its label is written.
 
@@ -208,7 +215,15 @@ def judge_on_ray(
 
         def new_actor() -> Any:
             return actor_class.remote(
-                model, str(root), None if labels_dir is None else str(labels_dir), frames, images, retry, base_url, hub
+                model,
+                str(root),
+                None if labels_dir is None else str(labels_dir),
+                frames,
+                images,
+                retry,
+                base_url,
+                hub,
+                request_policy,
             )
 
         actors = [new_actor() for _ in range(count)]

@@ -496,6 +496,7 @@ def run_judge(
                 hub=None if hub is None else (hub.repo_id, hub.revision),
                 batch_size=batch_size,
                 on_result=on_result,
+                request_policy={"timeout": timeout, "max_requests": max_requests_per_episode},
             )
         finally:
             report.results.sort(key=lambda r: r.episode)

@@ -245,3 +245,81 @@ def test_the_cli_prints_the_cost_and_takes_the_options(server, cams):
     run_row = next(line for line in result.output.splitlines() if line.strip("│ ").startswith("run"))
     numbers = [int(n.replace(",", "")) for n in re.findall(r"[\d,]+", run_row)]
     assert numbers == [totals["requests"], totals["request_bytes"], 0, totals["input_tokens"], totals["output_tokens"]]
+
+
+def test_llamacpp_over_http_keeps_labels_and_works_across_episodes(server, cams):
+    report = run_judge(cams, model="llamacpp:fake-vlm", base_url=server.url, episodes=[0, 1], frames=2, retry=FAST)
+    assert [r.ok for r in report.results] == [True, True], report.results  # a new event loop per episode
+    requests = [e for e in server.log if e.images]
+    assert len(requests) == 2
+    for request in requests:
+        labels = [label for label, _ in labelled_images("openai", request.body)]
+        assert [LABEL.match(label).group(1) for label in labels] == ["0", "0", "11", "11"]
+    assert_cost_matches(report, server)
+
+
+def _events(value, out):
+    """Texts and images of a formatted request, in document order."""
+    if isinstance(value, dict):
+        if isinstance(value.get("text"), str):
+            out.append(("text", value["text"]))
+        if "image" in value or value.get("type") == "image" or "inline_data" in value:
+            out.append(("image", None))
+        for key, item in value.items():
+            if key not in ("text", "image", "inline_data", "source"):
+                _events(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _events(item, out)
+    return out
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "anthropic", "gemini"])
+def test_the_request_of_every_other_provider_puts_each_label_before_its_image(cams, provider, monkeypatch):
+    """bedrock, anthropic, gemini: their strands classes format the conversation a judge sends."""
+    from strands_robots.judges.wire import LAYOUTS, shape_messages
+    from strands_robots.model_spec import build_model
+    from strands_robots.tools.episode_judge import make_judge_tools
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")  # nothing is called
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "example")
+    tools = make_judge_tools(roots=[cams])
+    result = tools.sample_frames(root=str(cams), episode=0, n_frames=2, include_images=True)
+    messages = [
+        {"role": "user", "content": [{"text": "Label episode 0."}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "sample_frames", "input": {}}}]},
+        {
+            "role": "user",
+            "content": [{"toolResult": {"toolUseId": "t1", "status": "success", "content": result["content"]}}],
+        },
+    ]
+    kwargs = {
+        "bedrock": {},
+        "anthropic": {"client_args": {"api_key": "test"}, "max_tokens": 100},
+        "gemini": {"client_args": {"api_key": "test"}},
+    }[provider]
+    inner = build_model(f"{provider}:m", **kwargs)
+    shaped = shape_messages(messages, LAYOUTS[provider])
+    request = inner._format_request(shaped, None, None, None) if provider == "gemini" else inner.format_request(shaped)
+    events = _events(request, [])
+    images = [i for i, (kind, _) in enumerate(events) if kind == "image"]
+    assert len(images) == 4
+    labels = [events[i - 1][1] for i in images]
+    assert [LABEL.match(label).groups() for label in labels] == [
+        ("0", CAMERAS[0]),
+        ("0", CAMERAS[1]),
+        ("11", CAMERAS[0]),
+        ("11", CAMERAS[1]),
+    ]
+
+
+def test_the_cli_stops_at_a_dead_server_with_one_message_and_status_2(cams):
+    import subprocess
+    import sys
+
+    with FakeVLM() as gone:
+        url = gone.openai_url
+    command = [sys.executable, "-m", "strands_robots.cli.main", "judge", str(cams), "--model", "openai:m"]
+    done = subprocess.run([*command, "--base-url", url], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("no model server answers at") == 1 and url in done.stderr
