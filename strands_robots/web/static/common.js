@@ -380,6 +380,18 @@ window.StrandsLabels = (() => {
     localStorage.setItem(groupsKey(), JSON.stringify([...on]));
   }
 
+  // one chip per group; a click turns the group on or off, keeps the choice and redraws
+  function groupChips(series, groups, on, redraw) {
+    return groups.map((group) =>
+      groupChip(series, group, on.has(group.label), () => {
+        if (on.has(group.label)) on.delete(group.label);
+        else on.add(group.label);
+        saveGroups(on);
+        redraw();
+      }),
+    );
+  }
+
   function groupChip(series, group, on, toggle) {
     const chip = h(
       "button",
@@ -436,7 +448,6 @@ window.StrandsLabels = (() => {
     niceStep,
     player,
     chosenGroups,
-    saveGroups,
-    groupChip,
+    groupChips,
   };
 })();

@@ -8,7 +8,7 @@
   const {
     config, $, h, api, post, setStatus, badge,
     episodeFromHash, onEpisodeHash, episodeItem, highlightEpisode, bindKeys,
-    fitCanvas, extent, niceStep, player, chosenGroups, saveGroups, groupChip,
+    fitCanvas, extent, niceStep, player, chosenGroups, groupChips,
   } = window.StrandsLabels;
 
   const PALETTE = [
@@ -286,16 +286,11 @@
       if (state.groupsOn.has(group.label)) for (const c of group.channels) state.channelGroupOn[c] = true;
     }
     updateRanges();
-    const groupChips = groups.map((group) =>
-      groupChip(series, group, state.groupsOn.has(group.label), () => {
-        if (state.groupsOn.has(group.label)) state.groupsOn.delete(group.label);
-        else state.groupsOn.add(group.label);
-        saveGroups(state.groupsOn);
-        renderLegend();
-        updateLegendValues();
-        drawPlot();
-      }),
-    );
+    const chipsOfGroups = groupChips(series, groups, state.groupsOn, () => {
+      renderLegend();
+      updateLegendValues();
+      drawPlot();
+    });
     const chips = [];
     series.names.forEach((name, c) => {
       if (!state.channelGroupOn[c]) return;
@@ -318,7 +313,7 @@
       chips.push(chip);
     });
     if (!chips.length) chips.push(h("span", { class: "muted" }, "No channel group chosen: pick one above."));
-    $("channel-groups").replaceChildren(...groupChips);
+    $("channel-groups").replaceChildren(...chipsOfGroups);
     $("legend").replaceChildren(...chips);
   }
 

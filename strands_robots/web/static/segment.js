@@ -9,7 +9,7 @@
   const {
     config, $, h, api, post, setStatus, badge,
     episodeFromHash, onEpisodeHash, episodeItem, highlightEpisode, isTyping, bindKeys,
-    fitCanvas, extent, niceStep, player, chosenGroups, saveGroups, groupChip,
+    fitCanvas, extent, niceStep, player, chosenGroups, groupChips,
   } = window.StrandsLabels;
 
   const OP_COLORS = {
@@ -768,15 +768,10 @@
     }
     const groups = series.groups.filter((g) => g.source === series.keys.state);
     if (!state.stripOn) state.stripOn = chosenGroups(series, { stateOnly: true });
-    const chips = groups.map((group) =>
-      groupChip(series, group, state.stripOn.has(group.label), () => {
-        if (state.stripOn.has(group.label)) state.stripOn.delete(group.label);
-        else state.stripOn.add(group.label);
-        saveGroups(state.stripOn);
-        stripGroups();
-        drawStrip();
-      }),
-    );
+    const chips = groupChips(series, groups, state.stripOn, () => {
+      stripGroups();
+      drawStrip();
+    });
     holder.replaceChildren(...(groups.length > 1 ? chips : []));
   }
 
