@@ -203,6 +203,8 @@ def disputes_over_time(timeline: Mapping[str, Sequence[float]]) -> Figure:
     import datetime as dt
     import time
 
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
     figure = _new_figure(6.4, 4.0)
     ax = figure.add_subplot()
     raised = sorted(timeline.get("raised", []))
@@ -234,7 +236,11 @@ def disputes_over_time(timeline: Mapping[str, Sequence[float]]) -> Figure:
     ax.yaxis.set_major_locator(_integer_locator())
     ax.set_ylabel("disputes (cumulative)")
     ax.set_xlabel("time (local)")
-    figure.autofmt_xdate()
+    # short date labels that need no rotation: autofmt_xdate would call subplots_adjust, which
+    # the constrained layout ignores with a UserWarning on every drawing (matplotlib < 3.10)
+    locator = AutoDateLocator()
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
     ax.set_ylim(0, max(1, len(raised)) * 1.3)
     ax.legend(frameon=False, fontsize=8, loc="upper left", ncols=3)
     ax.spines[["top", "right"]].set_visible(False)

@@ -221,3 +221,25 @@ def test_report_files_are_never_written_through_a_symbolic_link(labelled_toy, tm
         write_report(labelled_toy, episodes=[0])
     assert sorted(p.name for p in outside.rglob("*")) == ([] if link_at.endswith(".png") else ["planted"])
     assert list(target.iterdir()) == [] if target.is_dir() else not target.exists()
+
+
+def test_no_plot_uses_the_subplot_parameters_its_constrained_layout_ignores(labelled_toy, monkeypatch):
+    """Every figure has a constrained layout: a call of ``subplots_adjust`` (``autofmt_xdate``
+    makes one on matplotlib before 3.10) is ignored with a UserWarning ("This figure was using a
+    layout engine that is incompatible with subplots_adjust ..."), one per plot in the server log."""
+    from matplotlib.figure import FigureBase
+
+    from strands_robots.report.figures import disputes_over_time, png_bytes
+    from strands_robots.report.write import SUMMARY_PLOTS, summary_figure
+
+    calls = []
+    monkeypatch.setattr(FigureBase, "subplots_adjust", lambda self, *a, **k: calls.append("subplots_adjust"))
+    monkeypatch.setattr(FigureBase, "autofmt_xdate", lambda self, *a, **k: calls.append("autofmt_xdate"))
+    figures = [disputes_over_time({"raised": [1000.0, 2000.0, 90000.0], "resolved": [3000.0]})]
+    document = el.read_labels(labelled_toy)
+    for name in SUMMARY_PLOTS:
+        if name != "judge_vs_human":  # needs human grades, which the toy labels do not have
+            figures.append(summary_figure(name, labelled_toy, document, episodes=[0, 1, 2])[0])
+    for figure in figures:
+        assert png_bytes(figure)[:4] == b"\x89PNG"
+    assert calls == []
