@@ -47,17 +47,21 @@ def shared_dataset():
     return shared_dataset_path
 
 
+def writable_copy(src: Path, dst: Path) -> Path:
+    """Copy ``src`` to ``dst`` and make the copy writable (shared/ is read-only in CI); returns ``dst``."""
+    shutil.copytree(src, dst)
+    for p in dst.rglob("*"):
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    dst.chmod(0o755)
+    return dst
+
+
 @pytest.fixture
 def copy_dataset(tmp_path):
     """``copy_dataset(src)`` -> a writable copy of ``src`` under ``tmp_path``."""
 
     def _copy(src: Path, name: str | None = None) -> Path:
-        dst = tmp_path / (name or Path(src).name)
-        shutil.copytree(src, dst)
-        for p in dst.rglob("*"):  # shared/ is read-only in CI: make the copy writable
-            p.chmod(0o755 if p.is_dir() else 0o644)
-        dst.chmod(0o755)
-        return dst
+        return writable_copy(src, tmp_path / (name or Path(src).name))
 
     return _copy
 

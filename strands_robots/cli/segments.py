@@ -254,6 +254,11 @@ def import_cmd(
         dry_run=dry_run,
         labels_dir=resolve(labels_dir),
     )
+    print_import_report(report, as_json)
+
+
+def print_import_report(report: Any, as_json: bool) -> None:
+    """Print an :class:`~strands_robots.segments.imports.ImportReport`; exit 1 when an episode failed."""
     if as_json:
         print_json(report.to_dict())
     else:
@@ -263,6 +268,8 @@ def import_cmd(
             console.print(styled(f"episode {ep.episode_index}: ", (ep.status, colour), f" ({ep.segments} segments)"))
             for line in ep.changes:
                 console.print(f"  changed: {line}")
+            for line in ep.notes:
+                console.print(f"  note: {line}")
             for r in ep.relabels:
                 console.print(
                     f"  relabelled: {r['from']!r} -> {r['to']!r} ({', '.join(r['rewrites']) or 'case/space'})"
@@ -384,4 +391,6 @@ def prefill_cmd(
 
 def register(root_app: typer.Typer) -> None:
     """Add ``segments`` to the ``strands-labels`` app."""
+    from strands_robots.cli import segments_lerobot  # noqa: F401  (its commands join ``app``)
+
     root_app.add_typer(app, name="segments")

@@ -48,6 +48,7 @@ _KINDS = (
         "§2",
         True,
     ),
+    FindingKind("free_label", "a label another tool wrote that fits no template is kept as free text", "§3"),
     # -- guideline rules (sections 1, 3, 4, 7, 8) ----------------------------------------------
     FindingKind(
         "activation_control",

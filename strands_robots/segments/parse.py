@@ -78,6 +78,27 @@ class TemplateInstance:
         return {"template_id": self.template_id, "slots": dict(self.slots), "modifiers": dict(self.modifiers)}
 
 
+@dataclass(frozen=True)
+class FreeLabel:
+    """A label kept as the text another tool wrote: it fits no template of any set.
+
+    Imported proposals keep such labels (docs/segments.md, "Free labels") instead of
+    dropping them; a segment marks one with ``"free": true``. A free label passes the
+    structure checks and is a ``free_label`` warning; the template rules skip it.
+    """
+
+    text: str
+    template_id: None = None
+
+    def render(self) -> str:
+        """The text, as written."""
+        return self.text
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"template_id": None, "slots": {}, "modifiers": {}, "free": True}`` (JSON-ready)."""
+        return {"template_id": None, "slots": {}, "modifiers": {}, "free": True}
+
+
 # -- form compilation ----------------------------------------------------------------------------
 
 _TOKEN = re.compile(r"the \{(\w+)\}|\{(\w+)\}|<(\w+)>|\[|\]")

@@ -47,6 +47,8 @@ def label_pool(root: str | Path, task: str, *, labels_dir: str | Path | None = N
             if task not in record.get("tasks", []):
                 continue
             for tid, seg in zip(template_ids_of(record), record["segments"], strict=True):
+                if tid is None:  # a free label belongs to no template
+                    continue
                 segments[tid] += 1
                 episodes.setdefault(tid, set()).add(record["episode_index"])
                 labels.setdefault(tid, Counter())[seg["label"]] += 1

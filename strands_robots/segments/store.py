@@ -32,7 +32,7 @@ from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episod
 from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD
 from strands_robots.segments.navigate import episode_base_velocity
-from strands_robots.segments.parse import coerce_in_cohort, coerce_instance
+from strands_robots.segments.parse import FreeLabel, coerce_in_cohort, coerce_instance
 from strands_robots.segments.success import episode_failure
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort, known_cohorts
 from strands_robots.segments.validate import raw_segments, sorted_segments, validate_segmentation
@@ -47,8 +47,14 @@ SCHEMA_VERSION = 1
 DOCUMENT_KIND = "episode_segments"
 MAX_NAME_CHARS = NAME_CHARS
 MAX_NOTE_CHARS = 2000
-#: Where a saved segmentation came from (the record's ``source``).
-SOURCES = ("annotation", "import")
+#: Where a saved segmentation came from (the record's ``source``): a person's annotation
+#: (or review), a file import, or another tool's proposal awaiting review (docs/segments.md,
+#: "Proposals and review").
+SOURCES = ("annotation", "import", "proposal")
+
+
+class StaleVersionError(LabelValidationError):
+    """A save expected another current version (someone saved the episode meanwhile)."""
 
 
 class SegmentationRefused(LabelValidationError):
@@ -232,6 +238,8 @@ def infer_cohort(segments: Any) -> str:
     """The cohort all labels belong to (``robocasa365`` when none or several fit)."""
     possible = set(known_cohorts())
     for seg in raw_segments(segments):
+        if isinstance(seg.label, FreeLabel):
+            continue
         try:
             template = coerce_instance(seg.label).template
         except LabelValidationError:
@@ -261,17 +269,14 @@ def stored_segments(segments: Any, cohort: str | None = None) -> list[dict[str, 
     """The stored form of valid segments, in start order (label strings read as ``cohort``'s)."""
     out = []
     for i, (start, end, instance, note) in enumerate(sorted_segments(segments, cohort)):
-        out.append(
-            {
-                "start": start,
-                "end": end,
-                "label": instance.render(),
-                "template_id": instance.template_id,
-                "slots": dict(instance.slots),
-                "modifiers": dict(instance.modifiers),
-                "note": _text(note, f"segments[{i}].note", MAX_NOTE_CHARS, required=False),
-            }
-        )
+        stored = {
+            "start": start,
+            "end": end,
+            "label": instance.render(),
+            **instance.to_dict(),
+            "note": _text(note, f"segments[{i}].note", MAX_NOTE_CHARS, required=False),
+        }
+        out.append(stored)
     return out
 
 
@@ -427,6 +432,9 @@ def save_segmentation(
     base_velocity_feature: str | None = None,
     use_base_velocity: bool = True,
     base_speed_threshold: float = DEFAULT_THRESHOLD,
+    source: str = "annotation",
+    review: dict[str, Any] | None = None,
+    expect_version: int | None = None,
 ) -> SaveResult:
     """Save the segmentation of one episode as its new current version.
 
@@ -446,6 +454,12 @@ def save_segmentation(
             auto-detected (the same inputs as :func:`validate_episode`).
         use_base_velocity: False reports the navigate rule as skipped.
         base_speed_threshold: Speed below which the base counts as still.
+        source: The record's ``source`` (:data:`SOURCES`; ``proposal`` for another
+            tool's segmentation awaiting review).
+        review: Stored as the record's ``review`` (what
+            :func:`strands_robots.segments.proposals.review_proposal` decided).
+        expect_version: Refuse unless the current version is this one (0: nothing
+            saved yet), checked under the lock.
 
     Returns:
         :class:`SaveResult` with the stored record (without history) and every finding.
@@ -460,6 +474,7 @@ def save_segmentation(
         EpisodeNotFoundError: the dataset has no such episode.
         DatasetError: ``base_velocity_feature`` is not a feature of the dataset.
         LabelValidationError, SidecarError, StorageError: bad input / refused file / write failure.
+        StaleVersionError: ``expect_version`` is not the current version (nothing written).
     """
     dataset = open_dataset_if_present(root)
     facts = episode_facts(root, episode, length=length, dataset=dataset)
@@ -478,10 +493,21 @@ def save_segmentation(
         base_velocity=velocity,
         base_speed_threshold=base_speed_threshold,
         failure=episode_failure(root, facts.episode_index, labels_dir=labels_dir),
+        source=source,
     )
+    if review is not None:
+        record["review"] = review
     store = open_store(root, labels_dir)
 
     def mutate(document: dict[str, Any]) -> tuple[Change, dict[str, Any]]:
+        if expect_version is not None:
+            current = document["episodes"].get(str(facts.episode_index))
+            version = 0 if current is None else int(current.get("version", 0))
+            if version != expect_version:
+                raise StaleVersionError(
+                    f"episode {facts.episode_index}'s segmentation is at version {version}, not {expect_version}: "
+                    "someone saved it meanwhile. Reload it and decide again; nothing was changed."
+                )
         stored = put_record(document, record)
         return Change(records=[str(facts.episode_index)], fields=[]), _public(stored)
 
@@ -574,10 +600,12 @@ def mark_reference(
     return store.update(mutate)
 
 
-def template_ids_of(record: dict[str, Any]) -> list[str]:
-    """Template ids of a stored record's segments (in order)."""
+def template_ids_of(record: dict[str, Any]) -> list[str | None]:
+    """Template ids of a stored record's segments (in order; None for a free label)."""
     return [
-        seg.get("template_id") or coerce_in_cohort(seg["label"], record.get("cohort")).template_id
+        None
+        if seg.get("free") is True
+        else seg.get("template_id") or coerce_in_cohort(seg["label"], record.get("cohort")).template_id
         for seg in record["segments"]
     ]
 

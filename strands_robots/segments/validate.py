@@ -16,7 +16,7 @@ from strands_robots.arguments import int_argument
 from strands_robots.errors import LabelValidationError
 from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD, check_threshold
-from strands_robots.segments.parse import LabelParseError, TemplateInstance, coerce_in_cohort, render
+from strands_robots.segments.parse import FreeLabel, LabelParseError, TemplateInstance, coerce_in_cohort, render
 from strands_robots.segments.rules import COHORT_RULES, Context, Seg
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
 
@@ -59,7 +59,9 @@ def raw_segments(segments: Any) -> list[RawSegment]:
         if not isinstance(seg, dict) and not hasattr(seg, "start"):
             raise LabelValidationError(f"segments[{i}] must be an object with start, end and label, got {seg!r}.")
         label = _field(seg, "label")
-        if label is None:
+        if _field(seg, "free") is True and isinstance(label, str):
+            label = FreeLabel(label)
+        elif label is None:
             label = _field(seg, "instance")
         if label is None and _field(seg, "template_id") is not None:
             label = {
@@ -175,6 +177,19 @@ def structure(
                     start,
                     end,
                     f"segment {seg.position} has no label yet; choose its template and fill its slots",
+                    segments=(seg.position,),
+                )
+            )
+            continue
+        if isinstance(seg.label, FreeLabel):
+            findings.append(
+                Finding(
+                    "free_label",
+                    start,
+                    end,
+                    f"segment {seg.position} keeps the free label {seg.label.text!r} (no template fits it); choose a "
+                    "template to check it against the guideline, or keep it as written",
+                    severity="warning",
                     segments=(seg.position,),
                 )
             )
@@ -312,16 +327,20 @@ def is_valid(findings: list[Finding]) -> bool:
     return not any(f.severity == "error" for f in findings)
 
 
-def sorted_segments(segments: Any, cohort: str | None = None) -> list[tuple[int, int, TemplateInstance, Any]]:
+def sorted_segments(
+    segments: Any, cohort: str | None = None
+) -> list[tuple[int, int, TemplateInstance | FreeLabel, Any]]:
     """``(start, end, instance, note)`` in start order, for a segmentation already known valid.
 
-    Label strings are read as ``cohort``'s templates first (:func:`coerce_in_cohort`).
+    Label strings are read as ``cohort``'s templates first (:func:`coerce_in_cohort`); a
+    free label stays a :class:`FreeLabel`.
     """
-    items: list[tuple[int, int, TemplateInstance, Any]] = []
+    items: list[tuple[int, int, TemplateInstance | FreeLabel, Any]] = []
     for seg in raw_segments(segments):
         start, end = _frame(seg.start), _frame(seg.end)
         if start is None or end is None:
             raise LabelValidationError(f"segment {seg.position} has no integer start/end; validate it first.")
-        items.append((start, end, coerce_in_cohort(seg.label, cohort), seg.note))
+        label = seg.label if isinstance(seg.label, FreeLabel) else coerce_in_cohort(seg.label, cohort)
+        items.append((start, end, label, seg.note))
     items.sort(key=lambda t: (t[0], t[1]))
     return items

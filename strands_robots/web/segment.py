@@ -21,8 +21,12 @@ Routes (every write through :mod:`strands_robots.segments`, guarded like the rev
 - ``POST /api/segment/episodes/{episode}/check``: JSON ``{"segments", "cohort"}``; the label
   each segment renders to (or why it cannot) and :func:`validate_episode`'s findings.
 - ``POST /api/segment/episodes/{episode}``: JSON ``{"segments", "annotator", "note",
-  "reference", "cohort"}`` saved with :func:`save_segmentation`; 422 with
+  "reference", "cohort"}`` saved with :func:`save_segmentation` (a proposal awaiting
+  review is reviewed: :func:`review_proposal` with ``edit``); 422 with
   ``{"error", "findings"}`` (each with its frame range) when refused, nothing written.
+- ``POST /api/segment/episodes/{episode}/review``: JSON ``{"decision": "accept" |
+  "reject", "annotator", "version"}``: the proposal as it is (:func:`review_proposal`);
+  409 when the episode has no proposal awaiting review (or another version is current).
 
 A segment in a request is ``{"start", "end", "template_id", "slots", "modifiers",
 "note"}`` in frames, half-open. The dataset root and labels directory are the server's;
@@ -55,6 +59,7 @@ from strands_robots.segments import (
     template_choices,
     validate_episode,
 )
+from strands_robots.segments.proposals import review_proposal, review_status
 from strands_robots.segments.store import (
     MAX_NAME_CHARS,
     MAX_NOTE_CHARS,
@@ -114,11 +119,15 @@ class SegmentBody(BodyModel):
     modifiers: dict[str, str] | None = Field(default=None, description=_TEXTS)
     note: Annotated[str | None, _within(MAX_NOTE_CHARS)] = Field(default=None, description=_TEXT_OR_NULL)
     label: str | None = Field(default=None, description=_TEXT_OR_NULL)
+    free: bool = Field(default=False, description="true or false")
 
     def as_segment(self) -> dict[str, Any]:
-        """The segment as the library takes it: a template's slots and modifiers, else the label."""
+        """The segment as the library takes it: a template's slots and modifiers, else the label
+        (kept as written with ``free``)."""
         item: dict[str, Any] = {"start": self.start, "end": self.end, "note": self.note or None}
-        if self.template_id:
+        if self.free and self.label and not self.template_id:
+            item.update(label=self.label, free=True)
+        elif self.template_id:
             item.update(
                 template_id=self.template_id, slots=dict(self.slots or {}), modifiers=dict(self.modifiers or {})
             )
@@ -201,6 +210,8 @@ class EpisodeQuery(QueryModel):
 def label_of(segment: dict[str, Any]) -> dict[str, Any]:
     """``{"label", "error", "template_id"}``: the text ``segment`` renders to, or why it cannot."""
     template_id = segment.get("template_id")
+    if segment.get("free") and segment.get("label") and not template_id:
+        return {"label": segment["label"], "error": None, "template_id": None, "free": True}
     try:
         if template_id:
             instance = make_instance(template_id, segment.get("slots"), segment.get("modifiers"))
@@ -231,6 +242,7 @@ def editable(segment: dict[str, Any]) -> dict[str, Any]:
         "modifiers": modifiers,
         "note": segment.get("note"),
         "label": segment.get("label"),
+        "free": segment.get("free") is True,
     }
 
 
@@ -276,6 +288,7 @@ def saved_summaries(ctx: ServerContext) -> dict[int, dict[str, Any]]:
                 "segments": len(record.get("segments", [])),
                 "reference": bool(record.get("reference")),
                 "cohort": record.get("cohort"),
+                "status": review_status(record),
             }
             for key, record in records.items()
         }
@@ -292,11 +305,27 @@ def next_unsegmented(episodes: list[int], saved: dict[int, Any], after: int) -> 
     return earlier[0] if earlier else None
 
 
+def _one_filter(value: Any) -> Any:
+    """``None``, empty or ``unreviewed`` (a pydantic validator)."""
+    if value not in (None, "", "unreviewed"):
+        raise ValueError("must be unreviewed or empty")
+    return value or None
+
+
+def next_unreviewed(episodes: list[int], saved: dict[int, Any], after: int) -> int | None:
+    """The first episode after ``after`` (wrapping around) whose proposal awaits review, or None."""
+    waiting = [e for e in episodes if (saved.get(e) or {}).get("status") == "proposed" and e != after]
+    later = [e for e in waiting if e > after]
+    return (later or waiting)[0] if waiting else None
+
+
 class ListQuery(QueryModel):
     """``GET /api/segment/episodes``'s parameters (a ``limit`` above :data:`MAX_LIST_LIMIT` is read as it)."""
 
     offset: Annotated[Count, at_most(1 << 62)] = 0
     limit: Annotated[Count, at_most(MAX_LIST_LIMIT)] = LIST_LIMIT
+    #: ``unreviewed``: only episodes whose segmentation is a proposal awaiting review.
+    filter: Annotated[str | None, AfterValidator(_one_filter)] = None
 
 
 def episode_list(ctx: ServerContext, params: dict[str, str]) -> dict[str, Any]:
@@ -309,13 +338,17 @@ def episode_list(ctx: ServerContext, params: dict[str, str]) -> dict[str, Any]:
     offset, limit = query.offset, query.limit
     saved = saved_summaries(ctx)
     episodes = ctx.dataset.episodes
+    unreviewed = [e for e in episodes if (saved.get(e) or {}).get("status") == "proposed"]
+    shown = unreviewed if query.filter == "unreviewed" else episodes
     rows = []
-    for episode in itertools.islice(episodes, offset, offset + limit):
+    for episode in itertools.islice(shown, offset, offset + limit):
         rows.append({"episode": episode, "length": episodes[episode].length, "saved": saved.get(episode)})
     order = list(episodes)
     return {
         "episodes": rows,
-        "total": len(order),
+        "total": len(shown),
+        "filter": query.filter,
+        "unreviewed": len(unreviewed),
         "segmented": sum(1 for e in order if e in saved),
         "first_unsegmented": next(iter(e for e in order if e not in saved), None),
         "offset": offset,
@@ -363,6 +396,7 @@ def episode_payload(ctx: ServerContext, episode: int, cohort: str | None) -> dic
         "cameras": camera_list(ctx, episode),
         "cohort": chosen,
         "record": None if record is None else dict(record, segments=[editable(s) for s in record["segments"]]),
+        "status": None if record is None else review_status(record),
         "findings": [f.to_dict() for f in findings],
         "choices": template_choices(ctx.root, task, chosen, labels_dir=ctx.labels_dir),
         "suggestions": slot_suggestions(label_pool(ctx.root, task, labels_dir=ctx.labels_dir)),
@@ -401,19 +435,86 @@ def save(ctx: ServerContext, episode: int, body: Any) -> Response:
     annotator = request.annotator or ""
     note = request.note
     reference = request.reference
+    who = annotator.strip() or ctx.reviewer
     try:
-        result = save_segmentation(
+        if _current_status(ctx, episode) == "proposed":  # saving a proposal reviews it: edited (or accepted)
+            result = review_proposal(
+                ctx.root,
+                episode,
+                reviewer=who,
+                decision="edit",
+                segments=segments,
+                note=note or None,
+                cohort=cohort,
+                labels_dir=ctx.labels_dir,
+            )
+        else:
+            result = save_segmentation(
+                ctx.root,
+                episode,
+                segments,
+                annotator=who,
+                note=note or None,
+                reference=reference,
+                labels_dir=ctx.labels_dir,
+                cohort=cohort,
+            )
+    except SegmentationRefused as exc:
+        return json_response(exc.to_dict(), 422)
+    return _saved(ctx, episode, result)
+
+
+def _current_status(ctx: ServerContext, episode: int) -> str | None:
+    """The review status of the episode's current segmentation (None: nothing saved)."""
+    return query_records(
+        ctx.root,
+        lambda records: review_status(records[str(episode)]) if str(episode) in records else None,
+        labels_dir=ctx.labels_dir,
+    )
+
+
+def _accept_or_reject(value: Any) -> Any:
+    """``accept`` or ``reject`` (a pydantic validator; editing is a save)."""
+    if value not in ("accept", "reject"):
+        raise ValueError("must be accept or reject (an edit is saved with POST /api/segment/episodes/{episode})")
+    return value
+
+
+class ReviewBody(BodyModel):
+    """``POST /api/segment/episodes/{episode}/review``'s body: accept or reject the proposal as it is."""
+
+    decision: Annotated[str, AfterValidator(_accept_or_reject)] = Field(description="accept or reject")
+    annotator: Annotated[str | None, _within(MAX_NAME_CHARS)] = Field(default=None, description="a string or null")
+    version: int | None = Field(default=None, description="the proposal's version the reviewer saw, or null")
+
+
+def review(ctx: ServerContext, episode: int, body: Any) -> Response:
+    """Accept or reject the episode's proposal (:func:`review_proposal`); 409 when it is not one
+    (or another version is current), 422 when the proposal no longer passes the checks.
+
+    Raises:
+        RequestError: 400 for a body :class:`ReviewBody` refuses.
+    """
+    request = parse_body(ReviewBody, body)
+    who = (request.annotator or "").strip() or ctx.reviewer
+    try:
+        result = review_proposal(
             ctx.root,
             episode,
-            segments,
-            annotator=annotator.strip() or ctx.reviewer,
-            note=note or None,
-            reference=reference,
+            reviewer=who,
+            decision=request.decision,
+            version=request.version,
             labels_dir=ctx.labels_dir,
-            cohort=cohort,
         )
     except SegmentationRefused as exc:
         return json_response(exc.to_dict(), 422)
+    except LabelValidationError as exc:  # not a proposal, or a stale version
+        return json_response({"error": str(exc)}, 409)
+    return _saved(ctx, episode, result)
+
+
+def _saved(ctx: ServerContext, episode: int, result: Any) -> Response:
+    """The answer to a save or a review: the record, its findings, where to go next."""
     order = list(ctx.dataset.episodes)
     saved = saved_summaries(ctx)
     return json_response(
@@ -422,6 +523,7 @@ def save(ctx: ServerContext, episode: int, body: Any) -> Response:
             "record": result.record,
             "findings": [f.to_dict() for f in result.findings],
             "next_episode": next_unsegmented(order, saved, episode),
+            "next_unreviewed": next_unreviewed(order, saved, episode),
             "following": _neighbours(order, episode)[1],
             "saved_to": SIDECAR_FILENAME,
         }
@@ -473,6 +575,10 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         index = ctx.episode(request.path_params["episode"])
         return await run_in_threadpool(save, ctx, index, await read_json_body(request))
 
+    async def post_review(request: Request) -> Response:
+        index = ctx.episode(request.path_params["episode"])
+        return await run_in_threadpool(review, ctx, index, await read_json_body(request))
+
     return [
         Route("/segment", page, methods=["GET"]),
         Route("/api/segment/episodes", episodes, methods=["GET"]),
@@ -480,4 +586,5 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         Route("/api/segment/episodes/{episode:int}", post_save, methods=["POST"]),
         Route("/api/segment/episodes/{episode:int}/prefill", prefill, methods=["GET"]),
         Route("/api/segment/episodes/{episode:int}/check", check, methods=["POST"]),
+        Route("/api/segment/episodes/{episode:int}/review", post_review, methods=["POST"]),
     ]

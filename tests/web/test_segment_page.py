@@ -184,6 +184,7 @@ def test_save_pool_references_and_next_episode(client, toy_dataset):
         "segments": 3,
         "reference": True,
         "cohort": "robocasa365",
+        "status": "annotation",
     }
 
     # the annotator defaults to the server's; saving the last open episode wraps around
@@ -270,11 +271,11 @@ MANY_BAD = {
     "annotator": "a" * 256,
     "reference": "yes",
 }
-SEGMENT_KEYS = "['end', 'label', 'modifiers', 'note', 'slots', 'start', 'template_id']"
+SEGMENT_KEYS = "['end', 'free', 'label', 'modifiers', 'note', 'slots', 'start', 'template_id']"
 #: Every bad field of MANY_BAD, by its path, in one answer (the save endpoint's).
 MANY_BAD_ERROR = (
     "segments[0].slots must be an object of text values. "
-    "segments[1] must be an object with start, end, template_id, slots, modifiers, note, label. "
+    "segments[1] must be an object with start, end, template_id, slots, modifiers, note, label, free. "
     f"segments[2] has unknown keys ['episode', 'root']; it takes {SEGMENT_KEYS}. "
     "segments[3].template_id must be text or null. "
     "segments[3].note='" + "n" * 36 + "... has 2001 characters; at most 2000 are allowed. "
@@ -302,7 +303,7 @@ def test_one_400_names_every_bad_field_and_nothing_changes(client, toy_dataset):
     [
         ({"start": 0, "end": 90, "label": 7}, "segments[0].label must be text or null."),
         (dict(SEGMENTS[0], modifiers=["x"]), "segments[0].modifiers must be an object of text values."),
-        (None, "segments[0] must be an object with start, end, template_id, slots, modifiers, note, label."),
+        (None, "segments[0] must be an object with start, end, template_id, slots, modifiers, note, label, free."),
         (dict(SEGMENTS[0], note=False), "segments[0].note must be text or null."),
     ],
 )

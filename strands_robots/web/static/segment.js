@@ -79,12 +79,18 @@
       slots: { ...(seg.slots || {}) },
       modifiers: { ...(seg.modifiers || {}) },
       note: seg.note || null,
+      free: Boolean(seg.free && !seg.template_id),
+      label: seg.free && !seg.template_id ? seg.label : null,
       view: seg.label ? { label: seg.label, error: null } : null,
     };
   }
 
   function clean(seg) {
     const pick = (obj) => Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== "" && v !== null));
+    // a free label (another tool's text no template fits) is sent back as written
+    if (seg.free && !seg.template_id) {
+      return { start: seg.start, end: seg.end, label: seg.label, free: true, note: seg.note && seg.note.trim() ? seg.note.trim() : null };
+    }
     return {
       start: seg.start,
       end: seg.end,
@@ -236,8 +242,11 @@
   // ---------------------------------------------------------------- episode list
   function listItem(row) {
     const line = h("span", { class: "line" });
-    if (row.saved) {
+    if (row.saved && row.saved.status === "proposed") {
+      line.append(badge(`proposal · ${row.saved.annotator}`, "open"));
+    } else if (row.saved) {
       line.append(badge(`v${row.saved.version} · ${row.saved.annotator}`, "success"));
+      if (["accepted", "edited", "rejected"].includes(row.saved.status)) line.append(badge(row.saved.status));
       if (row.saved.reference) line.append(badge("reference", "resolved"));
     } else line.append(badge("not segmented"));
     const detail = row.saved ? `${row.length} frames · ${plural(row.saved.segments, "segment")}` : `${row.length} frames`;
@@ -246,11 +255,13 @@
 
   async function loadList({ append = false } = {}) {
     const offset = append ? state.list.offset + state.list.limit : 0;
-    const list = await api(`/api/segment/episodes?offset=${offset}`);
+    const filter = $("only-unreviewed").checked ? "&filter=unreviewed" : "";
+    const list = await api(`/api/segment/episodes?offset=${offset}${filter}`);
     state.list = list;
     state.rows = append ? state.rows.concat(list.episodes) : list.episodes;
     $("seg-episode-list").replaceChildren(...state.rows.map(listItem));
-    $("segmented-count").textContent = `${list.segmented} / ${list.total}`;
+    $("segmented-count").textContent = list.filter ? `${list.unreviewed} to review` : `${list.segmented} / ${list.total}`;
+    $("unreviewed-count").textContent = String(list.unreviewed);
     $("seg-load-more").hidden = state.rows.length >= list.total;
     return list;
   }
@@ -292,8 +303,11 @@
   function headerBadges() {
     const d = state.detail;
     const badges = [];
-    if (d.record) {
+    if (d.record && d.status === "proposed") {
+      badges.push(badge(`proposal by ${d.record.annotator}: awaiting review`, "open"));
+    } else if (d.record) {
       badges.push(badge(`saved v${d.record.version} by ${d.record.annotator}`, "success"));
+      if (d.record.review) badges.push(badge(`${d.record.review.decision} proposal of ${d.record.review.proposal.annotator}`));
       if (d.record.reference) badges.push(badge("reference example", "resolved"));
     } else badges.push(badge("not segmented yet"));
     badges.push(badge(`templates: ${d.cohort}`));
@@ -353,6 +367,7 @@
     $("cohort").value = d.cohort;
     $("reference").checked = Boolean(d.record && d.record.reference);
     $("seg-note").value = d.record && d.record.note ? d.record.note : "";
+    renderProposal();
     $("btn-prefill").hidden = !d.base_velocity_feature;
     $("btn-prefill").title = d.base_velocity_feature
       ? `replace the segments with NAVIGATE segments where ${d.base_velocity_feature} moves`
@@ -593,14 +608,18 @@
       const view = seg.view;
       const rendered = row.querySelector(".rendered");
       const error = row.querySelector(".label-error");
-      if (!seg.template_id) {
+      if (seg.free && !seg.template_id) {
+        rendered.textContent = seg.label;
+        error.textContent = "free label: fits no template (kept as written; choose a template to check it)";
+      } else if (!seg.template_id) {
         rendered.textContent = "";
         error.textContent = "choose a template";
       } else if (view) {
         rendered.textContent = view.label || "";
         error.textContent = view.error || "";
       }
-      row.classList.toggle("unlabelled", !seg.template_id);
+      row.classList.toggle("unlabelled", !seg.template_id && !seg.free);
+      row.classList.toggle("free-label", Boolean(seg.free && !seg.template_id));
       row.classList.toggle("invalid", Boolean(seg.template_id && view && view.error));
       row.querySelector(".seg-swatch").style.background = colorOf(seg.template_id) || "";
     });
@@ -610,6 +629,7 @@
   function chooseTemplate(index, templateId) {
     const seg = state.segments[index];
     seg.template_id = templateId || null;
+    if (seg.template_id) seg.free = false;
     seg.view = null;
     const choice = state.choices.get(seg.template_id);
     const slotNames = new Set(choice ? choice.slots.map((s) => s.name) : []);
@@ -666,7 +686,7 @@
       const block = h(
         "div",
         {
-          class: `tl-seg${seg.template_id ? "" : " unlabelled"}${index === current ? " current" : ""}`,
+          class: `tl-seg${seg.template_id || seg.free ? "" : " unlabelled"}${index === current ? " current" : ""}`,
           title: `${index}: [${seg.start}, ${seg.end}) ${text}`,
           dataset: { index },
         },
@@ -937,6 +957,44 @@
     document.body.classList.toggle("dirty", dirty());
   }
 
+  // ---------------------------------------------------------------- proposals
+  function renderProposal() {
+    const d = state.detail;
+    const waiting = Boolean(d.record && d.status === "proposed");
+    $("proposal-card").hidden = !waiting;
+    if (!waiting) return;
+    const free = d.record.segments.filter((s) => s.free).length;
+    $("proposal-text").textContent =
+      `${plural(d.record.segments.length, "segment")} proposed by ${d.record.annotator}` +
+      `${free ? ` (${plural(free, "free label")})` : ""}. A accepts it as it is; edit it and S saves your version; Reject keeps it out of the export.`;
+  }
+
+  async function decide(decision) {
+    const d = state.detail;
+    if (!d || state.busy || d.status !== "proposed") return;
+    if (decision === "accept" && dirty()) {
+      setStatus("The proposal has unsaved edits: S saves them as your version (Z undoes them first to accept it as it was).", "error");
+      return;
+    }
+    state.busy = true;
+    setStatus(`Episode ${d.episode}: ${decision === "accept" ? "accepting" : "rejecting"} the proposal…`, "busy");
+    try {
+      const who = annotator();
+      const result = await post(`/api/segment/episodes/${d.episode}/review`, { decision, annotator: who, version: d.record.version });
+      localStorage.setItem("labels.annotator", who);
+      state.loaded = snapshot();
+      const done = `Episode ${d.episode}: proposal ${result.record.review.decision} by ${result.record.annotator} (version ${result.record.version}).`;
+      await loadList();
+      const next = result.next_unreviewed;
+      await openEpisode(next !== null && next !== undefined ? next : d.episode);
+      setStatus(`${done}${next !== null && next !== undefined ? ` Next proposal: episode ${next}.` : " No proposal is left to review."}`, "ok");
+    } catch (error) {
+      setStatus(`Not reviewed: ${error.message}`, "error");
+    } finally {
+      state.busy = false;
+    }
+  }
+
   // ---------------------------------------------------------------- save
   async function save() {
     const d = state.detail;
@@ -960,7 +1018,11 @@
         `Episode ${d.episode} saved: version ${result.record.version}, ${plural(result.record.segments.length, "segment")} ` +
         `by ${result.record.annotator} in ${result.saved_to}${warnings ? `, ${plural(warnings, "finding")} to review` : ""}.`;
       await loadList();
-      if (result.next_episode !== null && result.next_episode !== undefined) {
+      const reviewed = result.record.review && result.next_unreviewed !== null && result.next_unreviewed !== undefined;
+      if (reviewed) {
+        await openEpisode(result.next_unreviewed);
+        setStatus(`${done} Proposal ${result.record.review.decision}. Next proposal: episode ${result.next_unreviewed}.`, "ok");
+      } else if (result.next_episode !== null && result.next_episode !== undefined) {
         await openEpisode(result.next_episode);
         setStatus(`${done} Next: episode ${result.next_episode}.`, "ok");
       } else {
@@ -987,6 +1049,7 @@
   // ---------------------------------------------------------------- keyboard
   function keyMap(event) {
     return {
+      a: () => decide("accept"),
       b: split,
       s: save,
       z: undo,
@@ -1032,6 +1095,12 @@
     button("btn-undo", undo);
     button("btn-prefill", prefill);
     button("btn-save", save);
+    button("btn-accept", () => decide("accept"));
+    button("btn-reject", () => decide("reject"));
+    $("only-unreviewed").addEventListener("change", () => {
+      $("only-unreviewed").blur();
+      loadList().then(markActive);
+    });
     $("cohort").addEventListener("change", () => {
       $("cohort").blur();
       changeCohort($("cohort").value);

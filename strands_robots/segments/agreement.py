@@ -1,0 +1,159 @@
+"""How far a tool's proposals are from what a person made of them (``segments agreement``).
+
+Over the episodes where ``reviewed`` decided on a proposal of ``proposed`` (the review
+stored with the segmentation, :mod:`.proposals`), with frames half-open ``[start, end)``
+(``docs/segments.md``, "Agreement"):
+
+- **boundary error** (frames): each interior boundary of the reviewed segmentation is
+  matched to the nearest boundary of the proposal, and each boundary of the proposal to
+  the nearest reviewed one (so missing and spurious boundaries both count); the episode's
+  first and last frame count as boundaries to match against. Reported as the mean and the
+  90th percentile (linear interpolation) over every such distance of every episode.
+- **label accuracy**: the share of frames whose proposed label is the reviewed label
+  (compared ignoring case and spacing).
+- **accepted unchanged**: the share of decisions that accepted the proposal as it was
+  (rejections count as decisions; their episodes have no reviewed segments to measure).
+- **baseline**: the same two measures for a proposal that ignores the video: the
+  proposal's labels in its order over evenly spaced segments (boundary ``i`` at
+  ``round(i * length / k)`` for ``k`` segments).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from strands_robots.dataset.hub import accepts_repo_id
+from strands_robots.segments.proposals import spans
+from strands_robots.segments.store import query_records
+
+
+def _boundaries(segments: list[tuple[int, int, str]]) -> list[int]:
+    return [s for s, _, _ in segments[1:]]
+
+
+def boundary_errors(
+    reviewed: list[tuple[int, int, str]], proposed: list[tuple[int, int, str]], length: int
+) -> list[int]:
+    """Nearest-boundary distances (frames), both ways, of two segmentations of one episode."""
+    ours, theirs = _boundaries(reviewed), _boundaries(proposed)
+    out = [min(abs(b - p) for p in [0, *theirs, length]) for b in ours]
+    out += [min(abs(p - b) for b in [0, *ours, length]) for p in theirs]
+    return out
+
+
+def _labels(segments: list[tuple[int, int, str]], length: int) -> list[str]:
+    frames = [""] * length
+    for start, end, label in segments:
+        key = " ".join(label.lower().split())
+        for f in range(max(start, 0), min(end, length)):
+            frames[f] = key
+    return frames
+
+
+def label_matches(reviewed: list[tuple[int, int, str]], proposed: list[tuple[int, int, str]], length: int) -> int:
+    """Frames whose proposed label is the reviewed label."""
+    return sum(a == b for a, b in zip(_labels(reviewed, length), _labels(proposed, length), strict=True))
+
+
+def evenly_spaced(proposed: list[tuple[int, int, str]], length: int) -> list[tuple[int, int, str]]:
+    """The baseline: the proposal's labels over ``k`` evenly spaced segments."""
+    k = len(proposed)
+    cuts = [round(i * length / k) for i in range(k + 1)]
+    return [(cuts[i], cuts[i + 1], proposed[i][2]) for i in range(k) if cuts[i + 1] > cuts[i]]
+
+
+def _decision_of(record: dict[str, Any], proposed: str, reviewed: str) -> dict[str, Any] | None:
+    """The newest version of ``record`` (current first, then history) that is ``reviewed``'s
+    decision on a proposal of ``proposed``."""
+    for version in [record, *record.get("history", [])]:
+        review = version.get("review")
+        if (
+            isinstance(review, dict)
+            and review.get("by") == reviewed
+            and isinstance(review.get("proposal"), dict)
+            and review["proposal"].get("annotator") == proposed
+        ):
+            return version
+    return None
+
+
+def _summary(errors: list[int], matches: int, frames: int) -> dict[str, Any]:
+    return {
+        "boundary_error_mean": round(float(np.mean(errors)), 3) if errors else None,
+        "boundary_error_p90": round(float(np.percentile(errors, 90)), 3) if errors else None,
+        "boundaries": len(errors),
+        "label_accuracy": round(matches / frames, 4) if frames else None,
+    }
+
+
+def agreement_of(decisions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report of :func:`segments_agreement` from stored decisions (records with ``review``)."""
+    errors: list[int] = []
+    base_errors: list[int] = []
+    matches = base_matches = frames = unchanged = 0
+    episodes = []
+    for version in decisions:
+        review = version["review"]
+        proposal = spans(review["proposal"]["segments"])
+        length = int(version["length"])
+        entry: dict[str, Any] = {"episode_index": version["episode_index"], "decision": review["decision"]}
+        unchanged += review["decision"] == "accepted"
+        if review["decision"] != "rejected":
+            mine = spans(version["segments"])
+            baseline = evenly_spaced(proposal, length)
+            ep_errors = boundary_errors(mine, proposal, length)
+            ep_matches = label_matches(mine, proposal, length)
+            errors += ep_errors
+            base_errors += boundary_errors(mine, baseline, length)
+            matches += ep_matches
+            base_matches += label_matches(mine, baseline, length)
+            frames += length
+            entry.update(boundary_errors=ep_errors, label_accuracy=round(ep_matches / length, 4))
+        episodes.append(entry)
+    return {
+        "episodes": len(decisions),
+        "measured_frames": frames,
+        **_summary(errors, matches, frames),
+        "accepted_unchanged": round(unchanged / len(decisions), 4) if decisions else None,
+        "baseline": _summary(base_errors, base_matches, frames),
+        "per_episode": episodes,
+    }
+
+
+@accepts_repo_id
+def segments_agreement(
+    root: str | Path, *, proposed: str, reviewed: str, labels_dir: str | Path | None = None
+) -> dict[str, Any]:
+    """Agreement of ``proposed``'s proposals with ``reviewed``'s decisions on them.
+
+    Args:
+        root: Dataset root.
+        proposed: The proposals' annotator (``lerobot-annotate``, ``sarm-sparse``).
+        reviewed: The person who reviewed them.
+        labels_dir: Where the sidecar lives (default ``root``).
+
+    Returns:
+        ``{"episodes", "measured_frames", "boundary_error_mean", "boundary_error_p90",
+        "boundaries", "label_accuracy", "accepted_unchanged", "baseline": {...},
+        "per_episode": [...]}`` (frames; shares in ``[0, 1]``; None where nothing was
+        measured). See the module doc for each measure.
+    """
+
+    def collect(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        found = []
+        for key in sorted(records, key=int):
+            version = _decision_of(records[key], proposed, reviewed)
+            if version is not None:
+                found.append({k: v for k, v in version.items() if k != "history"})
+        return found
+
+    import copy
+
+    decisions = copy.deepcopy(query_records(root, collect, labels_dir=labels_dir))
+    return {"proposed": proposed, "reviewed": reviewed, **agreement_of(decisions)}
+
+
+__all__ = ["agreement_of", "boundary_errors", "evenly_spaced", "label_matches", "segments_agreement"]

@@ -1,0 +1,325 @@
+"""Write approved segmentations into a LeRobot v3.0 dataset, as LeRobot reads them.
+
+``export_lerobot(root, out=NEW_ROOT)`` writes a complete new dataset; ``in_place=True``
+rewrites the dataset itself, as ``lerobot-annotate`` does (``docs/segments.md``,
+"LeRobot's subtasks: import, review, export"):
+
+- language rows (default): each approved segmentation becomes ``language_persistent``
+  rows of the style (:mod:`.lerobot_language`) on every frame of its episode; rows of
+  other styles, and every row of an episode without an approved segmentation, keep
+  their values. A dataset without language columns gets both (``language_events``
+  empty) and their ``meta/info.json`` features;
+- SARM (``sarm_prefix``): SARM's five columns in ``meta/episodes`` for the approved
+  episodes (others keep theirs, or null) and ``meta/temporal_proportions_PREFIX.json``
+  (:mod:`.sarm`); the data files are not touched.
+
+With ``out``, files that change are written into the copy, videos are hard-linked
+(copied across file systems), never re-encoded, and every other file is copied; the label
+sidecars stay with the source. ``in_place`` replaces each changed file atomically and
+refuses when a data file changed while the export ran, or when the dataset's own rows
+of an exported episode are neither those its proposal was read from nor the ones this
+export writes (the dataset changed since the labels were read).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands_robots.dataset.hub import accepts_repo_id
+from strands_robots.errors import LabelValidationError, SidecarError
+from strands_robots.segments import lerobot_language as language
+from strands_robots.segments import sarm
+from strands_robots.segments.proposals import is_approved
+from strands_robots.segments.store import list_segmentations, stale_segmentations
+from strands_robots.storage.atomic import atomic_write_bytes
+
+#: Files beside the dataset that belong to this project, not to LeRobot (left out of ``out``).
+SIDECARS = ("episode_labels.json", "episode_outcomes.jsonl", "episode_segments.json")
+
+
+class DatasetChangedError(SidecarError):
+    """The dataset changed since the labels were read; nothing more was written."""
+
+
+@dataclass
+class ExportReport:
+    """What an export wrote."""
+
+    root: str
+    target: str
+    mode: str
+    episodes: list[int] = field(default_factory=list)
+    rewritten: list[str] = field(default_factory=list)
+    linked: int = 0
+    copied: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "root": self.root,
+            "target": self.target,
+            "mode": self.mode,
+            "episodes": self.episodes,
+            "rewritten": self.rewritten,
+            "videos_linked": self.linked,
+            "files_copied": self.copied,
+        }
+
+
+def _stat(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _parquet_bytes(table: Any, episodes: list[int]) -> bytes:
+    """``table`` as parquet, one row group per run of an episode (as LeRobot writes it)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, table.schema, compression="snappy") as writer:
+        start = 0
+        for i in range(1, len(episodes) + 1):
+            if i == len(episodes) or episodes[i] != episodes[start]:
+                writer.write_table(table.slice(start, i - start))
+                start = i
+    return sink.getvalue().to_pybytes()
+
+
+def _language_table(path: Path, rows_of: dict[int, list[dict[str, Any]]]) -> tuple[Any, list[int]] | None:
+    """The data file with its persistent rows replaced for ``rows_of``'s episodes (None: unchanged)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    episodes = table.column("episode_index").to_pylist()
+    names = table.column_names
+    has = language.LANGUAGE_PERSISTENT in names
+    if has and not any(ep in rows_of for ep in episodes):
+        return None
+    kind = table.schema.field(language.LANGUAGE_PERSISTENT).type if has else language.persistent_arrow_type()
+    old = table.column(language.LANGUAGE_PERSISTENT).to_pylist() if has else [[] for _ in episodes]
+    new = [rows_of[ep] if ep in rows_of else old[i] for i, ep in enumerate(episodes)]
+    column = pa.array(new, type=kind)
+    if has:
+        table = table.set_column(names.index(language.LANGUAGE_PERSISTENT), language.LANGUAGE_PERSISTENT, column)
+    else:
+        table = table.append_column(language.LANGUAGE_PERSISTENT, column)
+        table = table.replace_schema_metadata(None)  # its features description no longer matches the columns
+    if language.LANGUAGE_EVENTS not in table.column_names:
+        table = table.append_column(
+            language.LANGUAGE_EVENTS, pa.array([[] for _ in episodes], type=language.events_arrow_type())
+        )
+    return table, episodes
+
+
+def _sarm_table(path: Path, values_of: dict[int, dict[str, list[Any]]], prefix: str) -> Any | None:
+    """The ``meta/episodes`` file with SARM's columns set for ``values_of``'s episodes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    episodes = table.column("episode_index").to_pylist()
+    if not any(ep in values_of for ep in episodes):
+        return None
+    types = {
+        "subtask_names": pa.list_(pa.string()),
+        "subtask_start_times": pa.list_(pa.float64()),
+        "subtask_end_times": pa.list_(pa.float64()),
+        "subtask_start_frames": pa.list_(pa.int64()),
+        "subtask_end_frames": pa.list_(pa.int64()),
+    }
+    for name, kind in types.items():
+        col = f"{prefix}_{name}"
+        present = col in table.column_names
+        old = table.column(col).to_pylist() if present else [None] * len(episodes)
+        new = [values_of[ep][name] if ep in values_of else old[i] for i, ep in enumerate(episodes)]
+        column = pa.array(new, type=table.schema.field(col).type if present else kind)
+        if present:
+            table = table.set_column(table.column_names.index(col), col, column)
+        else:
+            table = table.append_column(col, column)
+    return table
+
+
+def _approved(root: Path, labels_dir: Any, episodes: Any) -> dict[int, dict[str, Any]]:
+    records = {r["episode_index"]: r for r in list_segmentations(root, labels_dir=labels_dir) if is_approved(r)}
+    missing = sorted(ep for ep in records if ep not in episodes)
+    if missing:
+        raise LabelValidationError(
+            f"approved segmentations of episodes {missing} name no episode of {root}; remap or remove them first "
+            "(strands-labels remap)."
+        )
+    stale = {ep: why for ep, why in stale_segmentations(root, labels_dir=labels_dir).items() if ep in records}
+    if stale:
+        shown = "; ".join(f"episode {ep}: {why}" for ep, why in sorted(stale.items())[:5])
+        raise DatasetChangedError(
+            f"the segmentations of {len(stale)} episode(s) were made for other episodes ({shown}); nothing was "
+            "written. Remap the labels (strands-labels remap) or review those episodes again."
+        )
+    return records
+
+
+def _check_origin(record: dict[str, Any], current: list[dict[str, Any]], ours: list[dict[str, Any]]) -> str | None:
+    """Why the dataset's rows of the episode are not what the labels were read from, or None."""
+    review = record.get("review") or {}
+    origin = (review.get("proposal") or {}).get("origin") or record.get("origin")
+    if not origin or origin.get("tool") != language.SOURCE_NAME:
+        return None
+    digest = language.rows_digest(current)
+    if digest in (origin.get("rows"), language.rows_digest(ours)):
+        return None
+    return f"its {origin.get('style')} rows are not the ones imported ({len(current)} rows now)"
+
+
+def _copy_tree(root: Path, target: Path, skip: set[Path], report: ExportReport) -> None:
+    """Copy ``root`` into ``target`` (videos hard-linked), leaving out ``skip`` and the sidecars."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        rel = here.relative_to(root)
+        dirnames[:] = [d for d in dirnames if not (rel == Path(".") and d.startswith("."))]
+        (target / rel).mkdir(parents=True, exist_ok=True)
+        for name in filenames:
+            src = here / name
+            if src in skip or (rel == Path(".") and (name in SIDECARS or name.startswith("."))):
+                continue
+            dst = target / rel / name
+            if rel.parts[:1] == ("videos",):
+                try:
+                    os.link(src, dst)
+                    report.linked += 1
+                    continue
+                except OSError:
+                    pass
+            shutil.copy2(src, dst)
+            report.copied += 1
+
+
+@accepts_repo_id
+def export_lerobot(
+    root: str | Path,
+    *,
+    out: str | Path | None = None,
+    in_place: bool = False,
+    style: str = language.SUBTASK_STYLE,
+    sarm_prefix: str | None = None,
+    labels_dir: str | Path | None = None,
+) -> ExportReport:
+    """Write the approved segmentations as LeRobot's subtask rows or SARM's columns.
+
+    Args:
+        root: A LeRobot v3.0 dataset root (never changed unless ``in_place``).
+        out: A new dataset root (must not exist, or be an empty directory).
+        in_place: Rewrite ``root`` itself (exactly one of ``out`` and ``in_place``).
+        style: The persistent style of the rows written (``subtask``).
+        sarm_prefix: ``sparse`` or ``dense``: write SARM's columns instead of rows.
+        labels_dir: Where the sidecar lives (default ``root``).
+
+    Returns:
+        :class:`ExportReport`: episodes exported, files rewritten, videos linked.
+
+    Raises:
+        UnsupportedVersionError: not a v3.0 dataset.
+        LabelValidationError: both or neither of ``out``/``in_place``, an ``out`` that is
+            not new, an unknown style or prefix, no approved segmentation.
+        DatasetChangedError: a segmentation is stale, the dataset's rows changed since
+            they were imported, or a data file changed during the export.
+    """
+    root = Path(root).resolve()
+    if (out is None) == (not in_place):
+        raise LabelValidationError("pass exactly one of out=NEW_ROOT (CLI: --out) and in_place=True (--in-place).")
+    if sarm_prefix is not None:
+        sarm.check_prefix(sarm_prefix)
+    elif style not in language.PERSISTENT_STYLES:
+        raise LabelValidationError(f"style={style!r}; use one of {', '.join(language.PERSISTENT_STYLES)}.")
+    dataset = language.open_v3(root)
+    target = root if out is None else Path(out).resolve()
+    if out is not None:
+        if target == root or root in target.parents:
+            raise LabelValidationError(f"out={target} is inside the dataset; choose a directory outside {root}.")
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise LabelValidationError(f"out={target} exists and is not an empty directory; choose a new path.")
+    approved = _approved(root, labels_dir, dataset.episodes)
+    if not approved:
+        raise LabelValidationError(
+            f"no approved segmentation in {root}: accept or edit proposals on the segment page "
+            "(strands-labels segment ROOT) or save segmentations first; nothing was written."
+        )
+    report = ExportReport(str(root), str(target), "in-place" if in_place else "out", sorted(approved))
+    fps = float(dataset.fps)
+    changed: dict[Path, bytes] = {}  # source path -> new bytes
+    stats: dict[Path, tuple[int, int, int]] = {}
+    extra: dict[str, bytes] = {}  # path relative to the root -> new bytes (metadata)
+    if sarm_prefix is None:
+        rows = language.read_episodes(root)
+        rows_of: dict[int, list[dict[str, Any]]] = {}
+        problems = []
+        for ep, record in approved.items():
+            current = rows[ep].persistent if ep in rows else []
+            ours = language.segment_rows(record["segments"], rows[ep].timestamps, style)
+            why = in_place and _check_origin(record, language.style_rows(current, style), ours)
+            if why:
+                problems.append(f"episode {ep}: {why}")
+            rows_of[ep] = language.merge_rows(current, ours, style)
+        if problems:
+            raise DatasetChangedError(
+                "the dataset changed since the labels were read (" + "; ".join(problems[:5]) + "); nothing was "
+                "written. Import again (strands-labels segments import-lerobot) and review, or export with --out."
+            )
+        for path in language.data_files(root):
+            stats[path] = _stat(path)
+            built = _language_table(path, rows_of)
+            if built is not None:
+                changed[path] = _parquet_bytes(*built)
+        info_path = root / "meta" / "info.json"
+        info = json.loads(info_path.read_text())
+        features = dict(info.get("features", {}))
+        if any(k not in features for k in language.LANGUAGE_FEATURES):
+            features.update({k: v for k, v in language.LANGUAGE_FEATURES.items() if k not in features})
+            info["features"] = features
+            extra["meta/info.json"] = (json.dumps(info, indent=4) + "\n").encode()
+    else:
+        values = {ep: sarm.episode_values(r["segments"], fps) for ep, r in approved.items()}
+        for path in sarm.episode_files(root):
+            stats[path] = _stat(path)
+            table = _sarm_table(path, values, sarm_prefix)
+            if table is not None:
+                changed[path] = _parquet_bytes(table, table.column("episode_index").to_pylist())
+        proportions = sarm.temporal_proportions({ep: r["segments"] for ep, r in approved.items()})
+        extra[str(sarm.proportions_path(Path("."), sarm_prefix))] = (json.dumps(proportions, indent=2) + "\n").encode()
+    report.rewritten = sorted([str(p.relative_to(root)) for p in changed] + list(extra))
+    if in_place:
+        for path, data in changed.items():
+            if _stat(path) != stats[path]:
+                raise DatasetChangedError(
+                    f"{path} changed while the export ran; files replaced before it are complete. Run the export again."
+                )
+            atomic_write_bytes(path, data)
+        for rel, data in extra.items():
+            atomic_write_bytes(root / rel, data)
+        return report
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        _copy_tree(root, staging, set(changed) | {root / rel for rel in extra}, report)
+        for path, data in changed.items():
+            (staging / path.relative_to(root)).write_bytes(data)
+        for rel, data in extra.items():
+            (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+            (staging / rel).write_bytes(data)
+        if target.exists():
+            target.rmdir()
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return report
+
+
+__all__ = ["DatasetChangedError", "ExportReport", "export_lerobot"]

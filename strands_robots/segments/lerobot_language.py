@@ -1,0 +1,249 @@
+"""LeRobot's language rows (v3.0 ``language_persistent``) as segments, and segments as rows.
+
+LeRobot 0.6 stores subtasks inside ``data/chunk-*/file-*.parquet``: the column
+``language_persistent`` holds, on every frame of an episode, the episode's whole list of
+persistent rows ``{"role", "content", "style", "timestamp", "camera", "tool_calls"}``;
+a row of a style is active from its ``timestamp`` (seconds, the timestamp of a frame)
+until the next row of the same style (``docs/segments.md``, "LeRobot's language rows").
+
+- Reading: a row of ``style`` starts a segment at the frame whose timestamp is within
+  half a frame of the row's; the segment runs to the next row's frame, the last one to
+  the episode's end. What needed fixing is reported per episode.
+- Writing: one row per segment, at the timestamp of its start frame as stored in the
+  data file (so LeRobot's ``active_at`` at each frame's timestamp finds the segment
+  covering that frame), ``role: "assistant"``, ``camera: null``; the rows of every other
+  style keep their values and order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from strands_robots.errors import DatasetError
+
+LANGUAGE_PERSISTENT = "language_persistent"
+LANGUAGE_EVENTS = "language_events"
+#: The style LeRobot's subtask rows carry (``lerobot/datasets/language.py``).
+SUBTASK_STYLE = "subtask"
+#: Styles LeRobot keeps in ``language_persistent``.
+PERSISTENT_STYLES = ("subtask", "plan", "memory", "motion", "task_aug")
+#: The annotator name of proposals read from language rows.
+SOURCE_NAME = "lerobot-annotate"
+#: ``meta/info.json`` feature entries LeRobot gives its two language columns.
+LANGUAGE_FEATURES = {
+    LANGUAGE_PERSISTENT: {"dtype": "language", "shape": [1], "names": None},
+    LANGUAGE_EVENTS: {"dtype": "language", "shape": [1], "names": None},
+}
+
+
+def _rows_type(*, timestamp: bool) -> Any:
+    """A list of LeRobot's language row structs (its fields, with ``tool_calls`` as text)."""
+    import pyarrow as pa
+
+    fields = [("role", pa.string()), ("content", pa.string()), ("style", pa.string())]
+    fields += [("timestamp", pa.float32())] if timestamp else []
+    fields += [("camera", pa.string()), ("tool_calls", pa.list_(pa.string()))]
+    return pa.list_(pa.struct(fields))
+
+
+def persistent_arrow_type() -> Any:
+    """The Arrow type of a new ``language_persistent`` column (a list of row structs)."""
+    return _rows_type(timestamp=True)
+
+
+def events_arrow_type() -> Any:
+    """The Arrow type of a new ``language_events`` column (rows without a timestamp)."""
+    return _rows_type(timestamp=False)
+
+
+@dataclass
+class EpisodeRows:
+    """One episode as stored in the data files.
+
+    Attributes:
+        episode_index: The episode.
+        timestamps: Per-frame ``timestamp`` in ``frame_index`` order, float32 as stored.
+        persistent: The episode's ``language_persistent`` list (of its first frame).
+        files: Data files holding the episode's frames.
+        uneven: True when frames of the episode carry different lists.
+    """
+
+    episode_index: int
+    timestamps: np.ndarray
+    persistent: list[dict[str, Any]] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    uneven: bool = False
+
+
+def data_files(root: Path) -> list[Path]:
+    """The data files of a v3.0 dataset, in name order."""
+    return sorted(Path(root).glob("data/*/*.parquet"))
+
+
+def open_v3(root: Path) -> Any:
+    """The opened dataset, refused unless it is v3.0 (LeRobot's language columns are v3.0's).
+
+    Raises:
+        UnsupportedVersionError: another codebase version (v2.1 ...).
+        DatasetError: not a readable LeRobot dataset.
+    """
+    from strands_robots.dataset import open_dataset
+    from strands_robots.errors import UnsupportedVersionError
+
+    dataset = open_dataset(root)
+    version = dataset.codebase_version
+    if not str(version).startswith("v3"):
+        raise UnsupportedVersionError(
+            f"{root} is a {version} dataset; LeRobot's language rows and SARM's columns exist in v3.0 datasets only. "
+            "Convert it first (lerobot's convert_dataset_v21_to_v30), then import or export again."
+        )
+    return dataset
+
+
+def read_episodes(root: Path) -> dict[int, EpisodeRows]:
+    """Every episode's frame timestamps and persistent language rows, from the data files.
+
+    Raises:
+        DatasetError: a data file without ``episode_index``, ``frame_index`` or ``timestamp``.
+    """
+    import pyarrow.parquet as pq
+
+    found: dict[int, EpisodeRows] = {}
+    stamps: dict[int, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    for path in data_files(root):
+        names = pq.read_schema(path).names
+        missing = [c for c in ("episode_index", "frame_index", "timestamp") if c not in names]
+        if missing:
+            raise DatasetError(f"{path} has no {missing} column(s); it is not a LeRobot v3.0 data file.")
+        columns = ["episode_index", "frame_index", "timestamp"]
+        if LANGUAGE_PERSISTENT in names:
+            columns.append(LANGUAGE_PERSISTENT)
+        table = pq.read_table(path, columns=columns)
+        episodes = table.column("episode_index").to_numpy()
+        frames = table.column("frame_index").to_numpy()
+        times = table.column("timestamp").to_numpy().astype(np.float32)
+        language = table.column(LANGUAGE_PERSISTENT) if LANGUAGE_PERSISTENT in names else None
+        for ep in np.unique(episodes):
+            rows = np.flatnonzero(episodes == ep)
+            entry = found.setdefault(int(ep), EpisodeRows(int(ep), np.empty(0, np.float32)))
+            entry.files.append(path)
+            stamps[int(ep)].append((frames[rows], times[rows]))
+            if language is not None:
+                first = language[int(rows[0])].as_py() or []
+                if not entry.persistent:
+                    entry.persistent = first
+                last = language[int(rows[-1])].as_py() or []
+                entry.uneven |= last != first
+    for ep, parts in stamps.items():
+        frames = np.concatenate([p[0] for p in parts])
+        times = np.concatenate([p[1] for p in parts])
+        found[ep].timestamps = times[np.argsort(frames, kind="stable")]
+    return found
+
+
+def style_rows(persistent: list[dict[str, Any]], style: str) -> list[dict[str, Any]]:
+    """The rows of ``style`` in ``persistent``, as stored."""
+    return [r for r in persistent if isinstance(r, dict) and r.get("style") == style]
+
+
+def rows_digest(rows: Sequence[Any]) -> str:
+    """A short digest of rows (what an export checks the dataset still holds)."""
+    text = json.dumps(rows, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def frame_at(timestamp: float, timestamps: np.ndarray, fps: float) -> int | None:
+    """The frame whose timestamp is within half a frame of ``timestamp``, else None."""
+    if len(timestamps) == 0:
+        return None
+    pos = int(np.argmin(np.abs(timestamps.astype(np.float64) - float(timestamp))))
+    if abs(float(timestamps[pos]) - float(timestamp)) <= 0.5 / fps + 1e-6:
+        return pos
+    return None
+
+
+def rows_to_segments(
+    rows: list[dict[str, Any]], timestamps: np.ndarray, fps: float
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Segments (frames, half-open) from rows of one style, and what needed fixing.
+
+    A row starts a segment at its frame; the segment ends where the next row starts,
+    the last one at the episode's end (``len(timestamps)``). Fixed and reported: rows
+    out of order (sorted), rows without content or past the episode's end (dropped),
+    rows on the same frame (zero-length: the later row is kept), a first row after
+    frame 0 (its segment starts at frame 0: LeRobot shows no subtask before it).
+    """
+    length = len(timestamps)
+    changes: list[str] = []
+    starts: list[tuple[int, str, float]] = []
+    last_ts = float("-inf")
+    for i, row in enumerate(rows):
+        ts = float(row.get("timestamp", float("nan")))
+        text = " ".join(str(row.get("content") or "").split())
+        if ts < last_ts:
+            changes.append(f"row {i} at {ts:.3f} s comes before the row above it: sorted by timestamp")
+        last_ts = max(last_ts, ts)
+        if not text:
+            changes.append(f"row {i} at {ts:.3f} s has no content: dropped")
+            continue
+        frame = frame_at(ts, timestamps, fps)
+        if frame is None:
+            end = float(timestamps[-1]) if length else 0.0
+            where = "past the episode's end" if ts > end else "not within half a frame of any frame"
+            changes.append(f"row {i} ({text!r}) at {ts:.3f} s is {where} ({length} frames): dropped")
+            continue
+        if abs(float(timestamps[frame]) - ts) > 1e-4:
+            changes.append(f"row {i} at {ts:.4f} s snapped to frame {frame} ({float(timestamps[frame]):.4f} s)")
+        starts.append((frame, text, ts))
+    starts.sort(key=lambda s: (s[0], s[2]))
+    kept: list[tuple[int, str]] = []
+    for frame, text, _ in starts:
+        if kept and kept[-1][0] == frame:
+            changes.append(
+                f"rows {kept[-1][1]!r} and {text!r} start at the same frame {frame} (zero-length): kept {text!r}"
+            )
+            kept[-1] = (frame, text)
+        else:
+            kept.append((frame, text))
+    if kept and kept[0][0] > 0:
+        changes.append(f"frames [0, {kept[0][0]}) before the first row: folded into the first segment")
+        kept[0] = (0, kept[0][1])
+    segments = [
+        {"start": frame, "end": kept[i + 1][0] if i + 1 < len(kept) else length, "label": text}
+        for i, (frame, text) in enumerate(kept)
+    ]
+    return segments, changes
+
+
+def segment_rows(segments: list[dict[str, Any]], timestamps: np.ndarray, style: str) -> list[dict[str, Any]]:
+    """One persistent row per segment, at its start frame's stored timestamp."""
+    return [
+        {
+            "role": "assistant",
+            "content": str(seg["label"]),
+            "style": style,
+            "timestamp": float(timestamps[int(seg["start"])]),
+            "camera": None,
+            "tool_calls": None,
+        }
+        for seg in segments
+    ]
+
+
+def merge_rows(persistent: list[dict[str, Any]], new: list[dict[str, Any]], style: str) -> list[dict[str, Any]]:
+    """``persistent`` with its ``style`` rows replaced by ``new``, in LeRobot's order.
+
+    Rows of other styles keep their values and relative order; the list is ordered by
+    ``(timestamp, style, role)`` with a stable sort, as LeRobot's writer orders it.
+    """
+    kept = [r for r in persistent if r.get("style") != style]
+    merged = kept + list(new)
+    return sorted(merged, key=lambda r: (float(r["timestamp"]), r.get("style") or "", r.get("role") or ""))

@@ -1,0 +1,185 @@
+"""SARM's subtask columns in ``meta/episodes`` as segments, and segments as SARM's columns.
+
+LeRobot's SARM reward model reads per-episode subtasks from the episode metadata
+(``lerobot/data_processing/sarm_annotations/subtask_annotation.py``): for a ``PREFIX`` of
+``sparse`` or ``dense``, the list columns ``PREFIX_subtask_names``,
+``PREFIX_subtask_start_times``/``..._end_times`` (seconds) and
+``PREFIX_subtask_start_frames``/``..._end_frames``, plus the dataset-level prior
+``meta/temporal_proportions_PREFIX.json`` (subtask name -> average share of an episode's
+duration). Frames here are half-open ``[start, end)``: a subtask ends where the next one
+starts (``docs/segments.md``, "SARM's columns").
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from strands_robots.errors import LabelValidationError
+
+PREFIXES = ("sparse", "dense")
+FIELDS = ("subtask_names", "subtask_start_times", "subtask_end_times", "subtask_start_frames", "subtask_end_frames")
+
+
+def check_prefix(prefix: str) -> str:
+    """``sparse`` or ``dense``.
+
+    Raises:
+        LabelValidationError: another value.
+    """
+    if prefix not in PREFIXES:
+        raise LabelValidationError(f"sarm={prefix!r}; use sparse or dense.")
+    return prefix
+
+
+def columns(prefix: str) -> list[str]:
+    """SARM's five column names for ``prefix``."""
+    return [f"{check_prefix(prefix)}_{name}" for name in FIELDS]
+
+
+def source_name(prefix: str) -> str:
+    """The annotator name of proposals read from SARM's columns (``sarm-sparse``)."""
+    return f"sarm-{check_prefix(prefix)}"
+
+
+def episode_files(root: Path) -> list[Path]:
+    """The ``meta/episodes`` parquet files, in name order."""
+    return sorted(Path(root).glob("meta/episodes/*/*.parquet"))
+
+
+def read_spans(root: Path, prefix: str) -> dict[int, list[tuple[str, float | None, float | None, Any, Any]]]:
+    """Per episode ``[(name, start_time, end_time, start_frame, end_frame)]`` as stored.
+
+    Episodes whose names are null are left out. For ``sparse`` the legacy unprefixed
+    columns are read when the prefixed ones are absent (as SARM does).
+    """
+    import pyarrow.parquet as pq
+
+    found: dict[int, list[tuple[str, float | None, float | None, Any, Any]]] = {}
+    wanted = columns(prefix)
+    for path in episode_files(root):
+        names = pq.read_schema(path).names
+        cols = wanted
+        if cols[0] not in names and prefix == "sparse" and FIELDS[0] in names:
+            cols = list(FIELDS)
+        if cols[0] not in names:
+            continue
+        present = [c for c in cols if c in names]
+        table = pq.read_table(path, columns=["episode_index", *present]).to_pydict()
+        for i, ep in enumerate(table["episode_index"]):
+            labels = table[cols[0]][i]
+            if labels is None:
+                continue
+            n = len(labels)
+            st, et, sf, ef = (_padded(table.get(c, [None] * (i + 1))[i], n) for c in cols[1:])
+            found[int(ep)] = [(str(labels[k]), st[k], et[k], sf[k], ef[k]) for k in range(n)]
+    return found
+
+
+def _padded(values: Any, n: int) -> list[Any]:
+    """``values`` as a list of ``n`` items (None where missing)."""
+    values = list(values) if values is not None else []
+    return (values + [None] * n)[:n]
+
+
+def spans_to_segments(
+    spans: list[tuple[str, float | None, float | None, Any, Any]], length: int, fps: float
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Segments (frames, half-open, covering ``[0, length)``) and what needed fixing.
+
+    Frames come from the ``..._frames`` columns, else from the times at ``fps`` (rounded).
+    Fixed and reported: spans out of order (sorted), zero-length or unnamed spans
+    (dropped), spans past the end (clipped or dropped), overlaps (the earlier span ends
+    where the later starts), gaps (the earlier span runs on), a first span after frame 0
+    and a last one ending before the episode's end (extended).
+    """
+    changes: list[str] = []
+    items: list[list[Any]] = []
+    for k, (name, st, et, sf, ef) in enumerate(spans):
+        name = " ".join(str(name or "").split())
+        if sf is not None and ef is not None:
+            start, end = int(sf), int(ef)
+        elif st is not None and et is not None:
+            start, end = int(round(float(st) * fps)), int(round(float(et) * fps))
+            changes.append(f"span {k} ({name!r}) has no frames: read from its times at {fps:g} fps")
+        else:
+            changes.append(f"span {k} ({name!r}) has neither frames nor times: dropped")
+            continue
+        if not name:
+            changes.append(f"span {k} at frames [{start}, {end}) has no name: dropped")
+            continue
+        if start >= length:
+            changes.append(f"span {k} ({name!r}) starts at frame {start}, past the episode's {length} frames: dropped")
+            continue
+        if end > length:
+            changes.append(f"span {k} ({name!r}) ends at frame {end}, past the episode's end: clipped to {length}")
+            end = length
+        if end <= start:
+            changes.append(f"span {k} ({name!r}) at frames [{start}, {end}) is zero-length: dropped")
+            continue
+        items.append([max(start, 0), end, name, k])
+    order = sorted(items, key=lambda it: (it[0], it[1], it[3]))
+    if order != items:
+        changes.append("spans out of order: sorted by start frame")
+    items = order
+    kept: list[list[Any]] = []
+    for it in items:
+        if kept and it[0] < kept[-1][1]:
+            prev = kept[-1]
+            changes.append(
+                f"spans {prev[2]!r} and {it[2]!r} overlap at frames [{it[0]}, {prev[1]}): "
+                f"{prev[2]!r} now ends at {it[0]}"
+            )
+            prev[1] = it[0]
+            if prev[1] <= prev[0]:
+                changes.append(f"span {prev[2]!r} became zero-length: dropped")
+                kept.pop()
+        if kept and it[0] > kept[-1][1]:
+            changes.append(f"frames [{kept[-1][1]}, {it[0]}) between spans: {kept[-1][2]!r} runs on")
+            kept[-1][1] = it[0]
+        kept.append(it)
+    if kept and kept[0][0] > 0:
+        changes.append(f"frames [0, {kept[0][0]}) before the first span: folded into it")
+        kept[0][0] = 0
+    if kept and kept[-1][1] < length:
+        changes.append(f"frames [{kept[-1][1]}, {length}) after the last span: it runs to the episode's end")
+        kept[-1][1] = length
+    return [{"start": s, "end": e, "label": name} for s, e, name, _ in kept], changes
+
+
+def episode_values(segments: list[dict[str, Any]], fps: float) -> dict[str, list[Any]]:
+    """SARM's five values of one episode (without the prefix): names, times (s), frames."""
+    return {
+        "subtask_names": [str(s["label"]) for s in segments],
+        "subtask_start_times": [int(s["start"]) / fps for s in segments],
+        "subtask_end_times": [int(s["end"]) / fps for s in segments],
+        "subtask_start_frames": [int(s["start"]) for s in segments],
+        "subtask_end_frames": [int(s["end"]) for s in segments],
+    }
+
+
+def temporal_proportions(segmentations: dict[int, list[dict[str, Any]]]) -> dict[str, float]:
+    """The prior SARM reads: per subtask name, its share of an episode's frames averaged over
+    the episodes it occurs in, normalised to sum to 1, in order of first appearance.
+
+    A name that occurs twice in an episode counts both segments' frames.
+    """
+    shares: dict[str, list[float]] = defaultdict(list)
+    for segments in segmentations.values():
+        total = sum(int(s["end"]) - int(s["start"]) for s in segments)
+        if total <= 0:
+            continue
+        per: dict[str, int] = {}
+        for s in segments:
+            per[str(s["label"])] = per.get(str(s["label"]), 0) + int(s["end"]) - int(s["start"])
+        for name, frames in per.items():
+            shares[name].append(frames / total)
+    mean = {name: sum(v) / len(v) for name, v in shares.items()}
+    norm = sum(mean.values())
+    return {name: value / norm for name, value in mean.items()} if norm > 0 else {}
+
+
+def proportions_path(root: Path, prefix: str) -> Path:
+    """``meta/temporal_proportions_PREFIX.json``."""
+    return Path(root) / "meta" / f"temporal_proportions_{check_prefix(prefix)}.json"
