@@ -36,6 +36,7 @@ from strands_robots.dataset.hub import resolve_root
 from strands_robots.episode_labels import labels_path, read_labels
 from strands_robots.episode_labels.judge import annotate_episodes
 from strands_robots.errors import LabelsNotFoundError, LabelValidationError
+from strands_robots.judges.commit import GroupCommit
 from strands_robots.judges.heuristic import HeuristicJudgeModel, judge_prompt
 from strands_robots.judges.profile import MIN_EPISODES, DatasetProfile
 from strands_robots.judges.retry import (  # noqa: F401 - is_transient, TransientRetryStrategy: kept importable here
@@ -444,6 +445,8 @@ def run_judge(
     # The offline judge's labels are written in group commits by this thread (one journal line
     # per batch); a model judge's write_label writes each label itself, durable when it returns.
     deferred = offline and executor == "thread"
+    # A model judge's concurrent conversations share label commits (durable when write_label returns).
+    committer = GroupCommit() if not offline and (workers or 1) > 1 else None
     records = {int(k): v for k, v in read_labels(root, labels_dir=labels_dir)["episodes"].items()} if deferred else None
 
     def agent_for_thread() -> Any:
@@ -461,6 +464,8 @@ def run_judge(
                 max_requests=max_requests_per_episode,
                 breaker=breaker,
             )
+            if committer is not None:
+                agent.judge_tools.config.committer = committer
             if deferred:
                 config = agent.judge_tools.config
                 config.evidence = evidence

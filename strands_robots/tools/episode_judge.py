@@ -134,6 +134,9 @@ class JudgeToolConfig:
             dataset and data file instead of reading and computing again (same payload).
         images: False: ``sample_frames`` returns no image whatever the model asks, and
             its answer says so (``--no-images``).
+        committer: A run's :class:`~strands_robots.judges.commit.GroupCommit`:
+            ``write_label`` writes through it (durable when it returns, one commit shared
+            with concurrent conversations), or None to write alone.
     """
 
     roots: list[Path] | None = None
@@ -147,6 +150,7 @@ class JudgeToolConfig:
     defer_writes: bool = False
     evidence: EvidenceCache | None = None
     images: bool = True
+    committer: Any = None
     tool_seconds: dict[str, float] = field(default_factory=dict)
     tool_calls: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -554,6 +558,8 @@ def _write_label(
         record["judge"] = judge_block(record, index, **fields)
         if cfg.records is not None:
             cfg.records[index] = record
+    elif cfg.committer is not None:  # shared with the run's other conversations: one fsync for many labels
+        record = cfg.committer.write(path, cfg.labels_for(path), index, fields)
     else:
         record = annotate_episode(path, index, **fields, labels_dir=cfg.labels_for(path), keep_history=True)
     judge = record["judge"]

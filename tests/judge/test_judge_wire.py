@@ -323,3 +323,11 @@ def test_the_cli_stops_at_a_dead_server_with_one_message_and_status_2(cams):
     done = subprocess.run([*command, "--base-url", url], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("no model server answers at") == 1 and url in done.stderr
+
+
+def test_parallel_conversations_write_every_label(server, cams):
+    report = judge(server, "openai", cams, workers=3)
+    assert [r.ok for r in report.results] == [True, True, True], report.results
+    assert all("judge" in r for r in read_labels(cams)["episodes"].values())
+    assert report.cost().images == 3 * 2 * 2  # 3 episodes x 2 frames x 2 cameras, each once
+    assert_cost_matches(report, server)
