@@ -56,6 +56,11 @@ class Episode:
         data_file: The parquet file holding its rows (absolute).
         index_range: Global frame ``index`` range, half-open ``[from, to)``.
         videos: Camera key -> :class:`VideoRef` for every ``video`` feature.
+        data_located: False when the v3.0 episodes metadata has no ``data/chunk_index`` /
+            ``data/file_index`` columns (only ``episode_index`` and ``length``): the rows
+            may then sit in any data file, and the reader looks in every one of them
+            (:func:`data_shards`; ``data_file`` is only the
+            first-file guess).
     """
 
     episode_index: int
@@ -64,6 +69,7 @@ class Episode:
     data_file: Path
     index_range: tuple[int, int]
     videos: Mapping[str, VideoRef]
+    data_located: bool = True
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,12 @@ class VideoColumns:
     from_ts: np.ndarray
     to_ts: np.ndarray
     valid: np.ndarray
+
+
+def data_shards(root: Path) -> list[Path]:
+    """Every data parquet under ``root/data``, in path order: the files an episode whose
+    metadata names no data file (``Episode.data_located`` False) may sit in."""
+    return sorted((Path(root) / "data").glob("**/*.parquet"))
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -107,8 +119,11 @@ class EpisodeTable(Mapping[int, Episode]):
         index_from: np.ndarray,
         index_to: np.ndarray,
         videos: dict[str, VideoColumns],
+        data_located: bool = True,
     ) -> None:
         self._root = root
+        #: False when the metadata does not say which data file holds each episode (see :class:`Episode`).
+        self.data_located = data_located
         self._info = info
         self.indices = _readonly(indices.astype(np.int64, copy=False))
         self.lengths = _readonly(lengths.astype(np.int64, copy=False))
@@ -241,6 +256,7 @@ class EpisodeTable(Mapping[int, Episode]):
             data_file=self.data_path_at(pos),
             index_range=(int(self.index_from[pos]), int(self.index_to[pos])),
             videos=MappingProxyType(videos),
+            data_located=self.data_located,
         )
 
 
@@ -477,6 +493,7 @@ def _build_table(root: Path, info: DatasetInfo, table: pa.Table, source: str) ->
         index_from=index_from,
         index_to=index_to,
         videos=videos,
+        data_located=info.major != 3 or (data_chunk is not None and data_file is not None),
     )
 
 

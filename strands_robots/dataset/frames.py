@@ -4,7 +4,13 @@ Reads only the parquet file that holds the episode and only the requested column
 ``episode_index == e`` filter is pushed down to pyarrow, which skips every row group whose
 statistics exclude the episode (LeRobot writes one row group per episode or so). Rows come
 back sorted by ``frame_index``. NaN values are kept and counted (:attr:`Frames.nan_counts`).
-Source: docs/dataset.md.
+
+When the episodes metadata does not say which file holds an episode (a v3.0 table of only
+``episode_index`` and ``length``), every data file is read
+(:func:`~strands_robots.dataset.episodes.data_shards`) and one
+that cannot be read refuses the episode, naming every damaged file: a missing shard would
+leave a hole in the frame series that reads as a discontinuity. Source: docs/dataset.md,
+"Episodes spread over several data files".
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from strands_robots.dataset.episodes import Episode
+from strands_robots.dataset.episodes import Episode, data_shards
 from strands_robots.dataset.errors import MissingFileError
 from strands_robots.dataset.hub import fetch_missing
 from strands_robots.errors import DatasetError
@@ -123,32 +129,24 @@ def read_frames(ds: Layout, episode: int | Episode, columns: list[str] | None = 
         DatasetError: An unknown column, or rows loaded != the episode's ``length``.
     """
     ep = resolve_episode(ds, episode)
-    path = ep.data_file
-    if not path.is_file() and not fetch_missing(ds.root, path):
-        raise MissingFileError(
-            f"data file {path} of episode {ep.episode_index} is missing; restore the dataset's data/ "
-            "directory (the episodes metadata points there)."
-        )
-    try:
-        layout = _file_layout(str(path), *_stamp(path))
-    except (pa.ArrowException, OSError) as exc:
-        raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read as parquet ({exc}).") from exc
-    available = layout.names
-    if columns is None:
-        skip = set(ds.camera_keys)
-        wanted = [c for c in available if c not in skip]
+    skip = set(ds.camera_keys)
+    if ep.data_located:
+        path = ep.data_file
+        layout = _episode_file_layout(ds, ep)
+        available = layout.names
+        wanted = _wanted(columns, available, skip, ep, str(path))
+        helper = [c for c in ("episode_index", "frame_index") if c in available and c not in wanted]
+        try:
+            table = _read_episode_rows(path, layout, ep.episode_index, wanted + helper)
+        except (pa.ArrowException, OSError) as exc:
+            raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read ({exc}).") from exc
     else:
-        wanted = list(dict.fromkeys(columns))
-        unknown = [c for c in wanted if c not in available]
-        if unknown:
-            raise DatasetError(
-                f"{path} has no column(s) {unknown} (episode {ep.episode_index}); available: {available}."
-            )
-    helper: list[str] = [c for c in ("episode_index", "frame_index") if c in available and c not in wanted]
-    try:
-        table = _read_episode_rows(path, layout, ep.episode_index, wanted + helper)
-    except (pa.ArrowException, OSError) as exc:
-        raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read ({exc}).") from exc
+        path = ds.root / "data"
+        layouts = _shard_layouts(ds, ep)
+        available = list(dict.fromkeys(name for _p, layout in layouts for name in layout.names))
+        wanted = _wanted(columns, available, skip, ep, f"the data files under {path}")
+        helper = [c for c in ("episode_index", "frame_index") if c in available and c not in wanted]
+        table = _read_shard_rows(ds, ep, layouts, wanted + helper)
     if table.num_rows != ep.length:
         raise DatasetError(
             f"episode {ep.episode_index}: {table.num_rows} rows in {path} but the episodes metadata says "
@@ -217,6 +215,100 @@ def _read_episode_rows(path: Path, layout: _Layout, episode: int, columns: list[
     return table
 
 
+def _wanted(columns: list[str] | None, available: list[str], skip: set[str], ep: Episode, where: str) -> list[str]:
+    """The columns :func:`read_frames` returns (every non-camera column when ``columns`` is None)."""
+    if columns is None:
+        return [c for c in available if c not in skip]
+    wanted = list(dict.fromkeys(columns))
+    unknown = [c for c in wanted if c not in available]
+    if unknown:
+        raise DatasetError(f"{where} has no column(s) {unknown} (episode {ep.episode_index}); available: {available}.")
+    return wanted
+
+
+def _episode_file_layout(ds: Layout, ep: Episode) -> _Layout:
+    """The footer of the one data file the metadata names for ``ep``.
+
+    Raises:
+        MissingFileError: it is missing (and cannot be fetched from the Hub).
+        DatasetError: it is not readable parquet.
+    """
+    path = ep.data_file
+    if not path.is_file() and not fetch_missing(ds.root, path):
+        raise MissingFileError(
+            f"data file {path} of episode {ep.episode_index} is missing; restore the dataset's data/ "
+            "directory (the episodes metadata points there)."
+        )
+    try:
+        return _file_layout(str(path), *_stamp(path))
+    except (pa.ArrowException, OSError) as exc:
+        raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read as parquet ({exc}).") from exc
+
+
+def _shard_error(ds: Layout, ep: Episode, damaged: list[tuple[Path, str]], total: int) -> DatasetError:
+    names = "; ".join(f"{path.relative_to(ds.root)} ({reason})" for path, reason in damaged)
+    return DatasetError(
+        f"episode {ep.episode_index}: {len(damaged)} of {total} data shard(s) cannot be read: {names}. The episodes "
+        "metadata does not say which data file holds the episode, so every one is read; a shard left out would "
+        "leave a hole in the frame series that reads as a discontinuity. Restore the damaged file(s) (re-download "
+        "the dataset)."
+    )
+
+
+def _shard_layouts(ds: Layout, ep: Episode) -> list[tuple[Path, _Layout]]:
+    """The data files (with an ``episode_index`` column) an unlocated episode may sit in.
+
+    A parquet without an ``episode_index`` column holds no frames and is passed over.
+
+    Raises:
+        DatasetError: no data parquet at all, or some cannot be read (every one named).
+    """
+    shards = data_shards(ds.root)
+    if not shards:
+        raise MissingFileError(
+            f"No data parquet under {ds.root / 'data'}: episode {ep.episode_index} has no rows to read; restore the "
+            "dataset's data/ directory."
+        )
+    damaged: list[tuple[Path, str]] = []
+    layouts: list[tuple[Path, _Layout]] = []
+    for path in shards:
+        try:
+            layout = _file_layout(str(path), *_stamp(path))
+        except (pa.ArrowException, OSError) as exc:
+            damaged.append((path, str(exc) or type(exc).__name__))
+            continue
+        if "episode_index" in layout.names:
+            layouts.append((path, layout))
+    if damaged:
+        raise _shard_error(ds, ep, damaged, len(shards))
+    return layouts
+
+
+def _read_shard_rows(ds: Layout, ep: Episode, layouts: list[tuple[Path, _Layout]], columns: list[str]) -> pa.Table:
+    """The rows of ``ep`` in every shard, in shard order (a shard that fails to read refuses the episode)."""
+    parts: list[pa.Table] = []
+    damaged: list[tuple[Path, str]] = []
+    for path, layout in layouts:
+        present = [c for c in columns if c in layout.names]
+        try:
+            part = _read_episode_rows(path, layout, ep.episode_index, present)
+        except (pa.ArrowException, OSError) as exc:
+            damaged.append((path, str(exc) or type(exc).__name__))
+            continue
+        if part.num_rows:
+            parts.append(part)
+    if damaged:
+        raise _shard_error(ds, ep, damaged, len(data_shards(ds.root)))
+    if not parts:
+        return pa.table({c: pa.array([], type=pa.float64()) for c in columns})
+    try:
+        return pa.concat_tables(parts, promote_options="permissive")
+    except pa.ArrowException as exc:
+        raise DatasetError(
+            f"episode {ep.episode_index}: its rows in the data files disagree on column types ({exc})."
+        ) from exc
+
+
 def data_columns(ds: Layout, episode: int | Episode) -> list[str]:
     """Column names of the data parquet holding ``episode`` (read from its footer, cached).
 
@@ -229,6 +321,8 @@ def data_columns(ds: Layout, episode: int | Episode) -> list[str]:
         DatasetError: The file is not readable parquet.
     """
     ep = resolve_episode(ds, episode)
+    if not ep.data_located:
+        return list(dict.fromkeys(name for _p, layout in _shard_layouts(ds, ep) for name in layout.names))
     path = ep.data_file
     if not path.is_file():
         raise MissingFileError(

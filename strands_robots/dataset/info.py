@@ -118,6 +118,11 @@ def parse_version(value: Any, root: Path) -> tuple[str, int, tuple[Problem, ...]
             version = "v3.0"
         elif (root / "meta" / "episodes.jsonl").is_file():
             version = "v2.1"
+        elif not any((root / "data").glob("**/*.parquet")):
+            raise UnsupportedVersionError(
+                f"No data parquet under {root}/data and no episodes metadata (meta/episodes/*/*.parquet or "
+                "meta/episodes.jsonl): the dataset holds no episode to read; restore its files (re-download it)."
+            )
         else:
             raise UnsupportedVersionError(
                 f"{root}/meta/info.json declares no codebase_version and the layout is neither v3.0 "

@@ -194,6 +194,11 @@ def _file_groups(ds: Layout, key: str | None) -> tuple[list[Path], np.ndarray, n
                 rows_list.append(pos)
         rows = np.asarray(rows_list, dtype=np.int64)
         return paths, np.arange(rows.shape[0]), rows
+    from strands_robots.dataset.episodes import data_shards
+
+    if key is None and not table.data_located and (shards := data_shards(ds.root)):
+        # the metadata names no data file: the episodes may sit in any of them (read_frames reads them all)
+        return shards, np.zeros(n, dtype=np.int64), np.arange(n)
     if key is None:
         chunk, file_, rows = table.data_chunk, table.data_file_index, np.arange(n)
     else:

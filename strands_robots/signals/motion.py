@@ -108,6 +108,8 @@ def windowed_jerk(array: np.ndarray, dt: float) -> tuple[list[float | None], lis
     finite = np.isfinite(third)
     squared = np.where(finite, third, 0.0) ** 2
     window = int(max(3, min(round(JERK_WINDOW_S / dt), third.shape[0])))
+    if window > third.shape[0]:  # 4 or 5 frames: fewer third differences than the shortest window
+        return [None] * dims, [None] * dims
     csum = np.concatenate([np.zeros((1, dims)), np.cumsum(squared, axis=0)])
     ccount = np.concatenate([np.zeros((1, dims)), np.cumsum(finite, axis=0)])
     sums = csum[window:] - csum[:-window]
