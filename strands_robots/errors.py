@@ -253,3 +253,15 @@ class VerdictNotFoundError(EpisodeNotFoundError, ValueError):
 
 class NonFiniteNumberWarning(UserWarning):
     """A JSON file written by another tool holds ``NaN`` or ``Infinity``; it was read as null."""
+
+
+class ReviewConflictError(LabelsError, ValueError):
+    """A review of blocks that changed since the reviewer was shown them; nothing was stored.
+
+    Raised by :func:`strands_robots.episode_labels.review_episode` when the caller passes the
+    stamps it displayed (``seen=``) and the verdict or judge label is no longer that one
+    (docs/review.md, "When a review stops counting").
+    """
+
+    remedy = "reload the episode, look at its verdict and judge label again, then decide."
+    http_status = 409

@@ -28,6 +28,7 @@ from strands_robots.cli.common import (
     styled,
 )
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.storage.mapping import index_ranges
 
 #: Value of a bare ``--ray``: no address (a local cluster, or the one ``RAY_ADDRESS`` names).
 LOCAL_CLUSTER = ""
@@ -112,21 +113,10 @@ def check_episodes_exist(root: Path, wanted: list[int]) -> None:
     if absent:
         span = f"{indices[0]}..{indices[-1]}" if indices else "none"
         raise EpisodeNotFoundError(
-            f"--episodes names {len(absent)} episode(s) the dataset does not have: {_ranges(absent)} "
+            f"--episodes names {len(absent)} episode(s) the dataset does not have: {index_ranges(absent, ',')} "
             f"(it has {len(indices)}, episode_index {span}); pass only existing episodes, e.g. "
-            f"--episodes {_ranges(sorted(present & set(wanted))) or span.replace('..', '-')}."
+            f"--episodes {index_ranges(present & set(wanted), ',') or span.replace('..', '-')}."
         )
-
-
-def _ranges(values: list[int]) -> str:
-    """``[0, 1, 2, 5]`` -> ``"0-2,5"``."""
-    parts: list[str] = []
-    for value in values:
-        if parts and value == int(parts[-1].split("-")[-1]) + 1:
-            parts[-1] = f"{parts[-1].split('-')[0]}-{value}"
-        else:
-            parts.append(str(value))
-    return ",".join(parts)
 
 
 def judge(
@@ -268,6 +258,14 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
     console.print(f"labels: {report.root}", soft_wrap=True, highlight=False)
     console.print(f"{len(report.labelled)} labelled in {report.seconds:.1f} s", style="dim")
     _print_cost(report)
+    regraded = report.reviewed_regraded()
+    if regraded:
+        console.print(
+            f"{regraded} reviewed episode(s) re-graded; their human decisions stand (a new judge label never "
+            "undoes an uphold, an overrule or a human grade).",
+            soft_wrap=True,
+            highlight=False,
+        )
     for warning in getattr(report, "warnings", []):
         console.print(styled(("warning:", "yellow"), f" {warning}"), soft_wrap=True, highlight=False)
     if report.failed:

@@ -17,7 +17,7 @@ from typing import Any
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import query_document
-from strands_robots.episode_labels.review import review_is_current
+from strands_robots.episode_labels.review import human_grade
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES, did_you_mean
 from strands_robots.errors import LabelValidationError
 from strands_robots.storage.textfile import read_user_text
@@ -181,21 +181,22 @@ def read_human_labels(path: str | Path) -> dict[int, dict[str, Any]]:
 
 
 def holdout_from_reviews(document: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    """Human grades from current review blocks: quality, and failure_mode where the review names one.
+    """Human grades from review blocks (:func:`~.review.human_grade`): quality, and failure_mode where the
+    review names one.
 
     A review that grades quality without a failure mode (``resolve --decision grade_only
     --quality medium``) is compared on quality only: it says nothing about the failure mode.
     """
     holdout: dict[int, dict[str, Any]] = {}
     for key, record in document["episodes"].items():
-        if not review_is_current(record):
+        grade = human_grade(record)
+        if grade is None:
             continue
-        review = record["review"]
         entry: dict[str, Any] = {}
-        if review.get("quality") is not None:
-            entry["quality"] = review["quality"]
-        if review.get("failure_mode") is not None:  # a grade alone is compared on quality only
-            entry["failure_mode"] = review["failure_mode"]
+        if grade["quality"] is not None:
+            entry["quality"] = grade["quality"]
+        if grade["failure_mode"] is not None:  # a grade alone is compared on quality only
+            entry["failure_mode"] = grade["failure_mode"]
         if entry:
             holdout[int(key)] = entry
     return holdout

@@ -17,6 +17,7 @@ from strands_robots.arguments import items_argument
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
+from strands_robots.episode_labels.verdicts import not_in_dataset
 from strands_robots.episode_labels.vocab import QUALITY_GRADES, did_you_mean
 from strands_robots.errors import LabelValidationError, VerdictNotFoundError
 from strands_robots.storage.codec import json_copy
@@ -233,4 +234,10 @@ def _write(
         result = [json_copy(records[str(index)]) for index, _f, _k in items]
         return Change(records=[str(index) for index, _f, _k in items], fields=[]), result
 
-    return store.update(mutate)
+    try:
+        return store.update(mutate)
+    except VerdictNotFoundError:
+        typo = not_in_dataset(root, [index for index, _f, _k in items], "annotate")
+        if typo is None:
+            raise
+        raise typo from None

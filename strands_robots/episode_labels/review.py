@@ -9,9 +9,19 @@ and ``judge`` (readers of the older format ignore it). Decisions:
 - ``grade_only``: no dispute decided; a human grade of any episode (so a human holdout
   is not only the disputed, biased sample).
 
-A review records digests of the verdict and the judge label it saw. When either changes
-afterwards a decision is *outdated*: it no longer counts and the dispute is open again.
-A ``grade_only`` grade is outdated only by a new verdict. Re-reviewing moves the previous review to ``review_history``.
+A review records digests of the verdict and the judge label it saw (``verdict_seen``,
+``judge_seen``). A person's decision is final until that person, or the fact it was
+about, changes (docs/review.md, "When a review stops counting"):
+
+- an ``uphold_verdict`` / ``overrule_verdict`` decision is about the simulator's verdict:
+  it counts while the verdict is the one the reviewer saw, whatever the judge writes
+  later (a re-judge never reopens a decided dispute); a new verdict makes it *outdated*;
+- a human grade (the review's ``quality`` / ``failure_mode``) beats the judge's grade
+  until the human reviews the episode again.
+
+``judge_seen`` is kept as a record of what the reviewer saw; it no longer decides
+anything (files written when a new judge label outdated a decision read under this rule).
+Re-reviewing moves the previous review to ``review_history``.
 """
 
 from __future__ import annotations
@@ -19,14 +29,16 @@ from __future__ import annotations
 import getpass
 import hashlib
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
+from strands_robots.episode_labels.verdicts import not_in_dataset
 from strands_robots.episode_labels.vocab import REVIEW_DECISIONS, did_you_mean
-from strands_robots.errors import LabelValidationError, VerdictNotFoundError
+from strands_robots.errors import LabelValidationError, ReviewConflictError, VerdictNotFoundError
 from strands_robots.storage.codec import dump_line, json_copy
 from strands_robots.storage.record_store import Change
 
@@ -50,20 +62,37 @@ def block_digest(block: dict[str, Any] | None) -> str | None:
 
 
 def review_is_current(record: dict[str, Any]) -> bool:
-    """True when the record's review still applies.
+    """True when the record's review still applies in full.
 
-    An ``uphold_verdict`` / ``overrule_verdict`` decision is about a dispute between the
-    verdict and a judge label: it applies while both are the ones the reviewer saw. A
-    ``grade_only`` review is a human grade of the episode itself: it applies while the
-    verdict is unchanged, whatever the judge writes later (so a blind holdout graded
-    before the judge ran stays usable).
+    An ``uphold_verdict`` / ``overrule_verdict`` decision is about the verdict: it applies
+    while the verdict is the one the reviewer saw (``verdict_seen``), whatever the judge
+    writes later. A ``grade_only`` review is a human grade of the episode itself: it
+    applies until the human reviews again.
     """
     review = record.get("review")
     if not isinstance(review, dict):
         return False
-    if review.get("verdict_seen") != block_digest(record.get("deterministic")):
-        return False
-    return review.get("decision") == "grade_only" or review.get("judge_seen") == block_digest(record.get("judge"))
+    if review.get("decision") == "grade_only":
+        return True
+    return review.get("verdict_seen") == block_digest(record.get("deterministic"))
+
+
+def human_grade(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The human grade of the latest review, or None when it grades nothing.
+
+    A review that carries ``quality`` or ``failure_mode`` grades the episode's execution;
+    the grade stands until the human reviews again (a new verdict outdates a decision,
+    not a grade). A graded review with ``failure_mode=None`` means "none observed".
+
+    Returns:
+        ``{"quality": ..., "failure_mode": ...}`` (either may be None), or None.
+    """
+    review = record.get("review")
+    if not isinstance(review, dict):
+        return None
+    if review.get("quality") is None and review.get("failure_mode") is None:
+        return None
+    return {"quality": review.get("quality"), "failure_mode": review.get("failure_mode")}
 
 
 def effective_success(record: dict[str, Any]) -> bool | None:
@@ -78,9 +107,10 @@ def effective_success(record: dict[str, Any]) -> bool | None:
 
 
 def effective_quality(record: dict[str, Any]) -> str | None:
-    """The judge's quality, replaced by a current review's ``quality`` when it has one."""
-    if review_is_current(record) and record["review"].get("quality") is not None:
-        return record["review"]["quality"]
+    """The judge's quality, replaced by the human grade's ``quality`` when it has one."""
+    grade = human_grade(record)
+    if grade is not None and grade["quality"] is not None:
+        return grade["quality"]
     judge = record.get("judge")
     return judge.get("quality") if judge else None
 
@@ -95,6 +125,42 @@ def dispute_open(record: dict[str, Any]) -> bool:
     )
 
 
+STAMP_KEYS = ("verdict_seen", "judge_seen")
+
+
+def block_stamps(record: Mapping[str, Any]) -> dict[str, str | None]:
+    """``{"verdict_seen": ..., "judge_seen": ...}``: the stamps of a record's two blocks now."""
+    return {"verdict_seen": block_digest(record.get("deterministic")), "judge_seen": block_digest(record.get("judge"))}
+
+
+def _stamps(seen: Any) -> dict[str, str | None]:
+    if not isinstance(seen, Mapping) or set(seen) != set(STAMP_KEYS):
+        raise LabelValidationError(
+            f"seen must be a mapping of exactly {', '.join(STAMP_KEYS)} (the stamps the reviewer was shown), got "
+            f"{seen!r}."
+        )
+    for name in STAMP_KEYS:
+        value = seen[name]
+        if value is not None and not (isinstance(value, str) and len(value) == 16 and _is_hex(value)):
+            raise LabelValidationError(f"seen[{name!r}] must be 16 hex digits or None, got {value!r}.")
+    return {name: seen[name] for name in STAMP_KEYS}
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
+
+
+def _check_shown(index: int, record: Mapping[str, Any], shown: dict[str, str | None]) -> None:
+    now = block_stamps(record)
+    changed = [name for name in STAMP_KEYS if now[name] != shown[name]]
+    if changed:
+        what = " and ".join({"verdict_seen": "verdict", "judge_seen": "judge label"}[name] for name in changed)
+        raise ReviewConflictError(
+            f"episode {index}: the {what} changed since the page showed it (someone re-judged or re-recorded it); "
+            "nothing was saved. Reload the episode, look again, then decide."
+        )
+
+
 @accepts_repo_id
 def review_episode(
     root: str | Path,
@@ -106,6 +172,7 @@ def review_episode(
     quality: str | None = None,
     failure_mode: str | None = None,
     labels_dir: str | Path | None = None,
+    seen: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """Record a human review of one episode.
 
@@ -119,14 +186,21 @@ def review_episode(
         failure_mode: Optional failure mode from the same vocabulary. When ``quality`` is
             given, ``failure_mode=None`` is read as "no failure mode observed".
         labels_dir: Directory of the sidecar (default ``root``).
+        seen: The stamps of the blocks the reviewer was shown, ``{"verdict_seen": ...,
+            "judge_seen": ...}`` (:func:`block_digest` of the ``deterministic`` and ``judge``
+            blocks, as the review page's episode endpoint gives them). When given, the
+            review is stored only if the record still holds those blocks. Default: the
+            record's blocks at the time of the write are the ones recorded as seen.
 
     Returns:
         A copy of the record after the write.
 
     Raises:
-        LabelValidationError: a value outside its domain, an empty reviewer, or
+        LabelValidationError: a value outside its domain, an empty reviewer, a ``seen``
+            that is not a mapping of those two keys to 16-hex stamps or None, or
             uphold/overrule on an episode whose judge does not dispute the verdict.
         VerdictNotFoundError: no deterministic verdict for the episode.
+        ReviewConflictError: ``seen`` no longer matches the record (nothing stored).
     """
     index = checks.episode_index(episode)
     if decision not in REVIEW_DECISIONS:
@@ -145,6 +219,8 @@ def review_episode(
         "failure_mode": checks.failure_mode(failure_mode, context="review_episode"),
     }
 
+    shown = None if seen is None else _stamps(seen)
+
     def mutate(document: dict[str, Any]) -> tuple[Change, dict[str, Any]]:
         key = str(index)
         record = document["episodes"].get(key)
@@ -153,6 +229,8 @@ def review_episode(
                 f"No deterministic verdict recorded for episode {index}, so there is nothing to review; record "
                 "verdicts first (record_deterministic_verdicts or `strands-labels verdicts ROOT FILE`)."
             )
+        if shown is not None:
+            _check_shown(index, record, shown)
         if decision != "grade_only" and not (record.get("judge") or {}).get("disputes_verdict"):
             raise LabelValidationError(
                 f"episode {index} has no disputed verdict, so there is nothing to {decision.split('_')[0]}; "
@@ -164,13 +242,18 @@ def review_episode(
         record["review"] = {
             **fields,
             "reviewed_at": time.time(),
-            "verdict_seen": block_digest(record["deterministic"]),
-            "judge_seen": block_digest(record.get("judge")),
+            **block_stamps(record),
         }
         document["episodes"][key] = record
         return Change(records=[key], fields=[]), json_copy(record)
 
-    return open_store(root, labels_dir).update(mutate)
+    try:
+        return open_store(root, labels_dir).update(mutate)
+    except VerdictNotFoundError:
+        typo = not_in_dataset(root, [index], "review")
+        if typo is None:
+            raise
+        raise typo from None
 
 
 @accepts_repo_id

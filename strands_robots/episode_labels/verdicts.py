@@ -15,6 +15,7 @@ from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.vocab import did_you_mean
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, VerdictNotFoundError
 from strands_robots.storage.codec import json_copy
+from strands_robots.storage.mapping import index_ranges
 from strands_robots.storage.record_store import Change
 
 
@@ -170,6 +171,41 @@ def _require(root: str | Path, unknown: list[int]) -> None:
             f"the dataset at {root} has no episodes {sorted(unknown)}; record verdicts only for its episodes "
             "(see `strands-labels info ROOT`), or remap labels after editing the dataset."
         )
+
+
+def not_in_dataset(root: str | Path, wanted: list[int], action: str) -> VerdictNotFoundError | None:
+    """The error for episodes with no verdict that the dataset itself does not have.
+
+    ``annotate ROOT 44`` on a dataset of episodes 0-3 is a typo of the episode, not a
+    missing verdict: the error says so (docs/judge.md, "Running it").
+
+    Args:
+        root: Dataset root.
+        wanted: Episodes that have no verdict.
+        action: What was refused (``annotate``, ``review``).
+
+    Returns:
+        A :class:`VerdictNotFoundError` naming the absent episodes and the ones the dataset
+        has, or None (all of ``wanted`` are in the dataset, or ``root`` has no LeRobot
+        metadata, or the reader refuses it: the missing verdict is the story).
+    """
+    try:
+        dataset = open_dataset_if_present(root)
+    except Exception:  # noqa: BLE001 - a broken dataset: the missing verdict is still the error to give
+        return None
+    if dataset is None:
+        return None
+    have = [int(i) for i in dataset.episodes.indices]
+    present = set(have)
+    absent = sorted({e for e in wanted if e not in present})
+    if not absent:
+        return None
+    named = index_ranges(absent)
+    return VerdictNotFoundError(  # the first words are the ones 0.5.3's callers match on
+        f"No deterministic verdict recorded for episode {named}: the dataset at {root} has no episode {named} "
+        f"(it has {index_ranges(have) or 'none'}), so there is nothing to {action}; pass one of its episodes "
+        "(see `strands-labels info ROOT`)."
+    )
 
 
 @accepts_repo_id

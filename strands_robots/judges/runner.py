@@ -105,6 +105,8 @@ class JudgeReport:
         signals_reused: ``sample_frames`` calls answered from the profile pass's rows
             and signals instead of reading and computing them again (offline judge).
         warnings: Run-level caveats for the summary (e.g. too few episodes to compare).
+        reviewed: Selected episodes that carry a human review: a new judge label never
+            undoes it (docs/review.md, "When a review stops counting").
     """
 
     root: Path
@@ -117,6 +119,7 @@ class JudgeReport:
     write_seconds: float = 0.0
     signals_reused: int = 0
     warnings: list[str] = field(default_factory=list)
+    reviewed: frozenset[int] = frozenset()
 
     @property
     def failed(self) -> list[EpisodeResult]:
@@ -136,6 +139,10 @@ class JudgeReport:
     def failure_mode_counts(self) -> dict[str | None, int]:
         """failure_mode (None included) -> count over this run's labels, most common first."""
         return dict(Counter(r.failure_mode for r in self.labelled).most_common())
+
+    def reviewed_regraded(self) -> int:
+        """Episodes with a human review this run gave a new judge label (their reviews stand)."""
+        return sum(1 for r in self.labelled if r.episode in self.reviewed)
 
     def disputes(self) -> int:
         """Labels of this run whose success_opinion contradicts the verdict."""
@@ -206,6 +213,13 @@ def select_episodes(
     if limit is not None:
         todo = todo[:limit]
     return todo, missing, already
+
+
+def reviewed_episodes(root: str | Path, episodes: Iterable[int], labels_dir: str | Path | None) -> list[int]:
+    """Those of ``episodes`` whose record carries a human review block."""
+    wanted = set(episodes)
+    records = read_labels(root, labels_dir=labels_dir)["episodes"]
+    return sorted(e for e in wanted if isinstance(records.get(str(e), {}).get("review"), dict))
 
 
 def judge_episode(
@@ -405,8 +419,11 @@ def run_judge(
     todo, missing, already = select_episodes(
         root, episodes=episodes, limit=limit, relabel=relabel, labels_dir=labels_dir
     )
+    reviewed = frozenset(reviewed_episodes(root, todo, labels_dir) if relabel else ())
     images = (not offline) if images is None else images
-    report = JudgeReport(root, JUDGE_MODEL if offline else model_name(model), already_labelled=already)
+    report = JudgeReport(
+        root, JUDGE_MODEL if offline else model_name(model), already_labelled=already, reviewed=reviewed
+    )
     for e in missing:
         report.results.append(EpisodeResult(e, False, error="no deterministic verdict recorded; nothing to judge"))
     if on_start is not None:

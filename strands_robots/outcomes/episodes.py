@@ -15,7 +15,7 @@ from typing import Any
 from strands_robots.arguments import int_argument
 from strands_robots.dataset.cache import cached_dataset
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
-from strands_robots.storage.mapping import MAX_EPISODE_INDEX
+from strands_robots.storage.mapping import MAX_EPISODE_INDEX, index_ranges
 
 
 def open_episodes(root: str | Path) -> Any:
@@ -52,22 +52,6 @@ def duration_s(dataset: Any, episode: int) -> float | None:
     return dataset.episodes[episode].length / fps
 
 
-def _ranges(indices: list[int]) -> str:
-    """``0-4, 7, 9-10`` for a sorted list of integers."""
-    parts: list[str] = []
-    start = prev = None
-    for i in indices:
-        if prev is not None and i == prev + 1:
-            prev = i
-            continue
-        if start is not None:
-            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
-        start = prev = i
-    if start is not None:
-        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return ", ".join(parts)
-
-
 def require_episodes(dataset: Any, episodes: Iterable[int]) -> None:
     """Refuse episodes the dataset does not have, listing all of them in one error.
 
@@ -77,8 +61,8 @@ def require_episodes(dataset: Any, episodes: Iterable[int]) -> None:
     missing = sorted({e for e in episodes if e not in dataset.episodes})
     if missing:
         have = sorted(dataset.episodes)
-        shown = _ranges(have[:2000]) + (" ..." if len(have) > 2000 else "")
+        shown = index_ranges(have[:2000]) + (" ..." if len(have) > 2000 else "")
         raise EpisodeNotFoundError(
-            f"the dataset at {dataset.root} has no episode {_ranges(missing)}; it has episode_index {shown}. "
+            f"the dataset at {dataset.root} has no episode {index_ranges(missing)}; it has episode_index {shown}. "
             "Label an episode the dataset has (after a renumbering edit, run `strands-labels remap`)."
         )

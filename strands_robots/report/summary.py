@@ -25,6 +25,7 @@ from strands_robots.episode_labels.review import (
     dispute_open,
     effective_quality,
     effective_success,
+    human_grade,
     review_is_current,
 )
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES
@@ -48,14 +49,13 @@ def _verdict(success: bool | None) -> str | None:
 def effective_failure_mode(record: Mapping[str, Any]) -> str | None:
     """The failure mode a human has the last word on.
 
-    A current review that carries ``quality`` or ``failure_mode`` replaces the judge's
-    failure mode (a graded review with ``failure_mode=None`` means "none observed"),
-    otherwise the judge's value stands.
+    The human grade (:func:`~strands_robots.episode_labels.review.human_grade`: a review
+    that carries ``quality`` or ``failure_mode``; ``failure_mode=None`` with a quality
+    means "none observed") replaces the judge's failure mode, otherwise the judge's stands.
     """
-    if review_is_current(dict(record)):
-        review = record["review"]
-        if review.get("quality") is not None or review.get("failure_mode") is not None:
-            return review.get("failure_mode")
+    grade = human_grade(dict(record))
+    if grade is not None:
+        return grade["failure_mode"]
     judge = record.get("judge")
     return judge.get("failure_mode") if judge else None
 

@@ -31,6 +31,17 @@ MAX_EPISODE_INDEX = 2**63 - 1
 _SHAPE = 'the mapping is a JSON object {old_episode_index: new_episode_index}, e.g. {"3": 2, "4": 3}'
 
 
+def index_ranges(indices: Iterable[int], sep: str = ", ") -> str:
+    """Sorted episode indices written as runs: ``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
+    parts: list[str] = []
+    for index in sorted(indices):
+        if parts and index == int(parts[-1].rpartition("-")[2]) + 1:
+            parts[-1] = f"{parts[-1].partition('-')[0]}-{index}"
+        elif not parts or index != int(parts[-1].rpartition("-")[2]):
+            parts.append(str(index))
+    return sep.join(parts)
+
+
 def _as_key(value: Any) -> Any:
     """A decimal-text key becomes its int (JSON object keys are text); numpy ints become int."""
     if isinstance(value, str) and value.isascii():

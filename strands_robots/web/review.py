@@ -8,10 +8,12 @@ Routes:
   :func:`strands_robots.web.review_queue.build_queue`.
 - ``GET /api/episodes/{episode}``: one episode's labels, cameras and sampled frames.
 - ``POST /api/episodes/{episode}/review``: JSON ``{"decision", "note", "reviewer",
-  "quality", "failure_mode"}`` written with
+  "quality", "failure_mode", "verdict_seen", "judge_seen"}`` written with
   :func:`strands_robots.episode_labels.review_episode` (the sidecar's lock and
-  journal, so a judge may run at the same time); answers the updated row and the
-  next open dispute. Guarded by :mod:`strands_robots.web.security`.
+  journal, so a judge may run at the same time); the two stamps are those of the blocks
+  the page displayed, and a write whose stamps no longer match is refused with 409
+  (docs/review.md). Answers the updated row and the next open dispute. Guarded by
+  :mod:`strands_robots.web.security`.
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, REVIEW_DECISIONS, review_episode
-from strands_robots.episode_labels.review import review_is_current
+from strands_robots.episode_labels.review import STAMP_KEYS, block_stamps, review_is_current
 from strands_robots.report.summary import summarize
 from strands_robots.report.write import SAMPLED_FRAMES
 from strands_robots.signals import sample_indices
-from strands_robots.web.context import ServerContext, json_response, read_json_body
+from strands_robots.web.context import RequestError, ServerContext, json_response, read_json_body
 from strands_robots.web.media import camera_list
 from strands_robots.web.query import BodyModel, parse_body
 from strands_robots.web.review_queue import FILTERS, build_queue, next_dispute
@@ -61,6 +63,7 @@ def episode_payload(ctx: ServerContext, episode: int) -> dict[str, Any]:
         "review": record.get("review") if current else None,
         "outdated_review": record.get("review") if not current else None,
         "review_history": record.get("review_history", []),
+        "stamps": block_stamps(record),
     }
 
 
@@ -76,6 +79,8 @@ class ReviewBody(BodyModel):
     reviewer: str = _TEXT
     quality: str | None = _TEXT_OR_NULL
     failure_mode: str | None = _TEXT_OR_NULL
+    verdict_seen: str | None = _TEXT_OR_NULL
+    judge_seen: str | None = _TEXT_OR_NULL
 
 
 #: Keys a review request may carry.
@@ -84,12 +89,21 @@ REVIEW_KEYS = frozenset(ReviewBody.model_fields)
 
 def _review_fields(body: Any, default_reviewer: str) -> dict[str, Any]:
     review = parse_body(ReviewBody, body)
+    missing = [name for name in STAMP_KEYS if name not in body]
+    if missing:
+        raise RequestError(
+            f"the body has no {' or '.join(missing)}: send the stamps of the verdict and judge label the page showed "
+            "(`stamps` of GET /api/episodes/{episode}; null for a block that was not there), so a review is never "
+            "recorded against blocks that changed after the page loaded.",
+            400,
+        )
     return {
         "decision": review.decision,
         "note": review.note,
         "reviewer": review.reviewer.strip() or default_reviewer,
         "quality": review.quality or None,
         "failure_mode": review.failure_mode or None,
+        "seen": {"verdict_seen": review.verdict_seen, "judge_seen": review.judge_seen},
     }
 
 

@@ -266,3 +266,22 @@ def test_no_internal_jargon_in_any_help():
     joined = "\n".join(texts)
     for word in ("seed 00", "issue ", "evaluate_benchmark", "<bool>"):
         assert word not in joined, word
+
+
+# --- an episode the dataset does not have is named as such --------------------------------------
+
+
+def test_annotate_and_resolve_name_an_episode_the_dataset_does_not_have(mixed_lengths):
+    el.record_deterministic_verdicts(mixed_lengths, [{"episode": e, "success": True} for e in range(4)])
+    el.flush(mixed_lengths)
+    done = cli("annotate", mixed_lengths, 44, "--quality", "high")
+    assert done.returncode == 2, done.stderr
+    message = one_line(done.stderr)
+    assert "has no episode 44 (it has 0-3)" in message and "nothing to annotate" in message
+    resolved = cli("resolve", mixed_lengths, 44, "--decision", "grade_only", "--quality", "high", "--reviewer", "a")
+    assert resolved.returncode == 2 and "has no episode 44 (it has 0-3)" in one_line(resolved.stderr)
+    # an episode the dataset has, without a verdict, is still a missing verdict
+    el.remap(mixed_lengths, {"0": 0, "1": 1, "2": 2}, allow_drop=True)
+    el.flush(mixed_lengths)
+    missing = cli("annotate", mixed_lengths, 3, "--quality", "high")
+    assert missing.returncode == 2 and "No deterministic verdict recorded for episode 3" in one_line(missing.stderr)

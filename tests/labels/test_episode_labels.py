@@ -338,6 +338,8 @@ def test_a_blind_grade_survives_a_later_judge_label(tmp_path):
     assert result["quality_agreement"] == pytest.approx(1 / 3)
     assert filter_episodes(root) == [0, 2]  # the human's low on episode 1 counts
     record_deterministic_verdicts(root, [{"episode": 1, "success": True, "steps": 5}])  # a new verdict
+    assert filter_episodes(root) == [0, 2]  # a grade stands until the human grades again
+    review_episode(root, 1, decision="grade_only", reviewer="ana", quality="high")
     assert filter_episodes(root) == [0, 1, 2]
 
 

@@ -28,14 +28,12 @@ def judge_key(entry: dict) -> tuple | None:
     return None if judge is None else (judge["version"], judge["disputes"])
 
 
-def review_is_current(entry: dict) -> bool:
-    """A review counts while the verdict it saw is the verdict now (docs/review.md); a decision
-    also needs the judge block it saw, a ``grade_only`` grade does not. A verdict changed and
-    changed back is the verdict the review saw, so the review counts again."""
+def decision_counts(entry: dict) -> bool:
+    """An uphold/overrule counts while the verdict it saw is the verdict now, whatever the
+    judge wrote since (docs/review.md, "When a review stops counting"). A verdict changed
+    and changed back is the verdict the review saw, so the decision counts again."""
     review = entry["review"]
-    if review is None or review["verdict_seen"] != entry["det"]:
-        return False
-    return review["decision"] == "grade_only" or review["judge_seen"] == judge_key(entry)
+    return review is not None and review["decision"] != "grade_only" and review["verdict_seen"] == entry["det"]
 
 
 class LabelsMachine(RuleBasedStateMachine):
@@ -117,14 +115,16 @@ class LabelsMachine(RuleBasedStateMachine):
             return
         expected = []
         for episode, entry in sorted(self.model.items()):
-            judge, review = entry["judge"], entry["review"] if review_is_current(entry) else None
+            judge, review = entry["judge"], entry["review"]
             if judge is None:
                 continue
+            decided = decision_counts(entry)
             success = entry["det"]["success"]
-            if review and review["decision"] == "overrule_verdict":
+            if decided and review["decision"] == "overrule_verdict":
                 success = not success
+            # a human grade counts until the next review, whatever the verdict or the judge become
             quality = review["quality"] if review and review["quality"] else judge["quality"]
-            open_dispute = judge["disputes"] and not (review and review["decision"] != "grade_only")
+            open_dispute = judge["disputes"] and not decided
             if require_success and not success:
                 continue
             if RANK[quality] < RANK[min_quality]:

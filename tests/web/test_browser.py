@@ -86,6 +86,30 @@ def test_resolve_disputes_by_keyboard(page, server, labelled_toy):
     page.wait_for_function("() => document.getElementById('ep-index').textContent === '1'")
 
 
+def test_a_re_judge_after_the_page_loaded_is_refused_and_the_episode_reloaded(page, server, labelled_toy):
+    from strands_robots import episode_labels as el
+
+    page.goto(server.url("/review#episode=1"))
+    page.wait_for_function("() => document.getElementById('ep-index').textContent === '1'")
+    page.wait_for_function("() => document.getElementById('judge-note').textContent === 'the fingers close late'")
+    # another process re-judges episode 1 while the page shows the old label
+    el.annotate_episode(labelled_toy, 1, quality="high", success_opinion=False, note="re-judged", keep_history=True)
+    el.flush(labelled_toy)
+    page.keyboard.press("/")
+    page.keyboard.type("kept across the reload")
+    page.keyboard.press("Escape")
+    page.keyboard.press("u")
+    page.wait_for_function("() => document.getElementById('status').textContent.includes('episode was reloaded')")
+    assert "judge label changed since the page showed it" in page.inner_text("#status")
+    assert "review" not in labels(labelled_toy)["1"]
+    page.wait_for_function("() => document.getElementById('judge-note').textContent === 're-judged'")
+    assert page.input_value("#note") == "kept across the reload"
+    # deciding again on what is shown now is saved
+    page.keyboard.press("u")
+    page.wait_for_function("() => document.getElementById('status').textContent.includes('verdict upheld')")
+    assert labels(labelled_toy)["1"]["review"]["note"] == "kept across the reload"
+
+
 class _EvilSite(BaseHTTPRequestHandler):
     """Another origin (another port) whose page tries to write to the review server."""
 

@@ -21,7 +21,9 @@ def test_review_command_serves_and_flushes(labelled_toy):
     args = ["review", str(labelled_toy), "--port", "0", "--reviewer", "cli"]
     with cli_server(args, r"http://127\.0\.0\.1:(\d+)/review", "/review") as served:
         assert '"reviewer":"cli"' in served.html.replace(" ", "")
-        response = served.post("/api/episodes/2/review", {"decision": "overrule_verdict", "note": "from the cli test"})
+        stamps = httpx.get(f"{served.base}/api/episodes/2", timeout=30).json()["stamps"]
+        body = {"decision": "overrule_verdict", "note": "from the cli test", **stamps}
+        response = served.post("/api/episodes/2/review", body)
         assert response.status_code == 200, response.text
     review = json.loads((labelled_toy / "episode_labels.json").read_text())["episodes"]["2"]["review"]
     assert review["decision"] == "overrule_verdict" and review["reviewer"] == "cli"

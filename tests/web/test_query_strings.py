@@ -85,9 +85,13 @@ def test_report_page_episode(client):
         (
             {"decision": "grade_only", "episode": 1, "root": "/etc"},
             "unknown keys ['episode', 'root']; this request takes "
-            "['decision', 'failure_mode', 'note', 'quality', 'reviewer'].",
+            "['decision', 'failure_mode', 'judge_seen', 'note', 'quality', 'reviewer', 'verdict_seen'].",
         ),
-        ("grade_only", "the body must be a JSON object with decision, failure_mode, note, quality, reviewer."),
+        (
+            "grade_only",
+            "the body must be a JSON object with decision, failure_mode, judge_seen, note, quality, reviewer, "
+            "verdict_seen.",
+        ),
     ],
 )
 def test_review_bodies_are_read_by_their_model(client, labelled_toy, body, message):
@@ -98,9 +102,9 @@ def test_review_bodies_are_read_by_their_model(client, labelled_toy, body, messa
 
 
 def test_a_review_body_with_defaults_is_written(client, labelled_toy):
-    response = client.post(
-        "/api/episodes/0/review", json={"decision": "grade_only", "quality": "", "reviewer": "  "}, headers=WRITE
-    )
+    stamps = client.get("/api/episodes/0").json()["stamps"]
+    body = {"decision": "grade_only", "quality": "", "reviewer": "  ", **stamps}
+    response = client.post("/api/episodes/0/review", json=body, headers=WRITE)
     assert response.status_code == 200
     review = el.read_labels(labelled_toy)["episodes"]["0"]["review"]
     assert review["decision"] == "grade_only" and review["quality"] is None and review["reviewer"] != "  "

@@ -22,6 +22,11 @@ def client(labelled_toy):
     return client_for(labelled_toy)
 
 
+def shown(client, episode: int) -> dict:
+    """The stamps of the blocks the page shows for ``episode`` (what it sends back with a review)."""
+    return client.get(f"/api/episodes/{episode}").json()["stamps"]
+
+
 def sidecar(root: Path) -> bytes:
     return (root / "episode_labels.json").read_bytes()
 
@@ -190,7 +195,13 @@ def test_review_is_written_through_the_library(client, labelled_toy):
     before = el.read_labels(labelled_toy)["episodes"]["1"]["deterministic"]
     response = client.post(
         "/api/episodes/1/review",
-        json={"decision": "uphold_verdict", "note": "fingers close in time", "reviewer": "", "quality": "high"},
+        json={
+            "decision": "uphold_verdict",
+            "note": "fingers close in time",
+            "reviewer": "",
+            "quality": "high",
+            **shown(client, 1),
+        },
         headers=WRITE,
     )
     assert response.status_code == 200, response.text
@@ -202,7 +213,9 @@ def test_review_is_written_through_the_library(client, labelled_toy):
     assert on_disk["review"]["reviewer"] == "tester"  # the server's default reviewer
     assert on_disk["review"]["note"] == "fingers close in time"
     assert on_disk["deterministic"] == before
-    response = client.post("/api/episodes/2/review", json={"decision": "overrule_verdict"}, headers=WRITE)
+    response = client.post(
+        "/api/episodes/2/review", json={"decision": "overrule_verdict", **shown(client, 2)}, headers=WRITE
+    )
     assert response.json()["next_dispute"] is None
     assert client.get("/api/queue").json()["counts"] == {"open": 0, "resolved": 2, "reviewed": 2, "labelled": 3}
     assert el.filter_episodes(labelled_toy, min_quality="low") == [0, 1, 2]  # 2 is overruled to success
@@ -243,6 +256,8 @@ def test_refused_writes_change_nothing(client, labelled_toy, headers, message):
 )
 def test_invalid_reviews_are_refused(client, labelled_toy, body, status, message):
     before = sidecar(labelled_toy)
+    if isinstance(body, dict):
+        body = {**body, **shown(client, 0)}
     response = client.post("/api/episodes/0/review", json=body, headers=WRITE)
     assert response.status_code == status
     assert message in response.json()["error"]
@@ -262,7 +277,13 @@ def test_malformed_and_oversized_bodies(client, labelled_toy):
 def test_grade_only_on_any_episode(client, labelled_toy):
     response = client.post(
         "/api/episodes/0/review",
-        json={"decision": "grade_only", "quality": "low", "failure_mode": "jerky_motion", "reviewer": "ann"},
+        json={
+            "decision": "grade_only",
+            "quality": "low",
+            "failure_mode": "jerky_motion",
+            "reviewer": "ann",
+            **shown(client, 0),
+        },
         headers=WRITE,
     )
     assert response.status_code == 200
@@ -292,7 +313,8 @@ def test_dataset_without_labels(toy_dataset):
     assert queue["has_labels"] is False and queue["disputes"] == []
     assert [r["verdict"] for r in queue["episodes"]] == [None, None, None]
     assert "No <code>episode_labels.json</code> yet" in client.get("/review").text
-    response = client.post("/api/episodes/0/review", json={"decision": "grade_only"}, headers=WRITE)
+    body = {"decision": "grade_only", "verdict_seen": None, "judge_seen": None}
+    response = client.post("/api/episodes/0/review", json=body, headers=WRITE)
     assert response.status_code == 404 and "record verdicts first" in response.json()["error"]
     assert not (toy_dataset / "episode_labels.json").exists()
     assert client.get("/plots/judge_vs_human.png").status_code == 200
@@ -305,7 +327,9 @@ def test_labels_kept_in_another_directory(toy_dataset, tmp_path):
     el.annotate_episode(toy_dataset, 0, quality="medium", success_opinion=False, model="j", labels_dir=labels)
     client = client_for(toy_dataset, labels_dir=labels)
     assert [r["episode"] for r in client.get("/api/queue").json()["disputes"]] == [0]
-    response = client.post("/api/episodes/0/review", json={"decision": "uphold_verdict"}, headers=WRITE)
+    response = client.post(
+        "/api/episodes/0/review", json={"decision": "uphold_verdict", **shown(client, 0)}, headers=WRITE
+    )
     assert response.status_code == 200
     assert json.loads((labels / "episode_labels.json").read_text())["episodes"]["0"]["review"]["reviewer"] == "tester"
     assert not (toy_dataset / "episode_labels.json").exists()
@@ -317,3 +341,36 @@ def test_api_404s_are_json(client, path):
     assert response.status_code == 404
     assert response.headers["content-type"].startswith("application/json")
     assert path in response.json()["error"]
+
+
+def test_a_review_of_blocks_that_changed_since_the_page_loaded_is_refused(client, labelled_toy):
+    """The page sends the stamps of what it showed; a re-judge in between makes them stale (409)."""
+    stamps = shown(client, 1)
+    assert set(stamps) == {"verdict_seen", "judge_seen"} and all(len(v) == 16 for v in stamps.values())
+    el.annotate_episode(labelled_toy, 1, quality="low", success_opinion=False, model="rejudge", keep_history=True)
+    before = sidecar(labelled_toy)
+    response = client.post("/api/episodes/1/review", json={"decision": "uphold_verdict", **stamps}, headers=WRITE)
+    assert response.status_code == 409
+    assert "judge label changed since the page showed it" in response.json()["error"]
+    assert sidecar(labelled_toy) == before
+    # the page reloads the episode and decides again with the fresh stamps
+    fresh = shown(client, 1)
+    assert fresh["verdict_seen"] == stamps["verdict_seen"] and fresh["judge_seen"] != stamps["judge_seen"]
+    response = client.post("/api/episodes/1/review", json={"decision": "uphold_verdict", **fresh}, headers=WRITE)
+    assert response.status_code == 200, response.text
+    assert el.read_labels(labelled_toy)["episodes"]["1"]["review"]["judge_seen"] == fresh["judge_seen"]
+
+
+@pytest.mark.parametrize(
+    ("stamps", "message"),
+    [
+        ({}, "has no verdict_seen or judge_seen"),
+        ({"judge_seen": None}, "has no verdict_seen"),
+        ({"verdict_seen": "xyz", "judge_seen": None}, "16 hex digits"),
+    ],
+)
+def test_a_review_without_valid_stamps_is_refused(client, labelled_toy, stamps, message):
+    before = sidecar(labelled_toy)
+    response = client.post("/api/episodes/0/review", json={"decision": "grade_only", **stamps}, headers=WRITE)
+    assert response.status_code in (400, 422) and message in response.json()["error"]
+    assert sidecar(labelled_toy) == before

@@ -202,7 +202,7 @@
     const current = d.review || d.outdated_review;
     if (current) {
       const parts = [
-        h("span", { class: "decision-word" }, (DECISION_WORDS[current.decision] || current.decision) + (d.review ? "" : " (outdated: the verdict or judge label changed since)")),
+        h("span", { class: "decision-word" }, (DECISION_WORDS[current.decision] || current.decision) + (d.review ? "" : " (outdated: a new verdict was recorded since)")),
         ` by ${current.reviewer}, ${fmtTime(current.reviewed_at)}`,
       ];
       const grade = [];
@@ -479,6 +479,9 @@
       reviewer: reviewer(),
       quality: $("quality").value || null,
       failure_mode: $("failure-mode").value || null,
+      // the stamps of the verdict and judge label this page showed: a change since is refused (409)
+      verdict_seen: d.stamps ? d.stamps.verdict_seen : null,
+      judge_seen: d.stamps ? d.stamps.judge_seen : null,
     };
     state.busy = true;
     setStatus(`Saving episode ${d.episode}…`, "busy");
@@ -495,7 +498,13 @@
         setStatus(`${done} No open disputes left.`, "ok");
       }
     } catch (error) {
-      setStatus(`Not saved: ${error.message}`, "error");
+      if (error.status === 409 && error.body && /changed since the page showed it/.test(error.message)) {
+        await openEpisode(d.episode, { reload: true });
+        $("note").value = body.note; // what was typed stays, to decide again on what is shown now
+        setStatus(`Not saved: ${error.message} The episode was reloaded.`, "error");
+      } else {
+        setStatus(`Not saved: ${error.message}`, "error");
+      }
     } finally {
       state.busy = false;
     }
