@@ -421,7 +421,7 @@ def client(world):
         yield test_client
 
 
-GOOD_REVIEW = {"decision": "grade_only", "reviewer": "a", "quality": "medium"}
+GOOD_REVIEW = {"decision": "grade_only", "reviewer": "a", "quality": "medium", "verdict_seen": None, "judge_seen": None}
 WEB_CASES: list[tuple[str, str, str, Any, dict[str, str] | None]] = [
     # (id, method, path, JSON body or raw bytes, headers)
     ("review-no-token", "POST", "/api/episodes/0/review", GOOD_REVIEW, {"origin": BASE}),
