@@ -189,6 +189,8 @@ def not_in_dataset(root: str | Path, wanted: list[int], action: str) -> VerdictN
         has, or None (all of ``wanted`` are in the dataset, or ``root`` has no LeRobot
         metadata, or the reader refuses it: the missing verdict is the story).
     """
+    from strands_robots.fingerprint.columns import open_dataset_if_present  # pyarrow, only on this error path
+
     try:
         dataset = open_dataset_if_present(root)
     except Exception:  # noqa: BLE001 - a broken dataset: the missing verdict is still the error to give
