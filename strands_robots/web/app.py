@@ -26,7 +26,7 @@ from starlette.staticfiles import StaticFiles
 from strands_robots.dataset import open_dataset
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.review import default_reviewer
-from strands_robots.errors import LabelsError, quoted
+from strands_robots.errors import LabelsError, bounded_message, quoted
 from strands_robots.web.context import STATIC_DIR, NavItem, ServerContext, error_response, json_response
 from strands_robots.web.frames import FrameCache
 from strands_robots.web.security import Guard, GuardMiddleware
@@ -132,13 +132,13 @@ def _flush(ctx: ServerContext) -> None:
     from strands_robots import episode_labels
     from strands_robots.segments.store import open_store as open_segments
 
-    stores = [open_segments(ctx.root, ctx.labels_dir)]
+    openers = [open_segments]
     if ctx.has_labels():
-        stores.append(episode_labels.open_store(ctx.root, ctx.labels_dir))
-    for store in stores:
-        if not (store.path.exists() or store.journal.exists()):
-            continue
-        try:
-            store.flush()
-        except LabelsError as exc:  # pragma: no cover - reported, never fatal on shutdown
-            log.warning("could not fold %s on shutdown: %s", store.journal, exc)
+        openers.append(episode_labels.open_store)
+    for open_store in openers:
+        try:  # a sidecar the pages refused (a link at its name) is refused here too: reported, never fatal
+            store = open_store(ctx.root, ctx.labels_dir)
+            if store.path.exists() or store.journal.exists():
+                store.flush()
+        except LabelsError as exc:
+            log.warning("could not fold the journal on shutdown: %s", bounded_message(exc))
