@@ -278,8 +278,8 @@ MANY_BAD_ERROR = (
     "segments[1] must be an object with start, end, template_id, slots, modifiers, note, label, free. "
     f"segments[2] has unknown keys ['episode', 'root']; it takes {SEGMENT_KEYS}. "
     "segments[3].template_id must be text or null. "
-    "segments[3].note='" + "n" * 36 + "... has 2001 characters; at most 2000 are allowed. "
-    "annotator='" + "a" * 36 + "... has 256 characters; at most 255 are allowed. "
+    "segments[3].note='" + "n" * 16 + " ... " + "n" * 16 + "' has 2001 characters; at most 2000 are allowed. "
+    "annotator='" + "a" * 16 + " ... " + "a" * 16 + "' has 256 characters; at most 255 are allowed. "
     "reference must be true or false."
 )
 
@@ -328,7 +328,9 @@ def test_the_store_limits_are_the_pages_limits(client, toy_dataset):
     )
     assert padded.status_code == 200  # trimmed before counting, as the store does
     over = client.post("/api/segment/episodes/1", json=dict(body, note="x" * (MAX_NOTE_CHARS + 1)), headers=WRITE)
-    assert over.json() == {"error": "note='" + "x" * 36 + "... has 2001 characters; at most 2000 are allowed."}
+    assert over.json() == {
+        "error": "note='" + "x" * 16 + " ... " + "x" * 16 + "' has 2001 characters; at most 2000 are allowed."
+    }
 
 
 def test_unlabelled_segments_and_bad_intervals_are_findings_not_refusals(client):
