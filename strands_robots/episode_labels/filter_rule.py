@@ -17,8 +17,8 @@ It is applied to columns of per-record facts (:func:`row_of`, by the review rule
 The index is keyed by the identity (inode, size, mtime) of the canonical file (with its
 sha256, which journal headers name) and the journal offset it covers; journal entries
 written since are applied on top. It is kept in memory per process and, for canonical
-files of 8 MB or more, saved beside the sidecar as ``.episode_labels.json.index.npz`` so
-the next process starts warm: ``benchmarks/filter_million.py``, rows "cold" and "warm"
+files of 8 MB or more, saved beside the sidecar as ``.strands-labels/episode_labels.json.index.npz``
+so the next process starts warm: ``benchmarks/filter_million.py``, rows "cold" and "warm"
 (docs/performance.md, "Fast filters": 1,000,000 episodes in ~5 s cold, ~0.4 s warm; the
 target is 1 s warm).
 """
@@ -49,7 +49,7 @@ from strands_robots.episode_labels.vocab import (
 )
 from strands_robots.fingerprint.stale import common_meta, meta_of
 from strands_robots.storage import RecordStore
-from strands_robots.storage.atomic import check_target
+from strands_robots.storage.atomic import check_target, replace_cache_file
 from strands_robots.storage.record_store import file_identity
 from strands_robots.storage.side_files import index_cache_path
 
@@ -373,13 +373,7 @@ def _save(index: LabelIndex, path: Path) -> None:
     ).encode()
     buffer = io.BytesIO()
     np.savez(buffer, meta=np.frombuffer(meta, dtype=np.uint8), **{name: getattr(index, name) for name in COLUMNS})
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(buffer.getvalue())
-        os.replace(tmp, path)
-    except OSError:  # a cache: a read-only directory only costs speed
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    replace_cache_file(path, buffer.getvalue())
 
 
 def _load(path: Path, identity: tuple[int, int, int]) -> LabelIndex | None:

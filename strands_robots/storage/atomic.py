@@ -8,11 +8,12 @@ import hashlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from strands_robots.errors import SidecarError, StorageError
-from strands_robots.storage.side_files import temp_prefix
+from strands_robots.storage import state_dir
+from strands_robots.storage.side_files import STATE_DIR, temp_dir, temp_prefix
 
 
 def check_target(path: Path) -> bool:
@@ -43,6 +44,27 @@ def check_target(path: Path) -> bool:
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise SidecarError(f"{path} is {kind}; move it away so the sidecar can be written there.")
     return True
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file, opened without following a symbolic link.
+
+    Raises:
+        FileNotFoundError: nothing is there.
+        SidecarError: a symbolic link, a directory or another non-regular file is there.
+        OSError: the read failed.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR):
+            check_target(path)
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            check_target(path)
+            raise SidecarError(f"{path} is not a regular file; move it away and retry.")
+        return handle.read()
 
 
 def fsync_dir(directory: Path) -> None:
@@ -78,17 +100,27 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     atomic_write_chunks(path, (data,))
 
 
-def atomic_write_chunks(path: Path, chunks: Iterable[bytes]) -> str:
+def atomic_write_chunks(
+    path: Path, chunks: Iterable[bytes], *, before_replace: Callable[[os.stat_result], bool] | None = None
+) -> str | None:
     """Replace ``path`` with the concatenated ``chunks`` atomically and durably; returns their sha256.
 
-    A uniquely named temp file is written in the same directory, fsynced, given the
+    A uniquely named temp file (created ``O_EXCL | O_NOFOLLOW``) is written in the same
+    directory (a sidecar's in the state folder beside it), fsynced, given the
     existing file's permission bits, renamed over ``path`` and the directory fsynced.
     Readers see the old or the new file, never a torn one. The chunks are written as
     they come (a large file is never whole in memory); an exception raised by the
     iterator removes the temp file and propagates unchanged, ``path`` untouched.
 
+    Args:
+        path: The file to replace.
+        chunks: Its new bytes.
+        before_replace: Called with the temp file's ``fstat`` (its identity once renamed)
+            after the fsync, right before the rename; when it returns False the temp file
+            is removed, ``path`` is left as it is and None is returned.
+
     Returns:
-        The sha256 hex digest of the bytes written.
+        The sha256 hex digest of the bytes written (None: ``before_replace`` declined).
 
     Raises:
         SidecarError: ``path`` is a symlink or a directory.
@@ -102,14 +134,20 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes]) -> str:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     tmp_name = None
     try:
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path), suffix=".tmp")
+        directory = temp_dir(path)
+        if directory.name == STATE_DIR:  # a sidecar's temp file, or a derived file
+            state_dir.ensure(directory.parent)
+        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=temp_prefix(path), suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             for chunk in chunks:
                 handle.write(chunk)
                 digest.update(chunk)
             handle.flush()
+            os.fchmod(handle.fileno(), mode if mode is not None else 0o644)
             os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode if mode is not None else 0o644)
+            written = os.fstat(handle.fileno())
+        if before_replace is not None and not before_replace(written):
+            return None
         os.replace(tmp_name, path)
         tmp_name = None
         fsync_dir(path.parent)
@@ -120,3 +158,33 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes]) -> str:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
     return digest.hexdigest()
+
+
+def replace_cache_file(path: Path, data: bytes) -> bool:
+    """Replace a cache file with ``data`` (atomic, not fsynced: a lost cache is rebuilt).
+
+    The temp file is created ``O_EXCL | O_NOFOLLOW`` beside ``path`` and renamed over it,
+    so a symbolic link planted at either name is never written through. A cache that cannot
+    be written (a read-only directory, a link at ``path``) only costs speed.
+
+    Returns:
+        Whether the cache was written.
+    """
+    path = Path(path)
+    tmp_name = None
+    try:
+        if path.parent.name == STATE_DIR:
+            state_dir.ensure(path.parent.parent)
+        check_target(path)
+        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp_name, path)
+        tmp_name = None
+        return True
+    except (OSError, SidecarError):
+        return False
+    finally:
+        if tmp_name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)

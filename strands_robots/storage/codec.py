@@ -166,6 +166,8 @@ def load_json_bytes(data: bytes, path: Any) -> Any:
         return msgspec.json.decode(data)
     except msgspec.DecodeError:
         pass
+    except RecursionError as exc:
+        raise too_deep(path) from exc
     seen: list[str] = []
 
     def non_finite(name: str) -> None:
@@ -173,6 +175,8 @@ def load_json_bytes(data: bytes, path: Any) -> Any:
 
     try:
         document = json.loads(data.decode("utf-8"), parse_constant=non_finite, parse_float=_finite_float)
+    except RecursionError as exc:
+        raise too_deep(path) from exc
     except (UnicodeDecodeError, ValueError) as exc:
         raise SidecarError(
             f"{path} is not valid JSON ({exc}); it may be truncated or written by another tool. "
@@ -186,6 +190,14 @@ def load_json_bytes(data: bytes, path: Any) -> Any:
             stacklevel=2,
         )
     return document
+
+
+def too_deep(path: Any) -> SidecarError:
+    """The error for JSON nested deeper than a reader can hold (``docs/sidecar-format.md``)."""
+    return SidecarError(
+        f"{path} holds JSON nested deeper than the format can hold (thousands of brackets: not a file this package "
+        "or strands-robots writes); it was left untouched. Restore it from a backup or move it away."
+    )
 
 
 def json_copy(value: Any) -> Any:

@@ -26,6 +26,7 @@ canonical file the journal started from (``os.replace`` by any tool leaves it in
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from strands_robots.storage.codec import dump_line
 from strands_robots.storage.jsonl import append_jsonl, read_jsonl
 from strands_robots.storage.side_files import conflicts_path, journal_path, rejected_path
 
@@ -223,8 +225,18 @@ def _final_values(ops: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, 
     return records, fields
 
 
+def version_digest(record: Any) -> str:
+    """The digest of one version of a record (its canonical JSON line): how a version this
+    package wrote is recognised when another tool writes it back."""
+    return hashlib.sha256(dump_line(record)).hexdigest()[:32]
+
+
 def three_way(
-    base: dict[str, Any] | None, theirs: dict[str, Any], ops: list[dict[str, Any]], records_key: str
+    base: dict[str, Any] | None,
+    theirs: dict[str, Any],
+    ops: list[dict[str, Any]],
+    records_key: str,
+    ours_before: dict[str, set[str]] | None = None,
 ) -> Merge:
     """Merge pending journal operations over a canonical file another tool rewrote.
 
@@ -235,12 +247,21 @@ def three_way(
         theirs: The current canonical document (modified in place and returned).
         ops: The journal's screened operations.
         records_key: The records mapping's key.
+        ours_before: Per record key, the :func:`version_digest` of versions this package
+            wrote earlier. A record the other tool holds at one of them is a
+            stale copy of ours that tool wrote back (strands-robots 0.5.3 re-saves the whole
+            file it read), not a change of its own: ours stands. The journal's own earlier
+            ``put`` entries count as such versions too.
 
     Returns:
         A :class:`Merge`; ``conflicts`` entries hold ``kind`` (record/field), ``key``,
         ``base``, ``ours`` and ``theirs`` (``None`` for an absent record).
     """
     ours_records, ours_fields = _final_values(ops)
+    before: dict[str, set[str]] = {k: set(v) for k, v in (ours_before or {}).items()}
+    for op in ops[:-1]:
+        if op["op"] == "put" and op["record"] is not None:
+            before.setdefault(op["key"], set()).add(version_digest(op["record"]))
     records = theirs.setdefault(records_key, {})
     base_records = base.get(records_key, {}) if base is not None else {}
     applied: list[str] = []
@@ -252,6 +273,8 @@ def three_way(
             return False
         if base is not None and current == original:
             return True
+        if kind == "record" and key in before and current is not MISSING and version_digest(current) in before[key]:
+            return True  # a stale copy of one of our own versions: not the other tool's change
         conflicts.append(
             {
                 "kind": kind,

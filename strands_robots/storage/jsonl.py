@@ -8,6 +8,7 @@ invalid JSON): readers ignore it and the next append cuts it off first.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 from pathlib import Path
@@ -51,7 +52,7 @@ def read_jsonl(
         if line.strip():
             try:
                 record = msgspec.json.decode(line)
-            except msgspec.DecodeError:  # re-decode strictly for the error message naming the line
+            except (msgspec.DecodeError, RecursionError):  # re-decode strictly for the message naming the line
                 if bad_lines is not None:
                     bad_lines.append((number, line))
                     continue
@@ -143,8 +144,10 @@ def _append(path: Path, payload: bytes, valid_end: int | None, exists: bool) -> 
 
 def _open_for_append(path: Path) -> int:
     try:
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            check_target(path)  # a link put there since the check: refused by name
         raise storage_error(exc, path, "open") from exc
 
 

@@ -2,7 +2,7 @@
 
 With ``labels_dir=`` (CLI ``--labels-dir``) the sidecars live outside the dataset, so two
 datasets could be pointed at one directory and overwrite each other's records. The first
-label store opened for a dataset with LeRobot metadata writes ``.strands-labels-dataset.json``
+label store opened for a dataset with LeRobot metadata writes ``.strands-labels/dataset-key.json``
 in the directory (``docs/sidecar-format.md``, "Labels directory")::
 
     {"format": "strands-robots-labels/labels-dir", "version": 1,
@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.errors import LabelsDirMismatchError, RootNotFoundError, SidecarError
-from strands_robots.storage.atomic import atomic_write_bytes
+from strands_robots.storage.atomic import atomic_write_bytes, read_regular
 from strands_robots.storage.codec import dump_canonical, load_json_bytes
 from strands_robots.storage.record_store import file_identity
-from strands_robots.storage.side_files import labels_dir_key_path
+from strands_robots.storage.side_files import labels_dir_key_path, legacy_labels_dir_key_path
 
 KEY_NAME = labels_dir_key_path(".").name
 KEY_FORMAT = "strands-robots-labels/labels-dir"
@@ -97,8 +97,8 @@ def dataset_key(dataset: Any) -> dict[str, Any]:
 
 def _read_key(path: Path) -> dict[str, Any] | None:
     try:
-        data = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        data = read_regular(path)
+    except (OSError, SidecarError):
         return None
     try:
         key = load_json_bytes(data, path)
@@ -133,6 +133,8 @@ def check_labels_dir(root: str | Path, labels_dir: str | Path | None) -> None:
         if _checked.get((root_abs, dir_abs)) == stamp:
             return
     key = _read_key(path)
+    if key is None:
+        key = _adopt_legacy_key(dir_abs, path)
     if key is None or key.get("root") != root_abs:
         from strands_robots.dataset.cache import cached_dataset
 
@@ -150,6 +152,17 @@ def check_labels_dir(root: str | Path, labels_dir: str | Path | None) -> None:
         stamp = (file_identity(path), metadata_signature(root_abs))
     with _lock:
         _checked[(root_abs, dir_abs)] = stamp
+
+
+def _adopt_legacy_key(directory: str, path: Path) -> dict[str, Any] | None:
+    """The key an earlier version kept in the directory itself, moved into the state folder."""
+    legacy = legacy_labels_dir_key_path(directory)
+    key = _read_key(legacy)
+    if key is not None:
+        with contextlib.suppress(OSError, SidecarError):  # read-only: it is read from there again next time
+            atomic_write_bytes(path, dump_canonical(key))
+            os.unlink(legacy)
+    return key
 
 
 def _all_tokens(root: str) -> set[str]:

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
+import functools
 import hashlib
 import logging
 import math
 import os
-import shutil
 import stat
 import threading
 from collections.abc import Callable, Iterator
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.errors import LabelsError, LabelValidationError, SidecarError, StorageError
-from strands_robots.storage.atomic import atomic_write_chunks, check_target, fsync_dir
+from strands_robots.storage.atomic import atomic_write_bytes, atomic_write_chunks, check_target, fsync_dir, read_regular
 from strands_robots.storage.codec import dump_line, iter_canonical, json_copy, load_json_bytes
 from strands_robots.storage.journal import (
     RecordCheck,
@@ -54,17 +55,36 @@ from strands_robots.storage.journal import (
     report,
     screen,
     three_way,
+    version_digest,
 )
 from strands_robots.storage.jsonl import KeptAppender
 from strands_robots.storage.lock import sidecar_lock
 from strands_robots.storage.registry import Identity, ProcessRegistry, appended_since, file_identity
-from strands_robots.storage.side_files import conflicts_path, journal_base_path, journal_path, rejected_path
+from strands_robots.storage.side_files import (
+    conflicts_path,
+    journal_base_path,
+    journal_path,
+    legacy_journal_path,
+    legacy_temp_prefix,
+    rejected_path,
+    temp_dir,
+    temp_prefix,
+)
+from strands_robots.storage.state_dir import adopt_legacy, remove_dead_temps
 
 log = logging.getLogger(__name__)
 
 JOURNAL_VERSION = 2
 WRITE_THROUGH_BYTES = 256 << 10
 MIN_FOLD_BYTES = 1 << 20
+#: Versions of one record whose digests a store remembers having written (see ``_remember``).
+REMEMBERED_VERSIONS = 128
+#: Records a store remembers its latest version of (the least recently written are forgotten).
+REMEMBERED_RECORDS = 2_000
+#: Writes of more records than this (a bulk import) are not remembered record by record.
+REMEMBERED_PER_WRITE = 1_000
+#: Attempts at replacing the canonical file while another tool keeps replacing it.
+REPLACE_ATTEMPTS = 200
 
 
 @dataclass
@@ -177,12 +197,19 @@ class RecordStore:
     ) -> None:
         self.path = Path(path)
         self.journal = journal_path(self.path)
+        self._legacy_journal = legacy_journal_path(self.path)
         self.validate = validate
         self.empty = empty
         self.records_key = records_key
         self.write_through_bytes = write_through_bytes
         self.check_record = check_record
         self._cache: _Cached | None = None
+        # per record key: (the latest version this process wrote, digests of its recent versions)
+        self._ours: dict[str, tuple[Any, list[str]]] = {}
+        self._repairs: set[str] = set()  # records restored in memory, written by the next write or flush
+        # digests of the records of the last small canonical file read whole (the versions our
+        # next writes supersede; a large file's are in the journal's base)
+        self._loaded: dict[str, str] = {}
         self._thread_lock = threading.RLock()
         self._appender = KeptAppender(self.journal)
 
@@ -194,12 +221,21 @@ class RecordStore:
     # -- reading -----------------------------------------------------------------------------
 
     def _load_canonical(self) -> tuple[Identity | None, str | None, dict[str, Any]]:
+        """The canonical document and the identity of the very file its bytes were read
+        from (``fstat`` of the open descriptor: another tool may replace the path meanwhile)."""
         check_target(self.path)
-        identity = file_identity(self.path)
-        if identity is None:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
             return None, None, self.empty()
-        data = self.path.read_bytes()
-        identity = file_identity(self.path)  # the bytes we read (lock held: no writer of ours)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                check_target(self.path)  # a link put there since: refused by name
+            raise
+        with os.fdopen(fd, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            data = handle.read()
+        identity = (st.st_ino, st.st_size, st.st_mtime_ns)
         document = load_json_bytes(data, self.path)
         self.validate(document, self.path)
         return identity, content_digest(data), document
@@ -235,8 +271,7 @@ class RecordStore:
         if want is None:
             return self.empty()
         try:
-            check_target(journal_base_path(self.path))
-            data = journal_base_path(self.path).read_bytes()
+            data = read_regular(journal_base_path(self.path))
         except (OSError, SidecarError):
             return None
         if content_digest(data) != want:
@@ -266,7 +301,7 @@ class RecordStore:
             ]
         screened = self.screen_lines(body, undecodable)
         base = self._load_base(header)
-        merge = three_way(base, cached.document, screened.ops, self.records_key)
+        merge = three_way(base, cached.document, screened.ops, self.records_key, self._versions())
         log.warning(
             "%s was written for another version of %s (another tool replaced the file since); merged per record: "
             "%d applied, %d conflicts kept in %s",
@@ -281,8 +316,8 @@ class RecordStore:
             keep_aside(self.path, screened.rejected)
             record_conflicts(self.path, merge.conflicts)
             if merge.applied:
-                digest = self._write_canonical(merge.document)
-                cached.identity, cached.digest = file_identity(self.path), digest
+                journal_keys = [op["key"] for op in screened.ops if op["op"] == "put"]
+                cached.digest, cached.identity = self._write_canonical(merge.document, cached.identity, journal_keys)
             self._remove_journal()
         except (OSError, LabelsError) as exc:
             if writing:
@@ -323,6 +358,29 @@ class RecordStore:
 
     def _refresh(self, *, writing: bool = False) -> _Cached:
         """Bring the cache up to date with disk. Caller holds both locks.
+
+        A journal an earlier version left beside the file is adopted first
+        (``storage.state_dir``): when the folder holds a journal of its own, that one is
+        folded, then the earlier one moves in and is read as any journal is.
+        """
+        if _lstat(self._legacy_journal) is not None:
+            try:
+                if not adopt_legacy(self.path):
+                    self._fold(self._refresh_current(writing=writing))
+                    adopt_legacy(self.path)
+                self._cache = None
+            except (OSError, LabelsError) as exc:  # it stays where it is, read again after a fold
+                if writing:
+                    raise StorageError(
+                        f"{self._legacy_journal} (left by an earlier version) holds labels that could not be moved "
+                        f"into {journal_path(self.path).parent} ({exc}); nothing was changed. Make the directory "
+                        "writable and retry."
+                    ) from exc
+                log.warning("could not adopt %s: %s", self._legacy_journal, exc)
+        return self._refresh_current(writing=writing)
+
+    def _refresh_current(self, *, writing: bool = False) -> _Cached:
+        """:meth:`_refresh` without the adoption of an earlier version's journal.
 
         The cache stands while the canonical file keeps its :func:`file_identity`; of the
         journal it then reads only the lines appended since (:func:`appended_since`), and
@@ -369,8 +427,87 @@ class RecordStore:
                 fresh = self._merge_stale(fresh, lines, undecodable, end, writing=writing)
                 if fresh.transient:
                     return fresh
+        self._restore_ours(fresh.document)
+        if identity is not None and identity[1] < self.write_through_bytes and not fresh.journal_offset:
+            records = fresh.document.get(self.records_key, {})
+            self._loaded = {key: version_digest(record) for key, record in records.items()}
+        else:
+            self._loaded = {}
         self._cache = fresh
         return fresh
+
+    # -- mixing with another tool that rewrites the file without a lock (docs/compatibility.md) ---------
+
+    def _remember(self, records: dict[str, Any], keys: list[str]) -> None:
+        """Remember the versions of ``keys`` this process has just stored (acknowledged)."""
+        if len(keys) > REMEMBERED_PER_WRITE:
+            return
+        for key in keys:
+            record = records.get(key)
+            _, digests = self._ours.pop(key, (None, []))
+            superseded = self._loaded.pop(key, None)  # the version read from the file, replaced now
+            if superseded is not None and superseded not in digests:
+                digests = [*digests, superseded]
+            digests = [*digests[-(REMEMBERED_VERSIONS - 1) :], version_digest(record)]
+            self._ours[key] = (None if record is None else json_copy(record), digests)
+        while len(self._ours) > REMEMBERED_RECORDS:
+            del self._ours[next(iter(self._ours))]
+
+    def forget_versions(self) -> None:
+        """Forget the versions this process wrote (a remap renumbers every record: what a key
+        held before says nothing about it after)."""
+        with self._thread_lock:
+            self._ours.clear()
+            self._repairs.clear()
+
+    def _versions(self) -> dict[str, set[str]]:
+        return {key: set(digests) for key, (_, digests) in self._ours.items()}
+
+    def _restore_ours(self, document: dict[str, Any]) -> list[str]:
+        """Put back every record of ours that a file re-read shows at an older version of ours
+        (or without it): another tool wrote back a stale copy. Returns the keys restored;
+        they are written by this store's next write or flush (or at exit)."""
+        if not self._ours:
+            return []
+        records = document.setdefault(self.records_key, {})
+        restored = []
+        for key, (latest, digests) in self._ours.items():
+            current = records.get(key)
+            if current == latest or current is None or version_digest(current) not in digests:
+                continue  # ours; or another tool deleted it or changed it itself: that stands
+            if latest is None:
+                records.pop(key, None)
+            else:
+                records[key] = json_copy(latest)
+            restored.append(key)
+        if restored:
+            log.warning(
+                "%s: another tool wrote back older versions of %d record(s) this process stored (%s); ours stand",
+                self.path,
+                len(restored),
+                ", ".join(restored[:5]) + (" ..." if len(restored) > 5 else ""),
+            )
+            self._repairs.update(restored)
+            _pending.add(self)
+        return restored
+
+    def _take_theirs(self, document: dict[str, Any], keep: list[str], fields: list[str]) -> Identity | None:
+        """Bring into ``document`` (in place) what another tool wrote to the canonical file
+        meanwhile, keeping ``keep`` (the records being written now) and our earlier versions;
+        returns the identity of the file read."""
+        identity, _, theirs = self._load_canonical()
+        self._restore_ours(theirs)
+        mine, records = document.get(self.records_key, {}), theirs.setdefault(self.records_key, {})
+        for key in keep:
+            if key in mine:
+                records[key] = mine[key]
+            else:
+                records.pop(key, None)
+        for name in fields:
+            theirs[name] = document.get(name)
+        document.clear()
+        document.update(theirs)
+        return identity
 
     def read(self, *, copy_document: bool = True) -> dict[str, Any]:
         """The merged document (canonical file + journal).
@@ -461,15 +598,63 @@ class RecordStore:
                 raise
             return result
 
-    def _write_canonical(self, document: dict[str, Any]) -> str:
+    def _write_canonical(
+        self,
+        document: dict[str, Any],
+        expected: Identity | None,
+        keep: list[str] | None = None,
+        fields: list[str] | None = None,
+    ) -> tuple[str, Identity]:
         """Stream the canonical encoding of ``document`` to the canonical file (atomic,
-        durable); returns its sha256. On any error the file is unchanged."""
+        durable); returns its sha256 and the identity of the file written. On any error the
+        file is unchanged. Temp files of writers that died before renaming theirs (this lock
+        is held by every writer of the file) are removed first.
+
+        ``expected`` is the identity of the file ``document`` was read from. When, right
+        before the rename, the file is no longer that one (another tool without a lock
+        replaced it meanwhile), what that tool wrote is taken into ``document`` first
+        (:meth:`_take_theirs`: ``keep`` and ``fields`` are what this write changes; None:
+        the journal's records) and the write is made again.
+        """
+        remove_dead_temps(temp_dir(self.path), temp_prefix(self.path))
+        remove_dead_temps(self.path.parent, legacy_temp_prefix(self.path))  # an earlier version's
+        for _ in range(REPLACE_ATTEMPTS):
+            written: list[Identity] = []
+            still_expected = functools.partial(self._still, expected, written)
+            try:
+                digest = atomic_write_chunks(self.path, iter_canonical(document), before_replace=still_expected)
+            except LabelValidationError as exc:
+                if _non_finite_at(document) is None:
+                    raise  # the caller's value (e.g. text that is not valid Unicode)
+                raise self._non_finite(document) from exc
+            if digest is not None:
+                return digest, written[0]
+            if keep is None:
+                keep = self._journal_keys()
+            expected = self._take_theirs(document, keep, fields or [])
+        raise StorageError(
+            f"another program keeps replacing {self.path} while this one writes it; nothing was changed. Stop it "
+            "(or let it finish) and retry."
+        )
+
+    def _still(self, expected: Identity | None, written: list[Identity], st: os.stat_result) -> bool:
+        """Whether the canonical file is still ``expected`` (then ``st``, the new file's, goes to ``written``)."""
+        if file_identity(self.path) != expected:
+            return False
+        written.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        return True
+
+    def _journal_keys(self) -> list[str]:
+        """The records the journal on disk holds (ours, pending)."""
         try:
-            return atomic_write_chunks(self.path, iter_canonical(document))
-        except LabelValidationError as exc:
-            if _non_finite_at(document) is None:
-                raise  # the caller's value (e.g. text that is not valid Unicode)
-            raise self._non_finite(document) from exc
+            lines, _, _ = read_lines(self.journal)
+        except OSError:
+            return []
+        keys = []
+        for _, entry in lines[1:]:
+            entries = entry.get("entries", []) if isinstance(entry, dict) and entry.get("op") == "batch" else [entry]
+            keys.extend(e["key"] for e in entries if isinstance(e, dict) and isinstance(e.get("key"), str))
+        return keys
 
     def _non_finite(self, value: Any) -> SidecarError:
         where = _non_finite_at(value) or "?"
@@ -481,9 +666,12 @@ class RecordStore:
     def _persist(self, cached: _Cached, change: Change) -> None:
         if not change.records and not change.fields:
             return
+        if self._repairs:
+            change = Change(list(dict.fromkeys([*change.records, *self._repairs])), change.fields)
         canonical_size = cached.identity[1] if cached.identity else 0
         if canonical_size < self.write_through_bytes and cached.journal_offset == 0:
-            self._fold(cached)
+            self._fold(cached, change)
+            self._remember(cached.document.get(self.records_key, {}), change.records)
             return
         records = cached.document.get(self.records_key, {})
         ops: list[Any] = [{"op": "set", "field": f, "value": cached.document.get(f)} for f in change.fields]
@@ -505,6 +693,8 @@ class RecordStore:
         cached.journal_offset = end
         cached.journal_seen = _seen(after)
         _pending.add(self)
+        self._repairs.clear()
+        self._remember(records, change.records)
         if end > max(canonical_size, MIN_FOLD_BYTES):
             try:
                 self._fold(cached)
@@ -525,18 +715,19 @@ class RecordStore:
         if cached.identity is None:
             return
         try:
-            os.link(self.path, base)
+            os.link(self.path, base, follow_symlinks=False)
         except OSError:
             try:
-                shutil.copyfile(self.path, base)
-            except OSError as exc:  # only a later merge gets more cautious (conflicts instead of replays)
+                atomic_write_bytes(base, read_regular(self.path))
+            except (OSError, LabelsError) as exc:  # a later merge only gets more cautious
                 log.warning("could not keep the journal's base %s: %s", base, exc)
 
-    def _fold(self, cached: _Cached) -> None:
+    def _fold(self, cached: _Cached, change: Change | None = None) -> None:
         keep_aside(self.path, cached.rejected)
-        digest = self._write_canonical(cached.document)
-        cached.identity = file_identity(self.path)
-        cached.digest = digest
+        keep = None if change is None or cached.journal_offset else change.records
+        fields = None if change is None else change.fields
+        cached.digest, cached.identity = self._write_canonical(cached.document, cached.identity, keep, fields)
+        self._repairs.clear()
         cached.rejected = []
         had_journal = cached.journal_ino is not None or self.journal.exists()
         cached.journal_ino = None
@@ -557,6 +748,7 @@ class RecordStore:
                 cached = self._refresh(writing=True)
                 document = fn(json_copy(cached.document))
                 self.validate(document, self.path)
+                self.forget_versions()
                 cached.document = document
                 self._fold(cached)
                 return document
@@ -575,6 +767,9 @@ class RecordStore:
             try:
                 cached = self._refresh(writing=True)
                 if cached.journal_offset == 0 and not self.journal.exists():
+                    if self._repairs:  # records of ours another tool wrote back older versions of
+                        self._fold(cached, Change(sorted(self._repairs), []))
+                    _pending.discard(self)
                     return False
                 self._fold(cached)
                 return True

@@ -15,7 +15,7 @@ import os
 import threading
 import weakref
 from collections.abc import Callable
-from pathlib import Path, PosixPath
+from pathlib import Path
 
 Identity = tuple[int, int, int]
 
@@ -64,32 +64,18 @@ _registries: weakref.WeakSet[ProcessRegistry[object]] = weakref.WeakSet()
 class ProcessRegistry[T]:
     """Instances keyed by absolute path, created on first use, emptied in a forked child."""
 
-    #: Argument objects remembered per registry (their instance found without ``abspath``).
-    MAX_REMEMBERED = 4096
-
     def __init__(self) -> None:
         self._items: dict[str, T] = {}
-        self._by_argument: dict[Path, T] = {}  # absolute Path arguments seen, to their instance
         self._lock = threading.Lock()
         _registries.add(self)  # type: ignore[arg-type]
 
     def get(self, path: str | Path, factory: Callable[[Path], T]) -> T:
-        """The instance for ``path``, made by ``factory(absolute_path)`` the first time.
-
-        An absolute :class:`~pathlib.Path` given before is looked up as it is (its hash is
-        cached on it): the same instance ``abspath`` would find, since an absolute path's
-        ``abspath`` depends on nothing but its text.
-        """
-        item = self._by_argument.get(path) if type(path) is PosixPath else None  # type: ignore[call-overload]
-        if item is not None:
-            return item
+        """The instance for ``path``, made by ``factory(absolute_path)`` the first time."""
         key = os.path.abspath(path)
         with self._lock:
             item = self._items.get(key)
             if item is None:
                 item = self._items[key] = factory(Path(key))
-            if type(path) is PosixPath and path.is_absolute() and len(self._by_argument) < self.MAX_REMEMBERED:
-                self._by_argument[path] = item
             return item
 
     def values(self) -> list[T]:
@@ -101,11 +87,9 @@ class ProcessRegistry[T]:
         """Forget every instance (the next :meth:`get` makes a fresh one, as a new process would)."""
         with self._lock:
             self._items.clear()
-            self._by_argument.clear()
 
     def _reset_after_fork(self) -> None:
         self._items = {}
-        self._by_argument = {}
         self._lock = threading.Lock()
 
 

@@ -40,7 +40,14 @@ from strands_robots.storage.jsonl import append_jsonl, read_jsonl
 from strands_robots.storage.lock import sidecar_lock
 from strands_robots.storage.mapping import EpisodeMapping
 from strands_robots.storage.record_store import RecordStore, content_digest
-from strands_robots.storage.side_files import journal_path, remap_intent_path, remap_lock_target, remap_staged_path
+from strands_robots.storage.side_files import (
+    journal_path,
+    legacy_remap_intent_path,
+    legacy_temp_prefix,
+    remap_intent_path,
+    remap_lock_target,
+    remap_staged_path,
+)
 
 INTENT_NAME = remap_intent_path(".").name
 INTENT_FORMAT = "strands-robots-labels/remap-intent"
@@ -180,6 +187,23 @@ def _complete(directory: Path, intent: dict[str, Any]) -> None:
     fsync_dir(directory)
 
 
+def _adopt_legacy_intent(directory: Path) -> dict[str, Any] | None:
+    """Move the intent of a remap an earlier version left unfinished (and its staged files)
+    into the state folder, so it is finished or rolled back as one of ours."""
+    legacy = legacy_remap_intent_path(directory)
+    intent = _read_intent(legacy)
+    if intent is None:
+        return None
+    for step in intent.get("steps", []):
+        sidecar = directory / step["sidecar"]
+        old = sidecar.with_name(f"{legacy_temp_prefix(sidecar)}remap-{intent['txn']}")
+        if os.path.lexists(old):
+            os.replace(old, remap_staged_path(sidecar, intent["txn"]))
+    _write_intent(intent_path(directory), intent)
+    os.unlink(legacy)
+    return intent
+
+
 @contextlib.contextmanager
 def _locked(paths: list[Path]) -> Any:
     with contextlib.ExitStack() as stack:
@@ -200,6 +224,8 @@ def recover(directory: Path) -> tuple[str | None, dict[str, Any] | None]:
         SidecarError: the intent file is not readable.
     """
     intent = _read_intent(intent_path(directory))
+    if intent is None:
+        intent = _adopt_legacy_intent(Path(directory))
     if intent is None:
         return None, None
     with _locked([directory / s["sidecar"] for s in intent.get("steps", [])]):
@@ -346,6 +372,7 @@ def record_store_step(
     if not store.path.exists() and not store.journal.exists():
         return Step(name, store.path, 0)
     store.flush()
+    store.forget_versions()  # the records are renumbered: versions remembered by key no longer apply
     before = store.path.read_bytes()
     document = store.read()
     records = document[store.records_key]

@@ -7,10 +7,13 @@ Sidecars (``docs/sidecar-format.md``) sit in the dataset root, or in ``labels_di
 - :data:`SEGMENTS` ``episode_segments.json``,
 
 and the outcome export :data:`OUTCOME_EXPORT` goes to ``meta/`` (:func:`outcome_export_path`).
-Everything else a store keeps there (lock, journal and its base, refused journal lines,
-merge conflicts, caches, the labels-directory key, the remap intent) is derived state;
-every such path is built here by a function named after what the file holds, and
-nowhere else.
+Everything else a store keeps (lock, journal and its base, refused journal lines, merge
+conflicts, caches, the labels-directory key, the
+remap intent, temp files of sidecar writes) is derived state, kept in one hidden folder
+beside the sidecars, :data:`STATE_DIR` ``.strands-labels/`` (``docs/sidecar-format.md``).
+Every such path is built here by a function named after what the file holds, and nowhere
+else; the names earlier versions used beside the sidecar are here too (``legacy_*``),
+for :mod:`.state_dir` to adopt what they left.
 """
 
 from __future__ import annotations
@@ -39,54 +42,59 @@ def outcome_export_path(directory: str | Path) -> Path:
     return Path(directory) / "meta" / OUTCOME_EXPORT
 
 
-def _beside(sidecar: Path, suffix: str) -> Path:
+#: The one hidden folder beside the sidecars that holds every derived file (a Hub upload
+#: ignores it with the one pattern ``.strands-labels/**``).
+STATE_DIR = ".strands-labels"
+
+
+def state_dir(directory: str | Path) -> Path:
+    """``<directory>/.strands-labels``: the derived state of the sidecars in ``directory``."""
+    return Path(directory) / STATE_DIR
+
+
+def _state(sidecar: Path, suffix: str) -> Path:
     sidecar = Path(sidecar)
-    return sidecar.with_name(f".{sidecar.name}{suffix}")
+    return sidecar.parent / STATE_DIR / f"{sidecar.name}{suffix}"
 
 
 def lock_path(sidecar: Path) -> Path:
     """The inter-process lock file of ``sidecar``."""
-    return _beside(sidecar, ".lock")
+    return _state(sidecar, ".lock")
 
 
 def journal_path(sidecar: Path) -> Path:
     """The journal of a record-store sidecar (``storage.journal``)."""
-    return _beside(sidecar, ".journal")
+    return _state(sidecar, ".journal")
 
 
 def journal_base_path(sidecar: Path) -> Path:
     """A hard link to the canonical file the journal applies to (for a three-way merge)."""
-    return _beside(sidecar, ".journal.base")
+    return _state(sidecar, ".journal.base")
 
 
 def rejected_path(sidecar: Path) -> Path:
     """Journal lines that were refused, kept aside with the reason (never folded)."""
-    return _beside(sidecar, ".journal.rejected")
+    return _state(sidecar, ".journal.rejected")
 
 
 def conflicts_path(sidecar: Path) -> Path:
     """Pending writes another tool overtook (reported by ``strands-labels show``)."""
-    return _beside(sidecar, ".conflicts.jsonl")
+    return _state(sidecar, ".conflicts.jsonl")
 
 
 def index_cache_path(sidecar: Path) -> Path:
     """The columnar index cache of a large label sidecar."""
-    return _beside(sidecar, ".index.npz")
-
-
-def fingerprints_cache_path(sidecar: Path, extension: str) -> Path:
-    """The dataset-fingerprint cache of a sidecar (``extension`` ``.npz`` or ``.json``)."""
-    return _beside(sidecar, f".fingerprints{extension}")
+    return _state(sidecar, ".index.npz")
 
 
 def remap_staged_path(sidecar: Path, txn: str) -> Path:
     """The new content of ``sidecar`` staged by remap transaction ``txn``."""
-    return _beside(sidecar, f".remap-{txn}")
+    return _state(sidecar, f".remap-{txn}")
 
 
 def remap_intent_path(directory: str | Path) -> Path:
     """The intent file of an unfinished remap in ``directory``."""
-    return Path(directory) / ".remap-intent.json"
+    return state_dir(directory) / "remap-intent.json"
 
 
 def remap_lock_target(directory: str | Path) -> Path:
@@ -96,12 +104,67 @@ def remap_lock_target(directory: str | Path) -> Path:
 
 def labels_dir_key_path(directory: str | Path) -> Path:
     """The key naming the dataset a ``labels_dir`` belongs to (``storage.labels_dir``)."""
-    return Path(directory) / ".strands-labels-dataset.json"
+    return state_dir(directory) / "dataset-key.json"
+
+
+def temp_dir(target: Path) -> Path:
+    """Where an atomic write of ``target`` makes its temp file: the state folder for a
+    sidecar (a crash leaves nothing else beside the sidecars), else beside ``target``."""
+    target = Path(target)
+    return state_dir(target.parent) if target.name in SIDECARS else target.parent
 
 
 def temp_prefix(target: Path) -> str:
-    """The name prefix of the temp files an atomic write of ``target`` creates beside it."""
-    return f".{Path(target).name}."
+    """The name prefix of the temp files an atomic write of ``target`` creates in :func:`temp_dir`."""
+    target = Path(target)
+    return f"{target.name}." if target.name in SIDECARS else f".{target.name}."
+
+
+# -- names left by earlier versions (beside the sidecar; adopted by ``storage.state_dir``) --
+
+
+def _beside(sidecar: Path, suffix: str) -> Path:
+    sidecar = Path(sidecar)
+    return sidecar.with_name(f".{sidecar.name}{suffix}")
+
+
+def legacy_lock_path(sidecar: Path) -> Path:
+    """The lock file earlier versions kept beside ``sidecar``."""
+    return _beside(sidecar, ".lock")
+
+
+def legacy_journal_path(sidecar: Path) -> Path:
+    """The journal earlier versions kept beside ``sidecar``."""
+    return _beside(sidecar, ".journal")
+
+
+def legacy_files(sidecar: Path) -> dict[str, Path]:
+    """Every derived file an earlier version kept beside ``sidecar``, keyed by the name of
+    the function above that gives its place now (caches map to ``None``-free names too)."""
+    return {
+        "journal_base_path": _beside(sidecar, ".journal.base"),
+        "journal_path": _beside(sidecar, ".journal"),
+        "rejected_path": _beside(sidecar, ".journal.rejected"),
+        "conflicts_path": _beside(sidecar, ".conflicts.jsonl"),
+        "index_cache_path": _beside(sidecar, ".index.npz"),
+        "fingerprints_npz": _beside(sidecar, ".fingerprints.npz"),
+        "fingerprints_json": _beside(sidecar, ".fingerprints.json"),
+    }
+
+
+def legacy_temp_prefix(sidecar: Path) -> str:
+    """The prefix of the temp files earlier versions wrote beside ``sidecar``."""
+    return f".{Path(sidecar).name}."
+
+
+def legacy_labels_dir_key_path(directory: str | Path) -> Path:
+    """The labels-directory key earlier versions kept in the directory itself."""
+    return Path(directory) / ".strands-labels-dataset.json"
+
+
+def legacy_remap_intent_path(directory: str | Path) -> Path:
+    """The remap intent earlier versions kept in the directory itself."""
+    return Path(directory) / ".remap-intent.json"
 
 
 __all__ = [
@@ -110,12 +173,18 @@ __all__ = [
     "OUTCOME_EXPORT",
     "SEGMENTS",
     "SIDECARS",
+    "STATE_DIR",
     "conflicts_path",
-    "fingerprints_cache_path",
     "index_cache_path",
     "journal_base_path",
     "journal_path",
     "labels_dir_key_path",
+    "legacy_files",
+    "legacy_journal_path",
+    "legacy_labels_dir_key_path",
+    "legacy_lock_path",
+    "legacy_remap_intent_path",
+    "legacy_temp_prefix",
     "lock_path",
     "outcome_export_path",
     "rejected_path",
@@ -123,5 +192,7 @@ __all__ = [
     "remap_lock_target",
     "remap_staged_path",
     "sidecar_path",
+    "state_dir",
+    "temp_dir",
     "temp_prefix",
 ]

@@ -19,6 +19,7 @@ import pytest
 
 from strands_robots import episode_labels as el
 from strands_robots.episode_labels.document import open_store
+from strands_robots.storage.side_files import conflicts_path, journal_path
 
 REPO = Path(__file__).resolve().parents[2]
 EPISODES = 4
@@ -75,7 +76,7 @@ def test_files_round_trip_both_ways_with_a_pending_journal(tmp_path):
     # ours writes while 0.5.3 rewrites the file under our pending journal
     journaled(root)
     el.annotate_episode(root, 1, quality="medium", failure_mode="near_miss", success_opinion=True, model="ours")
-    journal = root / ".episode_labels.json.journal"
+    journal = journal_path(root / "episode_labels.json")
     assert journal.exists()  # acknowledged, not yet folded: invisible to 0.5.3 until then
     assert upstream(root, "print(json.dumps(e.read_labels(root)['episodes']['1'].get('judge')))") is None
     upstream(root, 'e.annotate_episode(root, 2, quality="low", failure_mode="jerky_motion", model="upstream-judge")')
@@ -86,7 +87,7 @@ def test_files_round_trip_both_ways_with_a_pending_journal(tmp_path):
     assert document["0"]["judge"]["model"] == "upstream-judge"
     el.flush(root)
     assert not journal.exists()
-    assert not (root / ".episode_labels.json.conflicts.jsonl").exists()
+    assert not (conflicts_path(root / "episode_labels.json")).exists()
 
     # ours -> 0.5.3: it reads every label, both tools', and selects what we select
     answers = upstream(
@@ -117,11 +118,11 @@ def test_a_record_both_tools_changed_is_kept_as_a_conflict_not_lost(tmp_path):
     el.record_deterministic_verdicts(root, [{"episode": i, "success": True, "steps": 5} for i in range(EPISODES)])
     journaled(root)
     el.annotate_episode(root, 0, quality="high", model="ours")
-    assert (root / ".episode_labels.json.journal").exists()  # pending in our journal
+    assert (journal_path(root / "episode_labels.json")).exists()  # pending in our journal
     upstream(root, 'e.annotate_episode(root, 0, quality="low", failure_mode="other", model="upstream-judge")')
     judge = el.read_labels(root)["episodes"]["0"]["judge"]
     assert judge["model"] == "upstream-judge"  # the file's word stands for a real conflict
     el.flush(root)
-    conflicts = (root / ".episode_labels.json.conflicts.jsonl").read_text().splitlines()
+    conflicts = (conflicts_path(root / "episode_labels.json")).read_text().splitlines()
     assert len(conflicts) == 1 and '"ours"' in conflicts[0]  # ours is kept beside it, not lost
     assert upstream(root, "print(json.dumps(e.read_labels(root)['episodes']['0']['judge']['quality']))") == "low"

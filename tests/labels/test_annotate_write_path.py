@@ -46,6 +46,11 @@ def test_one_annotation_is_the_batch_of_one(tmp_path, keep_history):
     assert _without_time(el.read_labels(single)["episodes"]["1"]) == _without_time(one)
 
 
+def _stored(root):
+    """Every file under the root but the lock files (the state folder included)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file() and "lock" not in p.name}
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [
@@ -58,10 +63,10 @@ def test_one_annotation_is_the_batch_of_one(tmp_path, keep_history):
 def test_a_refused_value_stores_nothing(tmp_path, kwargs, match):
     root = _dataset(tmp_path / "ds")
     el.annotate_episode(root, 0, quality="high")
-    before = {p.name: p.read_bytes() for p in root.iterdir() if "lock" not in p.name}
+    before = _stored(root)
     with pytest.raises(LabelValidationError, match=match):
         el.annotate_episode(root, 0, **kwargs)
-    assert {p.name: p.read_bytes() for p in root.iterdir() if "lock" not in p.name} == before
+    assert _stored(root) == before
 
 
 def test_an_episode_without_a_verdict_is_refused_in_the_loop_too(tmp_path):

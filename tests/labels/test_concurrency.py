@@ -18,6 +18,7 @@ from strands_robots.episode_labels import (
     record_deterministic_verdicts,
     remap,
 )
+from strands_robots.storage.side_files import journal_path
 
 PROCESSES = 8
 PER_PROCESS = 250
@@ -64,7 +65,7 @@ def test_parallel_writers_on_distinct_episodes_lose_nothing(tmp_path: Path):
     flush(root)
     document = json.loads((root / "episode_labels.json").read_text())  # the canonical file alone
     assert document == merged
-    assert not (root / ".episode_labels.json.journal").exists()
+    assert not (journal_path(root / "episode_labels.json")).exists()
 
 
 def test_parallel_writers_on_one_episode_leave_one_complete_record(tmp_path: Path):

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import strands_robots.episode_labels as el
 from strands_robots.episode_labels import document
 from strands_robots.errors import LabelsNotFoundError, RootNotFoundError
+from strands_robots.storage.side_files import journal_path
 
 
 def _answer(root, labels_dir=None):
@@ -54,8 +55,8 @@ def test_the_remembered_path_gives_what_the_full_checks_give(tmp_path_factory, s
         elif step == "remove_sidecar":
             if (root / "episode_labels.json").exists():
                 el.flush(root)
-            for name in ("episode_labels.json", ".episode_labels.json.journal"):
-                (root / name).unlink(missing_ok=True)
+            for path in (root / "episode_labels.json", journal_path(root / "episode_labels.json")):
+                path.unlink(missing_ok=True)
         elif step == "remove_root":
             shutil.rmtree(root, ignore_errors=True)
         elif step == "make_root":

@@ -26,6 +26,7 @@ from strands_robots.cli.main import app
 from strands_robots.episode_labels.document import open_store
 from strands_robots.errors import SidecarError, StorageError
 from strands_robots.storage import record_store
+from strands_robots.storage.side_files import conflicts_path, journal_path, rejected_path
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -45,7 +46,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def journal(root: Path) -> Path:
-    return root / ".episode_labels.json.journal"
+    return journal_path(root / "episode_labels.json")
 
 
 def canonical(root: Path) -> dict:
@@ -112,7 +113,7 @@ def test_a_bad_journal_line_is_skipped_kept_aside_and_never_folded(root, name):
     assert after["episodes"]["2"]["judge"]["quality"] == "low"
     assert set(after["episodes"]) == set(before) == {str(i) for i in range(6)}
     assert "deterministic" in after["episodes"]["5"]  # the half-bad batch changed nothing
-    rejected = [json.loads(line) for line in (root / ".episode_labels.json.journal.rejected").read_text().splitlines()]
+    rejected = [json.loads(line) for line in (rejected_path(root / "episode_labels.json")).read_text().splitlines()]
     assert len(rejected) == 1 and rejected[0]["entry"] == BAD_LINES[name] and rejected[0]["reason"]
     el.annotate_episode(root, 5, quality="high")  # the sidecar stays writable
     assert el.read_labels(root)["episodes"]["5"]["judge"]["quality"] == "high"
@@ -125,7 +126,7 @@ def test_an_undecodable_middle_line_is_kept_aside(root):
     el.annotate_episode(root, 2, quality="low")
     assert el.flush(root) is True
     assert canonical(root)["episodes"]["2"]["judge"]["quality"] == "low"
-    (kept,) = (root / ".episode_labels.json.journal.rejected").read_text().splitlines()
+    (kept,) = (rejected_path(root / "episode_labels.json")).read_text().splitlines()
     assert json.loads(kept)["reason"] == "the line is not valid JSON"
 
 
@@ -141,7 +142,7 @@ def test_a_journal_line_without_key_is_no_key_error_in_another_process(root):
     assert result.exit_code == 0 and json.loads(result.stdout) == [0, 4]
     assert not journal(root).exists()
     assert canonical(root)["episodes"]["4"]["judge"]["quality"] == "medium"
-    assert (root / ".episode_labels.json.journal.rejected").exists()
+    assert (rejected_path(root / "episode_labels.json")).exists()
 
 
 # --- another tool rewrote the file while our journal has pending entries ---------------
@@ -165,12 +166,12 @@ def test_pending_entries_are_replayed_over_another_tools_rewrite(root):
     assert not journal(root).exists()
     on_disk = canonical(root)["episodes"]
     assert on_disk["2"]["judge"]["note"] == "ours" and on_disk["6"]["deterministic"]["success"] is True
-    (conflict,) = [json.loads(x) for x in (root / ".episode_labels.json.conflicts.jsonl").read_text().splitlines()]
+    (conflict,) = [json.loads(x) for x in (conflicts_path(root / "episode_labels.json")).read_text().splitlines()]
     assert conflict["key"] == "1" and conflict["ours"]["judge"]["note"] == "ours, conflicting"  # ... and ours here
     assert conflict["theirs"]["judge"]["note"] == "theirs" and conflict["base"]["judge"]["quality"] == "low"
     shown = runner.invoke(app, ["show", str(root)])
     assert shown.exit_code == 0, shown.output
-    assert "1 conflict" in shown.output and ".episode_labels.json.conflicts.jsonl" in shown.output
+    assert "1 conflict" in shown.output and "episode_labels.json.conflicts.jsonl" in shown.output
 
 
 def test_the_same_change_by_both_tools_is_no_conflict(root):
@@ -178,7 +179,7 @@ def test_the_same_change_by_both_tools_is_no_conflict(root):
     document = el.read_labels(root)
     other_tool_write(root, document)  # e.g. the other tool folded our pending label itself
     assert el.read_labels(root)["episodes"]["4"]["judge"]["quality"] == "high"
-    assert not (root / ".episode_labels.json.conflicts.jsonl").exists()
+    assert not (conflicts_path(root / "episode_labels.json")).exists()
     assert not journal(root).exists()
 
 
@@ -299,7 +300,7 @@ def test_a_failing_unlink_in_flush_is_a_typed_error_that_says_the_labels_are_sto
     assert canonical(root)["episodes"]["4"]["judge"]["quality"] == "high"
     assert el.read_labels(root)["episodes"]["4"]["judge"]["quality"] == "high"  # the leftover is harmless
     assert not journal(root).exists()
-    assert not (root / ".episode_labels.json.conflicts.jsonl").exists()
+    assert not (conflicts_path(root / "episode_labels.json")).exists()
 
 
 def test_a_huge_number_already_in_the_file_is_refused_without_blaming_the_caller(tmp_path):

@@ -13,7 +13,7 @@ from strands_robots.cli.main import app
 from strands_robots.errors import LabelsDirMismatchError
 from strands_robots.outcomes import set_outcome
 from strands_robots.segments import save_segmentation
-from strands_robots.storage.labels_dir import KEY_NAME
+from strands_robots.storage.labels_dir import key_path
 from tests.storage.remap_helpers import delete_episodes_meta
 from tests.synth import make_v3_dataset
 
@@ -29,12 +29,13 @@ def two(tmp_path):
 
 
 def _files(directory):
-    return {p.name: p.read_bytes() for p in directory.iterdir() if not p.name.endswith(".lock")}
+    files = (p for p in directory.rglob("*") if p.is_file() and not p.name.endswith(".lock"))
+    return {str(p.relative_to(directory)): p.read_bytes() for p in files}
 
 
 def test_the_first_dataset_keys_the_directory(two):
     a, _, labels = two
-    key = json.loads((labels / KEY_NAME).read_text())
+    key = json.loads(key_path(labels).read_text())
     assert key["root"] == str(a) and key["episodes"] == 3 and len(key["sample"]) == 3
     # the sidecar itself gains nothing: it stays the 0.5.3 layout
     assert set(json.loads((labels / "episode_labels.json").read_text())) == {"schema_version", "benchmark", "episodes"}
@@ -79,9 +80,9 @@ def test_the_same_dataset_moved_or_edited_still_passes(two, tmp_path):
 def test_without_labels_dir_or_metadata_nothing_is_keyed(tmp_path):
     root = make_v3_dataset(tmp_path / "ds", [30])
     el.record_deterministic_verdicts(root, [{"episode": 0, "success": True}])
-    assert not (root / KEY_NAME).exists()
+    assert not key_path(root).exists()
     bare, labels = tmp_path / "bare", tmp_path / "l2"
     bare.mkdir()
     labels.mkdir()
     el.record_deterministic_verdicts(bare, [{"episode": 0, "success": True}], labels_dir=labels)
-    assert not (labels / KEY_NAME).exists()
+    assert not key_path(labels).exists()

@@ -1,10 +1,10 @@
-"""The sidecar lock: one flock per process on a lock file kept open, exclusive between
-threads, processes and forked children, re-opened when the lock file is replaced; where no
-lock file can be made (a read-only directory) reads go ahead and writes say why not."""
+"""The sidecar lock (filelock on ``.strands-labels/<name>.lock``): exclusive between threads,
+processes and forked children, re-opened when the lock file is replaced, never through a
+symbolic link; an earlier version's lock file is taken too while it exists; where no lock
+file can be made (a read-only directory) reads go ahead and writes say why not."""
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import multiprocessing as mp
 import os
@@ -12,11 +12,10 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from strands_robots.errors import StorageError
+from strands_robots.errors import SidecarError, StorageError
 from strands_robots.storage import lock as lock_module
 from strands_robots.storage.lock import lock_path, sidecar_lock
 
@@ -129,45 +128,58 @@ def test_threads_exclude_each_other_and_reentry_counts(tmp_path):
     proc.wait()
 
 
-def test_idle_lock_files_are_closed_beyond_the_bound(tmp_path, monkeypatch):
-    monkeypatch.setattr(lock_module, "MAX_OPEN_LOCK_FILES", 8)
-    for i in range(40):
-        with sidecar_lock(tmp_path / f"s{i}.json"):
-            pass
-    fd_dir = f"/proc/{os.getpid()}/fd"
-    targets = []
-    for fd in os.listdir(fd_dir):
-        with contextlib.suppress(FileNotFoundError):  # the descriptor of the listing itself
-            targets.append(os.readlink(os.path.join(fd_dir, fd)))
-    open_locks = [t for t in targets if t.startswith(str(tmp_path)) and t.endswith(".lock")]
-    assert 1 <= len(open_locks) <= 8
-
-
-def test_one_lock_per_lock_file_however_the_sidecar_is_spelled(tmp_path):
+def test_the_lock_file_is_in_the_state_folder_and_reentry_is_no_second_lock(tmp_path):
     sidecar = tmp_path / "episode_labels.json"
-    lock = lock_module._file_lock(sidecar)
-    assert lock_module._file_lock(Path(str(sidecar))) is lock
-    assert lock_module._file_lock(str(sidecar)) is lock
-    assert lock.path == str(tmp_path / ".episode_labels.json.lock")
     start = time.monotonic()
     with sidecar_lock(sidecar), sidecar_lock(str(sidecar), timeout=0.3):  # re-entry, not a second flock
-        pass
+        assert lock_path(sidecar) == tmp_path / ".strands-labels" / "episode_labels.json.lock"
+        assert lock_path(sidecar).is_file()
     assert time.monotonic() - start < 0.3
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".strands-labels"]
 
 
-def test_the_lock_knows_the_inode_it_holds_and_follows_a_replaced_file(tmp_path):
-    sidecar = tmp_path / "episode_labels.json"
-    with sidecar_lock(sidecar):
+def test_a_dangling_link_at_the_lock_path_is_refused_and_creates_nothing_outside(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    sidecar = root / "episode_labels.json"
+    lock_path(sidecar).parent.mkdir()
+    os.symlink(outside / "planted", lock_path(sidecar))
+    for reading in (False, True):
+        with pytest.raises(SidecarError, match="symbolic link"), sidecar_lock(sidecar, reading=reading):
+            pass
+    assert not (outside / "planted").exists() and list(outside.iterdir()) == []
+
+
+def test_a_link_in_place_of_the_state_folder_is_refused(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    os.symlink(outside, root / ".strands-labels")
+    with pytest.raises(SidecarError, match="symbolic link"), sidecar_lock(root / "episode_labels.json"):
         pass
-    lock = lock_module._file_lock(sidecar)
-    first = os.stat(lock_path(sidecar)).st_ino
-    assert lock._ino == first
-    replacement = tmp_path / "new.lock"
-    replacement.write_bytes(b"")
-    os.replace(replacement, lock_path(sidecar))
-    with sidecar_lock(sidecar):
-        assert lock._ino == os.stat(lock_path(sidecar)).st_ino != first
-        assert os.fstat(lock._fd).st_ino == lock._ino
+    assert list(outside.iterdir()) == []
+
+
+def test_an_earlier_versions_lock_file_is_taken_too_while_it_exists(tmp_path):
+    """A process of an earlier version locks ``.<name>.lock`` beside the sidecar: while that
+    file exists, it excludes us (and we it)."""
+    sidecar = tmp_path / "episode_labels.json"
+    legacy = tmp_path / ".episode_labels.json.lock"
+    legacy.write_bytes(b"")
+    fd = os.open(legacy, os.O_RDWR)
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_EX)  # what an earlier version's writer holds
+    try:
+        with pytest.raises(StorageError, match="held the lock"), sidecar_lock(sidecar, timeout=0.3):
+            pass
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    with sidecar_lock(sidecar, timeout=1):
+        pass
+    assert not legacy.exists()  # nothing else was left: the old lock file went with the adoption
 
 
 def test_a_read_in_a_read_only_directory_goes_ahead_unlocked_and_a_write_is_refused(tmp_path, monkeypatch):

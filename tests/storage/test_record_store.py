@@ -15,6 +15,8 @@ from strands_robots import episode_labels as el
 from strands_robots.errors import SidecarError, StorageError
 from strands_robots.storage import RecordStore, atomic_write_bytes, dump_canonical
 from strands_robots.storage.record_store import Change
+from strands_robots.storage.side_files import conflicts_path, journal_path
+from tests.storage.store_helpers import journal_store, put
 
 
 def _validate(document, path):
@@ -75,7 +77,7 @@ def test_a_journal_for_a_file_rewritten_in_place_keeps_its_entries_as_conflicts(
     os.utime(path, ns=(1, 1))
     assert _store(path).read()["episodes"] == {"7": {"v": 7}}  # never replayed blindly
     assert not writer.journal.exists()
-    conflicts = [json.loads(line) for line in (tmp_path / ".labels.json.conflicts.jsonl").read_text().splitlines()]
+    conflicts = [json.loads(line) for line in (conflicts_path(tmp_path / "labels.json")).read_text().splitlines()]
     assert [(c["key"], c["ours"], c["theirs"], c["base_known"]) for c in conflicts] == [("1", {"v": 1}, None, False)]
 
 
@@ -98,7 +100,7 @@ def test_a_copied_dataset_keeps_journaled_labels(tmp_path):
     root.mkdir()
     el.record_deterministic_verdicts(root, [{"episode": i, "success": True} for i in range(3000)])
     el.annotate_episode(root, 5, quality="low", note="journaled")
-    assert (root / ".episode_labels.json.journal").exists()
+    assert (journal_path(root / "episode_labels.json")).exists()
     copy = tmp_path / "copy"
     shutil.copytree(root, copy)  # new inodes and mtimes, same bytes
     assert el.read_labels(copy)["episodes"]["5"]["judge"]["note"] == "journaled"
@@ -149,3 +151,36 @@ def test_symlink_or_directory_sidecar_is_refused(tmp_path, kind):
         path.mkdir()
     with pytest.raises(SidecarError, match="symbolic link|directory"):
         _store(path).update(_put("0", 0))
+
+
+def test_the_cached_identity_is_the_one_of_the_bytes_read(tmp_path, monkeypatch):
+    """Another tool replacing the file while we parse it: the cache pairs the bytes read with
+    that file's identity (fstat of the open descriptor), so our next write reads the new file
+    and keeps the other tool's record."""
+    from strands_robots.storage import record_store
+
+    path = tmp_path / "labels.json"
+    store = journal_store(path)
+    store.write_through_bytes = 1 << 30  # write-through: each write rewrites the whole file
+    store.update(put("1", 1))
+    real = record_store.load_json_bytes
+    replaced = []
+
+    def other_tool_replaces_it(data, where):
+        if not replaced:
+            replaced.append(1)
+            other = json.loads(path.read_text())
+            other["episodes"]["2"] = {"v": "theirs"}
+            tmp = tmp_path / "other.tmp"
+            tmp.write_text(json.dumps(other))
+            os.replace(tmp, path)
+        return real(data, where)
+
+    record_store._stores.clear()
+    store = journal_store(path)
+    store.write_through_bytes = 1 << 30
+    monkeypatch.setattr(record_store, "load_json_bytes", other_tool_replaces_it)
+    assert "2" not in store.read()["episodes"]  # parsed the bytes it read
+    monkeypatch.setattr(record_store, "load_json_bytes", real)
+    store.update(put("3", 3))
+    assert json.loads(path.read_text())["episodes"] == {"1": {"v": 1}, "2": {"v": "theirs"}, "3": {"v": 3}}

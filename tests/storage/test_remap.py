@@ -19,6 +19,7 @@ from strands_robots.cli.main import app
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, StorageError
 from strands_robots.remap import EpisodeMapping, mapping_after_delete, remap_dataset
 from strands_robots.storage import remap_txn
+from strands_robots.storage.side_files import state_dir
 from tests.storage.remap_helpers import delete_episodes_meta, labelled_dataset, sidecar_bytes, state
 
 REPO = Path(__file__).resolve().parents[2]
@@ -113,7 +114,7 @@ def test_remap_after_delete_moves_every_sidecar_and_clears_staleness(root):
     assert state(root) == AFTER_DELETE
     assert el.stale_episodes(root) == {}
     assert not remap_txn.intent_path(root).exists()
-    assert not [p for p in os.listdir(root) if ".remap-" in p and not p.endswith(".lock")]
+    assert not [p for p in os.listdir(state_dir(root)) if ".remap-" in p or p == "remap-intent.json"]
 
 
 def test_cli_remap_deleted(root):
@@ -174,14 +175,14 @@ def test_a_failure_while_staging_changes_nothing(root, monkeypatch):
 
     def failing(path, data):
         calls.append(Path(path).name)
-        if ".episode_segments.json.remap-" in Path(path).name:  # the 2nd staged sidecar: disk full
+        if "episode_segments.json.remap-" in Path(path).name:  # the 2nd staged sidecar: disk full
             raise StorageError(f"could not write {path}: No space left on device; free disk space.")
         real(path, data)
 
     monkeypatch.setattr(remap_txn, "atomic_write_bytes", failing)
     with pytest.raises(StorageError, match="No space left"):
         remap_dataset(root, mapping_after_delete(5, [0, 3]))
-    assert any(".episode_labels.json.remap-" in c for c in calls)
+    assert any("episode_labels.json.remap-" in c for c in calls)
     assert sidecar_bytes(root) == before  # rolled back: no intent, no staged file
     monkeypatch.setattr(remap_txn, "atomic_write_bytes", real)
     remap_dataset(root, mapping_after_delete(5, [0, 3]))
@@ -251,7 +252,7 @@ KILLER = textwrap.dedent(
         real = remap_txn.atomic_write_bytes
         def write(path, data):
             real(path, data)
-            if ".episode_labels.json.remap-" in str(path):
+            if "episode_labels.json.remap-" in str(path):
                 os.kill(os.getpid(), signal.SIGKILL)
         remap_txn.atomic_write_bytes = write
     remap_dataset(sys.argv[1], mapping_after_delete(5, [0, 3]))
@@ -272,4 +273,4 @@ def test_a_remap_killed_between_sidecars_is_finished_by_a_rerun(root, where):
     result = remap_dataset(root, mapping_after_delete(5, [0, 3]))
     assert result.recovered == ("completed" if where == "install" else "rolled back")
     assert state(root) == AFTER_DELETE
-    assert not [p for p in os.listdir(root) if "remap-" in p and not p.endswith(".lock")]
+    assert not [p for p in os.listdir(state_dir(root)) if ".remap-" in p or p == "remap-intent.json"]

@@ -53,6 +53,7 @@ from strands_robots.errors import (
 from strands_robots.remap import mapping_after_delete, remap_dataset
 from strands_robots.storage import registry
 from strands_robots.storage.registry import ProcessRegistry, appended_since, file_identity
+from strands_robots.storage.side_files import STATE_DIR, journal_path, state_dir
 from tests.storage.remap_helpers import delete_episodes_meta
 from tests.synth import make_v3_dataset
 
@@ -215,12 +216,13 @@ def _forget_caches(store: Store) -> None:
 
 def _stored_bytes(root: Path, store: Store) -> dict[str, bytes]:
     """Every file of the store (the sidecar and its hidden journal), by name."""
-    names = [store.sidecar, f".{store.sidecar}.journal"]
+    names = [store.sidecar, f"{STATE_DIR}/{store.sidecar}.journal"]
     return {name: (root / name).read_bytes() for name in names if (root / name).exists()}
 
 
 def _temporary_files(root: Path) -> list[str]:
-    return sorted(p.name for p in root.iterdir() if p.name.endswith(".tmp") or ".tmp." in p.name)
+    folders = [d for d in (root, state_dir(root)) if d.is_dir()]
+    return sorted(p.name for d in folders for p in d.iterdir() if p.name.endswith(".tmp") or ".tmp." in p.name)
 
 
 # -- a missing root ------------------------------------------------------------------------------
@@ -298,7 +300,7 @@ def test_an_unusable_sidecar_is_refused_by_reads_and_writes_and_left_untouched(s
         assert says in str(info.value)
         assert "move it away" in str(info.value)  # the remedy
     assert path.read_text() == content
-    assert not (root / f".{store.sidecar}.journal").exists()
+    assert not journal_path(root / store.sidecar).exists()
 
 
 NOT_A_FILE = {

@@ -80,7 +80,8 @@ def test_an_error_mid_stream_leaves_the_file_and_directory_as_they_were(tmp_path
     with pytest.raises(LabelValidationError, match=message):
         atomic_write_chunks(target, iter_canonical({"episodes": records}, 4))
     assert target.read_bytes() == b"old\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["episode_labels.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".strands-labels", "episode_labels.json"]
+    assert list((tmp_path / ".strands-labels").iterdir()) == []  # no temp file left
 
 
 def test_the_digest_returned_is_the_file_written(tmp_path):

@@ -1,0 +1,151 @@
+"""The hidden folder of derived state beside the sidecars, and the adoption of the files
+earlier versions left beside them.
+
+Every derived file (``storage.side_files``) lives in ``.strands-labels/`` next to the
+sidecars. :func:`ensure` creates the folder and refuses one that is a symbolic link or not
+a directory (nothing is ever created through a link). :func:`adopt_legacy` moves what an
+earlier version kept beside a sidecar (``.<name>.journal``, ``.journal.base``,
+``.journal.rejected``, ``.conflicts.jsonl``, the ``.lock``, temp files of dead writers, caches)
+into the folder, once, under the sidecar's lock and the earlier version's lock
+(``storage.lock`` takes both while the old lock file exists):
+
+- the journal and its base move together, only while the folder holds no journal of its
+  own (a record store folds its own first: ``RecordStore``); their header names the
+  canonical file by content, so they apply exactly as before;
+- refused lines and conflicts are appended to the folder's files (fsynced) and removed;
+- caches and temp files are removed (caches are rebuilt; a temp file is a write that
+  never completed, its writer held this lock and is gone);
+- the old lock file goes last, once nothing else is left beside the sidecar.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from pathlib import Path
+
+from strands_robots.errors import SidecarError
+from strands_robots.storage import side_files
+
+
+def refuse_link(path: Path, what: str = "file") -> SidecarError:
+    """The error for a symbolic link (or other non-regular entry) found where a derived file goes."""
+    return SidecarError(
+        f"{path} is a symbolic link or not a regular {what}; refusing to create or write through it. "
+        "Remove it (nothing of this package's is stored in a link) and run again."
+    )
+
+
+def ensure(directory: Path) -> Path:
+    """The state folder of ``directory``, created (mode 0755) when missing.
+
+    Raises:
+        SidecarError: the folder's name is taken by a symbolic link or a file.
+        OSError: it cannot be created (read-only directory, permissions, a missing ``directory``).
+    """
+    folder = side_files.state_dir(directory)
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o755)
+        st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode):
+        raise refuse_link(folder, "directory")
+    return folder
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def _append_and_remove(source: Path, target: Path) -> None:
+    """Append the lines of ``source`` to ``target`` (fsynced), then remove ``source``."""
+    if not _regular(target):
+        os.rename(source, target)
+        return
+    with open(source, "rb") as handle:
+        data = handle.read()
+    if data:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
+            os.write(fd, data if data.endswith(b"\n") else data + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    os.unlink(source)
+
+
+def adopt_legacy(sidecar: Path) -> bool:
+    """Move what an earlier version left beside ``sidecar`` into the state folder.
+
+    Call holding the sidecar's lock and the earlier version's lock. Best effort for
+    caches and temp files; a journal is moved only while the folder holds none.
+
+    Returns:
+        True when nothing of the earlier version is left beside the sidecar (its lock
+        file included); False while its journal waits for the folder's own to be folded.
+
+    Raises:
+        OSError: a file could not be moved (nothing was lost: what was not moved stays
+            where it was and is adopted on the next write).
+    """
+    sidecar = Path(sidecar)
+    ensure(sidecar.parent)
+    old = side_files.legacy_files(sidecar)
+    for name in ("index_cache_path", "fingerprints_npz", "fingerprints_json"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(old[name])
+    remove_dead_temps(sidecar.parent, side_files.legacy_temp_prefix(sidecar))
+    for name in ("rejected_path", "conflicts_path"):
+        if _regular(old[name]):
+            _append_and_remove(old[name], getattr(side_files, name)(sidecar))
+    journal_left = False
+    if _regular(old["journal_path"]):
+        if _regular(side_files.journal_path(sidecar)):
+            journal_left = True
+        else:
+            if _regular(old["journal_base_path"]):
+                os.replace(old["journal_base_path"], side_files.journal_base_path(sidecar))
+            os.rename(old["journal_path"], side_files.journal_path(sidecar))
+    elif _regular(old["journal_base_path"]):
+        os.unlink(old["journal_base_path"])  # a base without its journal applies to nothing
+    if journal_left:
+        return False
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(side_files.legacy_lock_path(sidecar))
+    return True
+
+
+def remove_dead_temps(directory: Path, prefix: str) -> int:
+    """Remove the temp files ``<prefix>*.tmp`` in ``directory`` (call holding the lock every
+    writer of those names holds: a temp file there is a write that never completed).
+
+    Returns:
+        How many were removed.
+    """
+    removed = 0
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    for name in names:
+        if name.startswith(prefix) and name.endswith(".tmp"):
+            try:
+                os.unlink(Path(directory) / name)
+                removed += 1
+            except OSError as exc:
+                if exc.errno not in (errno.ENOENT, errno.EISDIR, errno.EPERM, errno.EACCES):
+                    raise
+    return removed
+
+
+__all__ = ["adopt_legacy", "ensure", "refuse_link", "remove_dead_temps"]
