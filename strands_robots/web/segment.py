@@ -378,6 +378,8 @@ def episode_payload(ctx: ServerContext, episode: int, cohort: str | None) -> dic
     saved = (record or {}).get("cohort")
     if saved not in known_cohorts():  # a label set of your own this server was not started with
         saved = None
+    if record is not None and saved and review_status(record) == "proposed":
+        cohort = saved  # a proposal opens in the set it was imported with (its labels' templates)
     chosen = cohort or saved or default_cohort(ctx)
     findings = []
     if record is not None:

@@ -176,6 +176,7 @@ def test_the_page_reviews_proposals_over_http(annotated):
     detail = client.get("/api/segment/episodes/0").json()
     assert detail["status"] == "proposed" and detail["record"]["segments"][2]["free"] is True
     assert detail["cohort"] == "generic"
+    assert client.get("/api/segment/episodes/0?cohort=robocasa365").json()["cohort"] == "generic"
     body = {"segments": detail["record"]["segments"], "cohort": detail["cohort"]}
     check = client.post("/api/segment/episodes/0/check", json=body, headers=WRITE)
     assert check.json()["segments"][2] == {"label": "wave happily", "error": None, "template_id": None, "free": True}
