@@ -18,6 +18,7 @@ to the same answers), so a process that only reads labels never pays pydantic's 
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path, PosixPath, WindowsPath
@@ -82,9 +83,31 @@ def _encodes(text: str) -> bool:
     return True
 
 
+#: pydantic's wording of a refused value -> plain words (no "Value error, ", no "Input should be").
+_PYDANTIC_WORDS = (
+    (re.compile(r"^Input should be a valid integer.*$", re.S), "not a whole number: type one as digits, e.g. 3."),
+    (re.compile(r"^Input should be a valid number.*$", re.S), "not a number: type one such as 0.5 or 3."),
+    (re.compile(r"^Input should be a valid string.*$", re.S), "not text: write it between quotes"),
+    (re.compile(r"^Input should be (.*?)\.?$", re.S), r"it must be \1"),
+)
+
+
+def plain_message(message: str) -> str:
+    """A pydantic refusal's message in the project's words (every entry point shows this one).
+
+    ``Value error, ...`` loses its prefix; ``Input should be a valid integer, unable to parse
+    string as an integer`` is ``not a whole number: type one as digits, e.g. 3.``.
+    """
+    message = str(message).removeprefix("Value error, ")
+    for pattern, plain in _PYDANTIC_WORDS:
+        if pattern.match(message):
+            return pattern.sub(plain, message)
+    return message
+
+
 def _refusal(exc: Any, what: str, value: Any, remedy: str) -> LabelArgumentError:
     problem = exc.errors(include_url=False)[0]
-    message = str(problem.get("msg", "invalid")).removeprefix("Value error, ")
+    message = plain_message(str(problem.get("msg", "invalid")))
     where = "".join(f"[{p!r}]" for p in problem.get("loc", ()) if not isinstance(p, str))
     shown = quoted(value, 80)
     return LabelArgumentError(f"{what}{where} is refused: {message} (got {type(value).__name__} {shown}); {remedy}")

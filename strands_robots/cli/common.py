@@ -230,13 +230,15 @@ def plain_usage_message(message: str) -> str:
 
     ``Value error, 'High' is not one of 'low', 'medium', 'high'.`` becomes ``'High' is not
     one of low, medium, high. Did you mean: 'High' -> 'high'?``; any other pydantic
-    ``Value error, `` prefix goes.
+    ``Value error, `` prefix goes, and pydantic's ``Input should be a valid integer, unable to
+    parse string as an integer`` is ``not a whole number: type one as digits, e.g. 3.``
     """
+    from strands_robots.arguments import plain_message
     from strands_robots.episode_labels.vocab import did_you_mean
 
     found = _NOT_ONE_OF.match(message)
     if found is None:
-        return message.removeprefix("Value error, ")
+        return plain_message(message)
     choices = tuple(c.strip().strip("'") for c in found.group("choices").split(","))
     value = found.group("value")[1:-1]
     return f"{value!r} is not one of {', '.join(choices)}.{did_you_mean(value, choices)}"

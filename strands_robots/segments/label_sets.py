@@ -24,6 +24,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from strands_robots.arguments import plain_message
 from strands_robots.errors import LabelValidationError
 from strands_robots.segments.lexicon import operation_of
 from strands_robots.segments.templates import (
@@ -110,7 +111,7 @@ _KIND = "label set file (a JSON list or object, or one label per line)"
 
 def _refusal(path: Path | str, exc: ValidationError, data: Any) -> LabelValidationError:
     problem = exc.errors(include_url=False)[0]
-    message = str(problem.get("msg", "invalid")).removeprefix("Value error, ")
+    message = plain_message(str(problem.get("msg", "invalid")))
     loc = [p for p in problem.get("loc", ()) if not (isinstance(p, str) and p.startswith("function-"))]
     where = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in loc).replace(".[", "[")
     shown = ""

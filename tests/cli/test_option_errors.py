@@ -64,6 +64,23 @@ def test_a_value_in_the_wrong_case_gets_did_you_mean(judged, args, expected):
     assert review(judged, 1) is None  # nothing stored
 
 
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ("judge", "{root}", "--workers", "x"),
+            "Invalid value for '--workers': not a whole number: type one as digits",
+        ),
+        (("report", "{root}", "--max-episodes", "1.5"), "Invalid value for '--max-episodes': not a whole number"),
+    ],
+)
+def test_a_number_option_refusal_has_no_pydantic_wording(judged, args, expected):
+    done = cli(*(str(judged) if a == "{root}" else a for a in args))
+    assert done.returncode == 2
+    assert expected in done.stderr
+    assert "Input should be" not in done.stderr and "unable to parse" not in done.stderr
+
+
 def test_no_usage_line_shows_braces():
     for command in (("resolve",), ("filter",), ("segments", "show"), ("ssc", "build"), ("outcome", "set")):
         done = cli(*command, "--help")

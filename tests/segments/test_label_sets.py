@@ -67,7 +67,7 @@ def test_a_label_set_file_in_each_format(tmp_path):
         ('{"name": "robocasa365", "labels": ["a"]}', "name: it is a built-in template set"),
         ('{"name": "my set", "labels": ["a"]}', "name: a set name is 1-40 letters"),
         ('{"name": "k", "labels": ["a"], "extra": 1}', "extra: Extra inputs are not permitted"),
-        ('{"name": "k", "labels": [1]}', r"labels\[0\] \(1\): Input should be a valid string"),
+        ('{"name": "k", "labels": [1]}', r"labels\[0\] \(1\): not text: write it between quotes"),
         ('["TASK_COMPLETE"]', "is in every set already; leave it out"),
         ('"reach"', "holds a JSON str; it must be a list of labels or an object"),
         ("[reach]", "is not valid JSON"),
