@@ -16,9 +16,9 @@ rewrites the dataset itself, as ``lerobot-annotate`` does (``docs/segments.md``,
 With ``out``, files that change are written into the copy, videos are hard-linked
 (copied across file systems), never re-encoded, and every other file is copied; the label
 sidecars stay with the source. ``in_place`` replaces each changed file atomically and
-refuses when a data file changed while the export ran, or when the dataset's own rows
-of an exported episode are neither those its proposal was read from nor the ones this
-export writes (the dataset changed since the labels were read).
+refuses when a file changed while the export ran, or when the dataset's own rows (SARM's
+columns) of an exported episode are neither those its proposal was read from nor the ones
+this export writes (the dataset changed since the labels were read).
 """
 
 from __future__ import annotations
@@ -166,16 +166,27 @@ def _approved(root: Path, labels_dir: Any, episodes: Any) -> dict[int, dict[str,
     return records
 
 
-def _check_origin(record: dict[str, Any], current: list[dict[str, Any]], ours: list[dict[str, Any]]) -> str | None:
-    """Why the dataset's rows of the episode are not what the labels were read from, or None."""
+def _check_origin(record: dict[str, Any], tool: str, current: list[Any], ours: list[Any]) -> str | None:
+    """Why the dataset's annotations of the episode (``current``: rows or SARM spans) are neither
+    the ones its proposal was read from by ``tool`` nor ``ours`` (this export's), or None."""
     review = record.get("review") or {}
     origin = (review.get("proposal") or {}).get("origin") or record.get("origin")
-    if not origin or origin.get("tool") != language.SOURCE_NAME:
+    if not origin or origin.get("tool") != tool:
         return None
     digest = language.rows_digest(current)
     if digest in (origin.get("rows"), language.rows_digest(ours)):
         return None
-    return f"its {origin.get('style')} rows are not the ones imported ({len(current)} rows now)"
+    what = f"{origin['style']} rows" if "style" in origin else f"{origin.get('columns')} SARM columns"
+    return f"its {what} are not the ones imported ({len(current)} now)"
+
+
+def _refuse_changed(problems: list[str]) -> None:
+    """Raise :class:`DatasetChangedError` naming the first episodes of ``problems`` (if any)."""
+    if problems:
+        raise DatasetChangedError(
+            "the dataset changed since the labels were read (" + "; ".join(problems[:5]) + "); nothing was "
+            "written. Import again (strands-labels segments import-lerobot) and review, or export with --out."
+        )
 
 
 def _copy_tree(root: Path, target: Path, skip: set[Path], report: ExportReport) -> None:
@@ -263,15 +274,11 @@ def export_lerobot(
         for ep, record in approved.items():
             current = rows[ep].persistent if ep in rows else []
             ours = language.segment_rows(record["segments"], rows[ep].timestamps, style)
-            why = in_place and _check_origin(record, language.style_rows(current, style), ours)
+            why = in_place and _check_origin(record, language.SOURCE_NAME, language.style_rows(current, style), ours)
             if why:
                 problems.append(f"episode {ep}: {why}")
             rows_of[ep] = language.merge_rows(current, ours, style)
-        if problems:
-            raise DatasetChangedError(
-                "the dataset changed since the labels were read (" + "; ".join(problems[:5]) + "); nothing was "
-                "written. Import again (strands-labels segments import-lerobot) and review, or export with --out."
-            )
+        _refuse_changed(problems)
         for path in language.data_files(root):
             stats[path] = _stat(path)
             built = _language_table(path, rows_of)
@@ -286,6 +293,16 @@ def export_lerobot(
             extra["meta/info.json"] = (json.dumps(info, indent=4) + "\n").encode()
     else:
         values = {ep: sarm.episode_values(r["segments"], fps) for ep, r in approved.items()}
+        if in_place:
+            stored = sarm.read_spans(root, sarm_prefix)
+            problems = []
+            for ep, record in approved.items():
+                written = [list(span) for span in zip(*values[ep].values(), strict=True)]
+                now = [list(span) for span in stored.get(ep, [])]
+                why = _check_origin(record, sarm.source_name(sarm_prefix), now, written)
+                if why:
+                    problems.append(f"episode {ep}: {why}")
+            _refuse_changed(problems)
         for path in sarm.episode_files(root):
             stats[path] = _stat(path)
             table = _sarm_table(path, values, sarm_prefix)

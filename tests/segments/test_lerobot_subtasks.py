@@ -362,3 +362,21 @@ def test_the_cli_imports_and_exports(annotated, tmp_path):
     assert json.loads(result.output)["episodes"] == [1]
     result = runner.invoke(app, ["segments", "import-lerobot", str(annotated), "--sarm", "medium"])
     assert isinstance(result.exception, LabelValidationError) and "use sparse or dense" in str(result.exception)
+
+
+def test_sarm_in_place_refuses_columns_changed_since_the_import(tmp_path):
+    root = make_v3_dataset(tmp_path / "ds", [60])
+    write_sarm(root, {0: [("reach", 0, 30), ("grasp", 30, 60)]})
+    import_lerobot(root, sarm_prefix="sparse")
+    review_proposal(root, 0, reviewer="ana", decision="accept")
+    path = next((root / "meta" / "episodes").rglob("*.parquet"))
+    assert export_lerobot(root, in_place=True, sarm_prefix="sparse").episodes == [0]
+    export_lerobot(root, in_place=True, sarm_prefix="sparse")  # its own columns: again is fine
+    table = pq.read_table(path)
+    names = table.column_names.index("sparse_subtask_names")
+    table = table.set_column(names, "sparse_subtask_names", pa.array([["reach", "lift"]], pa.list_(pa.string())))
+    pq.write_table(table, path)
+    changed = sha(path)
+    with pytest.raises(DatasetChangedError, match="sparse SARM columns are not the ones imported"):
+        export_lerobot(root, in_place=True, sarm_prefix="sparse")
+    assert sha(path) == changed
