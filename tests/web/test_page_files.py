@@ -9,7 +9,13 @@ import pytest
 from tests.web.conftest import WRITE, client_for
 from tests.web.test_segment_page import SEGMENTS
 
-REVIEW = {"decision": "overrule_verdict", "reviewer": "ana", "note": "link test"}
+REVIEW = {
+    "decision": "overrule_verdict",
+    "reviewer": "ana",
+    "note": "link test",
+    "verdict_seen": None,
+    "judge_seen": None,
+}
 
 
 @pytest.mark.parametrize("dangling", [True, False])

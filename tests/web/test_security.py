@@ -142,9 +142,10 @@ def test_a_remote_server_wants_the_token_on_every_request(labelled_toy):
         assert "HttpOnly" in entered.headers["set-cookie"] and "SameSite=Strict" in entered.headers["set-cookie"]
         assert client.get("/review").status_code == 200  # the client keeps the cookie
         assert client.get("/api/queue").status_code == 200
+        stamps = client.get("/api/episodes/2").json()["stamps"]  # what the page shows and sends back
         write = client.post(
             "/api/episodes/2/review",
-            json={"decision": "overrule_verdict", "reviewer": "remote"},
+            json={"decision": "overrule_verdict", "reviewer": "remote", **stamps},
             headers={"origin": base, "x-labels-token": token},
         )
         assert write.status_code == 200, write.text
