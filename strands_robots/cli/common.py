@@ -245,7 +245,7 @@ def plain_usage_message(message: str) -> str:
 
 
 class PlainErrors:
-    """Mixin of every ``strands-labels`` command and group (docs/cli.md, "Errors").
+    """Mixin of every ``strands-labels`` command and group (README.md, "Command line").
 
     A refused option value is said in plain words with its near miss
     (:func:`plain_usage_message`), and the usage line names arguments as the help does

@@ -1,27 +1,21 @@
-"""Option values and usage lines as a new user sees them (docs/cli.md): plain words, the
+"""Option values and usage lines as a new user sees them (README.md, "Command line"): plain words, the
 remedy, never the argument parser's internals. Run through the real console script."""
 
 from __future__ import annotations
 
 import getpass
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 
 from strands_robots import episode_labels as el
 from strands_robots.outcomes import set_outcome
+from tests.cli.test_user_facing import cli as run_cli
 
 
 def cli(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "strands_robots.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+    return run_cli(*args, columns=200)
 
 
 def review(root, episode):
