@@ -7,10 +7,8 @@ invalid JSON): readers ignore it and the next append cuts it off first.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -171,103 +169,3 @@ def _write_at(fd: int, path: Path, payload: bytes, valid_end: int, size: int | N
         except OSError as second:
             raise _double_fault(exc, second, path, fd, valid_end, payload) from exc
         raise storage_error(exc, path, "append to") from exc
-
-
-#: Appenders keeping their file open at most (a process writing many sidecars closes idle ones first).
-MAX_OPEN_APPENDERS = 32
-_appenders_lock = threading.Lock()
-_appenders: dict[KeptAppender, None] = {}  # with an open file, least recently opened first
-
-
-class KeptAppender:
-    """:func:`append_encoded` to one JSON Lines file through a descriptor kept open between
-    appends, for an owner that serialises its appends under the file's lock.
-
-    An append the owner calls with ``known`` (the ``(st_dev, st_ino)`` it has just seen, under
-    the lock, at the path: a regular file of ``valid_end`` bytes) goes straight to the open
-    descriptor when it is that file: no open, lookup or close. Anything else (no descriptor
-    yet, the file replaced or removed since, nothing known) opens the path as
-    :func:`append_encoded` does and keeps that descriptor. The same bytes are written and
-    fsynced either way. At most ``MAX_OPEN_APPENDERS`` stay open per process; a forked
-    child closes the ones it inherited.
-
-    Args:
-        path: The JSON Lines file.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        self._fd: int | None = None
-        self._key: tuple[int, int] | None = None
-
-    def append(
-        self, payload: bytes, *, valid_end: int, known: tuple[int, int] | None = None
-    ) -> tuple[int, os.stat_result]:
-        """Append complete encoded lines at ``valid_end`` and fsync; returns ``(end, fstat after)``.
-
-        Raises:
-            SidecarError, StorageError: as :func:`append_jsonl`.
-        """
-        with self._lock:
-            if known is not None and self._fd is not None and known == self._key:
-                try:
-                    after = _write_at(self._fd, self.path, payload, valid_end, valid_end)
-                except BaseException:
-                    self._close()
-                    raise
-                return valid_end + len(payload), after
-            self._close()
-            exists = True if known is not None else check_target(self.path)
-            fd = _open_for_append(self.path)
-            try:
-                after = _write_at(fd, self.path, payload, valid_end, valid_end if known is not None else None)
-                if not exists:
-                    fsync_dir(self.path.parent)
-            except BaseException:
-                os.close(fd)
-                raise
-            self._fd, self._key = fd, (after.st_dev, after.st_ino)
-        _kept(self)
-        return valid_end + len(payload), after
-
-    def close(self) -> None:
-        """Close the descriptor (after the file was folded away, or to free it)."""
-        with self._lock:
-            self._close()
-
-    def _close(self) -> None:
-        if self._fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)
-            self._fd = self._key = None
-            with _appenders_lock:
-                _appenders.pop(self, None)
-
-
-def _kept(appender: KeptAppender) -> None:
-    with _appenders_lock:
-        _appenders.pop(appender, None)
-        _appenders[appender] = None
-        idle = [a for a in _appenders if a is not appender][: max(0, len(_appenders) - MAX_OPEN_APPENDERS)]
-    for other in idle:
-        if other._lock.acquire(blocking=False):  # one in use is left open
-            try:
-                other._close()
-            finally:
-                other._lock.release()
-
-
-def _close_inherited() -> None:  # a forked child opens its own
-    global _appenders_lock
-    _appenders_lock = threading.Lock()
-    for appender in list(_appenders):
-        appender._lock = threading.Lock()  # another thread of the parent may have held it
-        if appender._fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(appender._fd)
-        appender._fd = appender._key = None
-    _appenders.clear()
-
-
-os.register_at_fork(after_in_child=_close_inherited)

@@ -57,7 +57,7 @@ from strands_robots.storage.journal import (
     three_way,
     version_digest,
 )
-from strands_robots.storage.jsonl import KeptAppender
+from strands_robots.storage.jsonl import append_encoded
 from strands_robots.storage.lock import sidecar_lock
 from strands_robots.storage.registry import Identity, ProcessRegistry, appended_since, file_identity
 from strands_robots.storage.side_files import (
@@ -211,7 +211,6 @@ class RecordStore:
         # next writes supersede; a large file's are in the journal's base)
         self._loaded: dict[str, str] = {}
         self._thread_lock = threading.RLock()
-        self._appender = KeptAppender(self.journal)
 
     @classmethod
     def open(cls, path: Path, **kwargs: Any) -> RecordStore:
@@ -339,7 +338,6 @@ class RecordStore:
         Raises:
             StorageError: a file could not be removed; the message says the labels are stored.
         """
-        self._appender.close()
         for path in (self.journal, journal_base_path(self.path)):
             try:
                 os.unlink(path)
@@ -686,9 +684,7 @@ class RecordStore:
         if cached.journal_offset == 0:
             self._link_base(cached)
             payload = dump_line({"journal": JOURNAL_VERSION, "base_sha256": cached.digest}) + payload
-        seen = cached.journal_seen  # checked by _refresh just now, under the lock
-        known = (seen[0], seen[1]) if seen is not None else None
-        end, after = self._appender.append(payload, valid_end=cached.journal_offset, known=known)
+        end, after = append_encoded(self.journal, payload, valid_end=cached.journal_offset)
         cached.journal_ino = after.st_ino
         cached.journal_offset = end
         cached.journal_seen = _seen(after)
