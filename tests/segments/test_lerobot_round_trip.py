@@ -8,7 +8,7 @@ For every shared v3.0 dataset, in a copy: lerobot's own schema functions
 per episode (one label no template fits) and rows of the ``plan``, ``memory`` and
 ``task_aug`` styles. We import them as proposals, review some on the segment page's HTTP API
 (accept, edit, reject; the rest stay unreviewed), export with ``--out`` and with ``--sarm
-sparse``, and lerobot loads the result: ``LeRobotDataset`` (or, where the copy has no
+sparse`` (and in place, in a second copy), and lerobot loads the results: ``LeRobotDataset`` (or, where the copy has no
 videos, the ``DatasetReader`` it loads data files with) and its renderer
 (``language_render.render_sample`` with a ``${subtask}`` recipe) gives, for every frame, the
 approved segment's label (the original row's for episodes without an approved
@@ -197,20 +197,24 @@ def round_trip(tmp_path_factory):
         out = export_lerobot(root, out=base / f"{name}-out")
         sarm_out = export_lerobot(root, out=base / f"{name}-sarm", sarm_prefix="sparse")
         assert digest(root) == before  # the source dataset is never touched by --out
+        in_place = writable_copy(root, base / f"{name}-in-place")  # with its labels: exported where it is
+        export_lerobot(in_place, in_place=True)
         result[name] = {
             "root": root,
             "written": written[str(root)],
             "decisions": decisions,
             "out": out,
             "sarm": sarm_out,
+            "in_place": str(in_place),
         }
     lerobot_view = run_lerobot(
         READ_BACK,
-        roots=[r["out"].target for r in result.values()],
+        roots=[r["out"].target for r in result.values()] + [r["in_place"] for r in result.values()],
         sarm_roots=[r["sarm"].target for r in result.values()],
     )
     for r in result.values():
         r["lerobot"] = lerobot_view[r["out"].target]
+        r["lerobot_in_place"] = lerobot_view[r["in_place"]]
         r["sarm_read"] = lerobot_view[r["sarm"].target]
     return result
 
@@ -242,6 +246,13 @@ def test_every_frame_renders_the_approved_segment(round_trip, name):
         assert r["lerobot"]["loader"] == "LeRobotDataset"
     edited = get_segmentation(r["root"], sorted(int(e) for e in r["written"])[1])
     assert edited["segments"][2]["label"] == "place the cube on the tray"
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_in_place_renders_what_out_renders(round_trip, name):
+    r = round_trip[name]
+    assert r["lerobot_in_place"]["rendered"] == r["lerobot"]["rendered"]
+    assert r["lerobot_in_place"]["others"] == r["lerobot"]["others"]
 
 
 @pytest.mark.parametrize("name", DATASETS)
