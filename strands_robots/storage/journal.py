@@ -47,6 +47,35 @@ RecordCheck = Callable[[str, Any], "str | None"]
 FieldCheck = Callable[[str, Any], "str | None"]
 
 MISSING = object()  # "no such record" in a merge (distinct from a JSON null)
+#: The version the header line names (``{"journal": 2, "base_sha256": ...}``).
+JOURNAL_VERSION = 2
+
+
+def journal_header_matches(header: Any, digest: str | None) -> bool:
+    """True when a journal's first line says it applies to the canonical file of ``digest``."""
+    return isinstance(header, dict) and header.get("journal") == JOURNAL_VERSION and header.get("base_sha256") == digest
+
+
+@dataclass
+class JournalTail:
+    """Journal operations after a byte offset (see ``RecordStore.journal_tail``)."""
+
+    ino: int | None
+    ops: list[Any]
+    end: int
+
+
+def journal_keys(journal: Path) -> list[str]:
+    """The record keys a journal on disk holds entries for (header excluded; none when unreadable)."""
+    try:
+        lines, _, _ = read_lines(journal)
+    except OSError:
+        return []
+    keys = []
+    for _, entry in lines[1:]:
+        entries = entry.get("entries", []) if isinstance(entry, dict) and entry.get("op") == "batch" else [entry]
+        keys.extend(e["key"] for e in entries if isinstance(e, dict) and isinstance(e.get("key"), str))
+    return keys
 
 
 @dataclass

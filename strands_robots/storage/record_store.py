@@ -44,11 +44,15 @@ from strands_robots.errors import LabelsError, LabelValidationError, SidecarErro
 from strands_robots.storage.atomic import atomic_write_bytes, atomic_write_chunks, check_target, fsync_dir, read_regular
 from strands_robots.storage.codec import dump_line, iter_canonical, json_copy, load_json_bytes
 from strands_robots.storage.journal import (
+    JOURNAL_VERSION,
+    JournalTail,
     RecordCheck,
     Rejected,
     Screened,
     apply_ops,
     count_lines,
+    journal_header_matches,
+    journal_keys,
     keep_aside,
     read_lines,
     record_conflicts,
@@ -74,7 +78,6 @@ from strands_robots.storage.state_dir import adopt_legacy, remove_dead_temps
 
 log = logging.getLogger(__name__)
 
-JOURNAL_VERSION = 2
 WRITE_THROUGH_BYTES = 256 << 10
 MIN_FOLD_BYTES = 1 << 20
 #: Versions of one record whose digests a store remembers having written (see ``_remember``).
@@ -123,20 +126,6 @@ def _lstat(path: Path) -> os.stat_result | None:
 def content_digest(data: bytes) -> str:
     """sha256 hex digest of a canonical file's bytes (what a journal header names)."""
     return hashlib.sha256(data).hexdigest()
-
-
-def journal_header_matches(header: Any, digest: str | None) -> bool:
-    """True when a journal's first line says it applies to the canonical file of ``digest``."""
-    return isinstance(header, dict) and header.get("journal") == JOURNAL_VERSION and header.get("base_sha256") == digest
-
-
-@dataclass
-class JournalTail:
-    """Journal operations after a byte offset (see :meth:`RecordStore.journal_tail`)."""
-
-    ino: int | None
-    ops: list[Any]
-    end: int
 
 
 @dataclass
@@ -644,15 +633,7 @@ class RecordStore:
 
     def _journal_keys(self) -> list[str]:
         """The records the journal on disk holds (ours, pending)."""
-        try:
-            lines, _, _ = read_lines(self.journal)
-        except OSError:
-            return []
-        keys = []
-        for _, entry in lines[1:]:
-            entries = entry.get("entries", []) if isinstance(entry, dict) and entry.get("op") == "batch" else [entry]
-            keys.extend(e["key"] for e in entries if isinstance(e, dict) and isinstance(e.get("key"), str))
-        return keys
+        return journal_keys(self.journal)
 
     def _non_finite(self, value: Any) -> SidecarError:
         where = _non_finite_at(value) or "?"
