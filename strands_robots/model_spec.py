@@ -75,6 +75,11 @@ PROVIDERS: dict[str, ProviderInfo] = {
     "llamacpp": ProviderInfo("strands.models.llamacpp", "LlamaCppModel", "", "model_id", "base_url"),
 }
 
+#: Seconds one model request may take by default (``--timeout``, ``timeout=``).
+DEFAULT_TIMEOUT_S = 120.0
+#: Model requests one judge conversation may make by default (``--max-requests-per-episode``).
+DEFAULT_MAX_REQUESTS = 12
+
 #: API key an OpenAI-compatible local server gets when none is configured (they ignore it,
 #: but the OpenAI client refuses to start without one).
 LOCAL_API_KEY = "not-needed"
@@ -202,12 +207,12 @@ def _with_request_policy(provider: str, timeout: float | None, single_attempt: b
     elif provider == "bedrock" and "boto_client_config" not in kwargs:
         from botocore.config import Config
 
-        options: dict[str, Any] = {}
+        boto: dict[str, Any] = {}
         if timeout is not None:
-            options.update(read_timeout=timeout, connect_timeout=min(timeout, 60.0))
+            boto.update(read_timeout=timeout, connect_timeout=min(timeout, 60.0))
         if single_attempt:
-            options["retries"] = {"total_max_attempts": 1, "mode": "standard"}
-        kwargs["boto_client_config"] = Config(**options)
+            boto["retries"] = {"total_max_attempts": 1, "mode": "standard"}
+        kwargs["boto_client_config"] = Config(**boto)
 
 
 def build_model(

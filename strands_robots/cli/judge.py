@@ -28,6 +28,7 @@ from strands_robots.cli.common import (
     styled,
 )
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.model_spec import DEFAULT_MAX_REQUESTS, DEFAULT_TIMEOUT_S
 from strands_robots.storage.mapping import index_ranges
 
 #: Value of a bare ``--ray``: no address (a local cluster, or the one ``RAY_ADDRESS`` names).
@@ -170,13 +171,13 @@ def judge(
     timeout: Annotated[
         float,
         typer.Option(min=0.001, metavar="SECONDS", help="Seconds one model request may take before it is retried."),
-    ] = 120.0,
+    ] = DEFAULT_TIMEOUT_S,
     max_requests_per_episode: Annotated[
         int,
         typer.Option(
             min=1, metavar="N", help="Model requests one episode's conversation may make (retries not counted)."
         ),
-    ] = 12,
+    ] = DEFAULT_MAX_REQUESTS,
 ) -> None:
     """Grade each episode's execution on top of its verdict (never overturning it)."""
     from strands_robots.episode_labels import flush

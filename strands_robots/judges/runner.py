@@ -46,8 +46,8 @@ from strands_robots.judges.retry import (  # noqa: F401 - is_transient, Transien
     is_transient,
 )
 from strands_robots.judges.rules import JUDGE_MODEL
-from strands_robots.judges.wire import DEFAULT_MAX_REQUESTS, DEFAULT_TIMEOUT_S, Cost, WireModel
-from strands_robots.model_spec import ModelSpecError, build_model
+from strands_robots.judges.wire import Cost, WireModel
+from strands_robots.model_spec import DEFAULT_MAX_REQUESTS, DEFAULT_TIMEOUT_S, ModelSpecError, build_model
 from strands_robots.tools.episode_judge import create_judge_agent, model_name
 from strands_robots.tools.evidence import EvidenceCache
 

@@ -40,7 +40,13 @@ from typing import Any
 from strands.models.model import Model
 
 from strands_robots.judges.retry import RequestLimitError, ServerBreaker
-from strands_robots.model_spec import PROVIDERS, build_model, parse_model_spec
+from strands_robots.model_spec import (
+    DEFAULT_MAX_REQUESTS,
+    DEFAULT_TIMEOUT_S,
+    PROVIDERS,
+    build_model,
+    parse_model_spec,
+)
 
 #: Layout: images stay inside the tool result, each after its label.
 INSIDE = "inside"
@@ -58,10 +64,6 @@ LAYOUTS = {
     "ollama": BESIDE,
 }
 
-#: Requests one episode's conversation may make (retries not counted).
-DEFAULT_MAX_REQUESTS = 12
-#: Seconds one model request may take.
-DEFAULT_TIMEOUT_S = 120.0
 
 #: Installs a fresh HTTP client before a request; returns its closer, or None.
 FreshClient = Callable[[], Callable[[], Awaitable[None]] | None]
@@ -520,8 +522,5 @@ def wire_model(
             built, provider=provider, max_requests=max_requests, breaker=breaker, fresh_client=fresh, meter=meter
         )
     build_model(model, base_url=base_url)  # refuses a base_url with a Model object
-    provider = next(
-        (name for name, info in PROVIDERS.items() if type(model).__module__ == info.module),
-        None,
-    )
-    return WireModel(model, provider=provider, max_requests=max_requests, breaker=breaker)
+    known = next((name for name, info in PROVIDERS.items() if type(model).__module__ == info.module), None)
+    return WireModel(model, provider=known, max_requests=max_requests, breaker=breaker)

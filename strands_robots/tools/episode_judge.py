@@ -45,6 +45,7 @@ from strands_robots.errors import (
     VerdictNotFoundError,
     quoted,
 )
+from strands_robots.model_spec import DEFAULT_MAX_REQUESTS, DEFAULT_TIMEOUT_S
 from strands_robots.signals import frame_stats, sample_indices
 from strands_robots.signals.episode import signal_columns
 from strands_robots.signals.frames import STAT_FRAMES, STAT_MAX_SIDE
@@ -741,9 +742,9 @@ def create_judge_agent(
     labels_dir: str | os.PathLike[str] | None = None,
     max_side: int = DEFAULT_MAX_SIDE,
     base_url: str | None = None,
-    timeout: float | None = 120.0,
+    timeout: float | None = DEFAULT_TIMEOUT_S,
     images: bool = True,
-    max_requests: int | None = 12,
+    max_requests: int | None = DEFAULT_MAX_REQUESTS,
     breaker: Any = None,
     **agent_kwargs: Any,
 ) -> Any:
