@@ -92,3 +92,20 @@ def test_cli_base_url_option(toy_with_verdicts):
     assert "--model openai:MODEL --base-url URL" in str(result.exception)
     bad = CliRunner().invoke(app, ["judge", str(toy_with_verdicts), "--model", "openai:m", "--base-url", "nope"])
     assert isinstance(bad.exception, ModelSpecError) and "not an http(s) URL" in str(bad.exception)
+
+
+def test_litellm_never_fetches_its_cost_map_and_needs_no_openai_key():
+    """A fresh process without LITELLM_LOCAL_MODEL_COST_MAP or OPENAI_API_KEY: no fetch attempt, a placeholder key."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("LITELLM_LOCAL_MODEL_COST_MAP", "OPENAI_API_KEY")}
+    code = (
+        "from strands_robots.model_spec import build_model\n"
+        "m = build_model('litellm:openai/m', base_url='http://127.0.0.1:9/v1')\n"
+        "print(m.client_args['api_key'])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == LOCAL_API_KEY
+    assert "cost map" not in done.stderr.lower()
