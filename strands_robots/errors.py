@@ -218,6 +218,12 @@ class MissingExtraError(LabelsError, ImportError):
     """An optional feature needs a package extra that is not installed (the message names the pip command)."""
 
 
+class NothingToRemapError(LabelValidationError):
+    """A remap found no sidecar to carry (the message says where it looked)."""
+
+    remedy = "give the dataset root that held the labels before the edit."
+
+
 class RemapConflictError(SidecarError):
     """An interrupted remap cannot be completed: a sidecar changed since it was prepared."""
 

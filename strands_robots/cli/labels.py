@@ -454,15 +454,39 @@ def remap(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Check and count only; write nothing.")] = False,
     labels_dir: LabelsDirOpt = None,
     revision: RevisionOpt = None,
+    source: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--from",
+            help="The dataset before the edit (e.g. ROOT_old): its sidecars are carried to ROOT, each labelled "
+            "episode matched to the episode holding the same recording. Repeat for a merge.",
+        ),
+    ] = None,
 ) -> None:
     """Carry every sidecar's labels across a dataset edit that renumbered episodes.
 
     All sidecars change together or not at all; a run interrupted by a kill or a failure
-    is completed by running the same command again (docs/sidecar-format.md, "Remap").
+    is completed by running the same command again (docs/sidecar-format.md, "Remap";
+    docs/editing.md for every lerobot-edit-dataset operation).
     """
     from strands_robots.remap import EpisodeMapping, mapping_after_delete, remap_dataset
 
     root, labels_dir = resolve(root), resolve(labels_dir)
+    if source:
+        if mapping is not None or deleted is not None:
+            raise LabelValidationError("give --from OLD_ROOT or a mapping (MAPPING file, --deleted), not both.")
+        if len(source) > 1:
+            raise LabelValidationError(
+                "carrying the sidecars of several sources into one merged dataset is not supported yet; "
+                "carry each source's labels with its own mapping file (docs/editing.md, merge)."
+            )
+        _report_remap(
+            remap_dataset(
+                root, source=resolve(source[0]), labels_dir=labels_dir, allow_drop=allow_drop, dry_run=dry_run
+            ),
+            dry_run,
+        )
+        return
     if deleted is not None and mapping is None:
         gone = _index_list(deleted)
         if total_episodes is None:
@@ -474,9 +498,17 @@ def remap(
         raise LabelValidationError(
             "give either a mapping file or --deleted (e.g. `strands-labels remap ROOT --deleted 3,7`), not both."
         )
-    result = remap_dataset(root, table, labels_dir=labels_dir, allow_drop=allow_drop, dry_run=dry_run)
+    _report_remap(remap_dataset(root, table, labels_dir=labels_dir, allow_drop=allow_drop, dry_run=dry_run), dry_run)
+
+
+def _report_remap(result: Any, dry_run: bool) -> None:
+    if result.already_applied:
+        console.print(f"already applied (remap {result.already_applied}): nothing changed")
+        return
     if result.recovered:
         console.print(f"an interrupted remap was found and {result.recovered}")
+    for episode, (before, after) in sorted(result.retasked.items()):
+        console.print(f"episode {episode}: tasks changed {before} -> {after} (same recording; labels kept)")
     for name, kept in result.counts.items():
         console.print(f"{name}: {kept} records {'would be ' if dry_run else ''}kept")
 

@@ -252,6 +252,18 @@ def dataset_fingerprints(dataset: Any) -> DatasetFingerprints:
     )
 
 
+def state_rows_digest(dataset: Any, episode: int, feature: str = FEATURE) -> str | None:
+    """16 hex digits of the sha256 of one episode's ``feature`` rows (float32, frame order),
+    read from the data files; None when the dataset has no such column.
+
+    What identifies a recording when the episodes metadata holds no statistics to take the
+    ``content`` digest from (:mod:`strands_robots.fingerprint.match`)."""
+    if feature not in dataset.features:
+        return None
+    rows = dataset.read_frames(episode, [feature])[feature]
+    return hashlib.sha256(np.ascontiguousarray(rows, dtype=np.float32).tobytes()).hexdigest()[:16]
+
+
 def open_dataset_if_present(root: str | Path) -> Any | None:
     """The opened dataset, or None when ``root`` has no LeRobot metadata."""
     if not has_dataset_metadata(root):

@@ -96,6 +96,9 @@ class RemapResult:
 
     counts: dict[str, int] = field(default_factory=dict)
     recovered: str | None = None  # "completed" or "rolled back"
+    already_applied: str | None = None  # the id of a remap found recorded as applied: nothing changed
+    retasked: dict[int, tuple[Any, Any]] = field(default_factory=dict)  # new episode: (old tasks, new tasks)
+    source: str | None = None  # the dataset the sidecars were carried from
 
 
 def intent_path(directory: Path) -> Path:

@@ -102,6 +102,17 @@ def remap_lock_target(directory: str | Path) -> Path:
     return Path(directory) / "remap-intent.json"
 
 
+def remap_applied_path(directory: str | Path) -> Path:
+    """The record of the remaps applied to the sidecars of ``directory`` (their ids and sources);
+    beside them, not in :data:`STATE_DIR`: it describes their content and travels with them."""
+    return Path(directory) / ".strands-labels-remaps.json"
+
+
+def carry_marker_path(directory: str | Path) -> Path:
+    """The record of sidecars being carried into ``directory`` from the dataset before an edit."""
+    return state_dir(directory) / "carrying.json"
+
+
 def labels_dir_key_path(directory: str | Path) -> Path:
     """The key naming the dataset a ``labels_dir`` belongs to (``storage.labels_dir``)."""
     return state_dir(directory) / "dataset-key.json"
@@ -174,6 +185,7 @@ __all__ = [
     "SEGMENTS",
     "SIDECARS",
     "STATE_DIR",
+    "carry_marker_path",
     "conflicts_path",
     "index_cache_path",
     "journal_base_path",
@@ -188,6 +200,7 @@ __all__ = [
     "lock_path",
     "outcome_export_path",
     "rejected_path",
+    "remap_applied_path",
     "remap_intent_path",
     "remap_lock_target",
     "remap_staged_path",

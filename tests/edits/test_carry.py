@@ -1,0 +1,119 @@
+"""Carrying every sidecar from the dataset before an edit (``remap --from``): the mapping is
+found by the recording's fingerprint, never guessed (docs/editing.md)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from strands_robots import episode_labels as el
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, NothingToRemapError
+from strands_robots.fingerprint.match import match_episodes
+from strands_robots.outcomes import get_outcome
+from strands_robots.remap import applied_remaps, mapping_after_delete, remap_dataset
+from strands_robots.segments import get_segmentation
+from tests.storage.remap_helpers import delete_episodes_meta, labelled_dataset, sidecar_bytes
+from tests.synth import make_v3_dataset
+
+
+def _edited(tmp_path: Path, deleted: list[int], episodes: int = 5) -> tuple[Path, Path]:
+    """``old`` with every sidecar; ``new``: its dataset files after ``delete_episodes(deleted)``, no sidecar."""
+    old = labelled_dataset(tmp_path / "old", episodes)
+    new = tmp_path / "new"
+    shutil.copytree(old / "meta", new / "meta")
+    shutil.copytree(old / "data", new / "data")
+    delete_episodes_meta(new, deleted)
+    data = next((new / "data").glob("*/*.parquet"))
+    table = pq.read_table(data)
+    kept = [e not in deleted for e in table.column("episode_index").to_pylist()]
+    table = table.filter(pa.array(kept))
+    renumber = {o: n for n, o in enumerate(e for e in range(episodes) if e not in deleted)}
+    columns = {name: table.column(name) for name in table.column_names}
+    columns["episode_index"] = pa.array([renumber[e] for e in table.column("episode_index").to_pylist()], pa.int64())
+    columns["index"] = pa.array(range(table.num_rows), pa.int64())
+    pq.write_table(pa.table(columns), data)
+    return old, new
+
+
+def test_carry_after_delete_moves_each_label_to_its_recording(tmp_path: Path) -> None:
+    old, new = _edited(tmp_path, [1])
+    before = sidecar_bytes(old)
+    with pytest.raises(LabelValidationError, match=r"\[1\].*--allow-drop"):
+        remap_dataset(new, source=old)
+    assert not (new / "episode_labels.json").exists()
+    result = remap_dataset(new, source=old, allow_drop=True)
+    assert result.counts == {"episode_labels": 4, "outcomes": 1, "segments": 1}
+    assert sidecar_bytes(old) == before  # the source is never changed
+    # old 0,2,3,4 -> new 0,1,2,3: notes name the old episode
+    assert [el.read_labels(new)["episodes"][str(e)]["judge"]["note"] for e in range(4)] == [
+        f"episode {o}" for o in (0, 2, 3, 4)
+    ]
+    assert get_outcome(new, 2)["outcome"] == "failure"  # old 3
+    assert get_segmentation(new, 2)["annotator"] == "a3"
+    with pytest.raises(EpisodeNotFoundError):
+        get_segmentation(new, 1)
+    assert el.stale_episodes(new) == {}
+
+
+def test_same_remap_twice_changes_nothing(tmp_path: Path) -> None:
+    old, new = _edited(tmp_path, [0])
+    remap_dataset(new, source=old, allow_drop=True)
+    after = sidecar_bytes(new)
+    again = remap_dataset(new, source=old, allow_drop=True)
+    assert again.already_applied and sidecar_bytes(new) == after
+    assert len(applied_remaps(new)) == 1
+
+
+def test_deleted_twice_on_labels_only_root_shifts_once(tmp_path: Path) -> None:
+    root = tmp_path / "labels"
+    root.mkdir()
+    el.record_deterministic_verdicts(root, [{"episode": e, "success": True} for e in range(10)])
+    for e in range(10):
+        el.annotate_episode(root, e, quality="high", note=f"recording {e}")
+    mapping = mapping_after_delete(10, [3, 7])
+    remap_dataset(root, mapping)
+    assert remap_dataset(root, mapping).already_applied
+    assert el.read_labels(root)["episodes"]["3"]["judge"]["note"] == "recording 4"
+
+
+def test_nothing_to_carry_says_where_it_looked(tmp_path: Path) -> None:
+    old = make_v3_dataset(tmp_path / "old", [30, 40])
+    new = tmp_path / "new"
+    shutil.copytree(old, new)
+    with pytest.raises(NothingToRemapError, match=str(old.resolve())):
+        remap_dataset(new, source=old)
+
+
+def test_match_is_never_a_guess() -> None:
+    a = {"length": 10, "content": "aa", "tasks": ["t"]}
+    b = {"length": 10, "content": "bb", "tasks": ["t"]}
+    renamed = {"length": 10, "content": "bb", "tasks": ["u"]}
+    found = match_episodes({0: a, 1: b, 2: {"length": 3}}, {0: renamed, 1: a})
+    assert found.table == {0: 1, 1: 0} and found.unmatched == [2] and found.retasked == {1: (["t"], ["u"])}
+    twice = match_episodes({0: a, 1: a}, {0: a})
+    assert twice.table == {} and twice.ambiguous == {0: [0], 1: [0]}
+    shared = match_episodes({0: a}, {0: a, 1: a})
+    assert shared.ambiguous == {0: [0, 1]}
+
+
+def test_cli_remap_from_reports_and_is_idempotent(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from strands_robots.cli.main import app
+
+    runner = CliRunner()
+    old, new = _edited(tmp_path, [2])
+    first = runner.invoke(app, ["remap", str(new), "--from", str(old), "--allow-drop"])
+    assert first.exit_code == 0, first.output
+    assert "episode_labels: 4 records kept" in first.output
+    again = runner.invoke(app, ["remap", str(new), "--from", str(old), "--allow-drop"])
+    assert again.exit_code == 0 and "already applied" in again.output
+    empty = tmp_path / "empty"
+    shutil.copytree(new / "meta", empty / "meta")
+    refused = runner.invoke(app, ["remap", str(new), "--from", str(empty)])
+    assert isinstance(refused.exception, NothingToRemapError)  # a LabelsError: exit 2 (cli.main.run)
+    assert str(empty.resolve()) in str(refused.exception)
