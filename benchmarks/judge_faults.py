@@ -22,9 +22,11 @@ frozen         the state repeats one row for 4 / 10 / 25 % of the episode (the  
 idle           a pause inserted (10 / 25 / 50 % of the length): state, action and    (none), below high
                video hold still
 incomplete     truncation to 80 / 60 / 35 % of the length                           incomplete
-occlusion      video frames blacked out or covered by a flat patch over              camera_occlusion
-               8 / 25 / 50 % of the episode (datasets with video only)
-regrasp        1 / 2 / 3 extra close-open cycles of a gripper (state and action)     near_miss
+occlusion      a region of the frame covered (a dark flat band over 40-60 % of the  camera_occlusion
+               frame from one edge, mild and moderate) or the frame blacked out
+               (severe), over 8 / 25 / 50 % of the episode (datasets with video only)
+regrasp        1 / 2 / 3 extra cycles of a gripper to the far end of its travel and   near_miss
+               back (a held grasp released and taken again; state and action)
 =============  ===================================================================  =================
 
 Controls are copies of the source episodes (by default twice as many as faulty
@@ -89,6 +91,8 @@ PLAN: tuple[tuple[str, str, int | tuple[int, ...]], ...] = (
     ("lerobot-written-v30-video", "v3.0", (0, 1, 2)),
 )
 VIDEO_SIDE = 96  # longest side of the written video frames
+#: Mild and moderate occlusion cover this share of the frame (a band from one edge).
+COVER_SHARE = (0.4, 0.6)
 
 
 @dataclass
@@ -200,8 +204,28 @@ def _range(state: np.ndarray, c: int) -> float:
     return float(max(hi - lo, 1e-6))
 
 
-def inject(ep: Episode, fault: str, severity: str, source: Source, rng: np.random.Generator) -> Episode:
-    """A copy of ``ep`` carrying one fault (see the module table)."""
+#: Faults of the operator's motion: with ``demonstration=True`` the action stream carries them too.
+OPERATOR_FAULTS = ("jerky", "collision", "drift")
+
+
+def inject(
+    ep: Episode,
+    fault: str,
+    severity: str,
+    source: Source,
+    rng: np.random.Generator,
+    *,
+    demonstration: bool = False,
+) -> Episode:
+    """A copy of ``ep`` carrying one fault (see the module table).
+
+    ``demonstration=True``: a bad demonstration rather than a bad recording of a good one:
+    the change a fault of ``OPERATOR_FAULTS`` makes to a state channel is made to its paired
+    action channel too (scaled by the ratio of their ranges), so the commands a policy learns
+    from carry the operator's jerk, the knock and the drift. The other faults already corrupt
+    what a policy learns (a frozen state beside moving commands, a pause, a truncation, extra
+    gripper cycles in both streams); occlusion touches only the video.
+    """
     level = SEVERITIES.index(severity)
     state = ep.state.astype(np.float64).copy()
     action = None if ep.action is None else ep.action.astype(np.float64).copy()
@@ -251,9 +275,19 @@ def inject(ep: Episode, fault: str, severity: str, source: Source, rng: np.rando
         frames = video[cam]
         if level == 2:
             frames[start : start + span] = 0  # blacked out
-        else:  # a hand or cloth over the lens: dark, flat
-            shade = rng.integers(20, 50, size=3)
-            frames[start : start + span] = shade.astype(np.uint8)
+        else:  # a hand or cloth over part of the lens: a dark, flat region from one edge
+            shade = rng.integers(20, 50, size=3).astype(np.uint8)
+            height, width = frames.shape[1:3]
+            share = float(rng.uniform(*COVER_SHARE))
+            edge = int(rng.integers(4))  # 0 top, 1 bottom, 2 left, 3 right
+            rows, cols = slice(None), slice(None)
+            if edge < 2:
+                n = max(1, int(round(share * height)))
+                rows = slice(0, n) if edge == 0 else slice(height - n, height)
+            else:
+                n = max(1, int(round(share * width)))
+                cols = slice(0, n) if edge == 2 else slice(width - n, width)
+            frames[start : start + span, rows, cols] = shade
     elif fault == "regrasp":
         groups = _grippers(source.state_names)
         group = max(groups, key=lambda g: float(np.ptp(state[:, g]))) if groups else []
@@ -262,15 +296,18 @@ def inject(ep: Episode, fault: str, severity: str, source: Source, rng: np.rando
             lo = np.percentile(state[:, group], 5, axis=0)
             hi = np.percentile(state[:, group], 95, axis=0)
             closure = state[:, group].mean(axis=1)
-            open_high = float(np.median(closure)) >= float((lo.mean() + hi.mean()) / 2)
+            middle = float((lo.mean() + hi.mean()) / 2)
             width = max(6, length // 16)
             span = np.arange(width)
             bump = np.sin(np.pi * span / (width - 1)) ** 2  # 0 -> 1 -> 0
             starts = np.linspace(length * 0.1, length * 0.9 - width, cycles).astype(int)
             a_index = {i: j for i, j in pairs}
             for s in starts:
+                # to the far end of the gripper's travel and back: a hand that holds lets go and
+                # grasps again, an open one closes on nothing and opens again
+                far_low = float(closure[s + width // 2]) >= middle
                 for c_pos, c in enumerate(group):
-                    target = lo[c_pos] if open_high else hi[c_pos]
+                    target = lo[c_pos] if far_low else hi[c_pos]
                     base = state[s : s + width, c]
                     state[s : s + width, c] = base + (target - base) * bump
                     if action is not None and c in a_index:
@@ -279,6 +316,14 @@ def inject(ep: Episode, fault: str, severity: str, source: Source, rng: np.rando
                         action[s : s + width, j] = base_a + (target - base_a) * bump
     else:
         raise ValueError(f"unknown fault {fault!r}")
+    if demonstration and fault in OPERATOR_FAULTS and action is not None:
+        clean = ep.state.astype(np.float64)
+        delta = state - clean
+        for i, j in pairs:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                together = np.corrcoef(np.diff(clean[:, i]), np.diff(action[:, j]))[0, 1]
+            sign = -1.0 if np.isfinite(together) and together < 0 else 1.0  # a channel commanded in reverse
+            action[:, j] += delta[:, i] * sign * _range(action, j) / _range(clean, i)
     return replace(
         ep,
         state=state.astype(np.float32),

@@ -55,7 +55,15 @@ LINEAR_SIGNALS = {"idle_fraction": MIN_FRACTION_SCALE, "idle_longest_s": 0.1}
 CHANNEL_FLOOR_SHARE = 1e-4
 #: The per-channel signals in state units, which the floor applies to.
 FLOORED_SIGNALS = ("step_height", "residual_trend", "residual_step")
-CHANNEL_SIGNALS = ("jerk_typical", "jerk_peak", "step_height", "residual_trend", "residual_step", "channel_range")
+CHANNEL_SIGNALS = (
+    "jerk_typical",
+    "jerk_peak",
+    "step_typical",
+    "step_height",
+    "residual_trend",
+    "residual_step",
+    "channel_range",
+)
 #: Per-channel signals that are signed (profiled on a linear scale: median and robust scale,
 #: floored at ``LINEAR_CHANNEL_FLOOR`` of the channel's median range).
 LINEAR_CHANNEL_SIGNALS = ("residual_trend",)
@@ -145,12 +153,12 @@ class DatasetProfile:
         own = list(signals.get("residual_trend") or [])
         if not self.slopes:
             return own
-        fits = signals.get("residual_fit") or []
+        fits = episode_fits(signals)
         out: list[float | None] = [None] * len(own)
-        for i, j in signals.get("action_pairs") or []:
-            slope = self.slopes.get((int(i), int(j)))
-            if slope is not None and i < len(fits) and i < len(out):
-                out[i] = pooled_trend(fits[i], slope)
+        for (i, j), slope in self.slopes.items():
+            fit = fits.get((i, j))
+            if fit is not None and i < len(out):
+                out[i] = pooled_trend(fit, slope)
         return out
 
     def end_offset(self, signals: Mapping[str, Any]) -> float | None:
@@ -244,18 +252,21 @@ class DatasetProfile:
         swings = [n for n, _ in recount if n is not None]
         grip_ranges = [w for _, w in recount if w is not None]
         by_pair: dict[tuple[int, int], list[Any]] = {}
+        every_fit: dict[tuple[int, int], list[Any]] = {}
         for r in rows.values():
             fits = r.get("residual_fit") or []
             for i, j in r.get("action_pairs") or []:
                 if i < len(fits) and fits[i] is not None:
                     by_pair.setdefault((int(i), int(j)), []).append(fits[i])
+            for pair, fit in episode_fits(r).items():
+                every_fit.setdefault(pair, []).append(fit)
         modal: dict[int, tuple[int, int]] = {}  # each state channel's most common action channel
         for pair, _fits in sorted(by_pair.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             modal.setdefault(pair[0], pair)
         slopes = {
             pair: slope
             for pair in modal.values()
-            if len(by_pair[pair]) >= MIN_EPISODES and (slope := pooled_slope(by_pair[pair])) is not None
+            if len(by_pair[pair]) >= MIN_EPISODES and (slope := pooled_slope(every_fit[pair])) is not None
         }
         pooled = cls(slopes=slopes)
         rows_for_stats = {k: {**r, "residual_trend": pooled.trends(r)} for k, r in rows.items()}
@@ -368,6 +379,19 @@ class DatasetProfile:
             parts = [_profile_file(dataset, path, group, evidence) for path, group in jobs]
         tasks = {i: meta.tasks[0] for i, meta in metas.items() if meta.tasks}
         return cls.from_signals({i: sig for part in parts for i, sig in part.items()}, tasks)
+
+
+def episode_fits(signals: Mapping[str, Any]) -> dict[tuple[int, int], list[Any]]:
+    """``(state channel, action channel) -> residual fit`` of one episode: its own pairs'
+    (``residual_fit``) and the other plausible pairs' (``pair_fits``)."""
+    fits = signals.get("residual_fit") or []
+    out: dict[tuple[int, int], list[Any]] = {}
+    for row in signals.get("pair_fits") or []:
+        out[(int(row[0]), int(row[1]))] = list(row[2:])
+    for i, j in signals.get("action_pairs") or []:
+        if i < len(fits) and fits[i] is not None:
+            out[(int(i), int(j))] = fits[i]
+    return out
 
 
 def _read_one(dataset: Any, meta: Any, columns: list[str], evidence: EvidenceCache | None) -> dict[str, Any] | None:

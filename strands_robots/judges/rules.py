@@ -32,10 +32,12 @@ JUDGE_MODEL = "heuristic-v1"
 
 #: Jerk (noise): z of a channel's typical windowed jerk, second largest over arm channels.
 JERK_MEDIUM_Z, JERK_LOW_Z = 3.0, 5.0
-#: Jerk (noise): a low grade also needs the channel's windowed jerk this many times its dataset median.
-JERK_LOW_RATIO = 10.0
+#: Jerk (noise): a low grade also needs a tremor of this many times the channel's typical
+#: frame-to-frame step (the dataset median of ``step_typical``): the tremor's amplitude is
+#: estimated from the windowed jerk as white noise, ``jerk * dt**3 / sqrt(20)``.
+JERK_LOW_NOISE = 5.0
 #: Jerk (spikes): z of a channel's peak windowed jerk, largest over arm channels.
-SPIKE_MEDIUM_Z, SPIKE_LOW_Z = 4.0, 6.0
+SPIKE_MEDIUM_Z, SPIKE_LOW_Z = 4.0, 12.0
 #: Collision: z of a channel's largest kept one-frame step, largest over arm channels; the
 #: grade is low when the step is at least COLLISION_LOW_SHARE of the channel's range.
 STEP_MEDIUM_Z, COLLISION_LOW_SHARE = 3.0, 0.14
@@ -50,11 +52,11 @@ MIN_STEP_PROMINENCE = 3.0
 #: A step or drift must also be at least this share of the channel's typical range.
 MIN_SHARE = 0.02
 #: Frozen stream: longest counted run, as a share of the episode (and at least FROZEN_MIN_FRAMES).
-FROZEN_MEDIUM_SHARE, FROZEN_LOW_SHARE, FROZEN_MIN_FRAMES = 0.03, 0.2, 5
-#: Camera occlusion: share of sampled frames that are dark or flat, on the worst camera.
+FROZEN_MEDIUM_SHARE, FROZEN_LOW_SHARE, FROZEN_MIN_FRAMES = 0.03, 0.2, 3
+#: Camera occlusion: share of sampled frames that are dark, flat or partly covered, on the worst camera.
 OCCLUDED_MEDIUM_SHARE, OCCLUDED_LOW_SHARE = 0.1, 0.35
 #: Regrasp: gripper events above the dataset median.
-SWINGS_MEDIUM_EXCESS, SWINGS_LOW_EXCESS = 2, 4
+SWINGS_MEDIUM_EXCESS, SWINGS_LOW_EXCESS = 2, 5
 MIN_GRIPPER_RANGE_SHARE = 0.5
 #: Idle / long: robust z of idle_fraction or idle_longest_s / of log duration.
 IDLE_Z, LONG_Z = 4.0, 3.5
@@ -66,6 +68,9 @@ SHORT_Z, SHORT_END_Z, SHORT_LOW_RATIO = -2.5, -1.5, 0.5
 #: Incomplete: robust z of the end offset (how far the episode ends from where the others end);
 #: an episode ending that far off is incomplete at z <= SHORT_END_Z or below SHORT_END_RATIO of its task's median.
 END_OFFSET_Z, SHORT_END_RATIO = 3.0, 0.7
+#: Incomplete: an episode ending this far off (robust z of the end offset) is incomplete whatever its
+#: length (a task whose episodes have several typical lengths), unless a tremor was flagged (noise moves the end pose).
+END_ALONE_Z = 5.0
 
 #: failure_mode of the most severe flag; among flags of one severity, the first rule here: a
 #: recording fault, then what makes the episode unusable (a collision, a truncation), then the
@@ -171,6 +176,19 @@ def _range_of(profile: DatasetProfile | None, signals: dict[str, Any], c: int) -
     return value if value > 0 else None
 
 
+def tremor_amplitude(jerk: float | None, dt: float, step: RobustStat | None) -> float | None:
+    """A tremor's amplitude in units of the channel's typical frame-to-frame step.
+
+    White noise of standard deviation ``s`` has a third difference of RMS ``sqrt(20) * s``,
+    so a windowed jerk ``j`` (per second cubed) carries noise of about ``j * dt**3 / sqrt(20)``.
+    None without a jerk, a frame period or the dataset's typical step.
+    """
+    typical = step.typical() if step is not None else None
+    if jerk is None or not dt or not typical:
+        return None
+    return float(jerk) * dt**3 / math.sqrt(20.0) / typical
+
+
 def uncomputable(signals: dict[str, Any]) -> str | None:
     """Why an episode's motion signals could not be computed, or None when they could."""
     frames = int(signals.get("frames") or 0)
@@ -219,8 +237,8 @@ def _occlusion_flag(signals: dict[str, Any]) -> Flag | None:
     return Flag(
         severity,
         "camera_occlusion",
-        f"camera {worst[0]}: {worst[1].get('occluded')} of {stats.get('sampled_frames')} sampled frames are dark or "
-        f"flat (frames {worst[1].get('occluded_frames')})",
+        f"camera {worst[0]}: {worst[1].get('occluded')} of {stats.get('sampled_frames')} sampled frames are dark, "
+        f"flat or partly covered (frames {worst[1].get('occluded_frames')})",
         "occlusion",
     )
 
@@ -378,8 +396,8 @@ def flags_for(
         jerk_flag = None
         if pick is not None and (severity := _severity(pick[0], JERK_MEDIUM_Z, JERK_LOW_Z)):
             z, c = pick
-            typical_c = profile.channel("jerk_typical", c)
-            if severity == "low" and typical_c is not None and typical[c] < JERK_LOW_RATIO * typical_c.typical():
+            amplitude = tremor_amplitude(typical[c], dt, profile.channel("step_typical", c))
+            if severity == "low" and (amplitude is None or amplitude < JERK_LOW_NOISE):
                 severity = "medium"
             jerk_flag = Flag(
                 severity,
@@ -444,7 +462,7 @@ def flags_for(
     # tremor (noise on the state is no trend) nor a flagged pause (the progress it is fitted on stalls)
     if collision is None and frozen is None and tremor is None and idle_flag is None and pairs and trends:
         best = None
-        for i in sorted({p[0] for p in pairs} & set(arm)):
+        for i in sorted({k for k, t in enumerate(trends) if t is not None} & set(arm)):
             if i >= len(trends) or trends[i] is None:
                 continue
             scale = _range_of(profile if comparable else None, signals, i)
@@ -524,10 +542,12 @@ def flags_for(
             offset = profile.end_offset(signals)
             z_end = end_stat.z(offset) if end_stat is not None and offset is not None else None
             cut = z_end is not None and z_end >= END_OFFSET_Z
+            far = z_end is not None and z_end >= END_ALONE_Z and tremor is None
             if (
                 z_length <= SHORT_Z
                 or (z_length <= SHORT_END_Z and failed)
                 or (cut and (z_length <= SHORT_END_Z or ratio <= SHORT_END_RATIO))
+                or far
             ):
                 severity = "low" if ratio <= SHORT_LOW_RATIO else "medium"
                 ends = f"; it ends away from where the task's episodes end (end-pose z {z_end:.1f})" if cut else ""

@@ -4,7 +4,7 @@ Pure computation on arrays (no I/O, no tools): the judge tools (``sample_frames`
 the offline judge's dataset profile, the review page and the report all import the
 same numbers from here. Modules: :mod:`.sampling` (which frames, frame period),
 :mod:`.gripper` (closure channels and their open/close events), :mod:`.motion` (per-channel
-jerk, steps, drift, frozen runs), :mod:`.frames` (dark or flat camera frames),
+jerk, steps, drift, frozen runs), :mod:`.frames` (dark, flat or partly covered camera frames),
 :mod:`.episode` (the per-episode signal dictionary).
 """
 

@@ -129,6 +129,8 @@ def episode_signals(
         channel_range: per state channel, the 1st-99th percentile range.
         end_state: per state channel, where the episode ends (median of the last 3
             frames; :func:`~strands_robots.signals.motion.end_state`).
+        step_typical: per state channel, the median frame-to-frame change
+            (:func:`~strands_robots.signals.motion.typical_steps`).
         jerk_typical, jerk_peak: per state channel, median and peak windowed RMS jerk
             (:func:`~strands_robots.signals.motion.windowed_jerk`).
         step_height, step_frame: per state channel, the largest kept one-frame jump of
@@ -145,7 +147,9 @@ def episode_signals(
             command over the episode and the largest kept jump of ``state - action``
             (:func:`~strands_robots.signals.motion.residual_signals`); ``residual_fit``
             the sums from which the profile maps each action channel to its state channel
-            over the whole dataset, so drift is judged against the dataset's own mapping.
+            over the whole dataset, so drift is judged against the dataset's own mapping;
+            ``pair_fits`` the same sums for the other plausible pairs of the channels paired by
+            correlation (:func:`~strands_robots.signals.motion.candidate_fits`).
         frozen_frames, frozen_start, frozen_jump, identical_run: see
             :func:`~strands_robots.signals.motion.frozen_runs`.
     """
@@ -166,6 +170,7 @@ def episode_signals(
         "gripper_channels": [],
         "channel_range": [],
         "end_state": [],
+        "step_typical": [],
         "jerk_typical": [],
         "jerk_peak": [],
         "step_height": [],
@@ -178,6 +183,7 @@ def episode_signals(
         "residual_step_frame": [],
         "residual_step_prominence": [],
         "residual_fit": [],
+        "pair_fits": [],
         "gripper_events": {},
         "gripper_spans": {},
         "frozen_frames": 0,
@@ -224,6 +230,7 @@ def episode_signals(
     out["end_state"] = _rlist(list(motion.end_state(array)))
     typical, peak_jerk = motion.windowed_jerk(array, period)
     out["jerk_typical"], out["jerk_peak"] = _rlist(typical), _rlist(peak_jerk)
+    out["step_typical"] = _rlist(motion.typical_steps(array))
     act = None if action is None else _as_2d(action)
     pairs: list[tuple[int, int]] = []
     fitted: list[bool] = []
@@ -254,6 +261,9 @@ def episode_signals(
     out["residual_step_frame"] = residual.get("residual_step_frame", [None] * width)
     out["residual_step_prominence"] = _rlist(residual.get("residual_step_prominence", [None] * width))
     out["residual_fit"] = residual.get("residual_fit", [None] * width)
+    out["pair_fits"] = (
+        motion.candidate_fits(array, act, pairs, fitted, out["gripper_channels"], period) if act is not None else []
+    )
     out.update(motion.frozen_runs(array, act, pairs))
     return out
 

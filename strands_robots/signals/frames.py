@@ -1,4 +1,4 @@
-"""Cheap statistics of decoded camera frames: is a camera blacked out or covered?
+"""Cheap statistics of decoded camera frames: is a camera blacked out or (partly) covered?
 
 Pure numpy on decoded ``(H, W, 3)`` uint8 images (a few sampled frames per camera,
 shrunk before they get here). Rule: ``docs/judge.md`` ("Offline judge rules").
@@ -20,6 +20,13 @@ FLAT_LUMA_STD = 6.0
 #: ... but only on a camera whose usual frames (75th percentile of the sampled ones) have at
 #: least this many times that texture: a camera that always films a blank wall is not occluded.
 TEXTURE_RATIO = 3.0
+#: A frame is cut into a GRID x GRID grid of cells for the partial-cover test.
+GRID = 8
+#: A cell is flat when its luma standard deviation is below this (a covered part of the lens).
+FLAT_CELL_STD = 1.5
+#: A frame is partly covered when its share of flat cells exceeds the camera's usual share
+#: (the median over the sampled frames) by at least this much.
+COVER_SHARE = 0.25
 
 
 def luma(image: np.ndarray) -> np.ndarray:
@@ -36,15 +43,35 @@ def frame_flags(image: np.ndarray) -> tuple[float, float]:
     return float(y.mean()), float(y.std())
 
 
-def occluded_frames(stds: Sequence[float]) -> list[bool]:
-    """Which frames of one camera are occluded: flat (luma std below ``FLAT_LUMA_STD``)
-    on a camera whose 75th-percentile frame has ``TEXTURE_RATIO`` times that texture."""
+def flat_cell_share(image: np.ndarray) -> float:
+    """Share of the ``GRID`` x ``GRID`` cells of a frame whose luma std is below ``FLAT_CELL_STD``
+    (0.0 for a frame smaller than the grid)."""
+    y = luma(image)
+    height, width = y.shape[0] // GRID, y.shape[1] // GRID
+    if not height or not width:
+        return 0.0
+    cells = y[: height * GRID, : width * GRID].reshape(GRID, height, GRID, width)
+    return float(np.mean(cells.std(axis=(1, 3)) < FLAT_CELL_STD))
+
+
+def occluded_frames(stds: Sequence[float], covered: Sequence[float] | None = None) -> list[bool]:
+    """Which frames of one camera are occluded, on a camera whose 75th-percentile frame has
+    ``TEXTURE_RATIO`` times ``FLAT_LUMA_STD`` of texture (a camera that films a blank wall never is):
+    a frame that is flat (luma std below ``FLAT_LUMA_STD``: blacked out or covered whole) or
+    partly covered (its share of flat cells, ``covered``, ``COVER_SHARE`` above the camera's median).
+
+    Args:
+        stds: Luma std of each sampled frame.
+        covered: :func:`flat_cell_share` of each sampled frame (None: whole-frame test only).
+    """
     if not len(stds):
         return []
     reference = float(np.percentile(np.asarray(stds, dtype=np.float64), 75))
     if reference < TEXTURE_RATIO * FLAT_LUMA_STD:
         return [False] * len(stds)
-    return [s < FLAT_LUMA_STD for s in stds]
+    usual = float(np.median(covered)) if covered is not None and len(covered) else 0.0
+    shares = covered if covered is not None else [0.0] * len(stds)
+    return [s < FLAT_LUMA_STD or c - usual >= COVER_SHARE for s, c in zip(stds, shares, strict=True)]
 
 
 def frame_stats(images: Mapping[str, Sequence[np.ndarray]], frame_indices: Sequence[int]) -> dict[str, Any]:
@@ -64,7 +91,7 @@ def frame_stats(images: Mapping[str, Sequence[np.ndarray]], frame_indices: Seque
     worst: float | None = None
     for key, frames in sorted(images.items()):
         flags = [frame_flags(image) for image in frames]
-        bad = occluded_frames([std for _, std in flags])
+        bad = occluded_frames([std for _, std in flags], [flat_cell_share(image) for image in frames])
         occluded = [int(f) for f, b in zip(frame_indices, bad, strict=True) if b]
         cameras[key] = {
             "occluded": len(occluded),

@@ -42,6 +42,12 @@ FROZEN_MIN_JUMP = 0.05
 CHANGE_SPAN_S = 2.0
 #: Correlation pairing: the least absolute correlation over the episode of a state and an action channel.
 MIN_PAIR_CORRELATION = 0.9
+#: A kept step of the residual counts as a step (a collision, fitted apart from the trend) when it
+#: stands this many times above the residual's 95th-percentile frame-to-frame change; a lesser one is
+#: part of the residual's course, and a drift's ramp is not split between a step and a trend.
+STEP_FIT_PROMINENCE = 3.0
+#: Candidate pairs (:func:`candidate_fits`): the least absolute correlation of their changes.
+CANDIDATE_CORRELATION = 0.5
 
 
 def _median(x: np.ndarray, axis: int) -> np.ndarray:
@@ -83,6 +89,19 @@ def end_state(array: np.ndarray, frames: int = END_FRAMES) -> np.ndarray:
         column = column[np.isfinite(column)]
         if column.size:
             out[c] = float(np.median(column[-frames:]))
+    return out
+
+
+def typical_steps(array: np.ndarray) -> list[float | None]:
+    """Median absolute frame-to-frame change ``|x[t+1] - x[t]|`` of each channel (state units;
+    None for a channel without two consecutive finite frames)."""
+    steps = np.abs(np.diff(array, axis=0))
+    if steps.shape[0] and np.isfinite(steps).all():
+        return [float(v) for v in np.median(steps, axis=0)]
+    out: list[float | None] = []
+    for c in range(array.shape[1]):
+        column = steps[:, c][np.isfinite(steps[:, c])]
+        out.append(float(np.median(column)) if column.size else None)
     return out
 
 
@@ -326,7 +345,6 @@ def residual_signals(
     }
     if frames < 8 or not pairs:
         return out
-    progress = np.linspace(0.0, 1.0, frames)
     lag = int(max(1, min(round(CHANGE_SPAN_S / dt), frames // 4)))
     residuals = np.full((frames, len(pairs)), np.nan)
     velocity = np.zeros((frames, len(pairs)))
@@ -348,31 +366,97 @@ def residual_signals(
     heights, where = persistent_steps(residuals, dt)
     prominence = step_prominence(heights, residuals, dt)
     for k, (i, j) in enumerate(pairs):
-        x = state[:, i].astype(np.float64)
-        a = action[:, j].astype(np.float64)
-        ok = np.isfinite(x) & np.isfinite(a)
-        if np.count_nonzero(ok) < 8:
-            continue
-        columns = [np.ones(frames), velocity[:, k], progress]
         step = where[k]
-        if step is not None and 0 < step < frames:
-            columns.append((np.arange(frames) >= step).astype(np.float64))
-        design = np.stack(columns, axis=1)[ok]
-        proj, *_ = np.linalg.lstsq(design, np.stack([x[ok], a[ok]], axis=1), rcond=None)
-        xs, as_ = x[ok], a[ok]
-        out["residual_trend"][i] = _finite_or_none(proj[2, 0] - gains[k] * proj[2, 1])  # the fit is linear in r
-        out["residual_fit"][i] = [
-            float(ok.sum()),
-            float(as_.sum()),
-            float(np.dot(as_, as_)),
-            float(xs.sum()),
-            float(np.dot(xs, as_)),
-            _finite_or_none(proj[2, 0]),
-            _finite_or_none(proj[2, 1]),
-        ]
+        standing = prominence[k] is not None and prominence[k] >= STEP_FIT_PROMINENCE
+        fit = trend_fit(state[:, i], action[:, j], velocity[:, k], step if standing else None)
+        if fit is None:
+            continue
+        out["residual_trend"][i] = _finite_or_none(fit[5] - gains[k] * fit[6])  # the fit is linear in r
+        out["residual_fit"][i] = fit
         out["residual_step"][i] = heights[k]
         out["residual_step_frame"][i] = where[k]
         out["residual_step_prominence"][i] = prominence[k]
+    return out
+
+
+def trend_fit(x: np.ndarray, a: np.ndarray, velocity: np.ndarray, step: int | None = None) -> list[Any] | None:
+    """``[n, Σa, Σa², Σx, Σx·a, γ(x), γ(a)]`` of one state channel ``x`` and one action channel ``a``
+    (see :func:`residual_signals`): the sums over the finite frames and the progress coefficient
+    ``γ`` of the least-squares fit ``y = α + β·velocity + γ·s + δ·H`` for ``y = x`` and ``y = a``
+    (``H`` 0 before ``step`` and 1 from it; no ``H`` without a step). None with fewer than 8 finite frames.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    a = np.asarray(a, dtype=np.float64)
+    frames = len(x)
+    ok = np.isfinite(x) & np.isfinite(a)
+    if np.count_nonzero(ok) < 8:
+        return None
+    columns = [np.ones(frames), velocity, np.linspace(0.0, 1.0, frames)]
+    if step is not None and 0 < step < frames:
+        columns.append((np.arange(frames) >= step).astype(np.float64))
+    design = np.stack(columns, axis=1)[ok]
+    proj, *_ = np.linalg.lstsq(design, np.stack([x[ok], a[ok]], axis=1), rcond=None)
+    xs, as_ = x[ok], a[ok]
+    return [
+        float(ok.sum()),
+        float(as_.sum()),
+        float(np.dot(as_, as_)),
+        float(xs.sum()),
+        float(np.dot(xs, as_)),
+        _finite_or_none(proj[2, 0]),
+        _finite_or_none(proj[2, 1]),
+    ]
+
+
+def candidate_fits(
+    state: np.ndarray,
+    action: np.ndarray,
+    pairs: Sequence[tuple[int, int]],
+    fitted: Sequence[bool],
+    skip: Sequence[int],
+    dt: float,
+) -> list[list[Any]]:
+    """:func:`trend_fit` of the other plausible pairs of the channels paired by correlation.
+
+    Where names do not pair a state channel with its command, correlation over one episode may
+    pair it otherwise than most episodes do (two joints that move together). For every state
+    channel that is not paired by name (nor in ``skip``) and every action channel that is not
+    paired by name, a pair not in ``pairs`` whose changes over ``CHANGE_SPAN_S`` correlate at
+    least ``CANDIDATE_CORRELATION`` (absolute) gets its fit, so the dataset profile can judge
+    the drift of the pair most episodes make (``DatasetProfile.trends``).
+
+    Returns:
+        ``[[state channel, action channel, *fit], ...]``.
+    """
+    frames = state.shape[0]
+    named = [p for p, f in zip(pairs, fitted, strict=True) if not f]
+    used_s = {i for i, _ in named} | set(skip)
+    used_a = {j for _, j in named}
+    free_s = [i for i in range(state.shape[1]) if i not in used_s]
+    free_a = [j for j in range(action.shape[1]) if j not in used_a]
+    taken = set(pairs)
+    lag = int(max(1, min(round(CHANGE_SPAN_S / dt), frames // 4)))
+    if frames < 8 or not free_s or not free_a:
+        return []
+    x = state[:, free_s].astype(np.float64)
+    a = action[:, free_a].astype(np.float64)
+    dx, da = x[lag:] - x[:-lag], a[lag:] - a[:-lag]
+    ok = np.isfinite(dx).all(axis=1) & np.isfinite(da).all(axis=1)
+    if np.count_nonzero(ok) < 8:
+        return []
+    dx, da = dx[ok] - dx[ok].mean(axis=0), da[ok] - da[ok].mean(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = np.abs(dx.T @ da) / np.outer(np.sqrt((dx**2).sum(axis=0)), np.sqrt((da**2).sum(axis=0)))
+    out: list[list[Any]] = []
+    for r, i in enumerate(free_s):
+        for c, j in enumerate(free_a):
+            if (i, j) in taken or not np.isfinite(corr[r, c]) or corr[r, c] < CANDIDATE_CORRELATION:
+                continue
+            column = action[:, j].astype(np.float64)
+            velocity = np.gradient(column) if np.isfinite(column).all() else np.zeros(frames)
+            fit = trend_fit(state[:, i], column, velocity)
+            if fit is not None:
+                out.append([i, j, *fit])
     return out
 
 

@@ -638,7 +638,7 @@ def make_judge_tools(
         difference of the state / dt^3: high values ground jerky_motion) plus signals
         (idle_fraction, gripper_swings, nan_frames, duration_s; per state channel windowed
         jerk, kept one-frame steps the action does not explain, drift from the action;
-        frozen runs of identical state; frame_stats: dark or flat camera frames among 16
+        frozen runs of identical state; frame_stats: dark, flat or partly covered camera frames among 16
         sampled ones). With include_images, one
         image per camera per sampled frame follows, each preceded by a text label
         "frame F, camera K:".

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from strands_robots.signals import episode_signals, frame_stats
-from strands_robots.signals.frames import occluded_frames
+from strands_robots.signals.frames import flat_cell_share, occluded_frames
 from strands_robots.signals.gripper import count_gripper_events, dataset_swings
 from strands_robots.signals.motion import (
+    candidate_fits,
     correlated_action_channels,
     end_state,
     frozen_runs,
@@ -19,6 +20,7 @@ from strands_robots.signals.motion import (
     pooled_trend,
     residual_signals,
     step_prominence,
+    typical_steps,
     windowed_jerk,
 )
 from strands_robots.ssc.gripper import moved
@@ -169,6 +171,41 @@ def test_frame_stats_flag_flat_frames_on_a_textured_camera():
     assert stats["occluded_share"] == pytest.approx(2 / 6, rel=1e-5)
     assert frame_stats({}, [])["occluded_share"] is None
     assert occluded_frames([]) == []
+
+
+def test_frame_stats_flag_a_partly_covered_lens():
+    rng = np.random.default_rng(1)
+    frames = [rng.integers(0, 255, (48, 64, 3), dtype=np.uint8) for _ in range(8)]
+    frames[3][:, :32] = 30  # the left half covered by a dark flat band: 4 of 8 grid columns
+    frames[6][:20] = 40  # the top 20 of 48 rows: 2 whole grid rows (25 %) of the 8
+    frames[5][:, :4] = 0  # a thin band: half a grid column, below the 25 % a cover needs
+    stats = frame_stats({"front": frames}, list(range(8)))
+    assert stats["cameras"]["front"]["occluded_frames"] == [3, 6]
+    assert flat_cell_share(frames[3]) == pytest.approx(0.5) and flat_cell_share(frames[0]) == 0.0
+    # a camera whose every frame shows the same flat half (a table edge) is never covered
+    steady = [f.copy() for f in frames[:4]]
+    for f in steady:
+        f[:, :32] = 90
+    assert frame_stats({"top": steady}, list(range(4)))["occluded_share"] == 0.0
+    assert occluded_frames([30.0, 30.0, 30.0], [0.0, 0.6, 0.1]) == [False, True, False]
+
+
+def test_candidate_fits_keep_the_pair_most_episodes_make():
+    n = 300
+    s = np.linspace(0, 1, n)
+    command = np.stack([np.sin(2 * np.pi * s), 0.9 * np.sin(2 * np.pi * s) + 0.1 * np.cos(9 * s)], axis=1)
+    state = command.copy()  # two joints that move together: correlation may pair them crosswise
+    state[:, 0] += 0.3 * s  # joint 0 drifts from its command
+    fits = candidate_fits(state, command, [(0, 1), (1, 0)], [True, True], [], DT)
+    pairs = {(row[0], row[1]): row[2:] for row in fits}
+    assert set(pairs) == {(0, 0), (1, 1)}  # the other plausible pairs of the crosswise ones
+    assert pooled_trend(pairs[(0, 0)], 1.0) == pytest.approx(0.3, abs=0.01)
+    assert candidate_fits(state, command, [(0, 0), (1, 1)], [False, False], [], DT) == []  # named pairs are final
+
+
+def test_typical_steps():
+    state = np.array([[0.0, 1.0], [1.0, 1.0], [3.0, np.nan], [6.0, 1.5], [7.0, 2.5]])
+    assert typical_steps(state) == [pytest.approx(1.5), pytest.approx(0.5)]  # |dx| 1 2 3 1; 0 and 1 (NaNs left out)
 
 
 def test_episode_signals_carry_the_per_channel_signals():
