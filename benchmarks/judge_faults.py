@@ -42,6 +42,7 @@ outside the output directory; no dataset bytes are committed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -49,7 +50,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -532,6 +533,20 @@ def print_scores(result: dict[str, Any]) -> None:
         print(f"{key}: agreement {agree:.3f}, baseline {base:.3f}, Cohen's kappa {k:.3f}")
 
 
+@contextlib.contextmanager
+def output_dir(out: Path | None, prefix: str) -> Iterator[Path]:
+    """``out`` (created), or a temp directory removed afterwards when ``out`` is None."""
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        yield out
+        return
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        yield Path(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=None, help="Keep the datasets here (default: a temp dir).")
@@ -545,21 +560,11 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, default=None, help="Also write every judged row here.")
     args = parser.parse_args()
-    tmp = None
-    if args.out is None:
-        tmp = tempfile.mkdtemp(prefix="judge-faults-")
-        out = Path(tmp)
-    else:
-        out = args.out
-        out.mkdir(parents=True, exist_ok=True)
-    try:
+    with output_dir(args.out, "judge-faults-") as out:
         rows, result = run_benchmark(out, controls=args.controls, repeats=args.repeats, seed=args.seed)
         print_scores(result)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1))
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
