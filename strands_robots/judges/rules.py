@@ -463,33 +463,34 @@ def flags_for(
     if collision is None and frozen is None and tremor is None and idle_flag is None and pairs and trends:
         best = None
         for i in sorted({k for k, t in enumerate(trends) if t is not None} & set(arm)):
-            if i >= len(trends) or trends[i] is None:
+            trend = trends[i]
+            if trend is None:
                 continue
             scale = _range_of(profile if comparable else None, signals, i)
             if comparable:
-                z_trend = profile.channel_z("residual_trend", i, trends[i])
-                if z_trend is None or (scale is not None and abs(trends[i]) < MIN_SHARE * scale):
+                z_trend = profile.channel_z("residual_trend", i, trend)
+                if z_trend is None or (scale is not None and abs(trend) < MIN_SHARE * scale):
                     continue
                 severity = "medium" if z_trend >= DRIFT_MEDIUM_Z else None
-                if severity and scale is not None and abs(trends[i]) >= DRIFT_LOW_SHARE * scale:
+                if severity and scale is not None and abs(trend) >= DRIFT_LOW_SHARE * scale:
                     severity = "low"
                 score = z_trend
             else:
-                share = abs(trends[i]) / scale if scale else 0.0
+                share = abs(trend) / scale if scale else 0.0
                 severity = "medium" if share >= ABS_DRIFT else None
                 score = share
             if severity and (best is None or score > best[0]):
-                best = (score, i, severity)
+                best = (score, i, severity, trend)
         if best is not None:
-            score, i, severity = best
+            score, i, severity, trend = best
             scale = _range_of(profile if comparable else None, signals, i)
-            share = f", {abs(trends[i]) / scale:.0%} of its range" if scale and comparable else ""
+            share = f", {abs(trend) / scale:.0%} of its range" if scale and comparable else ""
             detail = f"robust z {score:.1f}{share}" if comparable else f"{score:.0%} of its range"
             flags.append(
                 Flag(
                     severity,
                     "drift",
-                    f"{_channel_name(names, i)} drifts {_fmt(trends[i])} away from its commanded action over the "
+                    f"{_channel_name(names, i)} drifts {_fmt(trend)} away from its commanded action over the "
                     f"episode ({detail})",
                     "drift",
                 )

@@ -367,7 +367,8 @@ def residual_signals(
     prominence = step_prominence(heights, residuals, dt)
     for k, (i, j) in enumerate(pairs):
         step = where[k]
-        standing = prominence[k] is not None and prominence[k] >= STEP_FIT_PROMINENCE
+        stands = prominence[k]
+        standing = stands is not None and stands >= STEP_FIT_PROMINENCE
         fit = trend_fit(state[:, i], action[:, j], velocity[:, k], step if standing else None)
         if fit is None:
             continue
