@@ -291,3 +291,21 @@ def plain_errors(app: typer.Typer) -> None:
             if not isinstance(info.cls, type):  # unset (typer's default placeholder)
                 info.cls = LabelsGroup
         plain_errors(sub)
+
+
+def flag_stale(root: Path, labels_dir: Path | None, stale: dict[int, str]) -> dict[int, str]:
+    """Print, on stderr, each stale record (``stale``: ``{episode: reason}`` from the store's
+    stale check) as ``stale, run remap``, and where an in-place edit moved the sidecars;
+    return ``stale`` (``docs/editing.md``)."""
+    from strands_robots.storage.side_files import remap_hint
+
+    hint = remap_hint(labels_dir if labels_dir is not None else root)
+    if hint:
+        err_console.print(f"No sidecar in {labels_dir or root}.{hint}", highlight=False)
+    for episode, reason in stale.items():
+        err_console.print(
+            f"episode {episode}: stale, run remap ({reason}; `strands-labels remap {root} --from OLD_ROOT`, "
+            "docs/editing.md)",
+            highlight=False,
+        )
+    return stale

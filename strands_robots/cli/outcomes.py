@@ -25,6 +25,7 @@ from strands_robots.cli.common import (
     RevisionOpt,
     RootArg,
     console,
+    flag_stale,
     load_json_file,
     print_json,
     resolve,
@@ -174,13 +175,14 @@ def list_cmd(
         model_version=model_version,
         labels_dir=resolve(labels_dir),
     )
+    stale = flag_stale(_abs(root), resolve(labels_dir), oc.stale_outcomes(_abs(root), labels_dir=resolve(labels_dir)))
     if as_json:
         print_json(labels)
         return
     table = Table("episode", "outcome", "version", "progress", "membership", "autonomy", "source", "model_version")
     for label in labels:
         table.add_row(
-            str(label["episode_index"]),
+            str(label["episode_index"]) + (" (stale, run remap)" if label["episode_index"] in stale else ""),
             label["outcome"],
             str(label["version"]),
             "" if label["progress"] is None else f"{label['progress']:g}",

@@ -18,6 +18,7 @@ from strands_robots.cli.common import (
     RevisionOpt,
     RootArg,
     console,
+    flag_stale,
     print_json,
     resolve,
     styled,
@@ -37,6 +38,7 @@ from strands_robots.segments import (
 from strands_robots.segments.checks import validate_episode
 from strands_robots.segments.episodes import episode_facts, open_dataset_if_present
 from strands_robots.segments.findings import Finding
+from strands_robots.segments.store import stale_segmentations
 from strands_robots.segments.templates import cohort_templates, known_cohorts
 
 app = typer.Typer(
@@ -115,6 +117,8 @@ def validate_cmd(
         if missing:
             raise LabelValidationError(f"no segmentation saved for episodes {missing}.")
         records = [r for r in records if r["episode_index"] in wanted]
+    stale = flag_stale(root, resolve(labels_dir), stale_segmentations(root, labels_dir=resolve(labels_dir)))
+    records = [r for r in records if r["episode_index"] not in stale]  # checked against another recording: no
     dataset = open_dataset_if_present(root)
     results: dict[int, list[Finding]] = {
         record["episode_index"]: validate_episode(
@@ -162,6 +166,7 @@ def show_cmd(
     fps = float(dataset.fps) if dataset is not None else None
     if episode is None:
         records = list_segmentations(root, labels_dir=labels_dir)
+        stale = flag_stale(root, labels_dir, stale_segmentations(root, labels_dir=labels_dir))
         if as_json:
             print_json(records)
             return
@@ -170,7 +175,7 @@ def show_cmd(
             table.add_column(column, overflow="fold")
         for r in records:
             table.add_row(
-                str(r["episode_index"]),
+                str(r["episode_index"]) + (" (stale, run remap)" if r["episode_index"] in stale else ""),
                 str(r.get("version")),
                 r.get("cohort", ""),
                 str(len(r["segments"])),

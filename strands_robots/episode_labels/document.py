@@ -137,6 +137,11 @@ def _journal_record_problem(key: str, record: Any) -> str | None:
 
 
 def _missing(store: RecordStore) -> LabelsNotFoundError:
+    from strands_robots.storage.side_files import remap_hint
+
+    hint = remap_hint(store.path.parent)
+    if hint:
+        return LabelsNotFoundError(f"No label sidecar at {store.path}.{hint}")
     return LabelsNotFoundError(
         f"No label sidecar at {store.path}. Record deterministic verdicts first (record_deterministic_verdicts or "
         "`strands-labels verdicts ROOT FILE`)."

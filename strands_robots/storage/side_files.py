@@ -113,6 +113,29 @@ def carry_marker_path(directory: str | Path) -> Path:
     return state_dir(directory) / "carrying.json"
 
 
+def moved_by_edit(directory: str | Path) -> Path | None:
+    """``<directory>_old`` when it holds a sidecar and ``directory`` holds none: where
+    ``lerobot-edit-dataset`` moved the original dataset, sidecars included, when it edited it in
+    place (``docs/editing.md``); None otherwise."""
+    directory = Path(directory)
+    if any(sidecar_path(directory, name).exists() for name in SIDECARS):
+        return None
+    old = directory.with_name(f"{directory.name}_old")
+    return old if any(sidecar_path(old, name).exists() for name in SIDECARS) else None
+
+
+def remap_hint(directory: str | Path) -> str:
+    """A sentence pointing at the sidecars an in-place edit moved away (:func:`moved_by_edit`),
+    with the command that carries them back; empty when there are none."""
+    old = moved_by_edit(directory)
+    if old is None:
+        return ""
+    return (
+        f" The sidecars are in {old} (lerobot-edit-dataset moved the dataset there when it edited it in place): "
+        f"carry them with `strands-labels remap {directory} --from {old}` (docs/editing.md)."
+    )
+
+
 def labels_dir_key_path(directory: str | Path) -> Path:
     """The key naming the dataset a ``labels_dir`` belongs to (``storage.labels_dir``)."""
     return state_dir(directory) / "dataset-key.json"
@@ -186,6 +209,8 @@ __all__ = [
     "SIDECARS",
     "STATE_DIR",
     "carry_marker_path",
+    "moved_by_edit",
+    "remap_hint",
     "conflicts_path",
     "index_cache_path",
     "journal_base_path",

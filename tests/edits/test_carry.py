@@ -117,3 +117,37 @@ def test_cli_remap_from_reports_and_is_idempotent(tmp_path: Path) -> None:
     refused = runner.invoke(app, ["remap", str(new), "--from", str(empty)])
     assert isinstance(refused.exception, NothingToRemapError)  # a LabelsError: exit 2 (cli.main.run)
     assert str(empty.resolve()) in str(refused.exception)
+
+
+def test_root_left_without_sidecars_by_an_in_place_edit_names_the_remap(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from strands_robots.cli.main import app
+    from strands_robots.errors import LabelsNotFoundError
+
+    old, new = _edited(tmp_path, [1])
+    moved = tmp_path / "ds_old"
+    root = tmp_path / "ds"
+    old.rename(moved)  # lerobot's in-place delete: the original, sidecars included, is ROOT_old
+    new.rename(root)
+    with pytest.raises(LabelsNotFoundError, match=rf"remap {root} --from {moved}"):
+        el.read_labels(root)
+    shown = CliRunner().invoke(app, ["outcome", "list", str(root)])
+    assert f"strands-labels remap {root} --from {moved}" in shown.stderr
+
+
+def test_outcome_list_and_segments_show_flag_stale_records(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from strands_robots.cli.main import app
+
+    old, _ = _edited(tmp_path, [1])
+    delete_episodes_meta(old, [0, 1, 2])  # edited in place without a remap: episode 3 is gone
+    runner = CliRunner()
+    outcomes = runner.invoke(app, ["outcome", "list", str(old)])
+    assert outcomes.exit_code == 0, outcomes.output
+    assert "episode 3: stale, run remap" in outcomes.stderr
+    segments = runner.invoke(app, ["segments", "show", str(old)])
+    assert "episode 3: stale, run remap" in segments.stderr
+    validated = runner.invoke(app, ["segments", "validate", str(old)])
+    assert "episode 3: stale, run remap" in validated.stderr
