@@ -219,16 +219,33 @@ def _fingerprints(root: Path, episodes: list[int] | None, rows: bool = False) ->
     return found
 
 
+def _retasked(fingerprint: Any, change: tuple[Any, Any] | None) -> Any:
+    if not change or not isinstance(fingerprint, dict) or list(fingerprint.get("tasks") or []) != list(change[0]):
+        return fingerprint
+    return dict({k: v for k, v in fingerprint.items() if k != "meta"}, tasks=list(change[1]))
+
+
 def _retask(data: bytes, retasked: dict[int, tuple[Any, Any]], path: Path) -> bytes:
-    """A record-store document whose retasked episodes' stored ``tasks`` are the new ones (the
-    same recording under a renamed task: ``modify_tasks``); the remap then refreshes them."""
+    """The copy of a sidecar whose retasked episodes' stored ``tasks`` are the new ones (the
+    same recording under a renamed task: ``modify_tasks``); the remap then refreshes them.
+    In the outcome log, the versions of those episodes that name the old tasks."""
+    if path.name == OUTCOMES:
+        from strands_robots.storage.codec import dump_line
+
+        lines = []
+        for line in data.splitlines(keepends=True):
+            record = load_json_bytes(line, path) if line.strip() else None
+            if isinstance(record, dict) and isinstance(record.get("episode_index"), int) and "fingerprint" in record:
+                changed = _retasked(record["fingerprint"], retasked.get(record["episode_index"]))
+                if changed is not record["fingerprint"]:
+                    line = dump_line(dict(record, fingerprint=changed))
+            lines.append(line)
+        return b"".join(lines)
     document = load_json_bytes(data, path)
     records = document.get("episodes") or {}
     for key, record in records.items():
-        change = retasked.get(int(key))
-        if change and isinstance(record, dict) and isinstance(record.get("fingerprint"), dict):
-            record["fingerprint"] = {k: v for k, v in record["fingerprint"].items() if k != "meta"}
-            record["fingerprint"]["tasks"] = list(change[1])
+        if isinstance(record, dict) and "fingerprint" in record:
+            record["fingerprint"] = _retasked(record["fingerprint"], retasked.get(int(key)))
     return dump_canonical(document)
 
 
@@ -295,7 +312,7 @@ def _carry(
     if _carrying(directory) != rid:
         carry_marker_path(directory).parent.mkdir(exist_ok=True)
         for name, data in files.items():
-            if match.retasked and name != OUTCOMES:
+            if match.retasked:
                 data = _retask(data, match.retasked, sidecar_path(source, name))
             atomic_write_bytes(staged[name], data)
         atomic_write_bytes(carry_marker_path(directory), dump_canonical({"carrying": rid, "files": sorted(files)}))
