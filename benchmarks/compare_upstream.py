@@ -133,7 +133,8 @@ else:
                     floors.append((time.perf_counter() - t) / k)
             done += k
         os.close(fd)
-        journal = os.path.exists(os.path.join(root, ".episode_labels.json.journal"))
+        journal = any(os.path.exists(os.path.join(root, *name)) for name in (  # this layout and the earlier one
+            (".strands-labels", "episode_labels.json.journal"), (".episode_labels.json.journal",)))
         canonical = os.path.getsize(os.path.join(root, "episode_labels.json"))
         result = loop
         extra_out = {"per_call": statistics.median(calls), "floor": statistics.median(floors), "first": first,
