@@ -218,6 +218,14 @@ class MissingExtraError(LabelsError, ImportError):
     """An optional feature needs a package extra that is not installed (the message names the pip command)."""
 
 
+class StaleRecordError(LabelValidationError):
+    """A label write on an episode whose stored fingerprint contradicts the dataset: the record
+    describes another recording (the dataset was edited, its sidecars not remapped)."""
+
+    remedy = "carry the labels to the edited dataset first: strands-labels remap ROOT --from OLD_ROOT (docs/editing.md)."
+    http_status = 409
+
+
 class NothingToRemapError(LabelValidationError):
     """A remap found no sidecar to carry (the message says where it looked)."""
 

@@ -19,7 +19,7 @@ from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
 from strands_robots.episode_labels.verdicts import not_in_dataset
 from strands_robots.episode_labels.vocab import QUALITY_GRADES, did_you_mean
-from strands_robots.errors import LabelValidationError, VerdictNotFoundError
+from strands_robots.errors import LabelValidationError, StaleRecordError, VerdictNotFoundError
 from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
 
@@ -216,6 +216,25 @@ def annotate_episodes(
     return _write(root, labels_dir, items)
 
 
+def refuse_stale(root: str | Path, fingerprints: Mapping[int, Any]) -> None:
+    """Refuse a label on a record whose stored fingerprint contradicts the dataset: it describes
+    another recording until the sidecars are remapped (``docs/editing.md``).
+
+    Raises:
+        StaleRecordError: one or more such episodes (listed with the reason), naming ``remap``.
+    """
+    from strands_robots.fingerprint import stale_records
+
+    stale = stale_records(root, dict(fingerprints))
+    if stale:
+        shown = "; ".join(f"episode {e}: {why}" for e, why in list(stale.items())[:10])
+        raise StaleRecordError(
+            f"the stored record of {len(stale)} episode(s) no longer matches the dataset ({shown}): the dataset was "
+            f"edited and its labels not carried. Nothing was written; run `strands-labels remap {root} --from "
+            "OLD_ROOT` (the dataset before the edit, e.g. ROOT_old; docs/editing.md), then label again."
+        )
+
+
 def _write(
     root: str | Path, labels_dir: str | Path | None, items: list[tuple[int, dict[str, Any], bool]]
 ) -> list[dict[str, Any]]:
@@ -228,6 +247,7 @@ def _write(
             record = records.get(str(index))
             if not record or "deterministic" not in record:
                 _apply({}, index, {}, False, 0.0)  # raises the typed error
+        refuse_stale(root, {index: records[str(index)].get("fingerprint") for index, _f, _k in items})
         now = time.time()
         for index, fields, keep in items:
             _apply(records, index, fields, keep, now)

@@ -514,14 +514,42 @@ def _read_predicate_verdict(cfg: JudgeToolConfig, root: object, episode: object)
                 f"No deterministic verdict recorded for episode {index}; record it first with "
                 "record_deterministic_verdicts (or `strands-labels verdicts ROOT FILE`)."
             )
-    summary = (
-        f"Episode {index} deterministic verdict (authoritative; you annotate it, never overturn it): "
-        f"success={verdict.get('success')}, failure={verdict.get('failure', False)}. The last recorded frame is "
-        "the state before the final action."
-    )
+    stale = _stale_reason(cfg, path, index)
+    if stale:
+        summary = (
+            f"Episode {index} deterministic verdict is STALE, not authoritative: the stored record no longer matches "
+            f"the episode ({stale}); the dataset was edited and its labels not carried. Do not label this episode; "
+            f"a person must run `strands-labels remap {path} --from OLD_ROOT` first (docs/editing.md). "
+            f"Stored: success={verdict.get('success')}, failure={verdict.get('failure', False)}."
+        )
+    else:
+        summary = (
+            f"Episode {index} deterministic verdict (authoritative; you annotate it, never overturn it): "
+            f"success={verdict.get('success')}, failure={verdict.get('failure', False)}. The last recorded frame is "
+            "the state before the final action."
+        )
     # The block itself, as the other strands_robots implementation answers; the extras sit beside it.
     payload = {**verdict, "episode_index": index, "deterministic": verdict}
+    if stale:
+        payload["stale"] = stale
     return envelope.success(text_block(summary), json_block(payload))
+
+
+def _stale_reason(cfg: JudgeToolConfig, root: Path, episode: int) -> str | None:
+    """Why the episode's stored record no longer matches the dataset, or None (the stale rule:
+    :func:`strands_robots.fingerprint.stale_records`)."""
+    from strands_robots.fingerprint import stale_records
+
+    if cfg.records is not None:
+        fingerprint = (cfg.records.get(episode) or {}).get("fingerprint")
+    else:
+        try:
+            fingerprint = query_document(
+                root, lambda d: (d["episodes"].get(str(episode)) or {}).get("fingerprint"), cfg.labels_for(root)
+            )
+        except LabelsNotFoundError:
+            return None
+    return stale_records(root, {episode: fingerprint}).get(episode)
 
 
 def _write_label(

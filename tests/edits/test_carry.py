@@ -151,3 +151,21 @@ def test_outcome_list_and_segments_show_flag_stale_records(tmp_path: Path) -> No
     assert "episode 3: stale, run remap" in segments.stderr
     validated = runner.invoke(app, ["segments", "validate", str(old)])
     assert "episode 3: stale, run remap" in validated.stderr
+
+
+def test_no_label_on_a_stale_record(tmp_path: Path) -> None:
+    from strands_robots.errors import StaleRecordError
+    from strands_robots.tools.episode_judge import read_predicate_verdict, write_label
+
+    old, _ = _edited(tmp_path, [1])
+    before = sidecar_bytes(old)
+    delete_episodes_meta(old, [0, 1, 2])  # edited in place, not remapped: episodes 1-4 are gone
+    with pytest.raises(StaleRecordError, match="remap"):
+        el.annotate_episode(old, 3, quality="low")
+    with pytest.raises(StaleRecordError, match="remap"):
+        el.annotate_episodes(old, [{"episode": 0, "quality": "low"}, {"episode": 4, "quality": "low"}])
+    refused = write_label(str(old), 3, "low")
+    assert refused["status"] == "error" and "remap" in str(refused["content"])
+    verdict = read_predicate_verdict(str(old), 3)
+    assert "STALE" in str(verdict["content"]) and "authoritative;" not in str(verdict["content"])
+    assert sidecar_bytes(old) == before  # nothing was written
