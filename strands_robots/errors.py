@@ -222,7 +222,9 @@ class StaleRecordError(LabelValidationError):
     """A label write on an episode whose stored fingerprint contradicts the dataset: the record
     describes another recording (the dataset was edited, its sidecars not remapped)."""
 
-    remedy = "carry the labels to the edited dataset first: strands-labels remap ROOT --from OLD_ROOT (docs/editing.md)."
+    remedy = (
+        "carry the labels to the edited dataset first: strands-labels remap ROOT --from OLD_ROOT (docs/editing.md)."
+    )
     http_status = 409
 
 
