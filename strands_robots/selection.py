@@ -43,6 +43,20 @@ DROP_REASONS: tuple[str, ...] = (
 )
 
 
+def refuse_stale_labels(root: str | Path, labels_dir: str | Path | None) -> None:
+    """Raise :class:`~strands_robots.errors.StaleRecordError` when labels of ``root`` no longer
+    match the dataset (the ``strict`` rule of :func:`filter_episodes`)."""
+    from strands_robots.errors import StaleRecordError
+
+    stale = stale_episodes(root, labels_dir=labels_dir)
+    if stale:
+        shown = "; ".join(f"episode {e}: {why}" for e, why in list(stale.items())[:10])
+        raise StaleRecordError(
+            f"{len(stale)} label(s) of {root} no longer match the dataset ({shown}); strict selection refuses to "
+            f"leave them out. Carry them: `strands-labels remap {root} --from OLD_ROOT` (docs/editing.md)."
+        )
+
+
 @accepts_repo_id
 def held_out_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> set[int]:
     """Episodes whose current outcome label is ``held_out_eval`` (empty without outcome labels)."""
@@ -116,6 +130,7 @@ def filter_episodes(
     evaluation_membership: str | list[str] | None = None,
     include_held_out: bool = False,
     labels_dir: str | Path | None = None,
+    strict: bool = False,
 ) -> list[int]:
     """Episode indices that clear the bar, sorted.
 
@@ -148,6 +163,8 @@ def filter_episodes(
             whose membership is unset (or a list of these).
         include_held_out: Keep held-out evaluation episodes too (for evaluation, not training).
         labels_dir: Directory of the sidecars (default ``root``).
+        strict: A stale label is an error instead of an excluded episode, so a training
+            script cannot quietly train on fewer episodes (``docs/editing.md``).
 
     Returns:
         Sorted real ``episode_index`` values.
@@ -155,7 +172,10 @@ def filter_episodes(
     Raises:
         LabelValidationError: a flag is not a boolean or the grade or an outcome value is unknown.
         LabelsNotFoundError: no sidecar yet (a ``FileNotFoundError``).
+        StaleRecordError: ``strict`` and some labels no longer match the dataset (listed).
     """
+    if checks.boolean(strict, "strict"):
+        refuse_stale_labels(root, labels_dir)
     require_success = checks.boolean(require_success, "require_success")
     exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
     include_held_out = checks.boolean(include_held_out, "include_held_out")

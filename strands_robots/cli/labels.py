@@ -192,6 +192,9 @@ def filter_cmd(
         bool, typer.Option("--explain", help="List the dropped episodes under each reason (on stderr).")
     ] = False,
     out: Annotated[Path | None, typer.Option(help="Write the episode list to this file instead of stdout.")] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="A stale label is an error (exit 3), not a dropped episode.")
+    ] = False,
     labels_dir: LabelsDirOpt = None,
     revision: RevisionOpt = None,
 ) -> None:
@@ -211,11 +214,33 @@ def filter_cmd(
     )
     if outcome or membership:
         _require_outcome_labels(root, labels_dir)
+    if strict:
+        from strands_robots.errors import StaleRecordError
+        from strands_robots.selection import refuse_stale_labels
+
+        try:
+            refuse_stale_labels(root, labels_dir)
+        except StaleRecordError as exc:
+            err_console.print(str(exc), highlight=False)
+            raise typer.Exit(3) from None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", el.StaleLabelsWarning)  # the explanation below counts them
         episodes = el.filter_episodes(root, **options)  # type: ignore[arg-type]
     explanation = explain_filter(root, **options)  # type: ignore[arg-type]
     _print_drops(explanation["dropped"], len(episodes), explain)
+    if explanation["dropped"].get("stale"):
+        err_console.print(
+            f"stale labels were left out: carry them with `strands-labels remap {root} --from OLD_ROOT` "
+            "(docs/editing.md), or pass --strict to make this an error",
+            highlight=False,
+        )
+    if not episodes and fmt in (FilterFormat.lerobot, FilterFormat.lerobot_delete):
+        err_console.print(
+            f"no episode was selected, so there is no {fmt.value} argument to print (it would "
+            f"{'train on nothing' if fmt is FilterFormat.lerobot else 'delete every episode'}); loosen the filter.",
+            highlight=False,
+        )
+        raise typer.Exit(1)
     if fmt is FilterFormat.lerobot:
         text = lerobot_argument(episodes)
     elif fmt is FilterFormat.lerobot_delete:

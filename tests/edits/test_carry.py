@@ -169,3 +169,27 @@ def test_no_label_on_a_stale_record(tmp_path: Path) -> None:
     verdict = read_predicate_verdict(str(old), 3)
     assert "STALE" in str(verdict["content"]) and "authoritative;" not in str(verdict["content"])
     assert sidecar_bytes(old) == before  # nothing was written
+
+
+def test_filter_with_stale_labels_names_remap_and_strict_refuses(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from strands_robots.cli.main import app
+    from strands_robots.errors import StaleRecordError
+    from strands_robots.selection import filter_episodes
+
+    old, _ = _edited(tmp_path, [1])
+    assert filter_episodes(old) == [0, 2, 4]
+    delete_episodes_meta(old, [0, 1, 2])  # edited in place, not remapped: only episode 0 is left
+    runner = CliRunner()
+    loose = runner.invoke(app, ["filter", str(old)])
+    assert loose.exit_code == 0 and loose.stdout.strip() == "[0]"
+    assert f"strands-labels remap {old} --from OLD_ROOT" in loose.stderr
+    strict = runner.invoke(app, ["filter", str(old), "--strict"])
+    assert strict.exit_code == 3 and "no longer match" in strict.stderr
+    with pytest.raises(StaleRecordError):
+        filter_episodes(old, strict=True)
+    for fmt in ("lerobot", "lerobot-delete"):
+        empty = runner.invoke(app, ["filter", str(old), "--outcome", "expert_success", "--format", fmt])
+        assert empty.exit_code == 1 and "no episode was selected" in empty.stderr
+        assert "--dataset.episodes" not in empty.stdout
