@@ -150,6 +150,56 @@ LabelsDirOpt = Annotated[
 ]
 
 
+#: ``--total-episodes N`` of the commands that write labels: the root is a labels-only
+#: directory (no LeRobot metadata) of a dataset with N episodes.
+TotalEpisodesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--total-episodes",
+        min=1,
+        help="ROOT is a labels-only directory (no meta/) of a dataset with this many episodes; without it a ROOT "
+        "that is not a LeRobot dataset is refused.",
+    ),
+]
+
+
+def require_dataset_root(root: Path, total_episodes: int | None, command: str) -> None:
+    """Refuse to write labels into a ROOT that is not a LeRobot dataset (docs/sidecar-format.md,
+    "Labels directory"), unless the caller says it is a labels-only root (``--total-episodes``).
+
+    Raises:
+        LabelValidationError: ``root`` has no ``meta/info.json`` and no ``total_episodes``.
+    """
+    if total_episodes is not None or (root / "meta" / "info.json").is_file():
+        return
+    from strands_robots.errors import LabelValidationError
+
+    raise LabelValidationError(
+        f"{root} has no LeRobot metadata (meta/info.json), so it is not a dataset and `strands-labels {command}` "
+        "writes nothing there. Pass the dataset root (the folder holding meta/), --labels-dir DIR to keep the "
+        "labels elsewhere, or --total-episodes N if ROOT is a labels-only directory of a dataset with N episodes."
+    )
+
+
+def require_within(episodes: list[int], total_episodes: int | None, root: Path) -> None:
+    """Refuse episodes at or past ``--total-episodes`` of a labels-only root.
+
+    Raises:
+        EpisodeNotFoundError: some are; they are listed.
+    """
+    if total_episodes is None or (root / "meta" / "info.json").is_file():
+        return
+    beyond = sorted({e for e in episodes if e >= total_episodes})
+    if beyond:
+        from strands_robots.errors import EpisodeNotFoundError
+        from strands_robots.storage.mapping import index_ranges
+
+        raise EpisodeNotFoundError(
+            f"--total-episodes {total_episodes} says the dataset has episodes 0-{total_episodes - 1}, but "
+            f"episode(s) {index_ranges(beyond)} were given; pass the right count or only its episodes."
+        )
+
+
 @overload
 def resolve(path: Path) -> Path: ...
 @overload

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -17,6 +17,10 @@ from strands_robots.cli.common import RevisionOpt, RootArg
 from strands_robots.dataset import Dataset, open_dataset
 from strands_robots.dataset.channels import feature_names
 from strands_robots.dataset.hub import DEFAULT_REVISION, HubDataset
+from strands_robots.dataset.problems import abridge
+
+if TYPE_CHECKING:
+    from strands_robots.dataset.check import CheckReport
 
 
 def _index_span(ds: Dataset) -> str:
@@ -136,18 +140,60 @@ def register(app: typer.Typer) -> None:
     def info(
         root: RootArg,
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+        check: bool = typer.Option(
+            False,
+            "--check",
+            help="Also read every data file and decode the first and last frame of every episode of every camera; "
+            "list damaged files (exit status 1 when any).",
+        ),
         revision: RevisionOpt = None,
     ) -> None:
         """Summarise a LeRobot dataset: version, fps, episodes, frames, tasks, cameras, state, problems."""
         ds = open_dataset(root)
         hub = getattr(root, "hub", None)
+        checked = None
+        if check:
+            from strands_robots.dataset.check import check_files
+
+            checked = check_files(ds)
         if as_json:
             summary = summary_dict(ds)
             if hub is not None:
                 summary["hub"] = hub_dict(hub)
+            if checked is not None:
+                summary["check"] = check_dict(checked)
             typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
         else:
-            typer.echo(format_summary(ds) + ("" if hub is None else "\n" + format_hub(hub)))
+            text = format_summary(ds) + ("" if checked is None else "\n" + format_check(checked))
+            typer.echo(text + ("" if hub is None else "\n" + format_hub(hub)))
+        if checked is not None and not checked.ok:
+            raise typer.Exit(1)
+
+
+def check_dict(report: CheckReport) -> dict[str, Any]:
+    """``info --check --json``'s ``check``: what was read and every damaged file."""
+    return {
+        "data_files": report.data_files,
+        "episodes": report.episodes,
+        "cameras": list(report.cameras),
+        "damaged": [
+            {"path": d.path, "kind": d.kind, "camera": d.camera, "episodes": list(d.episodes), "error": d.error}
+            for d in report.damaged
+        ],
+    }
+
+
+def format_check(report: CheckReport) -> str:
+    """The ``checked`` and ``damaged`` lines of ``info --check``."""
+    lines = [
+        f"checked   {report.data_files} data file(s) read whole; first and last frame of {report.episodes} "
+        f"episode(s) x {len(report.cameras)} camera(s) decoded",
+        f"damaged   {len(report.damaged)} file(s)" if report.damaged else "damaged   none",
+    ]
+    for damaged in report.damaged:
+        where = "data" if damaged.camera is None else f"video {damaged.camera}"
+        lines.append(f"  - {damaged.path} ({where}; episodes {abridge(list(damaged.episodes))}): {damaged.error}")
+    return "\n".join(lines)
 
 
 def hub_dict(hub: HubDataset) -> dict[str, Any]:

@@ -239,11 +239,37 @@ def judge(
         raise typer.Exit(1)
 
 
+def _taken_line(report) -> str:  # noqa: ANN001 - JudgeReport
+    taken = report.taken_elsewhere
+    return (
+        f"{len(taken)} episode(s) left to another run judging this dataset (it held them, or labelled them "
+        f"meanwhile): {index_ranges(taken, ',')}."
+    )
+
+
+def group_failures(failed: list) -> list[tuple[list[int], str]]:  # noqa: ANN001 - EpisodeResult
+    """Failures with the same error (the episode's own index aside) as one row each.
+
+    Returns:
+        ``(episodes, error)`` rows in first-episode order; in ``error`` the episode's index
+        reads ``N`` where the rows were merged.
+    """
+    groups: dict[str, list[int]] = {}
+    texts: dict[str, str] = {}
+    for result in failed:
+        key = re.sub(rf"\b([Ee]pisode) {result.episode}\b", r"\1 N", result.error)
+        groups.setdefault(key, []).append(result.episode)
+        texts.setdefault(key, result.error)
+    return [(episodes, key if len(episodes) > 1 else texts[key]) for key, episodes in groups.items()]
+
+
 def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
     if not report.results:
         console.print(
             f"nothing to judge: {report.already_labelled} episode(s) already labelled (--relabel redoes them)."
         )
+        if report.taken_elsewhere:
+            console.print(_taken_line(report), soft_wrap=True, highlight=False)
         return
     summary = Table(title=f"judge {report.judge_model}")
     summary.add_column("")
@@ -254,6 +280,7 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
         summary.add_row(f"failure_mode {mode or '—'}", str(count))
     summary.add_row("disputes (opinion vs verdict)", str(report.disputes()))
     summary.add_row("already labelled, skipped", str(report.already_labelled))
+    summary.add_row("taken by another run, skipped", str(len(report.taken_elsewhere)))
     summary.add_row("failed", str(len(report.failed)))
     console.print(summary)
     console.print(f"labels: {report.root}", soft_wrap=True, highlight=False)
@@ -267,14 +294,16 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
             soft_wrap=True,
             highlight=False,
         )
+    if report.taken_elsewhere:
+        console.print(_taken_line(report), soft_wrap=True, highlight=False)
     for warning in getattr(report, "warnings", []):
         console.print(styled(("warning:", "yellow"), f" {warning}"), soft_wrap=True, highlight=False)
     if report.failed:
         failures = Table(title=f"{len(report.failed)} episode(s) failed (no label written)")
-        failures.add_column("episode", justify="right")
-        failures.add_column("error")
-        for result in report.failed:
-            failures.add_row(str(result.episode), result.error)
+        failures.add_column("episodes", justify="right", overflow="fold")
+        failures.add_column("error", overflow="fold")
+        for episodes, error in group_failures(report.failed):
+            failures.add_row(index_ranges(episodes, ","), error)
         console.print(failures)
 
 

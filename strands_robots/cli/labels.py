@@ -18,12 +18,15 @@ from strands_robots.cli.common import (
     LabelsDirOpt,
     RevisionOpt,
     RootArg,
+    TotalEpisodesOpt,
     console,
     err_console,
     load_json_file,
     load_json_or_jsonl,
     plural,
     print_json,
+    require_dataset_root,
+    require_within,
     resolve,
     styled,
     whole_number,
@@ -76,12 +79,14 @@ def verdicts(
         typer.Option(help="Derive verdicts from a per-frame success feature instead (e.g. next.success)."),
     ] = None,
     labels_dir: LabelsDirOpt = None,
+    total_episodes: TotalEpisodesOpt = None,
     revision: RevisionOpt = None,
 ) -> None:
     """Record deterministic verdicts (stage one)."""
     root, labels_dir = resolve(root), resolve(labels_dir)
     if (file is None) == (from_column is None):
         raise LabelValidationError("pass exactly one of FILE or --from-column.")
+    require_dataset_root(root, total_episodes, "verdicts")
     entries: Any
     if file is not None:
         payload = load_json_or_jsonl(resolve(file))
@@ -89,6 +94,12 @@ def verdicts(
     else:
         entries = el.verdicts_from_dataset(root, column=from_column)
         benchmark = benchmark or f"dataset:{from_column}"
+    if isinstance(entries, list):
+        require_within(
+            [e["episode"] for e in entries if isinstance(e, dict) and type(e.get("episode")) is int],
+            total_episodes,
+            root,
+        )
     before = _verdict_blocks(root, labels_dir)
     document = el.record_deterministic_verdicts(root, entries, benchmark=benchmark, labels_dir=labels_dir)
     el.flush(root, labels_dir=labels_dir)
@@ -109,6 +120,8 @@ def verdicts(
 
 
 def _verdict_blocks(root: Path, labels_dir: Path | None) -> dict[str, Any]:
+    if labels_dir is not None and not labels_dir.exists():
+        return {}  # a new labels directory: created by the write that follows
     try:
         return {
             key: r.get("deterministic") for key, r in el.read_labels(root, labels_dir=labels_dir)["episodes"].items()
@@ -130,10 +143,13 @@ def annotate(
     opinion: Annotated[Opinion | None, typer.Option(help="Your own read of the outcome.")] = None,
     model: Annotated[str, typer.Option(help="Who labelled (model id or 'human').")] = "human",
     labels_dir: LabelsDirOpt = None,
+    total_episodes: TotalEpisodesOpt = None,
     revision: RevisionOpt = None,
 ) -> None:
     """Write the judge block of one episode."""
     root, labels_dir = resolve(root), resolve(labels_dir)
+    require_dataset_root(root, total_episodes, "annotate")
+    require_within([episode], total_episodes, root)
     record = el.annotate_episode(
         root,
         episode,
@@ -621,12 +637,15 @@ def resolve_cmd(
     ] = None,
     failure_mode: Annotated[FailureMode | None, typer.Option(help=FAILURE_MODE_HELP)] = None,
     labels_dir: LabelsDirOpt = None,
+    total_episodes: TotalEpisodesOpt = None,
     revision: RevisionOpt = None,
 ) -> None:
     """Record a human review of an episode (resolves a dispute or grades it)."""
     from strands_robots.episode_labels.review import default_reviewer
 
     root, labels_dir = resolve(root), resolve(labels_dir)
+    require_dataset_root(root, total_episodes, "resolve")
+    require_within([episode], total_episodes, root)
     reviewer = reviewer if reviewer is not None else default_reviewer()
     el.review_episode(
         root,

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from strands_robots.arguments import path_argument
+from strands_robots.dataset.check import CheckReport, check_files
 from strands_robots.dataset.episodes import Episode, load_episodes_v2, load_episodes_v3
 from strands_robots.dataset.frames import Frames, read_frames
 from strands_robots.dataset.hub import accepts_repo_id
@@ -99,3 +100,21 @@ def open_dataset(root: str | Path) -> Dataset:
         episodes = load_episodes_v2(root, info)
         tasks = load_tasks_v2(root)
     return Dataset(root, info, episodes, tasks)
+
+
+@accepts_repo_id
+def check_dataset(root: str | Path | Dataset) -> CheckReport:
+    """Read every data file and decode the first and last frame of every episode of every camera.
+
+    ``strands-labels info ROOT --check`` (docs/dataset.md, "Checking the files: info --check").
+
+    Args:
+        root: The dataset root, or an opened :class:`Dataset`.
+
+    Returns:
+        A :class:`~strands_robots.dataset.check.CheckReport` naming every damaged file.
+
+    Raises:
+        DatasetError: the metadata cannot be opened (see :func:`open_dataset`).
+    """
+    return check_files(root if isinstance(root, Dataset) else open_dataset(root))

@@ -30,7 +30,7 @@ from strands_robots.episode_labels.vocab import (
 )
 from strands_robots.errors import LabelsNotFoundError, SidecarError
 from strands_robots.storage import RecordStore
-from strands_robots.storage.labels_dir import check_labels_dir, require_directory
+from strands_robots.storage.labels_dir import check_labels_dir, create_labels_dir, require_directory
 
 
 @accepts_repo_id
@@ -117,11 +117,29 @@ def record_problem(key: str, record: Any) -> str | None:
     return None
 
 
-def open_store(root: str | Path, labels_dir: str | Path | None = None) -> RecordStore:
-    """The process-wide :class:`RecordStore` of this dataset's ``episode_labels.json``."""
+def open_store(root: str | Path, labels_dir: str | Path | None = None, *, write: bool = True) -> RecordStore:
+    """The process-wide :class:`RecordStore` of this dataset's ``episode_labels.json``.
+
+    Args:
+        root: Dataset root.
+        labels_dir: Directory of the sidecar (default ``root``). For a write a missing one
+            is created when its parent exists.
+        write: The caller writes: a new ``labels_dir`` is created and keyed to the dataset.
+            A read creates nothing.
+
+    Raises:
+        RootNotFoundError: the dataset root (or ``labels_dir``, named as such) is not an
+            existing directory.
+        LabelsDirMismatchError: ``labels_dir`` holds another dataset's labels.
+    """
     path = labels_path(root, labels_dir=labels_dir)
-    require_directory(path.parent)
-    check_labels_dir(root, labels_dir)
+    if labels_dir is None:
+        require_directory(path.parent)
+    else:
+        if write:
+            create_labels_dir(path.parent)
+        require_directory(path.parent, "Labels directory")
+    check_labels_dir(root, labels_dir, write_key=write)
     return _store(path)
 
 
@@ -175,9 +193,9 @@ def existing_store(root: str | Path, labels_dir: str | Path | None = None) -> Re
     known = _absolute(root) and (labels_dir is None or _absolute(labels_dir))
     path = _known_paths.get((root, labels_dir)) if known else None
     if path is not None and os.path.exists(path):
-        check_labels_dir(root, labels_dir)
+        check_labels_dir(root, labels_dir, write_key=False)
         return _store(path)
-    store = open_store(root, labels_dir)
+    store = open_store(root, labels_dir, write=False)
     if known and len(_known_paths) < MAX_KNOWN_PATHS:
         _known_paths[(root, labels_dir)] = store.path
     if not store.path.exists() and not store.journal.exists():

@@ -157,6 +157,7 @@ def judge_on_ray(
     batch_size: int | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
     request_policy: dict[str, Any] | None = None,
+    claims: Any = None,
 ) -> None:
     """Judge ``todo`` on Ray and write the labels from this process (the driver).
 
@@ -176,6 +177,9 @@ def judge_on_ray(
         request_policy: ``timeout`` / ``max_requests`` of each worker's model requests.
         batch_size: Episodes per task (default :func:`default_batch_size`).
         on_result: Called on the driver with each result once its label is written.
+        claims: The run's :class:`~strands_robots.judges.runner.Claims`: the driver takes
+            a batch's leases before sending it and gives them back once its labels are
+            written; episodes another run holds or has labelled are left out of the batch.
 
     Raises:
         MissingExtraError: Ray is not installed.
@@ -244,6 +248,10 @@ def judge_on_ray(
             while batches and min(load) < IN_FLIGHT_PER_WORKER:
                 slot = load.index(min(load))
                 batch = batches.popleft()
+                if claims is not None:
+                    batch.episodes = claims.take(batch.episodes)
+                    if not batch.episodes:
+                        continue  # every episode of it is another run's
                 batch.attempts += 1
                 wanted = {e: _worker_record(records.get(e)) for e in batch.episodes}
                 ref = actors[slot].judge.remote(batch.episodes, wanted)
@@ -261,6 +269,8 @@ def judge_on_ray(
                 if batch.attempts < BATCH_ATTEMPTS:
                     batches.appendleft(batch)
                 else:
+                    if claims is not None:
+                        claims.give_back(batch.episodes)
                     for e in batch.episodes:
                         finish(EpisodeResult(e, False, error=f"the Ray worker failed {batch.attempts} times: {exc}"))
                 continue
@@ -268,7 +278,11 @@ def judge_on_ray(
                 report.tool_seconds[name] = report.tool_seconds.get(name, 0.0) + seconds
             pairs = [(r, j) for r, j in payload["results"] if r.episode in batch.episodes and r.episode not in reported]
             written_at = time.perf_counter()
-            written = write_judged(root, labels_dir, pairs)
+            try:
+                written = write_judged(root, labels_dir, pairs)
+            finally:
+                if claims is not None:
+                    claims.give_back(batch.episodes)
             report.write_seconds += time.perf_counter() - written_at
             for result in written:
                 finish(result)

@@ -12,6 +12,11 @@ the same loop.
 - A model call failing transiently (throttling, timeouts, dropped connections) is
   retried with exponential backoff (:class:`TransientRetryStrategy`).
 - A failing episode never stops the run: it is reported in :class:`JudgeReport`.
+- Two runs on one dataset share the work: each takes an episode's lease
+  (:class:`~strands_robots.storage.lease.EpisodeLeases`, in the labels directory) before
+  judging it and gives it back once the label is written; an episode whose lease another
+  run holds, or that another run labelled since this run selected it, is skipped and
+  counted in :attr:`JudgeReport.taken_elsewhere` (docs/judge.md, "Two runs on one dataset").
 - The offline judge computes every episode's signals once, in the profile pass: an
   :class:`~strands_robots.tools.evidence.EvidenceCache` hands them to ``sample_frames``.
   Its ``write_label`` checks each label and this thread writes them in group commits
@@ -34,6 +39,7 @@ from typing import Any
 from strands_robots.arguments import Limits, int_argument, number_argument, number_refusal
 from strands_robots.dataset.hub import resolve_root
 from strands_robots.episode_labels import labels_path, read_labels
+from strands_robots.episode_labels.document import query_document
 from strands_robots.episode_labels.judge import annotate_episodes
 from strands_robots.errors import LabelsNotFoundError, LabelValidationError
 from strands_robots.judges.commit import GroupCommit
@@ -107,6 +113,8 @@ class JudgeReport:
         warnings: Run-level caveats for the summary (e.g. too few episodes to compare).
         reviewed: Selected episodes that carry a human review: a new judge label never
             undoes it (docs/review.md, "When a review stops counting").
+        taken_elsewhere: Selected episodes another run was judging (it held the lease) or
+            had labelled since this run selected them; this run left them alone.
     """
 
     root: Path
@@ -120,6 +128,7 @@ class JudgeReport:
     signals_reused: int = 0
     warnings: list[str] = field(default_factory=list)
     reviewed: frozenset[int] = frozenset()
+    taken_elsewhere: list[int] = field(default_factory=list)
 
     @property
     def failed(self) -> list[EpisodeResult]:
@@ -215,11 +224,72 @@ def select_episodes(
     return todo, missing, already
 
 
+class Claims:
+    """This run's hold on the episodes it judges: a lease each, and a check that no other
+    run labelled the episode since this run selected it.
+
+    Args:
+        root: Dataset root.
+        labels_dir: Directory of the sidecar (the leases live there too).
+        relabel: The run relabels: an episode counts as done elsewhere only when its judge
+            block was written after ``since``.
+        since: When this run selected its episodes (``time.time()``).
+    """
+
+    def __init__(self, root: Path, labels_dir: str | Path | None, relabel: bool, since: float) -> None:
+        from strands_robots.storage.lease import EpisodeLeases
+
+        self.root, self.labels_dir, self.relabel, self.since = root, labels_dir, relabel, since
+        self.leases = EpisodeLeases(labels_path(root, labels_dir=labels_dir).parent)
+        self.elsewhere: list[int] = []
+        self._mutex = threading.Lock()
+
+    def take(self, episodes: list[int]) -> list[int]:
+        """The episodes of ``episodes`` this run may judge now (their leases taken)."""
+        taken, held = self.leases.take_all(episodes)
+        done = self._labelled_since(taken) if taken else []
+        if done:
+            self.leases.give_back(done)
+        with self._mutex:
+            self.elsewhere.extend([*held, *done])
+        return [e for e in taken if e not in set(done)]
+
+    def _labelled_since(self, episodes: list[int]) -> list[int]:
+        wanted = set(episodes)
+
+        def labelled(document: dict[str, Any]) -> list[int]:
+            out = []
+            for e in wanted:
+                judge = (document["episodes"].get(str(e)) or {}).get("judge")
+                if judge and (not self.relabel or float(judge.get("labeled_at") or 0.0) >= self.since):
+                    out.append(e)
+            return out
+
+        return sorted(query_document(self.root, labelled, self.labels_dir))
+
+    def give_back(self, episodes: Iterable[int]) -> None:
+        """Release the leases of ``episodes`` (their labels are written, or they failed)."""
+        self.leases.give_back(episodes)
+
+    def close(self) -> list[int]:
+        """Release every lease; the episodes taken elsewhere, sorted."""
+        self.leases.give_back_all()
+        return sorted(set(self.elsewhere))
+
+
 def reviewed_episodes(root: str | Path, episodes: Iterable[int], labels_dir: str | Path | None) -> list[int]:
     """Those of ``episodes`` whose record carries a human review block."""
     wanted = set(episodes)
     records = read_labels(root, labels_dir=labels_dir)["episodes"]
     return sorted(e for e in wanted if isinstance(records.get(str(e), {}).get("review"), dict))
+
+
+def _words(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word boundary, ``…`` marking a cut."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > limit // 2 else limit].rstrip() + " …"
 
 
 def judge_episode(
@@ -248,7 +318,7 @@ def judge_episode(
         judge = agent.judge_tools.config.written.pop((str(root), episode), None)
         if judge is None:
             reply = str(agent.messages[-1]["content"][0].get("text", "")) if agent.messages else ""
-            error = f"the judge wrote no label. Its last words: {reply[:300]}"
+            error = f"the judge wrote no label. Its last words: {_words(reply, 600)}"
             return done(EpisodeResult(episode, False, error=error, seconds=time.perf_counter() - t0)), None
         result = EpisodeResult(
             episode,
@@ -416,6 +486,7 @@ def run_judge(
         )
     if not offline and isinstance(model, str):
         build_model(model, base_url=base_url)  # fail fast on a bad spec or a missing SDK, before anything else
+    selected_at = time.time()  # a label another run writes from now on is that run's work
     todo, missing, already = select_episodes(
         root, episodes=episodes, limit=limit, relabel=relabel, labels_dir=labels_dir
     )
@@ -434,7 +505,57 @@ def run_judge(
     if not todo:
         report.seconds = time.perf_counter() - start
         return report
+    claims = Claims(root, labels_dir, relabel, selected_at)
+    try:
+        return _judge_claimed(
+            report,
+            claims,
+            todo,
+            start=start,
+            model=model,
+            base_url=base_url,
+            frames=frames,
+            images=images,
+            workers=workers,
+            labels_dir=labels_dir,
+            retry=retry,
+            on_result=on_result,
+            executor=executor,
+            ray_address=ray_address,
+            batch_size=batch_size,
+            offline=offline,
+            hub=hub,
+            timeout=timeout,
+            max_requests_per_episode=max_requests_per_episode,
+        )
+    finally:
+        report.taken_elsewhere = claims.close()
 
+
+def _judge_claimed(
+    report: JudgeReport,
+    claims: Claims,
+    todo: list[int],
+    *,
+    start: float,
+    model: Any,
+    base_url: str | None,
+    frames: int,
+    images: bool,
+    workers: int | None,
+    labels_dir: str | Path | None,
+    retry: RetryPolicy,
+    on_result: Callable[[EpisodeResult], None] | None,
+    executor: str,
+    ray_address: str | None,
+    batch_size: int | None,
+    offline: bool,
+    hub: Any,
+    timeout: float | None,
+    max_requests_per_episode: int | None,
+) -> JudgeReport:
+    """The judging part of :func:`run_judge`: each episode judged under its lease (``claims``)."""
+    root = report.root
     shared_model: Any
     evidence: EvidenceCache | None = None
     if offline:
@@ -493,12 +614,18 @@ def run_judge(
                 agents.append(agent)
         return agent
 
-    def judge_one(episode: int) -> tuple[EpisodeResult, dict[str, Any] | None]:
+    def judge_one(episode: int) -> tuple[EpisodeResult, dict[str, Any] | None] | None:
+        if not claims.take([episode]):
+            return None  # another run is judging it, or has labelled it since this run selected it
         try:
             agent = agent_for_thread()
         except Exception as exc:  # noqa: BLE001 - one episode's failure never stops the run
+            claims.give_back([episode])
             return EpisodeResult(episode, False, error=f"{type(exc).__name__}: {exc}"), None
-        return judge_episode(agent, root, episode, frames, images)
+        result, judge = judge_episode(agent, root, episode, frames, images)
+        if not deferred or not result.ok:  # written by write_label, or nothing to write: the lease goes
+            claims.give_back([episode])
+        return result, judge
 
     if executor == "ray":
         from strands_robots.judges.ray_executor import judge_on_ray
@@ -514,6 +641,7 @@ def run_judge(
                 labels_dir=labels_dir,
                 retry=retry,
                 base_url=base_url if isinstance(model, str) and not offline else None,
+                claims=claims,
                 address=ray_address,
                 hub=None if hub is None else (hub.repo_id, hub.revision),
                 batch_size=batch_size,
@@ -540,12 +668,18 @@ def run_judge(
             batch = list(pending)
             pending.clear()
             started = time.perf_counter()
-            written = write_judged(root, labels_dir, batch)
+            try:
+                written = write_judged(root, labels_dir, batch)
+            finally:
+                claims.give_back(r.episode for r, _j in batch)
             report.write_seconds += time.perf_counter() - started
             finish(written)
 
-    def collect(result: EpisodeResult, judge: dict[str, Any] | None) -> None:
+    def collect(outcome: tuple[EpisodeResult, dict[str, Any] | None] | None) -> None:
         nonlocal pending_since
+        if outcome is None:  # taken by another run
+            return
+        result, judge = outcome
         if not deferred or not result.ok:
             finish([result])
             return
@@ -564,12 +698,12 @@ def run_judge(
             collected.add(future)
             if breaker is not None and breaker.open:
                 break  # no server: stop submitting, report the one error below
-            collect(*future.result())
+            collect(future.result())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # Ctrl-C: finish in-flight episodes, drop the rest
         for future in futures:  # episodes judged after an interrupt still get their labels written
             if future not in collected and future.done() and not future.cancelled() and future.exception() is None:
-                collect(*future.result())
+                collect(future.result())
         drain()
         report.results.extend(done)
         report.signals_reused = 0 if evidence is None else evidence.hits

@@ -85,7 +85,7 @@ def open_outcome_store(root: str | Path, labels_dir: str | Path | None = None) -
     if labels_dir is None:
         require_directory(path.parent)  # the dataset root
     elif path.parent.is_dir():
-        check_labels_dir(root, labels_dir)
+        check_labels_dir(root, labels_dir, write_key=path.exists())  # a read of no labels creates nothing
     # a labels_dir that does not exist yet reads as no labels and is created by the first write
     return OutcomeStore.open(path)
 

@@ -29,7 +29,7 @@ from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.episode_labels import measure_agreement
 from strands_robots.episode_labels.document import labels_path, query_document
-from strands_robots.errors import LabelsNotFoundError, LabelValidationError, SidecarError, clipped
+from strands_robots.errors import DatasetError, LabelsNotFoundError, LabelValidationError, SidecarError, clipped
 from strands_robots.report import figures
 from strands_robots.report.summary import counts_by_verdict, dispute_timeline, summaries, summarize
 from strands_robots.signals import sample_indices
@@ -159,11 +159,7 @@ def video_problem(dataset: Dataset, episode: int, camera: str) -> str:
     if ref is None:
         return f"no video reference for {camera} in the episodes metadata"
     if not Path(ref.path).is_file():
-        try:
-            shown = str(Path(ref.path).relative_to(dataset.root))
-        except ValueError:
-            shown = Path(ref.path).name
-        return f"video missing: {shown}"
+        return f"video missing: {_shown(dataset, Path(ref.path))}"
     return ""
 
 
@@ -177,6 +173,9 @@ def episode_figure(
 ) -> Figure:
     """The per-episode plot: state channels, sampled frames marked, their images above.
 
+    What cannot be read is named on the figure and the rest is drawn (see
+    :func:`episode_plot`).
+
     Args:
         dataset: The open dataset.
         episode: Real ``episode_index`` of ``dataset``.
@@ -186,13 +185,36 @@ def episode_figure(
 
     Raises:
         EpisodeNotFoundError: ``episode`` is not in ``dataset``.
-        DatasetError: the data file cannot be read.
+    """
+    return episode_plot(dataset, episode, record, sampled_frames=sampled_frames, thumbnail_side=thumbnail_side)[0]
+
+
+def episode_plot(
+    dataset: Dataset,
+    episode: int,
+    record: Mapping[str, Any] | None,
+    *,
+    sampled_frames: int = SAMPLED_FRAMES,
+    thumbnail_side: int = THUMBNAIL_SIDE,
+) -> tuple[Figure, str]:
+    """:func:`episode_figure` and what could not be drawn (``""`` when everything was).
+
+    A damaged data file leaves the state plot empty and a damaged or truncated video
+    leaves out the thumbnails; the figure says which file, and the text is returned so
+    the report can list it (docs/review.md, "The report").
+
+    Raises:
+        EpisodeNotFoundError: ``episode`` is not in ``dataset``.
     """
     meta = dataset.episodes[episode]
     sampled = sample_indices(meta.length, sampled_frames)
     state = None
+    damaged: list[str] = []
     if STATE_KEY in dataset.features:
-        state = np.asarray(dataset.read_frames(episode, [STATE_KEY])[STATE_KEY], dtype=np.float64)
+        try:
+            state = np.asarray(dataset.read_frames(episode, [STATE_KEY])[STATE_KEY], dtype=np.float64)
+        except DatasetError as exc:
+            damaged.append(f"state not drawn: {exc}")
     names = list(dataset.state_names)
     thumbnails = None
     missing = ""
@@ -200,10 +222,16 @@ def episode_figure(
         camera = dataset.camera_keys[0]
         missing = video_problem(dataset, episode, camera)
         if not missing:
-            thumbnails = dataset.decode_frames(episode, camera, sampled, max_side=thumbnail_side)
+            try:
+                thumbnails = dataset.decode_frames(episode, camera, sampled, max_side=thumbnail_side)
+            except Exception as exc:  # noqa: BLE001 - PyAV raises its own types for a broken file
+                ref = meta.videos.get(camera)
+                shown = _shown(dataset, Path(ref.path)) if ref is not None else camera
+                damaged.append(f"video damaged: {shown} ({type(exc).__name__}: {exc})")
         else:
             missing = f"{missing} — the state plot is still drawn"
-    return figures.episode_state(
+    problem = "; ".join(damaged)
+    figure = figures.episode_state(
         episode=episode,
         state=state,
         names=names,
@@ -211,8 +239,16 @@ def episode_figure(
         sampled=sampled,
         thumbnails=thumbnails,
         title=episode_title(summarize(episode, record)),
-        missing_video=missing,
+        missing_video="; ".join(x for x in (missing, problem) if x),
     )
+    return figure, problem
+
+
+def _shown(dataset: Dataset, path: Path) -> str:
+    try:
+        return str(path.relative_to(dataset.root))
+    except ValueError:
+        return path.name
 
 
 def _episode_order(dataset: Dataset, document: Mapping[str, Any], wanted: Iterable[int] | None) -> list[int]:
@@ -342,7 +378,9 @@ def write_report(
         progress(filename)
     missing_video = []
     for episode in order:
-        figure = episode_figure(dataset, episode, document["episodes"].get(str(episode)))
+        figure, problem = episode_plot(dataset, episode, document["episodes"].get(str(episode)))
+        if problem:
+            result.notes.append(f"episode {episode}: {problem} (the rest of its plot is drawn)")
         path = out_dir / "episodes" / f"episode_{episode:06d}.png"
         atomic_write_bytes(path, figures.png_bytes(figure))
         result.files.append(path)

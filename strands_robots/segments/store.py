@@ -164,8 +164,8 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None) -> Record
     """
     path = segments_path(root, labels_dir=labels_dir)
     check_target(path)  # a name too long for the file system is a typed refusal too
-    require_directory(path.parent)
-    check_labels_dir(root, labels_dir)
+    require_directory(path.parent, "Dataset root" if labels_dir is None else "Labels directory")
+    check_labels_dir(root, labels_dir, write_key=path.exists())  # a read of no segments creates nothing
     return RecordStore.open(path, validate=validate_document, empty=empty_document, records_key="episodes")
 
 

@@ -47,8 +47,12 @@ _checked: dict[tuple[str, str], tuple[Any, ...]] = {}
 os.register_at_fork(after_in_child=_checked.clear)
 
 
-def require_directory(directory: Path) -> None:
+def require_directory(directory: Path, what: str = "Dataset root") -> None:
     """Refuse a sidecar directory (the dataset root or ``labels_dir``) that does not exist.
+
+    Args:
+        directory: The directory the sidecar is in.
+        what: What it is, for the message (``"Dataset root"`` or ``"Labels directory"``).
 
     Raises:
         RootNotFoundError: ``directory`` is not an existing directory.
@@ -61,11 +65,39 @@ def require_directory(directory: Path) -> None:
             f"{str(directory)[:120]}... cannot be used ({exc.strerror or exc}); pass an existing dataset root "
             "(or labels_dir=) with a shorter path."
         ) from exc
+    if not is_dir and what != "Dataset root":
+        raise RootNotFoundError(
+            f"{what} {directory} is not an existing directory, so it holds no labels yet; record verdicts there "
+            "first (it is created by the first write when its parent exists), or pass the labels directory you "
+            "used before."
+        )
     if not is_dir:
         raise RootNotFoundError(
             f"Dataset root {directory} is not an existing directory; nothing to label. Pass an existing "
             "dataset root (or labels_dir=)."
         )
+
+
+def create_labels_dir(directory: Path) -> None:
+    """Create a missing ``labels_dir`` for a first write (its parent must exist).
+
+    Raises:
+        RootNotFoundError: the parent does not exist either (named in the message).
+        StorageError: the directory cannot be created (permissions).
+    """
+    if directory.is_dir():
+        return
+    if not directory.parent.is_dir():
+        raise RootNotFoundError(
+            f"Labels directory {directory} does not exist and cannot be created: its parent {directory.parent} "
+            "is not an existing directory. Create the parent first, or pass another --labels-dir (labels_dir=)."
+        )
+    try:
+        directory.mkdir(exist_ok=True)
+    except OSError as exc:
+        from strands_robots.errors import StorageError
+
+        raise StorageError(f"cannot create the labels directory {directory} ({exc.strerror or exc}).") from exc
 
 
 def key_path(labels_dir: str | Path) -> Path:
@@ -109,12 +141,13 @@ def _read_key(path: Path) -> dict[str, Any] | None:
     return key
 
 
-def check_labels_dir(root: str | Path, labels_dir: str | Path | None) -> None:
+def check_labels_dir(root: str | Path, labels_dir: str | Path | None, *, write_key: bool = True) -> None:
     """Refuse a labels directory that holds another dataset's labels; key a new one.
 
     A no-op without ``labels_dir``, when it is the dataset root, or when ``root`` has no
     LeRobot metadata (nothing to recognise the dataset by). Cached per process while the
-    key file and the dataset's metadata are unchanged.
+    key file and the dataset's metadata are unchanged. ``write_key=False`` (a read) only
+    checks: a read never creates a file.
 
     Raises:
         LabelsDirMismatchError: the directory is keyed to another dataset; the message
@@ -139,6 +172,8 @@ def check_labels_dir(root: str | Path, labels_dir: str | Path | None) -> None:
         from strands_robots.dataset.cache import cached_dataset
 
         current = dataset_key(cached_dataset(root_abs))
+        if key is None and not write_key:
+            return  # a read of an unkeyed directory: nothing to compare, nothing written
         if key is None:
             with contextlib.suppress(OSError):  # a read-only directory: nothing can be written there either
                 atomic_write_bytes(path, dump_canonical(current))

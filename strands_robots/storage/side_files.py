@@ -148,6 +148,11 @@ def temp_dir(target: Path) -> Path:
     return state_dir(target.parent) if target.name in SIDECARS else target.parent
 
 
+def lease_path(directory: str | Path, episode: int) -> Path:
+    """The lease a judge run holds on ``episode`` while it judges it (``storage.lease``)."""
+    return state_dir(directory) / "leases" / f"episode-{int(episode)}.lock"
+
+
 def temp_prefix(target: Path) -> str:
     """The name prefix of the temp files an atomic write of ``target`` creates in :func:`temp_dir`."""
     target = Path(target)
@@ -222,6 +227,7 @@ __all__ = [
     "legacy_lock_path",
     "legacy_remap_intent_path",
     "legacy_temp_prefix",
+    "lease_path",
     "lock_path",
     "outcome_export_path",
     "rejected_path",

@@ -22,7 +22,7 @@ def test_cli_without_a_sidecar_says_what_to_do(tmp_path):
     for argv in (
         ["filter", str(tmp_path)],
         ["show", str(tmp_path)],
-        ["annotate", str(tmp_path), "0", "--quality", "high"],
+        ["annotate", str(tmp_path), "0", "--quality", "high", "--total-episodes", "1"],  # a labels-only root
     ):
         result = runner.invoke(app, argv)
         assert result.exit_code != 0

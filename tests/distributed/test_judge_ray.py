@@ -165,3 +165,19 @@ def test_ray_judges_a_hub_dataset_by_repo_id(ray_cluster, shared_dataset, tmp_pa
 def judge_blocks_in(root, labels_dir) -> dict[str, dict]:
     records = read_labels(root, labels_dir=labels_dir)["episodes"]
     return {k: r["judge"] for k, r in records.items() if "judge" in r}
+
+
+def test_ray_leaves_the_episodes_another_run_holds(ray_cluster, g1_with_verdicts):
+    """The driver takes a batch's leases before sending it; held episodes are another run's
+    (docs/judge.md, "Two runs on one dataset")."""
+    from strands_robots.storage.lease import EpisodeLeases
+
+    other = EpisodeLeases(g1_with_verdicts)
+    assert other.take_all([3, 4, 50])[1] == []
+    try:
+        report = run_judge(g1_with_verdicts, executor="ray", workers=2)
+    finally:
+        other.give_back_all()
+    assert report.taken_elsewhere == [3, 4, 50]
+    labelled = read_labels(g1_with_verdicts)["episodes"]
+    assert sorted(int(k) for k, r in labelled.items() if "judge" in r) == [e for e in range(100) if e not in (3, 4, 50)]

@@ -239,7 +239,8 @@ def test_a_missing_root_is_one_typed_error_for_reads_and_writes(store, tmp_path)
 
 def test_a_missing_labels_dir_is_refused_not_created(store, root, tmp_path):
     """The outcome store alone reads a labels_dir that does not exist yet as empty and
-    creates it on its first write (``strands-labels outcome import --labels-dir NEW``)."""
+    creates it on its first write (``strands-labels outcome import --labels-dir NEW``); the
+    others refuse the read naming the labels directory (not the dataset root) and create nothing."""
     elsewhere = tmp_path / "no-such-labels-dir"
     readers = {
         "episode_labels": lambda: el.read_labels(root, labels_dir=elsewhere),
@@ -252,7 +253,7 @@ def test_a_missing_labels_dir_is_refused_not_created(store, root, tmp_path):
         outcomes.set_outcome(root, 1, outcome="failure", labels_dir=elsewhere)
         assert [label["episode_index"] for label in readers[store.name]()] == [1]
         return
-    with pytest.raises(RootNotFoundError, match=f"Dataset root {elsewhere} is not an existing directory"):
+    with pytest.raises(RootNotFoundError, match=f"Labels directory {elsewhere} is not an existing directory"):
         readers[store.name]()
     assert not elsewhere.exists()
 

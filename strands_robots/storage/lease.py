@@ -1,0 +1,90 @@
+"""Episode leases: two judge runs on one dataset never judge the same episode at once.
+
+A lease is an exclusive ``flock`` (``filelock.FileLock``, taken without waiting) on a
+small file per episode in the labels directory (:func:`strands_robots.storage.side_files.lease_path`).
+A run takes an episode's lease before judging it and gives it back once the label is
+written; a run that finds the lease held skips the episode (another run is judging it).
+The operating system drops a lock when its holder dies, so the lease of a killed run
+expires with it (on a local file system; over NFS ``flock`` is only as good as the mount).
+docs/judge.md, "Two runs on one dataset".
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from strands_robots.errors import StorageError
+from strands_robots.storage.side_files import lease_path
+
+
+class EpisodeLeases:
+    """The leases one run holds in one labels directory (thread-safe).
+
+    Args:
+        directory: The directory of the label sidecar (the dataset root or ``labels_dir``).
+    """
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self._held: dict[int, FileLock] = {}
+        self._mutex = threading.Lock()
+
+    def take(self, episode: int) -> bool:
+        """Take ``episode``'s lease without waiting.
+
+        Returns:
+            True when this run now holds it (or already did); False when another run does.
+
+        Raises:
+            StorageError: the lease file cannot be created (a read-only labels directory).
+        """
+        with self._mutex:
+            if episode in self._held:
+                return True
+        path = lease_path(self.directory, episode)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(path), thread_local=False, blocking=False)
+            lock.acquire()
+        except Timeout:
+            return False
+        except OSError as exc:
+            raise StorageError(
+                f"cannot take the lease of episode {episode} at {path} ({exc}); the labels directory must be "
+                "writable (use --labels-dir for a read-only dataset)."
+            ) from exc
+        with self._mutex:
+            self._held[episode] = lock
+        return True
+
+    def take_all(self, episodes: Iterable[int]) -> tuple[list[int], list[int]]:
+        """``(taken, held elsewhere)`` of taking each of ``episodes`` in turn."""
+        taken: list[int] = []
+        elsewhere: list[int] = []
+        for episode in episodes:
+            (taken if self.take(episode) else elsewhere).append(episode)
+        return taken, elsewhere
+
+    def give_back(self, episodes: Iterable[int]) -> None:
+        """Release the leases of ``episodes`` this run holds (others are ignored)."""
+        for episode in episodes:
+            with self._mutex:
+                lock = self._held.pop(episode, None)
+            if lock is not None:
+                lock.release()
+
+    def give_back_all(self) -> None:
+        """Release every lease this run holds (the end of a run, also after Ctrl-C)."""
+        with self._mutex:
+            held = list(self._held)
+        self.give_back(held)
+
+    @property
+    def held(self) -> list[int]:
+        """The episodes whose lease this run holds, sorted."""
+        with self._mutex:
+            return sorted(self._held)
