@@ -119,7 +119,7 @@ def test_cli_labels_a_hub_dataset_outside_the_cache(hub_cache, tmp_path):
     assert sorted(records) == ["0", "1", "2", "3"] and all("judge" in r for r in records.values())
     assert [records[k]["deterministic"]["success"] for k in ("0", "1", "2", "3")] == [True, True, False, True]
     assert listing(cache) == before  # the cache is not written
-    key = json.loads((labels / ".strands-labels-dataset.json").read_text())
+    key = json.loads((labels / ".strands-labels" / "dataset-key.json").read_text())
     assert key["root"] == str(cache.resolve())  # the labels dir remembers its dataset, the local copy
     shown = runner.invoke(app, ["show", "lerobot/so101"])
     assert shown.exit_code == 0 and "no label" not in shown.output.lower()
