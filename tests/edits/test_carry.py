@@ -193,3 +193,16 @@ def test_filter_with_stale_labels_names_remap_and_strict_refuses(tmp_path: Path)
         empty = runner.invoke(app, ["filter", str(old), "--outcome", "expert_success", "--format", fmt])
         assert empty.exit_code == 1 and "no episode was selected" in empty.stderr
         assert "--dataset.episodes" not in empty.stdout
+
+
+def test_remap_killed_at_random_points_loses_no_acknowledged_label(tmp_path: Path) -> None:
+    """A bounded run of benchmarks/remap_crash.py (the 100-trial figure is in docs/editing.md)."""
+    import random
+
+    from benchmarks.remap_crash import trial
+
+    rng = random.Random(3)
+    results = [trial(tmp_path / f"t{i}", rng.uniform(0.4, 1.2)) for i in range(4)]
+    assert not [r for r in results if r["wedged"]], results
+    assert not [r for r in results if r.get("lost_ack") or r.get("wrong")], results
+    assert all(r["again"] for r in results)
