@@ -157,6 +157,33 @@ atexit.register(_flush_pending_at_exit)
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
+def _refuse_during_committed_remap(path: Path) -> None:
+    """Refuse a write to a sidecar that an interrupted, committed remap has yet to install
+    (its renumbered version waits in the state folder): written now, the change would be in
+    the old numbering and the remap could no longer be completed (``docs/editing.md``).
+    A remap in progress holds this sidecar's lock until it is done, so only a killed one is seen.
+
+    Raises:
+        RemapConflictError: naming the remap to run again; nothing was written.
+    """
+    from strands_robots.errors import RemapConflictError
+    from strands_robots.storage.side_files import remap_intent_path
+
+    intent_file = remap_intent_path(path.parent)
+    try:
+        intent = load_json_bytes(intent_file.read_bytes(), intent_file)
+    except (FileNotFoundError, SidecarError):
+        return
+    if not isinstance(intent, dict) or intent.get("phase") != "committed":
+        return
+    if any(isinstance(s, dict) and s.get("sidecar") == path.name for s in intent.get("steps", [])):
+        raise RemapConflictError(
+            f"a remap of {path.parent} (transaction {intent.get('txn')}) was interrupted after it committed and has "
+            f"not installed {path.name} yet; nothing was written. Run the same remap again (it completes it: "
+            f"`strands-labels remap {path.parent} ...` as before), then write again."
+        )
+
+
 class RecordStore:
     """One sidecar document of records keyed by ``str(episode_index)``.
 
@@ -576,6 +603,7 @@ class RecordStore:
                 is stored) and the cache is dropped.
         """
         with self._thread_lock, sidecar_lock(self.path):
+            _refuse_during_committed_remap(self.path)
             try:
                 cached = self._refresh(writing=True)
                 change, result = mutate(cached.document)
