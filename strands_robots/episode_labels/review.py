@@ -231,6 +231,9 @@ def review_episode(
             )
         if shown is not None:
             _check_shown(index, record, shown)
+        from strands_robots.episode_labels.judge import refuse_stale
+
+        refuse_stale(root, {index: record.get("fingerprint")})  # a review of another recording: docs/editing.md
         if decision != "grade_only" and not (record.get("judge") or {}).get("disputes_verdict"):
             raise LabelValidationError(
                 f"episode {index} has no disputed verdict, so there is nothing to {decision.split('_')[0]}; "

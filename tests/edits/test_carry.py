@@ -206,3 +206,14 @@ def test_remap_killed_at_random_points_loses_no_acknowledged_label(tmp_path: Pat
     assert not [r for r in results if r["wedged"]], results
     assert not [r for r in results if r.get("lost_ack") or r.get("wrong")], results
     assert all(r["again"] for r in results)
+
+
+def test_no_review_on_a_stale_record(tmp_path: Path) -> None:
+    from strands_robots.errors import StaleRecordError
+
+    old, _ = _edited(tmp_path, [1])
+    before = sidecar_bytes(old)
+    delete_episodes_meta(old, [0, 1, 2])
+    with pytest.raises(StaleRecordError, match="remap"):
+        el.review_episode(old, 3, decision="grade_only", quality="low", reviewer="ana")
+    assert sidecar_bytes(old) == before
