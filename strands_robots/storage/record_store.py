@@ -80,8 +80,9 @@ log = logging.getLogger(__name__)
 
 WRITE_THROUGH_BYTES = 256 << 10
 MIN_FOLD_BYTES = 1 << 20
-#: Versions of one record whose digests a store remembers having written (see ``_remember``).
-REMEMBERED_VERSIONS = 128
+#: Versions of one record whose digests a store remembers having written (see ``_remember``;
+#: docs/compatibility.md, "Both at the same time": 128 lost labels in the 40 s mixing run).
+REMEMBERED_VERSIONS = 1_024
 #: Records a store remembers its latest version of (the least recently written are forgotten).
 REMEMBERED_RECORDS = 2_000
 #: Writes of more records than this (a bulk import) are not remembered record by record.
