@@ -7,10 +7,19 @@ written; a run that finds the lease held skips the episode (another run is judgi
 The operating system drops a lock when its holder dies, so the lease of a killed run
 expires with it (on a local file system; over NFS ``flock`` is only as good as the mount).
 docs/judge.md, "Two runs on one dataset".
+
+Lease files follow the rule of every derived file (docs/architecture.md, "One store
+contract"): the state folder and its ``leases/`` folder are created only where no symbolic
+link stands, and the lease file is opened ``O_NOFOLLOW`` (filelock >= 3.20.1), so a link
+planted at any of the three names is refused by name and nothing outside the root is
+created or written.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,7 +27,30 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from strands_robots.errors import StorageError
+from strands_robots.storage import state_dir
 from strands_robots.storage.side_files import lease_path
+
+
+def _leases_folder(directory: Path) -> Path:
+    """``.strands-labels/leases/`` of ``directory``, created where no link stands.
+
+    Raises:
+        SidecarError: a symbolic link (or a file) is where either folder goes.
+        OSError: a folder cannot be created (read-only directory).
+    """
+    state_dir.ensure(directory)
+    folder = lease_path(directory, 0).parent
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        try:
+            os.mkdir(folder, 0o755)
+        except FileExistsError:  # another run made it meanwhile (or planted something: checked below)
+            pass
+        st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode):
+        raise state_dir.refuse_link(folder, "directory")
+    return folder
 
 
 class EpisodeLeases:
@@ -41,18 +73,22 @@ class EpisodeLeases:
 
         Raises:
             StorageError: the lease file cannot be created (a read-only labels directory).
+            SidecarError: a symbolic link stands where the state folder, the ``leases``
+                folder or the lease file goes (nothing is created through it).
         """
         with self._mutex:
             if episode in self._held:
                 return True
         path = lease_path(self.directory, episode)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _leases_folder(self.directory)
             lock = FileLock(str(path), thread_local=False, blocking=False)
             lock.acquire()
         except Timeout:
             return False
         except OSError as exc:
+            if exc.errno == errno.ELOOP:  # filelock opens the lease O_NOFOLLOW: a link stands there
+                raise state_dir.refuse_link(path) from exc
             raise StorageError(
                 f"cannot take the lease of episode {episode} at {path} ({exc}); the labels directory must be "
                 "writable (use --labels-dir for a read-only dataset)."

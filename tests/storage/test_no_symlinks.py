@@ -1,5 +1,5 @@
 """No file this package creates or writes is opened through a symbolic link: a link planted at
-any derived file's name (lock, journal, base, conflicts, caches, temp names) is refused by
+any derived file's name (lock, journal, base, conflicts, caches, temp names, leases) is refused by
 name or never written through, and nothing is created or changed outside the root."""
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ from strands_robots import episode_labels as el
 from strands_robots.episode_labels.document import open_store
 from strands_robots.errors import SidecarError
 from strands_robots.storage.atomic import atomic_write_bytes, replace_cache_file
+from strands_robots.storage.lease import EpisodeLeases
 from strands_robots.storage.side_files import (
     conflicts_path,
     index_cache_path,
     journal_base_path,
     journal_path,
     labels_dir_key_path,
+    lease_path,
     lock_path,
     rejected_path,
     state_dir,
@@ -93,4 +95,29 @@ def test_a_link_in_place_of_the_sidecar_is_refused_by_name(tmp_path):
         el.record_deterministic_verdicts(root, [{"episode": 0, "success": True}])
     with pytest.raises(SidecarError, match="symbolic link"):
         el.read_labels(root)
+    _untouched(outside)
+
+
+@pytest.mark.parametrize("where", ["state folder", "leases folder", "lease file"])
+@pytest.mark.parametrize("target", ["victim", "dangling"])
+def test_a_link_at_a_lease_is_refused_by_name_and_never_written_through(tmp_path, where, target):
+    """A judge run's episode lease (``.strands-labels/leases/episode-N.lock``) is created like
+    every derived file: no folder is made through a link and the file is opened O_NOFOLLOW."""
+    root, outside = _outside(tmp_path)
+    lease = lease_path(root, 3)
+    planted = {"state folder": state_dir(root), "leases folder": lease.parent, "lease file": lease}[where]
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(outside if where != "lease file" else outside / target, planted)
+    if where != "lease file" and target == "dangling":
+        planted.unlink()
+        os.symlink(outside / "dangling", planted)
+    leases = EpisodeLeases(root)
+    with pytest.raises(SidecarError, match="symbolic link") as refused:
+        leases.take(3)
+    assert str(planted) in str(refused.value)
+    assert leases.held == []
+    _untouched(outside)
+    planted.unlink()  # the link removed, as the message says: the lease is taken
+    assert leases.take(3) is True and lease.is_file() and not lease.is_symlink()
+    leases.give_back_all()
     _untouched(outside)
