@@ -17,6 +17,7 @@ created or written.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -43,10 +44,8 @@ def _leases_folder(directory: Path) -> Path:
     try:
         st = os.lstat(folder)
     except FileNotFoundError:
-        try:
+        with contextlib.suppress(FileExistsError):  # another run made it meanwhile (a link: checked below)
             os.mkdir(folder, 0o755)
-        except FileExistsError:  # another run made it meanwhile (or planted something: checked below)
-            pass
         st = os.lstat(folder)
     if not stat.S_ISDIR(st.st_mode):
         raise state_dir.refuse_link(folder, "directory")
