@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "ssc": 3,
     "selection": 4,
     "remap": 4,
+    "labels": 4,
     "signals": 4,
     "tools": 5,
     "judges": 5,
