@@ -184,3 +184,70 @@ def test_the_cached_identity_is_the_one_of_the_bytes_read(tmp_path, monkeypatch)
     monkeypatch.setattr(record_store, "load_json_bytes", real)
     store.update(put("3", 3))
     assert json.loads(path.read_text())["episodes"] == {"1": {"v": 1}, "2": {"v": "theirs"}, "3": {"v": 3}}
+
+
+def test_a_replacement_just_after_the_open_is_never_paired_with_the_old_bytes(tmp_path, monkeypatch):
+    """The identity must come from the descriptor the bytes were read from, not from a second
+    look at the path: another tool replaces the file the instant our reader has opened it
+    (hooked at the open itself, ``os.open`` or ``io.open``, whichever the reader uses), so a
+    reader that stats the path anywhere after opening it (before the read, after it, after
+    parsing) pairs the new file's identity with the old bytes. While a journal is pending the
+    cache is trusted as long as that identity holds, so every later read (a review server's,
+    for minutes) would serve the old bytes without the other tool's record."""
+    import io
+
+    from strands_robots.storage import record_store
+
+    path = tmp_path / "labels.json"
+    store = journal_store(path)
+    store.update(put("1", 1))
+    store.flush()  # the canonical file holds 1
+    store.update(put("4", 4))  # a pending journal entry on top of it
+    record_store._stores.clear()
+    store = journal_store(path)  # a fresh reader (another process, a restarted server)
+    replaced: list[int] = []
+
+    def other_tool_replaces_it() -> None:  # as strands-robots 0.5.3 does: read, add, replace
+        replaced.append(1)  # first: the other tool's own reads and writes are not hooked
+        other = json.loads(path.read_bytes())
+        other["episodes"]["2"] = {"v": "theirs"}
+        tmp = tmp_path / "other.tmp"
+        tmp.write_text(json.dumps(other))
+        os.replace(tmp, path)
+
+    def ours(target) -> bool:
+        return not replaced and not isinstance(target, int) and os.fspath(target) == os.fspath(path)
+
+    real_os_open, real_io_open = os.open, io.open
+
+    def os_open(target, flags, *args, **kwargs):
+        fd = real_os_open(target, flags, *args, **kwargs)
+        if ours(target) and not flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            other_tool_replaces_it()
+        return fd
+
+    def io_open(target, mode="r", *args, **kwargs):
+        handle = real_io_open(target, mode, *args, **kwargs)
+        if ours(target) and set(mode) <= set("rbt"):
+            other_tool_replaces_it()
+        return handle
+
+    monkeypatch.setattr(os, "open", os_open)
+    monkeypatch.setattr(io, "open", io_open)
+
+    def episodes(document):  # a cached read, as the label index and the pages do
+        return sorted(document["episodes"])
+
+    assert store.query(episodes) == ["1", "4"]  # the bytes it opened, and the journal
+    monkeypatch.undo()
+    assert replaced == [1]  # the other tool did replace the file between our open and the end of our read
+    assert store.query(episodes) == ["1", "2", "4"]
+    assert store.read()["episodes"] == {"1": {"v": 1}, "2": {"v": "theirs"}, "4": {"v": 4}}
+    store.update(put("3", 3))
+    store.flush()
+    assert json.loads(path.read_bytes())["episodes"] == {
+        "1": {"v": 1},
+        "2": {"v": "theirs"},
+        "3": {"v": 3},
+        "4": {"v": 4},
+    }
