@@ -15,6 +15,7 @@ from strands_robots.episode_labels.document import open_store
 from strands_robots.errors import SidecarError
 from strands_robots.storage.codec import load_json_bytes
 from strands_robots.storage.side_files import journal_path, rejected_path
+from tests.processes import in_new_process
 
 DEEP = "[" * 10_000 + "]" * 10_000  # 20 KB: 10 KB of opening brackets
 
@@ -43,13 +44,11 @@ def test_a_deeply_nested_journal_line_is_kept_aside_and_the_pending_labels_stay(
     with open(journal_path(tmp_path / "episode_labels.json"), "ab") as handle:
         handle.write(('{"op": "put", "key": "1", "record": ' + DEEP + "}\n").encode())
     el.annotate_episode(tmp_path, 2, quality="low", note="after")
-    from strands_robots.storage.record_store import _stores
-
-    _stores.clear()  # a new process reads the journal from disk
-    episodes = el.read_labels(tmp_path)["episodes"]
+    # a new process reads the journal from disk
+    episodes, flushed = in_new_process(lambda: (el.read_labels(tmp_path)["episodes"], el.flush(tmp_path)))
     assert episodes["0"]["judge"]["note"] == "before" and episodes["2"]["judge"]["note"] == "after"
     assert "judge" not in episodes["1"]
-    assert el.flush(tmp_path) is True
+    assert flushed is True
     (kept,) = rejected_path(tmp_path / "episode_labels.json").read_text().splitlines()
     assert json.loads(kept)["reason"] == "the line is not valid JSON"
     on_disk = json.loads((tmp_path / "episode_labels.json").read_text())["episodes"]

@@ -16,7 +16,6 @@ import time
 import pytest
 
 from strands_robots.errors import SidecarError, StorageError
-from strands_robots.storage import lock as lock_module
 from strands_robots.storage.lock import lock_path, sidecar_lock
 
 HOLD = (
@@ -49,24 +48,25 @@ def test_another_process_holding_the_lock_times_out_with_a_remedy(tmp_path):
         pass
 
 
-def test_reads_work_in_a_read_only_directory_and_writes_say_why_not(tmp_path, monkeypatch):
-    import errno
+def lock_files_are_read_only(monkeypatch) -> None:
+    """Creating a lock file fails as on a read-only mount (``EROFS``); every other file opens."""
+    real_open = os.open
 
+    def open_(path, flags, *args, **kwargs):
+        if os.fspath(path).endswith(".lock"):
+            raise OSError(errno.EROFS, "Read-only file system", os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+
+
+def test_reads_work_in_a_read_only_directory_and_writes_say_why_not(tmp_path, monkeypatch):
     from strands_robots import episode_labels as el
 
     el.record_deterministic_verdicts(tmp_path, [{"episode": 0, "success": True}])
     el.annotate_episode(tmp_path, 0, quality="high")
 
-    class ReadOnlyLock:
-        timeout = 1.0
-
-        def acquire(self, timeout=None):
-            raise OSError(errno.EROFS, "Read-only file system")
-
-        def release(self):
-            raise AssertionError("never acquired")
-
-    monkeypatch.setattr(lock_module, "_file_lock", lambda sidecar: ReadOnlyLock())
+    lock_files_are_read_only(monkeypatch)
     assert el.filter_episodes(tmp_path) == [0]
     assert el.read_labels(tmp_path)["episodes"]["0"]["judge"]["quality"] == "high"
     assert el.list_disputes(tmp_path) == []
@@ -183,16 +183,7 @@ def test_an_earlier_versions_lock_file_is_taken_too_while_it_exists(tmp_path):
 
 
 def test_a_read_in_a_read_only_directory_goes_ahead_unlocked_and_a_write_is_refused(tmp_path, monkeypatch):
-    class ReadOnly:
-        timeout = 1.0
-
-        def acquire(self, timeout=None):
-            raise OSError(errno.EROFS, "Read-only file system")
-
-        def release(self):
-            raise AssertionError("never acquired")
-
-    monkeypatch.setattr(lock_module, "_file_lock", lambda sidecar: ReadOnly())
+    lock_files_are_read_only(monkeypatch)
     sidecar = tmp_path / "episode_labels.json"
     with sidecar_lock(sidecar, reading=True):
         entered = True

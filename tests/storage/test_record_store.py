@@ -176,7 +176,6 @@ def test_the_cached_identity_is_the_one_of_the_bytes_read(tmp_path, monkeypatch)
             os.replace(tmp, path)
         return real(data, where)
 
-    record_store._stores.clear()
     store = journal_store(path)
     store.write_through_bytes = 1 << 30
     monkeypatch.setattr(record_store, "load_json_bytes", other_tool_replaces_it)

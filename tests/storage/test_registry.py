@@ -13,15 +13,8 @@ from pathlib import Path
 from strands_robots import episode_labels as el
 from strands_robots.episode_labels.document import open_store
 from strands_robots.outcomes.store import OutcomeStore
-from strands_robots.storage.record_store import RecordStore, _stores
-
-
-def _in_child(check) -> int:
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child's exit code is the assertion
-        os._exit(0 if check() else 1)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
+from strands_robots.storage.record_store import RecordStore
+from tests.processes import in_new_process
 
 
 def test_every_store_type_is_one_instance_per_file_and_fresh_in_a_fork(tmp_path):
@@ -29,15 +22,12 @@ def test_every_store_type_is_one_instance_per_file_and_fresh_in_a_fork(tmp_path)
     assert OutcomeStore.open(str(tmp_path / "." / "episode_outcomes.jsonl")) is outcome
     labels = open_store(tmp_path)
     assert open_store(tmp_path) is labels and isinstance(labels, RecordStore)
-    assert labels in _stores.values()
-    parent_ids = (id(outcome), id(labels))
-    child = _in_child(
-        lambda: (
-            (id(OutcomeStore.open(tmp_path / "episode_outcomes.jsonl")), id(open_store(tmp_path))) != parent_ids
-            and OutcomeStore._registry.values() != []
-        )
-    )
-    assert child == 0
+
+    def child() -> tuple[bool, bool, bool]:
+        fresh = OutcomeStore.open(tmp_path / "episode_outcomes.jsonl")
+        return fresh is outcome, open_store(tmp_path) is labels, OutcomeStore.open(fresh.path) is fresh
+
+    assert in_new_process(child) == (False, False, True)  # its own instances, still one per file
     assert OutcomeStore.open(tmp_path / "episode_outcomes.jsonl") is outcome  # the parent keeps its own
 
 
@@ -96,5 +86,4 @@ def test_an_absolute_path_seen_before_finds_the_instance_abspath_finds(tmp_path,
     registry.clear()  # as a new process: a new instance, the remembered ones forgotten too
     second = registry.get(target, factory)
     assert second is not first and second == [str(target)] and made == [str(target)] * 2
-    parent = id(second)
-    assert _in_child(lambda: id(registry.get(target, factory)) != parent) == 0
+    assert in_new_process(lambda: registry.get(target, factory) is second) is False

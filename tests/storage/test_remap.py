@@ -189,23 +189,31 @@ def test_a_failure_while_staging_changes_nothing(root, monkeypatch):
     assert state(root) == AFTER_DELETE
 
 
+def failing_install(monkeypatch, sidecar: str, error: OSError) -> list[str]:
+    """Installing the staged, renumbered ``sidecar`` fails with ``error`` (the disk filled,
+    an I/O error) once the remap has committed; returns the names of the sidecars installed."""
+    real = os.replace
+    installed: list[str] = []
+
+    def replace(src, dst, *args, **kwargs):
+        if Path(src).name.startswith(Path(dst).name + ".remap-"):  # a staged sidecar installed
+            if Path(dst).name == sidecar:
+                raise error
+            installed.append(Path(dst).name)
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", replace)
+    return installed
+
+
 def test_a_failure_between_sidecars_is_completed_by_a_rerun(root, monkeypatch):
     delete_episodes_meta(root, [0, 3])
-    real = remap_txn._apply_step
-    applied = []
-
-    def failing(directory, txn, step):
-        if applied:
-            raise OSError(28, "No space left on device")
-        applied.append(step["name"])
-        real(directory, txn, step)
-
-    monkeypatch.setattr(remap_txn, "_apply_step", failing)
+    installed = failing_install(monkeypatch, "episode_segments.json", OSError(28, "No space left on device"))
     with pytest.raises(StorageError, match="run the same remap again"):
         remap_dataset(root, mapping_after_delete(5, [0, 3]))
-    assert applied == ["episode_labels"]
+    assert installed == ["episode_labels.json"]
     assert remap_txn.intent_path(root).exists()
-    monkeypatch.setattr(remap_txn, "_apply_step", real)
+    monkeypatch.undo()
     # a different mapping is not applied over the interrupted one
     with pytest.raises(LabelValidationError, match="was found and completed first"):
         remap_dataset(root, mapping_after_delete(5, [4]))
@@ -215,17 +223,10 @@ def test_a_failure_between_sidecars_is_completed_by_a_rerun(root, monkeypatch):
 
 def test_rerunning_the_interrupted_remap_completes_it_once(root, monkeypatch):
     delete_episodes_meta(root, [0, 3])
-    real = remap_txn._apply_step
-
-    def failing(directory, txn, step):
-        if step["name"] == "segments":
-            raise OSError(5, "Input/output error")
-        real(directory, txn, step)
-
-    monkeypatch.setattr(remap_txn, "_apply_step", failing)
+    failing_install(monkeypatch, "episode_segments.json", OSError(5, "Input/output error"))
     with pytest.raises(StorageError):
         remap_dataset(root, mapping_after_delete(5, [0, 3]))
-    monkeypatch.setattr(remap_txn, "_apply_step", real)
+    monkeypatch.undo()
     result = CliRunner().invoke(app, ["remap", str(root), "--deleted", "0,3"])
     assert result.exit_code == 0, result.output
     assert "an interrupted remap was found and completed" in result.output
@@ -241,13 +242,13 @@ KILLER = textwrap.dedent(
     from strands_robots.storage import remap_txn
 
     where = sys.argv[2]
-    if where == "install":
-        real = remap_txn._apply_step
-        def apply(directory, txn, step):
-            if step["name"] != "episode_labels":
+    if where == "install":  # killed once the labels are installed, before the segments are
+        real_replace = os.replace
+        def replace(src, dst, *args, **kwargs):
+            if ".remap-" in str(src) and str(dst).endswith("episode_segments.json"):
                 os.kill(os.getpid(), signal.SIGKILL)
-            real(directory, txn, step)
-        remap_txn._apply_step = apply
+            return real_replace(src, dst, *args, **kwargs)
+        os.replace = replace
     else:
         real = remap_txn.atomic_write_bytes
         def write(path, data):

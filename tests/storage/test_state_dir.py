@@ -21,14 +21,9 @@ from strands_robots.storage.side_files import (
     legacy_lock_path,
     rejected_path,
 )
+from tests.processes import in_new_process
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _new_process() -> None:
-    from strands_robots.storage.record_store import _stores
-
-    _stores.clear()
 
 
 def _journaled(root: Path) -> None:
@@ -54,21 +49,25 @@ def _as_an_earlier_version_left_it(root: Path) -> None:
     for path in (root / STATE_DIR).iterdir():
         path.unlink()
     (root / STATE_DIR).rmdir()
-    _new_process()
 
 
 def test_an_earlier_versions_files_are_read_and_moved_into_the_folder_once(tmp_path):
     root = tmp_path
     _journaled(root)
     _as_an_earlier_version_left_it(root)
-    episodes = el.read_labels(root)["episodes"]  # the acknowledged labels of its journal are read
+
+    def this_version_starts() -> tuple[dict, bool]:
+        episodes = el.read_labels(root)["episodes"]  # the acknowledged labels of its journal are read
+        el.annotate_episode(root, 3, quality="medium")
+        return episodes, el.flush(root)
+
+    episodes, flushed = in_new_process(this_version_starts)
     assert episodes["1"]["judge"]["note"] == "pending one" and episodes["2"]["judge"]["note"] == "pending two"
+    assert flushed is True
     assert sorted(p.name for p in root.iterdir() if p.name.startswith(".")) == [STATE_DIR]
     sidecar = root / "episode_labels.json"
     assert conflicts_path(sidecar).read_text() == '{"kind":"record","key":"3","ours":null}\n'
     assert rejected_path(sidecar).read_text() == '{"line":"line 2","reason":"r"}\n'
-    el.annotate_episode(root, 3, quality="medium")
-    assert el.flush(root) is True
     document = json.loads(sidecar.read_text())["episodes"]
     assert [document[k]["judge"]["quality"] for k in ("1", "2", "3")] == ["high", "low", "medium"]
 
@@ -79,17 +78,20 @@ def test_an_earlier_journal_beside_a_journal_of_ours_loses_nothing(tmp_path):
     _as_an_earlier_version_left_it(root)
     # this version's journal appears first (e.g. written through --labels-dir logic by another process)
     sidecar = root / "episode_labels.json"
-    (root / STATE_DIR).mkdir()
-    store = open_store(root)
     old = legacy_files(sidecar)
-    for name in ("journal_path", "journal_base_path"):
-        os.rename(old[name], root / name)
-    store.write_through_bytes = 0
-    el.annotate_episode(root, 0, quality="high", note="ours, new layout")
-    for name in ("journal_path", "journal_base_path"):
-        os.rename(root / name, old[name])
-    _new_process()
-    episodes = el.read_labels(root)["episodes"]
+
+    def another_process_writes_in_the_new_layout() -> None:
+        (root / STATE_DIR).mkdir()
+        store = open_store(root)
+        for name in ("journal_path", "journal_base_path"):
+            os.rename(old[name], root / name)
+        store.write_through_bytes = 0
+        el.annotate_episode(root, 0, quality="high", note="ours, new layout")
+        for name in ("journal_path", "journal_base_path"):
+            os.rename(root / name, old[name])
+
+    in_new_process(another_process_writes_in_the_new_layout)
+    episodes = in_new_process(lambda: el.read_labels(root)["episodes"])
     assert episodes["0"]["judge"]["note"] == "ours, new layout"
     assert episodes["1"]["judge"]["note"] == "pending one" and episodes["2"]["judge"]["note"] == "pending two"
     assert not legacy_files(sidecar)["journal_path"].exists()

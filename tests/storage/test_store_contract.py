@@ -24,8 +24,7 @@
   ``allow_drop``, a new index the dataset lacks is an :class:`EpisodeNotFoundError`, a
   mapping the stored fingerprints contradict is a :class:`LabelValidationError` listing
   the moves, and a refused remap changes no stored byte; without a sidecar it writes nothing;
-- each store's instances live in a :class:`~strands_robots.storage.registry.ProcessRegistry`
-  that a forked child starts empty, and each store's cache is checked with the shared
+- one store instance per file and process (a forked child opens its own), and each store's cache is checked with the shared
   :func:`~strands_robots.storage.registry.file_identity` / ``appended_since`` rule.
 """
 
@@ -51,9 +50,9 @@ from strands_robots.errors import (
     StorageError,
 )
 from strands_robots.remap import mapping_after_delete, remap_dataset
-from strands_robots.storage import registry
-from strands_robots.storage.registry import ProcessRegistry, appended_since, file_identity
+from strands_robots.storage.registry import appended_since, file_identity
 from strands_robots.storage.side_files import STATE_DIR, journal_path, state_dir
+from tests.processes import in_new_process
 from tests.storage.remap_helpers import delete_episodes_meta
 from tests.synth import make_v3_dataset
 
@@ -67,18 +66,6 @@ def _segment(root: Path, episode: int, tag: str) -> Any:
     length = int(episodes[episode].length) if episode in episodes else 90  # a refused index: any span
     span = [{"start": 0, "end": length, "label": "pick up the cube from the table"}]
     return segments.save_segmentation(root, episode, span, annotator=tag)
-
-
-def _labels_registry() -> ProcessRegistry[Any]:
-    from strands_robots.storage.record_store import _stores
-
-    return _stores
-
-
-def _outcomes_registry() -> ProcessRegistry[Any]:
-    from strands_robots.outcomes.store import OutcomeStore
-
-    return OutcomeStore._registry
 
 
 def _open_labels(root: Path) -> Any:
@@ -116,7 +103,6 @@ class Store:
     read: Callable[[Path, int], str]
     read_all: Callable[[Path], Any]
     stale: Callable[[Path], dict[int, str]]
-    registry: Callable[[], ProcessRegistry[Any]]
     open: Callable[[Path], Any]
     fingerprint: Callable[[Path, int], dict[str, Any]]
     remap: Callable[..., int]
@@ -137,7 +123,6 @@ STORES = [
         read=lambda root, e: el.read_labels(root)["episodes"][str(e)]["judge"]["note"],
         read_all=lambda root: el.read_labels(root),
         stale=lambda root: el.stale_episodes(root),
-        registry=_labels_registry,
         open=_open_labels,
         fingerprint=lambda root, e: el.read_labels(root)["episodes"][str(e)]["fingerprint"],
         remap=el.remap,
@@ -156,7 +141,6 @@ STORES = [
         read=lambda root, e: outcomes.get_outcome(root, e)["labeled_by"],
         read_all=lambda root: outcomes.list_outcomes(root),
         stale=lambda root: outcomes.stale_outcomes(root),
-        registry=_outcomes_registry,
         open=_open_outcomes,
         fingerprint=lambda root, e: _stored_outcome(root, e)["fingerprint"],
         remap=outcomes.remap,
@@ -178,7 +162,6 @@ STORES = [
         read=lambda root, e: segments.get_segmentation(root, e)["annotator"],
         read_all=lambda root: segments.list_segmentations(root),
         stale=lambda root: segments.stale_segmentations(root),
-        registry=_labels_registry,
         open=_open_segments,
         fingerprint=lambda root, e: segments.get_segmentation(root, e)["fingerprint"],
         remap=segments.remap,
@@ -207,11 +190,6 @@ def root(tmp_path) -> Path:
     root = make_v3_dataset(tmp_path / "ds", LENGTHS)
     el.record_deterministic_verdicts(root, [{"episode": e, "success": True} for e in (1, 2)])
     return root
-
-
-def _forget_caches(store: Store) -> None:
-    """As a new process would start: no store instance, no cached document."""
-    store.registry().clear()
 
 
 def _stored_bytes(root: Path, store: Store) -> dict[str, bytes]:
@@ -285,8 +263,7 @@ def test_what_is_written_is_read_back_here_and_by_a_fresh_process(store, root):
     store.write(root, 2, "other")
     assert (store.read(root, 1), store.read(root, 2)) == ("second", "other")
     store.flush(root)
-    _forget_caches(store)
-    assert (store.read(root, 1), store.read(root, 2)) == ("second", "other")
+    assert in_new_process(lambda: (store.read(root, 1), store.read(root, 2))) == ("second", "other")
     assert (root / store.sidecar).is_file()
 
 
@@ -348,12 +325,10 @@ def test_a_sidecar_path_that_is_no_regular_file_is_refused_and_nothing_changes(s
         assert real.read_bytes() == before
 
 
-def test_one_instance_per_file_in_the_shared_registry(store, root):
+def test_one_instance_per_file(store, root):
     first = store.open(root)
     assert store.open(root) is first
     assert store.open(Path(str(root) + "/.")) is first  # the same file by another spelling
-    assert store.registry() in set(registry._registries)
-    assert first in store.registry().values()
 
 
 # -- atomic writes -------------------------------------------------------------------------------
@@ -385,8 +360,7 @@ def test_a_failed_write_leaves_the_stored_bytes_unchanged(store, root, monkeypat
     monkeypatch.undo()
     assert _stored_bytes(root, store) == before
     assert _temporary_files(root) == []
-    _forget_caches(store)
-    assert store.read(root, 1) == "kept"
+    assert in_new_process(lambda: store.read(root, 1)) == "kept"
     store.write(root, 1, "after")  # the store still works
     assert store.read(root, 1) == "after"
 
@@ -418,8 +392,7 @@ def test_a_renumbering_edit_makes_records_stale_and_the_one_remap_moves_them(sto
     assert store.fingerprint(root, 0)["length"] == 90
     if store.rewrites:  # refreshed by the remap; an appended move keeps what was read at labelling
         assert store.fingerprint(root, 0)["index_range"] == [0, 90]
-    _forget_caches(store)
-    assert (store.read(root, 0), store.read(root, 1)) == ("one", "two")
+    assert in_new_process(lambda: (store.read(root, 0), store.read(root, 1))) == ("one", "two")
 
 
 def test_a_remap_that_drops_records_needs_allow_drop(store, root):
@@ -433,8 +406,7 @@ def test_a_remap_that_drops_records_needs_allow_drop(store, root):
     assert _stored_bytes(root, store) == before
     assert store.remap(root, {0: 0, 2: 1}, allow_drop=True) == 1
     assert store.read(root, 1) == "two" and store.stale(root) == {}
-    _forget_caches(store)
-    assert store.read(root, 1) == "two"
+    assert in_new_process(lambda: store.read(root, 1)) == "two"
 
 
 def test_a_new_index_the_dataset_lacks_is_refused_and_nothing_changes(store, root):
@@ -463,8 +435,7 @@ def test_a_mapping_the_fingerprints_contradict_is_refused_and_nothing_changes(st
         store.remap(root, {1: 2, 2: 1})
     assert f"1 -> 2 ({edit} was" in str(info.value) and f"2 -> 1 ({edit} was" in str(info.value)
     assert _stored_bytes(root, store) == before
-    _forget_caches(store)
-    assert (store.read(root, 1), store.read(root, 2)) == ("one", "two")
+    assert in_new_process(lambda: (store.read(root, 1), store.read(root, 2))) == ("one", "two")
 
 
 def test_a_remap_without_a_sidecar_writes_nothing(store, tmp_path):
@@ -496,28 +467,14 @@ def test_each_store_remap_is_the_one_transaction(store, root, monkeypatch):
 # -- process registry and cache validity ---------------------------------------------------------
 
 
-def _in_child(check: Callable[[], bool]) -> int:
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child's exit code is the assertion
-        try:
-            ok = check()
-        except BaseException:
-            ok = False
-        os._exit(0 if ok else 1)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
-
-
-def test_a_forked_child_starts_with_an_empty_registry(store, root):
+def test_a_forked_child_opens_its_own_store(store, root):
     store.write(root, 1, "parent")
     parent = store.open(root)
 
-    def child() -> bool:
-        empty = store.registry().values() == []
-        fresh = store.open(root)
-        return empty and fresh is not parent and store.read(root, 1) == "parent"
+    def child() -> tuple[bool, str]:
+        return store.open(root) is parent, store.read(root, 1)
 
-    assert _in_child(child) == 0
+    assert in_new_process(child) == (False, "parent")
     assert store.open(root) is parent  # the parent keeps its own
 
 
@@ -531,8 +488,7 @@ def test_a_file_replaced_by_another_tool_is_read_again(store, root):
     store.write(root, 1, "after")
     store.flush(root)
     saved = (root / store.sidecar).read_bytes()
-    _forget_caches(store)
-    store.read(root, 1)
+    assert store.read(root, 1) == "after"  # cached
     path = root / store.sidecar
     copy.write_bytes(saved.replace(b'"after"', b'"other"'))
     os.replace(copy, path)  # a new inode, same size
