@@ -21,7 +21,8 @@ from strands_robots.episode_labels.vocab import (
     did_you_mean,
 )
 from strands_robots.errors import LabelValidationError
-from strands_robots.storage.mapping import MAX_EPISODE_INDEX  # int64, as in LeRobot's parquet files
+from strands_robots.storage.episode_index import MAX_EPISODE_INDEX
+from strands_robots.storage.episode_index import episode_index as episode_index  # the one rule, checks.episode_index
 
 
 def is_bool(value: Any) -> bool:
@@ -44,29 +45,6 @@ def is_integer(value: Any) -> bool:
         return True
     np = sys.modules.get("numpy")
     return np is not None and isinstance(value, np.integer)
-
-
-def episode_index(value: Any, what: str = "episode") -> int:
-    """A non-negative integer episode index (numpy integers accepted, ``bool`` refused)."""
-    if type(value) is int and 0 <= value <= MAX_EPISODE_INDEX:
-        return value
-    return int_argument(value, lambda v: _episode_refusal(v, what), minimum=0, maximum=MAX_EPISODE_INDEX)
-
-
-def _episode_refusal(value: Any, what: str) -> LabelValidationError:
-    if is_bool(value):
-        return LabelValidationError(f"{what} must be a non-negative integer episode_index, got the boolean {value!r}.")
-    if is_integer(value):
-        index = int(value)
-        if index < 0:
-            return LabelValidationError(f"{what} must be a non-negative integer episode_index, got {index}.")
-        return LabelValidationError(
-            f"{what} is {index}, beyond the largest episode_index a dataset can hold ({MAX_EPISODE_INDEX}, int64)."
-        )
-    return LabelValidationError(
-        f"{what} must be a non-negative integer episode_index, got {type(value).__name__} {value!r}; "
-        "pass the dataset's real episode_index as an int."
-    )
 
 
 def boolean(value: Any, what: str) -> bool:

@@ -9,39 +9,12 @@ episode is ``length / fps`` seconds (docs/outcomes.md, "The label"), used for it
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
-from strands_robots.arguments import int_argument
-from strands_robots.dataset.cache import cached_dataset
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
-from strands_robots.storage.mapping import MAX_EPISODE_INDEX, index_ranges
-
-
-def open_episodes(root: str | Path) -> Any:
-    """The dataset at ``root``, reused while its metadata is unchanged
-    (:func:`strands_robots.dataset.cache.cached_dataset`).
-
-    Raises:
-        DatasetError: ``root`` is not a LeRobot dataset this reader knows.
-    """
-    return cached_dataset(root)
-
-
-def episode_index(value: Any, what: str = "episode") -> int:
-    """Normalise an episode index (numpy integers accepted, ``bool`` and negatives refused).
-
-    Raises:
-        LabelValidationError: ``value`` is not a non-negative integer.
-    """
-    return int_argument(
-        value,
-        lambda v: LabelValidationError(
-            f"{what} {v!r} is not an episode index; pass the episode's non-negative integer episode_index."
-        ),
-        minimum=0,
-        maximum=MAX_EPISODE_INDEX,
-    )
+from strands_robots.dataset.cache import cached_dataset as open_episodes
+from strands_robots.errors import EpisodeNotFoundError
+from strands_robots.storage.episode_index import episode_index
+from strands_robots.storage.mapping import index_ranges
 
 
 def duration_s(dataset: Any, episode: int) -> float | None:
@@ -66,3 +39,6 @@ def require_episodes(dataset: Any, episodes: Iterable[int]) -> None:
             f"the dataset at {dataset.root} has no episode {index_ranges(missing)}; it has episode_index {shown}. "
             "Label an episode the dataset has (after a renumbering edit, run `strands-labels remap`)."
         )
+
+
+__all__ = ["duration_s", "episode_index", "open_episodes", "require_episodes"]

@@ -1,6 +1,8 @@
 """What the segment store needs from the dataset: episode length, tasks and fps.
 
-Read through :func:`strands_robots.dataset.open_dataset` (imported lazily). Times are
+Read through :func:`strands_robots.dataset.cache.cached_dataset_if_present` (the reader is
+imported on first open); the episode index is checked by
+:mod:`strands_robots.storage.episode_index`. Times are
 stored in frames; the fps is used only at the edges (import of seconds, export, the
 outcome labels' ``subtasks``).
 """
@@ -12,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from strands_robots.arguments import int_argument
-from strands_robots.errors import DatasetError, EpisodeNotFoundError, LabelValidationError
-from strands_robots.storage.mapping import MAX_EPISODE_INDEX
+from strands_robots.dataset.cache import cached_dataset_if_present as open_dataset_if_present
+from strands_robots.errors import DatasetError, EpisodeNotFoundError
+from strands_robots.storage.episode_index import episode_index
 
 
 @dataclass(frozen=True)
@@ -25,30 +27,6 @@ class EpisodeFacts:
     length: int
     tasks: tuple[str, ...]
     fps: float | None
-
-
-def episode_index(value: Any, what: str = "episode") -> int:
-    """A non-negative integer episode index (numpy integers accepted, ``bool`` refused).
-
-    Raises:
-        LabelValidationError: anything else.
-    """
-    return int_argument(
-        value,
-        lambda v: LabelValidationError(
-            f"{what} must be a non-negative integer episode_index, got {type(v).__name__} {v!r}."
-        ),
-        minimum=0,
-        maximum=MAX_EPISODE_INDEX,
-    )
-
-
-def open_dataset_if_present(root: str | Path) -> Any | None:
-    """The opened dataset (cached while its metadata is unchanged), or None when ``root``
-    has no LeRobot metadata."""
-    from strands_robots.dataset.cache import cached_dataset_if_present
-
-    return cached_dataset_if_present(root)
 
 
 def dataset_fps(root: str | Path) -> float | None:

@@ -24,9 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
-
-#: episode_index is int64 in LeRobot's parquet files.
-MAX_EPISODE_INDEX = 2**63 - 1
+from strands_robots.storage.episode_index import MAX_EPISODE_INDEX
 
 _SHAPE = 'the mapping is a JSON object {old_episode_index: new_episode_index}, e.g. {"3": 2, "4": 3}'
 

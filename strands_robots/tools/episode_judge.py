@@ -49,7 +49,7 @@ from strands_robots.model_spec import DEFAULT_MAX_REQUESTS, DEFAULT_TIMEOUT_S
 from strands_robots.signals import frame_stats, sample_indices
 from strands_robots.signals.episode import signal_columns
 from strands_robots.signals.frames import STAT_FRAMES, STAT_MAX_SIDE
-from strands_robots.storage.mapping import MAX_EPISODE_INDEX
+from strands_robots.storage.episode_index import episode_index
 from strands_robots.tools import envelope
 from strands_robots.tools.envelope import (
     MISSING_VIDEO_REMEDY,
@@ -227,15 +227,12 @@ class JudgeTools:
 
 
 def episode_arg(value: object) -> int:
-    """Check a model-chosen episode index: a non-negative int (numpy ints accepted, bool refused)."""
-    index = int_argument(
-        value,
-        lambda v: ToolInputError(f"episode must be a non-negative integer episode_index, got {quoted(v)}."),
-        maximum=MAX_EPISODE_INDEX,
-    )
-    if index < 0:
-        raise ToolInputError(f"episode must be >= 0, got {index}.")
-    return index
+    """Check a model-chosen episode index (the rule of :mod:`strands_robots.storage.episode_index`).
+
+    Raises:
+        ToolInputError: not a non-negative integer episode_index.
+    """
+    return episode_index(value, "episode", ToolInputError)
 
 
 def _optional_mode(value: object) -> str | None:

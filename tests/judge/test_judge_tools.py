@@ -165,7 +165,9 @@ def test_unknown_episode(toy_with_verdicts):
     assert_error(sample_frames(root, 99), "sample_frames", 99, "episode 99 not found")
     assert_error(read_predicate_verdict(root, 99), "read_predicate_verdict", 99, "No deterministic verdict")
     assert_error(write_label(root, 99, "high"), "write_label", 99, "No deterministic verdict")
-    assert_error(load_episode(root, -1), "load_episode", -1, "episode must be >= 0")
+    assert_error(
+        load_episode(root, -1), "load_episode", -1, "episode must be a non-negative integer episode_index, got -1."
+    )
     assert_error(load_episode(root, True), "load_episode", True, "non-negative integer")
 
 
