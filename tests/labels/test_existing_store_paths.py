@@ -1,6 +1,7 @@
 """``existing_store`` with an absolute root it has seen answers from one ``stat`` of the
-sidecar; the answer is always the one the full checks give (the directory check, the
-labels-dir check, "no sidecar yet")."""
+sidecar; the answer is always the one the files call for: a missing root is a
+``RootNotFoundError``, a root with neither the sidecar nor its journal is "no labels yet"
+(``LabelsNotFoundError``), and otherwise the store of that sidecar."""
 
 from __future__ import annotations
 
@@ -26,15 +27,12 @@ def _answer(root, labels_dir=None):
     return "store", store
 
 
-def _full_checks(root, labels_dir=None):
-    """The answer without the remembered paths."""
-    saved = dict(document._known_paths)
-    document._known_paths.clear()
-    try:
-        return _answer(root, labels_dir)
-    finally:
-        document._known_paths.clear()
-        document._known_paths.update(saved)
+def _expected(root: Path) -> str:
+    """What the files call for."""
+    if not root.is_dir():
+        return "RootNotFoundError"
+    sidecar = root / "episode_labels.json"
+    return "store" if sidecar.exists() or journal_path(sidecar).exists() else "LabelsNotFoundError"
 
 
 events = st.lists(
@@ -44,7 +42,7 @@ events = st.lists(
 
 @settings(max_examples=80, deadline=None)
 @given(steps=events, spelling=st.sampled_from([str, Path]))
-def test_the_remembered_path_gives_what_the_full_checks_give(tmp_path_factory, steps, spelling):
+def test_the_remembered_path_gives_what_the_files_call_for(tmp_path_factory, steps, spelling):
     base = tmp_path_factory.mktemp("paths")
     root = base / "ds"
     root.mkdir()
@@ -64,10 +62,14 @@ def test_the_remembered_path_gives_what_the_full_checks_give(tmp_path_factory, s
         elif step == "journal_only" and (root / "episode_labels.json").exists():
             el.flush(root)
             (root / "episode_labels.json").unlink()
-        fast, full = _answer(given_root), _full_checks(given_root)
-        assert fast == full
-        if fast[0] == "store":
-            assert fast[1].path == root / "episode_labels.json"
+        kind, answer = _answer(given_root)
+        assert kind == _expected(root), (steps, answer)
+        if kind == "store":
+            assert answer.path == root / "episode_labels.json"
+        elif kind == "RootNotFoundError":
+            assert answer.startswith(f"Dataset root {root} is not an existing directory"), answer
+        else:
+            assert "Record deterministic verdicts first" in answer, answer
     shutil.rmtree(base, ignore_errors=True)
 
 
@@ -76,7 +78,6 @@ def test_a_removed_root_is_the_typed_error_the_first_call_gives(tmp_path):
     root.mkdir()
     el.record_deterministic_verdicts(root, [{"episode": 0, "success": True}])
     assert document.existing_store(str(root)).path == root / "episode_labels.json"
-    assert (str(root), None) in document._known_paths
     el.flush(root)
     shutil.rmtree(root)
     with pytest.raises(RootNotFoundError, match="is not an existing directory"):
@@ -101,7 +102,6 @@ def test_a_relative_root_is_not_remembered_and_follows_the_working_directory(tmp
     assert document.existing_store("ds").path == tmp_path / "a" / "ds" / "episode_labels.json"
     monkeypatch.chdir(tmp_path / "b")
     assert document.existing_store("ds").path == tmp_path / "b" / "ds" / "episode_labels.json"
-    assert ("ds", None) not in document._known_paths
     assert el.read_labels("ds")["episodes"]["0"]["deterministic"]["success"] is False
 
 

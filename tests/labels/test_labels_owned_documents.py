@@ -3,6 +3,8 @@ the call parsed the file (handed over without a copy) or found it cached (a copy
 
 from __future__ import annotations
 
+import os
+
 from strands_robots import episode_labels as el
 from strands_robots.storage.record_store import WRITE_THROUGH_BYTES
 
@@ -13,7 +15,10 @@ def _verdicts(n: int) -> list[dict]:
 
 def test_read_labels_cold_and_warm_are_the_callers(tmp_path):
     el.record_deterministic_verdicts(tmp_path, _verdicts(3))
-    el.open_store(tmp_path)._cache = None  # cold: this read parses the file
+    sidecar = tmp_path / "episode_labels.json"
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(sidecar.read_bytes())
+    os.replace(copy, sidecar)  # the same bytes under a new inode: the next read parses the file
     first = el.read_labels(tmp_path)
     first["episodes"]["0"]["deterministic"]["success"] = "mutated"
     first["episodes"].clear()

@@ -14,7 +14,7 @@ from strands_robots.outcomes import (
     remap,
     set_outcome,
 )
-from strands_robots.outcomes.store import OutcomeStore
+from tests.processes import in_new_process
 
 
 def test_remap_moves_history_and_drops_deleted_episodes(dataset):
@@ -31,12 +31,12 @@ def test_remap_moves_history_and_drops_deleted_episodes(dataset):
     assert [h["outcome"] for h in outcome_history(dataset, 3)] == ["mistake_and_recovery", "failure"]
     with pytest.raises(OutcomeNotFoundError):
         get_outcome(dataset, 5)
-    OutcomeStore._registry.clear()  # a fresh process replays the remap line
-    assert {e: label["outcome"] for e, label in current_outcomes(dataset).items()} == {
-        3: "mistake_and_recovery",
-        4: "expert_success",
-    }
-    assert set_outcome(dataset, 4, outcome="slow_success")["version"] == 2
+
+    def a_fresh_process() -> tuple[dict[int, str], int]:  # replays the remap line
+        current = {e: label["outcome"] for e, label in current_outcomes(dataset).items()}
+        return current, set_outcome(dataset, 4, outcome="slow_success")["version"]
+
+    assert in_new_process(a_fresh_process) == ({3: "mistake_and_recovery", 4: "expert_success"}, 2)
 
 
 def test_identity_remap_writes_nothing(dataset):

@@ -17,6 +17,7 @@ from strands_robots.outcomes import (
 from strands_robots.outcomes import store as store_module
 from strands_robots.outcomes.store import HEADER, OutcomeStore
 from strands_robots.storage import append_jsonl
+from tests.processes import in_new_process
 
 
 def test_every_version_is_appended_never_rewritten(dataset, doc_label):
@@ -35,14 +36,17 @@ def test_a_torn_tail_is_ignored_and_cut_off_by_the_next_write(dataset):
     good = path.read_bytes()
     with open(path, "ab") as handle:  # a crash in the middle of an append
         handle.write(b'{"kind":"outcome","episode_index":4,"uid":"torn')
-    OutcomeStore._registry.clear()  # a new process
-    assert list(current_outcomes(dataset)) == [3]
-    set_outcome(dataset, 4, outcome="aborted")
+
+    def a_new_process() -> list[int]:
+        episodes = list(current_outcomes(dataset))
+        set_outcome(dataset, 4, outcome="aborted")
+        return episodes
+
+    assert in_new_process(a_new_process) == [3]
     data = path.read_bytes()
     assert data.startswith(good) and b"torn" not in data
     assert [json.loads(line)["kind"] for line in data.splitlines()] == ["header", "outcome", "outcome"]
-    OutcomeStore._registry.clear()
-    assert get_outcome(dataset, 4)["outcome"] == "aborted"
+    assert in_new_process(lambda: get_outcome(dataset, 4)["outcome"]) == "aborted"
 
 
 def test_the_fingerprint_is_stored_but_not_part_of_the_label(dataset):

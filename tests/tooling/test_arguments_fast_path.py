@@ -8,8 +8,6 @@ adapter refuses, or returned something else, fails here.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -120,18 +118,6 @@ def test_refusals_still_name_the_remedy():
         arguments.path_argument("a\x00b")
     with pytest.raises(LabelArgumentError, match="pass flag=True or flag=False"):
         arguments.flag_argument("no", "flag")
-
-
-def test_reading_labels_does_not_import_pydantic(tmp_path):
-    code = (
-        "import sys\n"
-        "import strands_robots.episode_labels as el\n"
-        f"el.record_deterministic_verdicts({str(tmp_path)!r}, [{{'episode': 0, 'success': True}}])\n"
-        f"el.annotate_episode({str(tmp_path)!r}, 0, quality='high')\n"
-        f"assert el.filter_episodes({str(tmp_path)!r}) == [0]\n"
-        "assert 'pydantic' not in sys.modules, 'pydantic imported for plain arguments'\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 LIMIT_SETS = [arguments.FPS, arguments.SECONDS, arguments.HELD_OUT_SHARE, arguments.UNIT_FRACTION, arguments.Limits()]
