@@ -12,7 +12,7 @@ from strands_robots.cli.main import app
 from strands_robots.errors import LabelsNotFoundError, LabelValidationError, SidecarError
 from strands_robots.outcomes import current_outcomes, set_outcome
 from strands_robots.segments import get_segmentation, save_segmentation
-from tests.labels.helpers import TOY_VERDICTS
+from tests.episode_labels.helpers import TOY_VERDICTS
 
 runner = CliRunner()
 

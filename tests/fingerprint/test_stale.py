@@ -18,7 +18,7 @@ from strands_robots.errors import DatasetError
 from strands_robots.fingerprint import metadata_digest, stale_records
 from strands_robots.fingerprint.columns import Fingerprinter
 from strands_robots.selection import filter_episodes
-from tests.labels.helpers import TOY_VERDICTS
+from tests.episode_labels.helpers import TOY_VERDICTS
 from tests.synth import make_v3_dataset, make_v21_dataset
 
 EPISODES_FILE = "meta/episodes/chunk-000/file-000.parquet"

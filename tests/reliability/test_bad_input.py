@@ -25,7 +25,7 @@ from strands_robots.errors import (
     SidecarError,
     StorageError,
 )
-from tests.labels.helpers import make_minimal_dataset
+from tests.episode_labels.helpers import make_minimal_dataset
 
 V = LabelValidationError
 API_CASES = [

@@ -24,7 +24,7 @@ from strands_robots.episode_labels import (
 )
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError
 from strands_robots.fingerprint import metadata_digest
-from tests.labels.helpers import make_minimal_dataset, verdict
+from tests.episode_labels.helpers import make_minimal_dataset, verdict
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from strands_robots import episode_labels as el
 from strands_robots.errors import LabelValidationError
 from strands_robots.fingerprint import metadata_digest
-from tests.labels.helpers import TOY_VERDICTS
+from tests.episode_labels.helpers import TOY_VERDICTS
 from tests.storage.remap_helpers import delete_episodes_meta
 from tests.synth import make_v3_dataset
 
