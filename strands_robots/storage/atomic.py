@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
+import functools
 import hashlib
 import os
 import stat
@@ -67,6 +69,67 @@ def read_regular(path: Path) -> bytes:
         return handle.read()
 
 
+#: ``renameat2`` flags (linux/fs.h): fail if the target exists; swap the two names atomically.
+RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
+_AT_FDCWD = -100
+#: errnos meaning "this kernel, C library or file system cannot do it": fall back to a rename.
+_UNSUPPORTED = {errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV}
+
+
+@functools.cache
+def _renameat2() -> Callable[..., int] | None:
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # not glibc >= 2.28 (musl, macOS): plain renames
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function
+
+
+def rename_with(source: str | Path, target: str | Path, flags: int) -> bool:
+    """``renameat2(source, target, flags)``: with :data:`RENAME_EXCHANGE` the two files swap
+    names in one atomic step (``source`` then names the file ``target`` held); with
+    :data:`RENAME_NOREPLACE` ``target`` must not exist.
+
+    Returns:
+        False when the system cannot (no ``renameat2`` in the C library, a file system
+        without the flag): nothing was renamed, the caller falls back to :func:`os.replace`.
+
+    Raises:
+        OSError: the rename failed (``FileNotFoundError``: no ``target`` to exchange with;
+            ``FileExistsError``: ``target`` exists under ``RENAME_NOREPLACE``).
+    """
+    function = _renameat2()
+    if function is None:
+        return False
+    if function(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), flags) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in _UNSUPPORTED:
+        return False
+    raise OSError(code, os.strerror(code), str(target))
+
+
+def _install(tmp_name: str, path: Path, displaced: Callable[[str], None] | None) -> bool:
+    """Put the temp file at ``path``; with ``displaced``, by an atomic exchange whose
+    displaced file (then at ``tmp_name``) is handed to ``displaced`` before it is removed.
+    Returns False when ``path`` appeared meanwhile where there was none (nothing installed)."""
+    if displaced is not None:
+        try:
+            if rename_with(tmp_name, path, RENAME_EXCHANGE):
+                displaced(tmp_name)
+                return True
+        except FileNotFoundError:  # no file at ``path`` to exchange with: create it, never clobber one
+            try:
+                if rename_with(tmp_name, path, RENAME_NOREPLACE):
+                    return True
+            except FileExistsError:
+                return False
+    os.replace(tmp_name, path)
+    return True
+
+
 def fsync_dir(directory: Path) -> None:
     """fsync a directory so a rename or a new file in it survives a power loss."""
     fd = os.open(directory, os.O_RDONLY)
@@ -101,7 +164,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def atomic_write_chunks(
-    path: Path, chunks: Iterable[bytes], *, before_replace: Callable[[os.stat_result], bool] | None = None
+    path: Path,
+    chunks: Iterable[bytes],
+    *,
+    before_replace: Callable[[os.stat_result], bool] | None = None,
+    displaced: Callable[[str], None] | None = None,
 ) -> str | None:
     """Replace ``path`` with the concatenated ``chunks`` atomically and durably; returns their sha256.
 
@@ -118,9 +185,18 @@ def atomic_write_chunks(
         before_replace: Called with the temp file's ``fstat`` (its identity once renamed)
             after the fsync, right before the rename; when it returns False the temp file
             is removed, ``path`` is left as it is and None is returned.
+        displaced: When given, the new file is installed by an atomic exchange
+            (:func:`rename_with`) and ``displaced(name)`` is called with the name the file
+            it replaced now has, before that file is removed: the caller sees exactly
+            what another writer (one taking no lock) put at ``path`` after
+            ``before_replace`` looked, which a check-then-rename would silently drop.
+            Where there was no file, ``path`` is created only if it still does not
+            exist (else None is returned, nothing installed). On a system without
+            ``renameat2`` it is a plain rename and ``displaced`` is not called.
 
     Returns:
-        The sha256 hex digest of the bytes written (None: ``before_replace`` declined).
+        The sha256 hex digest of the bytes written (None: ``before_replace`` declined,
+        or a file appeared at ``path`` meanwhile).
 
     Raises:
         SidecarError: ``path`` is a symlink or a directory.
@@ -148,8 +224,10 @@ def atomic_write_chunks(
             written = os.fstat(handle.fileno())
         if before_replace is not None and not before_replace(written):
             return None
-        os.replace(tmp_name, path)
-        tmp_name = None
+        if not _install(tmp_name, path, displaced):
+            return None
+        if displaced is None:
+            tmp_name = None
         fsync_dir(path.parent)
     except OSError as exc:
         raise storage_error(exc, path, "write") from exc

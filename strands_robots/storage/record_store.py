@@ -636,18 +636,27 @@ class RecordStore:
         remove_dead_temps(self.path.parent, legacy_temp_prefix(self.path))  # an earlier version's
         for _ in range(REPLACE_ATTEMPTS):
             written: list[Identity] = []
-            still_expected = functools.partial(self._still, expected, written)
+            displaced: list[dict[str, Any]] = []
             try:
-                digest = atomic_write_chunks(self.path, iter_canonical(document), before_replace=still_expected)
+                digest = atomic_write_chunks(
+                    self.path,
+                    iter_canonical(document),
+                    before_replace=functools.partial(self._still, expected, written),
+                    displaced=functools.partial(self._read_displaced, expected, displaced),
+                )
             except LabelValidationError as exc:
                 if _non_finite_at(document) is None:
                     raise  # the caller's value (e.g. text that is not valid Unicode)
                 raise self._non_finite(document) from exc
-            if digest is not None:
+            if digest is not None and not displaced:
                 return digest, written[0]
             if keep is None:
                 keep = self._journal_keys()
-            expected = self._take_theirs(document, keep, fields or [])
+            if digest is None:
+                expected = self._take_theirs(document, keep, fields or [])
+            else:  # ours is in place, over what another tool wrote after the check: bring that in, write again
+                self._merge_displaced(document, displaced[0], keep)
+                expected = written[0]
         raise StorageError(
             f"another program keeps replacing {self.path} while this one writes it; nothing was changed. Stop it "
             "(or let it finish) and retry."
@@ -659,6 +668,41 @@ class RecordStore:
             return False
         written.append((st.st_ino, st.st_size, st.st_mtime_ns))
         return True
+
+    def _read_displaced(self, expected: Identity | None, out: list[dict[str, Any]], name: str) -> None:
+        """The file this write displaced (now at ``name``), into ``out`` when it is not the
+        ``expected`` one: another tool replaced the canonical file after :meth:`_still` looked."""
+        try:
+            st = os.lstat(name)
+            if (st.st_ino, st.st_size, st.st_mtime_ns) == expected:
+                return
+            document = load_json_bytes(read_regular(Path(name)), self.path)
+            self.validate(document, self.path)
+        except (OSError, LabelsError) as exc:  # ours is in place either way; what it displaced is unreadable
+            log.warning("%s: another tool's version replaced by this write could not be read (%s)", self.path, exc)
+            return
+        out.append(document)
+
+    def _merge_displaced(self, document: dict[str, Any], theirs: dict[str, Any], keep: list[str]) -> None:
+        """Bring into ``document`` (just installed) what ``theirs`` (the file it displaced)
+        changed: every record other than ``keep`` that differs, our earlier versions excepted.
+        The versions superseded so are remembered like our own, so that a copy of the file
+        just installed, written back by that tool before it sees the merge, cannot undo it."""
+        self._restore_ours(theirs)
+        mine, records = document.setdefault(self.records_key, {}), theirs.get(self.records_key, {})
+        changed = [key for key in {*mine, *records} if key not in keep and mine.get(key) != records.get(key)]
+        for key in changed:
+            superseded = mine.get(key)
+            if key in records:
+                mine[key] = records[key]
+            else:
+                mine.pop(key, None)
+            if superseded is not None:
+                self._loaded[key] = version_digest(superseded)
+        self._remember(mine, changed)
+        for name, value in theirs.items():
+            if name != self.records_key and name not in document:
+                document[name] = value
 
     def _journal_keys(self) -> list[str]:
         """The records the journal on disk holds (ours, pending)."""

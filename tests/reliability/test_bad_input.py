@@ -25,6 +25,7 @@ from strands_robots.errors import (
     SidecarError,
     StorageError,
 )
+from strands_robots.storage import atomic
 from tests.episode_labels.helpers import make_minimal_dataset
 
 V = LabelValidationError
@@ -291,6 +292,7 @@ def test_failing_write_is_a_storage_error_and_changes_nothing(root, monkeypatch,
         raise OSError(err, os.strerror(err))
 
     monkeypatch.setattr(os, "replace", fail)
+    monkeypatch.setattr(atomic, "rename_with", fail)  # the sidecar's own install step (an exchange)
     with pytest.raises(StorageError, match="Nothing was changed") as caught:
         el.annotate_episode(root, 2, quality="low")
     assert ("free disk space" in str(caught.value)) or ("labels_dir" in str(caught.value))

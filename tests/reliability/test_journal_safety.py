@@ -25,7 +25,7 @@ from strands_robots import episode_labels as el
 from strands_robots.cli.main import app
 from strands_robots.episode_labels.document import open_store
 from strands_robots.errors import SidecarError, StorageError
-from strands_robots.storage import record_store
+from strands_robots.storage import atomic, record_store
 from strands_robots.storage.side_files import conflicts_path, journal_path, rejected_path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -271,7 +271,11 @@ def test_a_fold_failing_after_a_durable_append_does_not_report_a_failure(root, m
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_replace(src, dst)
 
+    def failing_rename_with(src, dst, flags):
+        return failing_replace(src, dst)
+
     monkeypatch.setattr(os, "replace", failing_replace)
+    monkeypatch.setattr(atomic, "rename_with", failing_rename_with)  # the sidecar's install step
     note = "long " * 1000  # the journal line outgrows the canonical file: the append is followed by a fold
     result = el.annotate_episode(root, 0, quality="medium", note=note, keep_history=True)  # no error: stored
     assert result["judge"]["quality"] == "medium"

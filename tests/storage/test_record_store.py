@@ -250,3 +250,61 @@ def test_a_replacement_just_after_the_open_is_never_paired_with_the_old_bytes(tm
         "3": {"v": 3},
         "4": {"v": 4},
     }
+
+
+def test_a_file_replaced_between_the_check_and_the_rename_is_merged_not_lost(tmp_path, monkeypatch):
+    """Another tool without a lock (strands-robots 0.5.3) renames its file over ours right after
+    our last check and right before our own rename: its record must survive our write (the
+    rename exchanges the two files, so the one displaced is read and merged)."""
+    from strands_robots.storage import atomic
+
+    path = tmp_path / "labels.json"
+    store = journal_store(path)
+    store.write_through_bytes = 1 << 30
+    store.update(put("1", 1))
+    real_replace, real_rename_with = os.replace, atomic.rename_with
+    interfered = []
+
+    def other_tool_writes_first(source) -> None:
+        if interfered or Path(source).name == "other.tmp":  # only our own temp file, once
+            return
+        interfered.append(1)
+        other = json.loads(path.read_text())
+        other["episodes"]["2"] = {"v": "theirs"}
+        (tmp_path / "other.tmp").write_text(json.dumps(other))
+        real_replace(tmp_path / "other.tmp", path)
+
+    def replace(source, target, *args, **kwargs):
+        other_tool_writes_first(source)
+        return real_replace(source, target, *args, **kwargs)
+
+    def rename_with(source, target, flags):
+        other_tool_writes_first(source)
+        return real_rename_with(source, target, flags)
+
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(atomic, "rename_with", rename_with)
+    store.update(put("3", 3))
+    assert interfered
+    assert json.loads(path.read_text())["episodes"] == {"1": {"v": 1}, "2": {"v": "theirs"}, "3": {"v": 3}}
+    assert not [p for p in tmp_path.rglob("*.tmp")]
+
+
+def test_an_exchange_hands_over_the_file_it_displaced(tmp_path):
+    from strands_robots.storage.atomic import atomic_write_chunks
+
+    path = tmp_path / "f.json"
+    path.write_bytes(b"before\n")
+    seen = []
+
+    def swap_in_another(_written) -> bool:
+        (tmp_path / "x").write_bytes(b"another tool\n")
+        os.replace(tmp_path / "x", path)
+        return True
+
+    digest = atomic_write_chunks(
+        path, [b"ours\n"], before_replace=swap_in_another, displaced=lambda name: seen.append(Path(name).read_bytes())
+    )
+    assert digest is not None and path.read_bytes() == b"ours\n"
+    assert seen == [b"another tool\n"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json"]

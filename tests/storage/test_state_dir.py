@@ -101,12 +101,17 @@ KILLED_MID_WRITE = r"""
 import os, signal, sys
 from strands_robots import episode_labels as el
 from strands_robots.storage import atomic
-real = os.replace
-def replace(src, dst):
+real, real_rename_with = os.replace, atomic.rename_with
+def die_before(src):
     if str(src).endswith(".tmp"):
         os.kill(os.getpid(), signal.SIGKILL)  # after the temp file is written, before the rename
+def replace(src, dst):
+    die_before(src)
     real(src, dst)
-atomic.os.replace = replace
+def rename_with(src, dst, flags):
+    die_before(src)
+    return real_rename_with(src, dst, flags)
+atomic.os.replace, atomic.rename_with = replace, rename_with
 el.annotate_episode(sys.argv[1], 0, quality="low")
 """
 
