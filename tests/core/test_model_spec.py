@@ -61,7 +61,7 @@ def test_bad_base_urls_are_refused_with_an_example(bad):
 
 
 def test_base_url_needs_a_spec():
-    from tests.judge.judge_fakes import ScriptedModel
+    from tests.judges.judge_fakes import ScriptedModel
 
     with pytest.raises(ModelSpecError, match="spec"):
         build_model(ScriptedModel([]), base_url="http://localhost:8000/v1")

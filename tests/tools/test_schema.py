@@ -11,7 +11,7 @@ import pytest
 
 from strands_robots.episode_labels import FAILURE_MODES, QUALITY_GRADES, read_labels
 from strands_robots.tools.episode_judge import create_judge_agent, make_judge_tools
-from tests.judge.judge_fakes import ScriptedModel, tool_results
+from tests.judges.judge_fakes import ScriptedModel, tool_results
 
 
 def _properties(tool):

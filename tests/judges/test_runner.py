@@ -14,7 +14,7 @@ from strands_robots.judges import HeuristicJudgeModel, RetryPolicy, run_judge
 from strands_robots.judges.heuristic import judge_prompt, parse_request
 from strands_robots.judges.runner import NoVerdictsError, is_transient
 from strands_robots.model_spec import ModelSpecError
-from tests.judge.judge_fakes import ScriptedModel
+from tests.judges.judge_fakes import ScriptedModel
 
 FAST_RETRY = RetryPolicy(max_attempts=3, initial_delay=0.01, max_delay=0.02)
 

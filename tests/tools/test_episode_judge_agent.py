@@ -11,7 +11,7 @@ from strands.tools.executors import SequentialToolExecutor
 from strands_robots.episode_labels import flush, labels_path, read_labels
 from strands_robots.model_spec import ModelSpecError
 from strands_robots.tools.episode_judge import SYSTEM_PROMPT, create_judge_agent
-from tests.judge.judge_fakes import ScriptedModel, tool_results
+from tests.judges.judge_fakes import ScriptedModel, tool_results
 
 CAMERA = "observation.images.cam_high"
 

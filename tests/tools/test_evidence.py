@@ -20,7 +20,7 @@ from strands_robots.judges import DatasetProfile, run_judge
 from strands_robots.judges import runner as runner_module
 from strands_robots.tools.episode_judge import make_judge_tools
 from strands_robots.tools.evidence import EvidenceCache, episode_evidence
-from tests.judge.test_judge_offline import BROKEN, JITTERY, LENGTH, NAMES, REGRASP, N, replace_states, trajectory
+from tests.judges.test_heuristic import BROKEN, JITTERY, LENGTH, NAMES, REGRASP, N, replace_states, trajectory
 from tests.synth import make_v3_dataset
 
 KEEP = ("quality", "failure_mode", "note", "success_opinion", "model", "disputes_verdict")
