@@ -18,9 +18,9 @@ from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.document import open_store
-from strands_robots.fingerprint import META_KEY
-from strands_robots.storage.mapping import EpisodeMapping, check_fingerprints, check_targets, mapping_table
-from strands_robots.storage.remap_txn import Participant, Step, record_store_step, remap_sidecar
+from strands_robots.storage.mapping import mapping_table
+from strands_robots.storage.remap_participant import record_store_participant
+from strands_robots.storage.remap_txn import Participant, remap_sidecar
 
 NAME = "episode_labels"
 
@@ -31,22 +31,10 @@ check_mapping = mapping_table
 
 
 def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow_drop: bool = False) -> Participant:
-    """This sidecar's part of a remap (see :func:`strands_robots.storage.remap_txn.run_remap`)."""
+    """This sidecar's part of a remap (:mod:`strands_robots.storage.remap_participant`): a
+    record moves as it is, its fingerprint checked and refreshed there."""
     store = open_store(root, labels_dir)
-
-    def plan(mapping: EpisodeMapping) -> Step:
-        from strands_robots.fingerprint.columns import open_dataset_if_present  # pyarrow, only with meta/
-
-        dataset = open_dataset_if_present(root)
-        if dataset is not None:
-            check_targets(mapping, dataset.episodes, root)
-
-        def move(records: dict[str, Any]) -> dict[str, Any]:
-            return _moved(records, mapping, dataset)
-
-        return record_store_step(NAME, store, mapping, allow_drop=allow_drop, what="labels", move=move)
-
-    return Participant(NAME, store.path, plan)
+    return record_store_participant(NAME, store, root, what="labels", allow_drop=allow_drop)
 
 
 @accepts_repo_id
@@ -85,34 +73,6 @@ def remap(
         EpisodeNotFoundError: a new index the (edited) dataset does not have.
     """
     return remap_sidecar(mapping, lambda: participant(root, labels_dir, allow_drop=allow_drop), dry_run=dry_run)
-
-
-def _moved(records: dict[str, Any], mapping: EpisodeMapping, dataset: Any) -> dict[str, Any]:
-    """The mapped records under their new index, fingerprints checked (the one rule of
-    :func:`~strands_robots.storage.mapping.check_fingerprints`) and refreshed."""
-    from strands_robots.fingerprint.columns import fingerprinter_of
-
-    fingerprint = fingerprinter_of(dataset) if dataset is not None else None
-    if fingerprint is not None:
-        moves = [
-            (int(key), new, record.get("fingerprint"))
-            for key, record in records.items()
-            if (new := mapping.get(int(key))) is not None and record.get("fingerprint")
-        ]
-        check_fingerprints(moves, fingerprint, "labels")
-    moved: dict[str, Any] = {}
-    for key, record in records.items():
-        new = mapping.get(int(key))
-        if new is None:
-            continue
-        record = dict(record, episode_index=new)
-        if fingerprint is not None and record.get("fingerprint"):
-            record["fingerprint"] = fingerprint(new)
-        elif new != int(key) and isinstance(record.get("fingerprint"), dict) and META_KEY in record["fingerprint"]:
-            # kept unchecked under another key: its values were not read for this one
-            record["fingerprint"] = {k: v for k, v in record["fingerprint"].items() if k != META_KEY}
-        moved[str(new)] = record
-    return moved
 
 
 __all__ = ["check_mapping", "participant", "remap"]

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.outcomes.episodes import open_episodes
 from strands_robots.outcomes.labels import utc_now
 from strands_robots.outcomes.store import open_outcome_store
-from strands_robots.storage.mapping import EpisodeMapping, check_fingerprints, check_targets, mapping_table
+from strands_robots.storage.mapping import mapping_table
+from strands_robots.storage.remap_participant import store_participant
 from strands_robots.storage.remap_txn import Participant, Step, remap_sidecar
 
 NAME = "outcomes"
@@ -31,30 +31,23 @@ normalise_mapping = mapping_table
 
 
 def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow_drop: bool = False) -> Participant:
-    """This sidecar's part of a remap (see :func:`strands_robots.storage.remap_txn.run_remap`)."""
+    """This sidecar's part of a remap (:mod:`strands_robots.storage.remap_participant`): the
+    carried episodes move by one appended ``remap`` line, their history with them."""
     store = open_outcome_store(root, labels_dir)
 
-    def plan(mapping: EpisodeMapping) -> Step:
-        dataset = open_episodes(root) if (Path(root) / "meta" / "info.json").is_file() else None
-        if dataset is not None:
-            check_targets(mapping, dataset.episodes, root)
+    def labelled() -> dict[int, Any]:
         store.refresh()
-        labelled = set(store.versions)
-        if not labelled:
-            return Step(NAME, store.path, 0)
-        mapping.refuse_drops(labelled, allow_drop=allow_drop, what="outcome labels")
-        carried = {old: new for old, new in mapping.table.items() if old in labelled}
-        if dataset is not None:
-            moves = [(old, new, (store.current(old) or {}).get("fingerprint")) for old, new in carried.items()]
-            from strands_robots.fingerprint.columns import fingerprinter_of
+        return {old: (store.current(old) or {}).get("fingerprint") for old in store.versions}
 
-            check_fingerprints(moves, fingerprinter_of(dataset), "outcome labels")
-        if len(carried) == len(labelled) and all(old == new for old, new in carried.items()):
+    def move(carried: dict[int, int], fingerprinter: Any) -> Step:
+        if len(carried) == len(store.versions) and all(old == new for old, new in carried.items()):
             return Step(NAME, store.path, len(carried))
         record = {"kind": "remap", "mapping": {str(o): n for o, n in sorted(carried.items())}, "at": utc_now()}
         return Step(NAME, store.path, len(carried), "append", record=record, size_before=store.end)
 
-    return Participant(NAME, store.path, plan)
+    return store_participant(
+        NAME, store.path, root, what="outcome labels", allow_drop=allow_drop, labelled=labelled, move=move
+    )
 
 
 @accepts_repo_id

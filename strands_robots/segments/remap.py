@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.segments.episodes import open_dataset_if_present
 from strands_robots.segments.store import open_store
-from strands_robots.storage.mapping import EpisodeMapping, check_fingerprints, check_targets, mapping_table
-from strands_robots.storage.remap_txn import Participant, Step, record_store_step, remap_sidecar
+from strands_robots.storage.mapping import mapping_table
+from strands_robots.storage.remap_participant import record_store_participant
+from strands_robots.storage.remap_txn import Participant, remap_sidecar
 
 NAME = "segments"
 
@@ -28,20 +28,16 @@ check_mapping = mapping_table
 
 
 def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow_drop: bool = False) -> Participant:
-    """This sidecar's part of a remap (see :func:`strands_robots.storage.remap_txn.run_remap`)."""
+    """This sidecar's part of a remap (:mod:`strands_robots.storage.remap_participant`): a
+    segmentation's history moves with it; a record saved without a fingerprint is checked
+    by its ``length``."""
     store = open_store(root, labels_dir)
+    return record_store_participant(NAME, store, root, what="segmentations", allow_drop=allow_drop, move=_move)
 
-    def plan(mapping: EpisodeMapping) -> Step:
-        dataset = open_dataset_if_present(root)
-        if dataset is not None:
-            check_targets(mapping, dataset.episodes, root)
 
-        def move(records: dict[str, Any]) -> dict[str, Any]:
-            return _moved(records, mapping, dataset)
-
-        return record_store_step(NAME, store, mapping, allow_drop=allow_drop, what="segmentations", move=move)
-
-    return Participant(NAME, store.path, plan)
+def _move(record: dict[str, Any], new: int) -> dict[str, Any]:
+    """A segmentation under episode ``new``: its history entries name the new index too."""
+    return dict(record, history=[dict(h, episode_index=new) for h in record.get("history", [])])
 
 
 @accepts_repo_id
@@ -72,31 +68,3 @@ def remap(
         EpisodeNotFoundError: a new index the edited dataset does not have.
     """
     return remap_sidecar(mapping, lambda: participant(root, labels_dir, allow_drop=allow_drop), dry_run=dry_run)
-
-
-def _moved(records: dict[str, Any], mapping: EpisodeMapping, dataset: Any) -> dict[str, Any]:
-    """The mapped records under their new index, checked by the one fingerprint rule
-    (:func:`~strands_robots.storage.mapping.check_fingerprints`; a record saved without a
-    fingerprint is checked by its ``length``) and their fingerprints refreshed."""
-    fingerprint = None
-    if dataset is not None:
-        from strands_robots.fingerprint.columns import fingerprinter_of
-
-        fingerprint = fingerprinter_of(dataset)
-        moves = [
-            (int(key), new, record.get("fingerprint") or ({"length": record["length"]} if "length" in record else None))
-            for key, record in records.items()
-            if (new := mapping.get(int(key))) is not None
-        ]
-        check_fingerprints(moves, fingerprint, "segmentations")
-    moved: dict[str, Any] = {}
-    for key, record in records.items():
-        new = mapping.get(int(key))
-        if new is None:
-            continue
-        record = dict(record, episode_index=new)
-        if fingerprint is not None and record.get("fingerprint"):
-            record["fingerprint"] = fingerprint(new)
-        record["history"] = [dict(h, episode_index=new) for h in record.get("history", [])]
-        moved[str(new)] = record
-    return moved

@@ -39,7 +39,7 @@ from strands_robots.storage.codec import dump_canonical, load_json_bytes
 from strands_robots.storage.jsonl import append_jsonl, read_jsonl
 from strands_robots.storage.lock import sidecar_lock
 from strands_robots.storage.mapping import EpisodeMapping
-from strands_robots.storage.record_store import RecordStore, content_digest
+from strands_robots.storage.record_store import content_digest
 from strands_robots.storage.side_files import (
     journal_path,
     legacy_remap_intent_path,
@@ -342,52 +342,6 @@ def remap_sidecar(mapping: Any, participant: Callable[[], Participant], *, dry_r
     return run_remap(part.sidecar.parent, [part], parsed, dry_run=dry_run).counts[part.name]
 
 
-def record_store_step(
-    name: str,
-    store: RecordStore,
-    mapping: EpisodeMapping,
-    *,
-    allow_drop: bool,
-    what: str,
-    move: Callable[[dict[str, Any]], dict[str, Any]],
-) -> Step:
-    """The plan of a :class:`RecordStore` sidecar (``episode_labels.json``, ``episode_segments.json``).
-
-    The journal is folded first, so the plan is made from (and checked against) the
-    canonical file's bytes.
-
-    Args:
-        name: The participant.
-        store: Its record store (the participant's lock is held).
-        mapping: The validated mapping.
-        allow_drop: Old episodes missing from the mapping may be dropped.
-        what: What the records are, for the refusal (``"labels"``, ``"segmentations"``).
-        move: The store's rule: the records keyed by their new index (only the mapped
-            ones); it raises a typed error when the mapping contradicts a record.
-
-    Returns:
-        A no-op :class:`Step` when there is no sidecar or nothing moves, else a ``replace``
-        of the validated document.
-
-    Raises:
-        LabelValidationError: records dropped without ``allow_drop``; or what ``move`` raises.
-    """
-    if not store.path.exists() and not store.journal.exists():
-        return Step(name, store.path, 0)
-    store.flush()
-    store.forget_versions()  # the records are renumbered: versions remembered by key no longer apply
-    before = store.path.read_bytes()
-    document = store.read()
-    records = document[store.records_key]
-    mapping.refuse_drops((int(k) for k in records), allow_drop=allow_drop, what=what)
-    moved = move(records)
-    if moved == records:
-        return Step(name, store.path, len(moved))
-    document[store.records_key] = moved
-    store.validate(document, store.path)
-    return Step(name, store.path, len(moved), "replace", data=dump_canonical(document), before=content_digest(before))
-
-
 def _describe(step: Step, txn: str) -> dict[str, Any]:
     described: dict[str, Any] = {"name": step.name, "sidecar": step.sidecar.name, "kind": step.kind}
     described["count"] = step.count
@@ -406,7 +360,6 @@ __all__ = [
     "RemapResult",
     "Step",
     "intent_path",
-    "record_store_step",
     "recover",
     "remap_sidecar",
     "run_remap",
