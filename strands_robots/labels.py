@@ -231,11 +231,25 @@ class EpisodeLabels(_Store):
         """Episodes whose labels were recorded for another episode: ``{episode: reason}``."""
         return self._call("filtering", "stale_episodes")
 
+    def verdicts_from_dataset(self, column: str | None = None) -> list[dict[str, Any]]:
+        """Verdicts from a per-frame success column such as ``next.success`` (``verdicts_from_dataset``)."""
+        from strands_robots.episode_labels.verdicts import verdicts_from_dataset
+
+        return verdicts_from_dataset(self.labels.root, column)
+
+    def check_readable(self) -> None:
+        """Raise ``SidecarError`` now if the sidecar exists but cannot be used (before a multi-sidecar edit)."""
+        self._call("document", "check_readable")
+
     def flush(self) -> bool:
-        """Fold pending journal entries into the sidecar so other tools see them."""
+        """Fold pending journal entries into the sidecar so other tools see them; True when there were some."""
         from strands_robots.episode_labels.document import open_store
 
         return open_store(self.labels.root, self.labels.labels_dir).flush()
+
+    def remap(self, mapping: Any, *, dry_run: bool = False, allow_drop: bool = False) -> int:
+        """Renumber this sidecar alone (``episode_labels.remap.remap``); :meth:`Labels.remap` moves every sidecar."""
+        return self._call("remap", "remap", mapping, dry_run=dry_run, allow_drop=allow_drop)
 
 
 class OutcomeLabels(_Store):

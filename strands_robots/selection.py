@@ -188,7 +188,6 @@ def filter_episodes(
         exclude_disputed=exclude_disputed,
         labels_dir=labels_dir,
         narrow=wanted.narrow,
-        stacklevel=3,  # the user's call, above this function
     )
 
 

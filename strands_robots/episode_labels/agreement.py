@@ -14,7 +14,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import query_document
 from strands_robots.episode_labels.review import human_grade
@@ -202,7 +201,6 @@ def holdout_from_reviews(document: dict[str, Any]) -> dict[int, dict[str, Any]]:
     return holdout
 
 
-@accepts_repo_id
 def measure_agreement(
     root: str | Path,
     human_labels: dict[Any, dict[str, Any]] | None = None,

@@ -21,7 +21,6 @@ from pathlib import Path, PosixPath
 from typing import Any
 
 from strands_robots.arguments import path_argument
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.vocab import (
     FAILURE_MODES,
     QUALITY_GRADES,
@@ -33,7 +32,6 @@ from strands_robots.storage import RecordStore
 from strands_robots.storage.labels_dir import check_labels_dir, create_labels_dir, require_directory
 
 
-@accepts_repo_id
 def labels_path(root: str | Path, *, labels_dir: str | Path | None = None) -> Path:
     """``<root>/episode_labels.json`` (beside ``meta/``, not inside it).
 
@@ -221,3 +219,13 @@ def read_document(root: str | Path, labels_dir: str | Path | None = None) -> dic
         SidecarError: see :func:`validate_document`.
     """
     return existing_store(root, labels_dir).read()
+
+
+def check_readable(root: str | Path, labels_dir: str | Path | None = None) -> None:
+    """Raise :class:`SidecarError` now if ``episode_labels.json`` exists but cannot be used.
+
+    Used before multi-sidecar edits (``strands-labels remap``) so a refusal changes nothing.
+    """
+    store = open_store(root, labels_dir)
+    if store.path.exists() or store.journal.exists():
+        store.query(lambda document: None)

@@ -8,17 +8,21 @@ stores; ``filter_episodes`` is that module's, reachable here under its 0.5.3 nam
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
+import strands_robots
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
 from strands_robots.episode_labels.vocab import QUALITY_RANK
 from strands_robots.fingerprint.digest import has_dataset_metadata
 from strands_robots.fingerprint.stale import read_from_current_metadata, stale_records
+
+#: This package's directory: a warning is shown at the first caller outside it.
+PACKAGE = os.path.dirname(strands_robots.__file__) + os.sep
 
 
 class StaleLabelsWarning(UserWarning):
@@ -33,7 +37,6 @@ def select_episodes(
     exclude_disputed: bool = False,
     labels_dir: str | Path | None = None,
     narrow: Callable[[list[int]], list[int]] | None = None,
-    stacklevel: int = 2,
 ) -> list[int]:
     """Episode indices that clear the label bar, sorted.
 
@@ -58,7 +61,6 @@ def select_episodes(
         exclude_disputed: Drop episodes with an open dispute.
         labels_dir: Directory of the sidecars (default ``root``).
         narrow: Optional ``chosen -> subset`` applied before the stale check.
-        stacklevel: ``warnings.warn`` stack level of the stale warning (the user's call).
 
     Returns:
         Sorted real ``episode_index`` values.
@@ -88,13 +90,12 @@ def select_episodes(
                 f"e.g. {stale[dropped[0]]}); they were left out. Run `strands-labels remap` to carry labels "
                 "across a dataset edit.",
                 StaleLabelsWarning,
-                stacklevel=stacklevel,
+                skip_file_prefixes=(PACKAGE,),  # shown at the user's call
             )
             chosen = [i for i in chosen if i not in stale]
     return sorted(chosen)
 
 
-@accepts_repo_id
 def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[int, str]:
     """Episodes whose stored fingerprint no longer matches the dataset: ``{episode: reason}``, sorted.
 
@@ -119,16 +120,3 @@ def stale_episodes(root: str | Path, *, labels_dir: str | Path | None = None) ->
         return {int(key): record.get("fingerprint") for key, record in document["episodes"].items()}
 
     return stale_records(root, store.query(fingerprints))
-
-
-#: Names that read the outcome labels too: they live in :mod:`strands_robots.selection`
-#: (above both stores) and stay importable from here.
-_SELECTION = ("HELD_OUT", "OUTCOMES_SIDECAR", "filter_episodes", "held_out_episodes")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SELECTION:
-        from strands_robots import selection  # above this store: only on first use
-
-        return getattr(selection, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import items_argument
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
 from strands_robots.episode_labels.verdicts import not_in_dataset
@@ -103,7 +102,6 @@ def judge_block(
     return dict(records[str(index)]["judge"])
 
 
-@accepts_repo_id
 def annotate_episode(
     root: str | Path,
     episode: int,
@@ -159,7 +157,6 @@ def annotate_episode(
     return _write(root, labels_dir, [(index, fields, keep_history)])[0]
 
 
-@accepts_repo_id
 def annotate_episodes(
     root: str | Path,
     annotations: Iterable[Mapping[str, Any]],

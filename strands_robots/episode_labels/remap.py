@@ -16,7 +16,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.document import open_store
 from strands_robots.storage.mapping import mapping_table
 from strands_robots.storage.remap_participant import record_store_participant
@@ -37,7 +36,6 @@ def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow
     return record_store_participant(NAME, store, root, what="labels", allow_drop=allow_drop)
 
 
-@accepts_repo_id
 def remap(
     root: str | Path,
     mapping: Any,

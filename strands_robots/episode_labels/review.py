@@ -33,7 +33,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.verdicts import not_in_dataset
@@ -161,7 +160,6 @@ def _check_shown(index: int, record: Mapping[str, Any], shown: dict[str, str | N
         )
 
 
-@accepts_repo_id
 def review_episode(
     root: str | Path,
     episode: int,
@@ -259,7 +257,6 @@ def review_episode(
         raise typo from None
 
 
-@accepts_repo_id
 def list_disputes(
     root: str | Path, *, include_resolved: bool = False, labels_dir: str | Path | None = None
 ) -> list[dict[str, Any]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.vocab import did_you_mean
@@ -54,7 +53,6 @@ def _normalise_verdict(position: int, entry: Any) -> tuple[int, dict[str, Any]]:
     return index, block
 
 
-@accepts_repo_id
 def record_deterministic_verdicts(
     root: str | Path,
     episodes: list[dict[str, Any]],
@@ -210,7 +208,6 @@ def not_in_dataset(root: str | Path, wanted: list[int], action: str) -> VerdictN
     )
 
 
-@accepts_repo_id
 def deterministic_verdict(root: str | Path, episode: int, *, labels_dir: str | Path | None = None) -> dict[str, Any]:
     """The authoritative verdict of one episode (a copy of its deterministic block).
 
@@ -236,7 +233,6 @@ def deterministic_verdict(root: str | Path, episode: int, *, labels_dir: str | P
     return block
 
 
-@accepts_repo_id
 def verdicts_from_dataset(root: str | Path, column: str | None = None) -> list[dict[str, Any]]:
     """Verdicts from a per-frame success column of a real-robot dataset.
 

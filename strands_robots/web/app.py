@@ -129,12 +129,12 @@ def create_app(
 
 def _flush(ctx: ServerContext) -> None:
     """Fold the labels and segments journals into their canonical files on shutdown (as the CLI does)."""
-    from strands_robots import episode_labels
+    from strands_robots.episode_labels.document import open_store as open_labels_store
     from strands_robots.segments.store import open_store as open_segments
 
     openers = [open_segments]
     if ctx.has_labels():
-        openers.append(episode_labels.open_store)
+        openers.append(open_labels_store)
     for open_store in openers:
         try:  # a sidecar the pages refused (a link at its name) is refused here too: reported, never fatal
             store = open_store(ctx.root, ctx.labels_dir)

@@ -127,14 +127,14 @@ def test_held_out_eval_episodes_never_enter_the_default_selection(toy_dataset):
 
 
 def test_the_held_out_check_names_the_outcome_sidecar():
-    from strands_robots.episode_labels.filtering import OUTCOMES_SIDECAR
     from strands_robots.outcomes.store import SIDECAR_NAME
+    from strands_robots.selection import OUTCOMES_SIDECAR
 
     assert OUTCOMES_SIDECAR == SIDECAR_NAME
 
 
 def test_explanation_agrees_with_the_filter(toy_dataset):
-    from strands_robots.episode_labels.explain import DROP_REASONS, explain_filter
+    from strands_robots.selection import DROP_REASONS, explain_filter
 
     root = _labelled(toy_dataset)
     set_outcome(root, 0, outcome="slow_success")

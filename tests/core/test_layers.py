@@ -156,22 +156,13 @@ def test_lazy_reaches_across_stores_are_the_listed_ones():
 
 def test_selection_is_not_in_a_store():
     """The cross-store selection (outcome filters, held-out episodes) lives above both stores;
-    the label store keeps only forwarding names for 0.5.3's ``filter_episodes``."""
+    the label store's 0.5.3 ``filter_episodes`` reaches it through the handle, on use."""
     for module, path in MODULES:
         if module.startswith("strands_robots.episode_labels"):
             assert not any(name.startswith("strands_robots.outcomes") for _, name, _ in _imports(path, module)), module
-    from strands_robots import episode_labels, selection
-    from strands_robots.episode_labels import explain, filtering
+    from strands_robots import episode_labels
 
-    assert episode_labels.filter_episodes is selection.filter_episodes
-    assert "filter_episodes" in dir(episode_labels) and "filter_episodes" in episode_labels.__all__
-    assert filtering.filter_episodes is selection.filter_episodes
-    assert filtering.held_out_episodes is selection.held_out_episodes
-    assert (filtering.HELD_OUT, filtering.OUTCOMES_SIDECAR) == ("held_out_eval", "episode_outcomes.jsonl")
-    assert explain.explain_filter is selection.explain_filter
-    assert explain.DROP_REASONS[:6] == explain.LABEL_DROP_REASONS
-    with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        _ = filtering.nope
+    assert "filter_episodes" in episode_labels.__all__
 
 
 def test_the_walker_sees_planted_imports(tmp_path):

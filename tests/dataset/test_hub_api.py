@@ -46,16 +46,26 @@ def listing(root: Path) -> dict[str, int]:
     return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def test_every_public_function_taking_root_accepts_a_repo_id():
+def test_every_public_function_taking_root_accepts_a_repo_id(hub_cache):
+    """A repo id is resolved before anything else is read: one not in the cache, offline, is the
+    typed error naming the remedy, whatever the function and its other arguments."""
     checked = []
     for name in PACKAGES:
         module = importlib.import_module(name)
         for attr in module.__all__:
             fn = getattr(module, attr)
-            if inspect.isfunction(fn) and "root" in inspect.signature(fn).parameters:
-                checked.append(f"{name}.{attr}")
-                assert getattr(fn, "accepts_repo_id", False) or attr == "run_judge", f"{name}.{attr}"
+            if not inspect.isfunction(fn) or "root" not in inspect.signature(fn).parameters or attr == "run_judge":
+                continue
+            required = {
+                p.name: None
+                for p in inspect.signature(fn).parameters.values()
+                if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "root"
+            }
+            with pytest.raises(HubDatasetError, match="HF_HUB_OFFLINE"):
+                fn(root="nobody/x", **required)
+            checked.append(f"{name}.{attr}")
     assert len(checked) > 50 and "strands_robots.episode_labels.filter_episodes" in checked
+    assert not (hub_cache / "nobody").exists()
 
 
 def test_label_apis_by_repo_id_write_the_labels_dir_and_never_the_cache(hub_cache, tmp_path):

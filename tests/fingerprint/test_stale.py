@@ -14,6 +14,7 @@ import pytest
 from strands_robots import episode_labels as el
 from strands_robots.dataset import open_dataset
 from strands_robots.dataset.cache import clear_cache
+from strands_robots.episode_labels.document import open_store
 from strands_robots.errors import DatasetError
 from strands_robots.fingerprint import metadata_digest, stale_records
 from strands_robots.fingerprint.columns import Fingerprinter
@@ -95,7 +96,7 @@ def test_an_unknown_key_is_ignored_and_the_first_differing_key_named(toy_dataset
     _labelled(toy_dataset)
     document = el.read_labels(toy_dataset)
     document["episodes"]["0"]["fingerprint"] = {"length": 1, "camera_serial": "X1"}  # a key the dataset has not
-    el.open_store(toy_dataset).transform(lambda _old: document)
+    open_store(toy_dataset).transform(lambda _old: document)
     length = open_dataset(toy_dataset).episodes[0].length
     assert el.stale_episodes(toy_dataset) == {0: f"length was 1 when labelled, now {length}"}
 
