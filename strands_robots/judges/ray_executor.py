@@ -16,6 +16,12 @@ judge ROOT --ray`` run:
   re-sends the batch, up to :data:`BATCH_ATTEMPTS` times, then reports its episodes as
   failed. An episode's label is written at most once per run (a retried batch that
   comes back twice is written once), and a re-run skips labelled episodes.
+- A dead model server stops the run, as on threads: each worker counts refused
+  connections and unresolvable host names in its own
+  :class:`~strands_robots.judges.retry.ServerBreaker`; a worker whose breaker opens
+  judges nothing more and says so, and the driver then sends no further batch, writes
+  the labels of the batches still coming back and raises the one
+  :class:`~strands_robots.judges.retry.ModelServerUnreachableError` naming the URL.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from typing import Any
 
 from strands_robots.episode_labels import read_labels
 from strands_robots.errors import LabelValidationError, MissingExtraError
+from strands_robots.judges.retry import ModelServerUnreachableError, ServerBreaker
 from strands_robots.judges.runner import EpisodeResult, JudgeReport, RetryPolicy, judge_episode, write_judged
 
 #: The pip command that installs Ray for this package.
@@ -99,14 +106,17 @@ class JudgeWorker:
         self.root = Path(root)
         self.frames = frames
         self.images = images
+        # Refused connections / unresolved host names of this worker's requests: 3 in a row stop it.
+        self.breaker = ServerBreaker(base_url)
         self.agent = create_judge_agent(
             model,
             roots=[self.root],
             labels_dir=labels_dir,
             base_url=base_url,
             callback_handler=None,
-            retry_strategy=retry.strategy(),
+            retry_strategy=retry.strategy(self.breaker),
             images=images,
+            breaker=self.breaker,
             **(request_policy or {}),
         )
         self.config = self.agent.judge_tools.config
@@ -121,13 +131,21 @@ class JudgeWorker:
         """Judge ``episodes`` given their sidecar ``records``.
 
         Returns:
-            ``{"results": [(EpisodeResult, judge block or None), ...], "tool_seconds": {...}}``.
+            ``{"results": [(EpisodeResult, judge block or None), ...], "tool_seconds": {...},
+            "unreachable": None or the error message}``: once this worker's server breaker
+            is open (no model server answers) the remaining episodes are not judged (no
+            result) and ``unreachable`` is :meth:`ServerBreaker.error`'s message.
         """
         self.config.records = dict(records)
         before = dict(self.config.tool_seconds)
-        out = [judge_episode(self.agent, self.root, e, self.frames, self.images) for e in episodes]
+        out = []
+        for e in episodes:
+            if self.breaker.open:
+                break
+            out.append(judge_episode(self.agent, self.root, e, self.frames, self.images))
         seconds = {k: v - before.get(k, 0.0) for k, v in self.config.tool_seconds.items()}
-        return {"results": out, "tool_seconds": seconds}
+        unreachable = str(self.breaker.error()) if self.breaker.open else None
+        return {"results": out, "tool_seconds": seconds, "unreachable": unreachable}
 
 
 @dataclass
@@ -184,6 +202,9 @@ def judge_on_ray(
     Raises:
         MissingExtraError: Ray is not installed.
         LabelValidationError: ``model`` cannot be sent to the workers (not picklable).
+        ModelServerUnreachableError: a worker found no model server (3 requests in a row
+            refused or unresolved): no further batch was sent; the labels of the batches
+            that came back are written.
     """
     ray = require_ray()
     from ray.exceptions import RayError
@@ -235,6 +256,7 @@ def judge_on_ray(
         load = [0] * count
         in_flight: dict[Any, tuple[int, Any, _Batch]] = {}
         reported: set[int] = set()
+        unreachable: str | None = None  # a worker's breaker opened: send nothing more
 
         def finish(result: EpisodeResult) -> None:
             if result.episode in reported:
@@ -244,8 +266,8 @@ def judge_on_ray(
             if on_result is not None:
                 on_result(result)
 
-        while batches or in_flight:
-            while batches and min(load) < IN_FLIGHT_PER_WORKER:
+        while (batches and unreachable is None) or in_flight:
+            while batches and unreachable is None and min(load) < IN_FLIGHT_PER_WORKER:
                 slot = load.index(min(load))
                 batch = batches.popleft()
                 if claims is not None:
@@ -274,6 +296,8 @@ def judge_on_ray(
                     for e in batch.episodes:
                         finish(EpisodeResult(e, False, error=f"the Ray worker failed {batch.attempts} times: {exc}"))
                 continue
+            if payload.get("unreachable") and unreachable is None:
+                unreachable = payload["unreachable"]
             for name, seconds in payload["tool_seconds"].items():
                 report.tool_seconds[name] = report.tool_seconds.get(name, 0.0) + seconds
             pairs = [(r, j) for r, j in payload["results"] if r.episode in batch.episodes and r.episode not in reported]
@@ -286,6 +310,8 @@ def judge_on_ray(
             report.write_seconds += time.perf_counter() - written_at
             for result in written:
                 finish(result)
+        if unreachable is not None:
+            raise ModelServerUnreachableError(unreachable)
     finally:
         for actor in actors:
             ray.kill(actor, no_restart=True)

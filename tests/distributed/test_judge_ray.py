@@ -181,3 +181,26 @@ def test_ray_leaves_the_episodes_another_run_holds(ray_cluster, g1_with_verdicts
     assert report.taken_elsewhere == [3, 4, 50]
     labelled = read_labels(g1_with_verdicts)["episodes"]
     assert sorted(int(k) for k, r in labelled.items() if "judge" in r) == [e for e in range(100) if e not in (3, 4, 50)]
+
+
+def test_a_dead_model_server_stops_a_ray_run_with_one_message(ray_cluster, tmp_path):
+    """Each worker's breaker opens after 3 refused requests; the driver sends nothing more and raises."""
+    import re
+
+    from strands_robots.episode_labels import record_deterministic_verdicts
+    from strands_robots.judges import RetryPolicy
+    from strands_robots.judges.retry import ModelServerUnreachableError
+    from tests.fake_vlm import FakeVLM
+    from tests.synth import make_v3_dataset
+
+    root = make_v3_dataset(tmp_path / "six", [8] * 6)
+    record_deterministic_verdicts(root, [{"episode": e, "success": True} for e in range(6)])
+    with FakeVLM() as gone:  # a port nothing listens on once the block ends
+        url = gone.openai_url
+    fast = RetryPolicy(max_attempts=5, initial_delay=0.05, max_delay=0.1)
+    with pytest.raises(ModelServerUnreachableError, match=re.escape(url)) as caught:
+        run_judge(root, model="openai:fake-vlm", base_url=url, executor="ray", workers=2, batch_size=1, retry=fast)
+    message = str(caught.value)
+    assert re.search(r": 3 requests in a row were refused or its host name did not resolve", message), message
+    assert message.endswith("the run stopped, labels written so far are kept.")
+    assert all("judge" not in r for r in read_labels(root)["episodes"].values())
