@@ -80,6 +80,11 @@ DEFAULT_TIMEOUT_S = 120.0
 #: Model requests one judge conversation may make by default (``--max-requests-per-episode``).
 DEFAULT_MAX_REQUESTS = 12
 
+#: ``max_tokens`` of an ``anthropic`` spec when none is given: strands' ``AnthropicModel``
+#: requires one (without it every request fails with ``KeyError: 'max_tokens'``), and a
+#: judge's longest answer, a ``write_label`` call with its note, is well under it.
+ANTHROPIC_MAX_TOKENS = 4096
+
 #: API key an OpenAI-compatible local server gets when none is configured (they ignore it,
 #: but the OpenAI client refuses to start without one).
 LOCAL_API_KEY = "not-needed"
@@ -242,7 +247,8 @@ def build_model(
             ``num_retries=0``, Gemini's ``retry_options``, botocore's
             ``total_max_attempts=1``), so the caller's retry policy sees every failure.
         **model_kwargs: Extra constructor arguments for the provider class (e.g.
-            ``host`` for ollama, ``client_args`` for openai).
+            ``host`` for ollama, ``client_args`` for openai; an ``anthropic`` spec gets
+            ``max_tokens`` :data:`ANTHROPIC_MAX_TOKENS` unless given).
 
     Returns:
         ``None``, the given object, or a new provider model instance.
@@ -282,6 +288,8 @@ def build_model(
         check_bedrock_credentials()
     if parsed.provider == "ollama":
         kwargs.setdefault("host", None)
+    if parsed.provider == "anthropic":
+        kwargs.setdefault("max_tokens", ANTHROPIC_MAX_TOKENS)
     if url is not None:
         _with_base_url(parsed.provider, parsed.model_id, info.base_url, url, kwargs)
     if timeout is not None or single_attempt:

@@ -1,10 +1,20 @@
-"""A fake vision-language model server on loopback: OpenAI-compatible and ollama, scripted, logged.
+"""A fake vision-language model server on loopback: five providers' wire formats, scripted, logged.
 
-Serves ``POST /v1/chat/completions`` (OpenAI's chat completions, streaming as
-server-sent events or not, as the request asks) and ``POST /api/chat`` (ollama's chat,
-streaming as JSON lines or not). Every request is logged (:attr:`FakeVLM.log`: path,
-body bytes, parsed body, images, the reply and the usage reported), so a test can compare
-what a client says it sent with what arrived.
+Serves
+
+- ``POST /v1/chat/completions``: OpenAI's chat completions, streaming as server-sent
+  events or not, as the request asks;
+- ``POST /api/chat``: ollama's chat, streaming as JSON lines or not;
+- ``POST /v1/messages``: Anthropic's Messages API, streaming as server-sent events or not;
+- ``POST /v1beta/models/MODEL:generateContent`` and ``:streamGenerateContent`` (server-sent
+  events): Gemini's API;
+- ``POST /model/MODEL/converse`` and ``/converse-stream`` (AWS event-stream frames):
+  the Bedrock runtime's Converse API.
+
+Every request is logged (:attr:`FakeVLM.log`: path, body bytes, parsed body, images, the
+reply and the usage reported), so a test can compare what a client says it sent with what
+arrived. The conversation of any of these formats is read through :func:`as_chat` (one
+view: OpenAI-style messages) to decide the next reply.
 
 Replies come from a script (:meth:`FakeVLM.push`), then from the judge policy
 (:func:`judge_step`), which plays a well-behaved judge: ``read_predicate_verdict``,
@@ -28,10 +38,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import select
 import socket
+import struct
 import threading
 import time
+import zlib
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -92,16 +105,130 @@ def _client_gone(connection: socket.socket) -> bool:
         return True
 
 
+#: Path -> wire format.
+_ROUTES = (
+    (re.compile(r"^/v1/chat/completions$"), "openai"),
+    (re.compile(r"^/api/chat$"), "ollama"),
+    (re.compile(r"^/v1/messages$"), "anthropic"),
+    (re.compile(r"^(?:/v1(?:beta)?)?/models/[^/:]+:(?:stream)?[gG]enerateContent$"), "gemini"),
+    (re.compile(r"^/model/[^/]+/converse(?:-stream)?$"), "bedrock"),
+)
+
+
+def wire_format(path: str) -> str | None:
+    """``openai``, ``ollama``, ``anthropic``, ``gemini`` or ``bedrock`` for a request path (None: unknown)."""
+    return next((name for pattern, name in _ROUTES if pattern.match(path)), None)
+
+
+def _is_image(value: dict[str, Any]) -> bool:
+    """An image part of any of the formats (OpenAI ``image_url``, Anthropic ``image``,
+    Gemini ``inlineData``, Bedrock ``image``)."""
+    if value.get("type") in ("image_url", "image"):
+        return True
+    if "inlineData" in value or "inline_data" in value:
+        return True
+    return isinstance(value.get("image"), dict) and "source" in value["image"]
+
+
+def _count_images(value: Any) -> int:
+    if isinstance(value, dict):
+        own = 1 if _is_image(value) else 0
+        return own + sum(_count_images(v) for k, v in value.items() if k not in ("image_url", "inlineData", "image"))
+    if isinstance(value, list):
+        return sum(_count_images(v) for v in value)
+    return 0
+
+
 def _images_in(path: str, body: dict[str, Any]) -> int:
-    count = 0
+    if wire_format(path) == "ollama":
+        return sum(len(message.get("images") or []) for message in body.get("messages", []))
+    return _count_images(body.get("messages", body.get("contents", [])))
+
+
+def _texts(blocks: Any) -> str:
+    """The text of a content value of any format (a string, or blocks with ``text``)."""
+    if isinstance(blocks, str):
+        return blocks
+    if not isinstance(blocks, list):
+        return json.dumps(blocks)
+    out = []
+    for block in blocks:
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            out.append(block["text"])
+        elif isinstance(block, dict) and "json" in block:
+            out.append(json.dumps(block["json"]))
+    return "\n".join(out)
+
+
+def _call(name: str, arguments: Any) -> dict[str, Any]:
+    return {"function": {"name": name, "arguments": arguments}}
+
+
+def as_chat(path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The conversation of a request of any format as OpenAI-style ``{"messages": [...]}``:
+    ``user`` text, ``assistant`` ``tool_calls`` and ``tool`` results (their text)."""
+    kind = wire_format(path)
+    if kind in ("openai", "ollama", None):
+        return body
+    messages: list[dict[str, Any]] = []
+    if kind == "gemini":
+        for content in body.get("contents", []):
+            role = "assistant" if content.get("role") == "model" else "user"
+            text, calls = [], []
+            for part in content.get("parts", []):
+                call = part.get("functionCall") or part.get("function_call")  # the API reads either spelling
+                answer = part.get("functionResponse") or part.get("function_response")
+                if call is not None:
+                    calls.append(_call(call.get("name", ""), call.get("args", {})))
+                elif answer is not None:
+                    messages.append({"role": "tool", "content": json.dumps(answer.get("response"))})
+                elif isinstance(part.get("text"), str):
+                    text.append(part["text"])
+            messages.append({"role": role, "content": "\n".join(text), **({"tool_calls": calls} if calls else {})})
+        return {"messages": messages}
+    use, result, call_name, call_input = (
+        ("tool_use", "tool_result", "name", "input")
+        if kind == "anthropic"
+        else ("toolUse", "toolResult", "name", "input")
+    )
     for message in body.get("messages", []):
-        if path.startswith("/api/"):
-            count += len(message.get("images") or [])
-            continue
         content = message.get("content")
-        if isinstance(content, list):
-            count += sum(1 for part in content if isinstance(part, dict) and part.get("type") == "image_url")
-    return count
+        if isinstance(content, str):
+            messages.append({"role": message.get("role"), "content": content})
+            continue
+        text, calls = [], []
+        for block in content or []:
+            if kind == "anthropic" and block.get("type") == use:
+                calls.append(_call(block.get(call_name, ""), block.get(call_input, {})))
+            elif kind == "anthropic" and block.get("type") == result:
+                messages.append({"role": "tool", "content": _texts(block.get("content", []))})
+            elif kind == "bedrock" and use in block:
+                calls.append(_call(block[use].get(call_name, ""), block[use].get(call_input, {})))
+            elif kind == "bedrock" and result in block:
+                messages.append({"role": "tool", "content": _texts(block[result].get("content", []))})
+            elif isinstance(block.get("text"), str):
+                text.append(block["text"])
+        role = message.get("role")
+        messages.append({"role": role, "content": "\n".join(text), **({"tool_calls": calls} if calls else {})})
+    return {"messages": messages}
+
+
+def event_stream_frame(event_type: str, payload: dict[str, Any]) -> bytes:
+    """One AWS event-stream message (the framing of Bedrock's ``ConverseStream`` answers).
+
+    Layout: total length, headers length, CRC32 of those 8 bytes, headers (``:event-type``,
+    ``:content-type``, ``:message-type``, each a string header: name length, name, type 7,
+    value length, value), the JSON payload, CRC32 of everything before it.
+    """
+    headers = b""
+    for name, value in ((":event-type", event_type), (":content-type", "application/json"), (":message-type", "event")):
+        encoded = value.encode()
+        headers += bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(encoded)) + encoded
+    body = json.dumps(payload).encode()
+    total = 12 + len(headers) + len(body) + 4
+    prelude = struct.pack(">II", total, len(headers))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + body
+    return message + struct.pack(">I", zlib.crc32(message))
 
 
 def _text_of(message: dict[str, Any]) -> str:
@@ -168,6 +295,15 @@ class FakeVLM:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                if self.path == "/api/show":  # ollama's model details (litellm asks): not a model request, not logged
+                    self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    body = json.dumps({"capabilities": ["completion", "tools", "vision"], "model_info": {}}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
                 server._handle(self)
 
             def do_GET(self) -> None:  # noqa: N802
@@ -246,11 +382,11 @@ class FakeVLM:
         }
 
     # -- serving ----------------------------------------------------------------------------
-    def _next(self, body: dict[str, Any]) -> Step:
+    def _next(self, path: str, body: dict[str, Any]) -> Step:
         with self._lock:
             step = self._script.popleft() if self._script else Step()
         if step.kind == "auto":
-            auto = judge_step(body)
+            auto = judge_step(as_chat(path, body))
             auto.delay = step.delay
             return auto
         return step
@@ -263,8 +399,8 @@ class FakeVLM:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = {}
-        path = handler.path.split("?")[0]
-        step = self._next(body)
+        path = handler.path.split("?")[0].replace("%3A", ":").replace("%3a", ":")
+        step = self._next(path, body)
         usage = (
             {"input": max(1, len(raw) // 4), "output": OUTPUT_TOKENS} if step.kind not in ("status", "drop") else None
         )
@@ -286,10 +422,16 @@ class FakeVLM:
                 handler.connection.shutdown(socket.SHUT_RDWR)
             elif step.kind == "status":
                 self._error(handler, path, step)
-            elif path.startswith("/api/chat"):
+            elif wire_format(path) == "ollama":
                 self._ollama(handler, body, step, usage or {}, call_id)
-            elif path.startswith("/v1/chat/completions"):
+            elif wire_format(path) == "openai":
                 self._openai(handler, body, step, usage or {}, call_id)
+            elif wire_format(path) == "anthropic":
+                self._anthropic(handler, body, step, usage or {}, call_id)
+            elif wire_format(path) == "gemini":
+                self._gemini(handler, path, step, usage or {}, call_id)
+            elif wire_format(path) == "bedrock":
+                self._bedrock(handler, path, step, usage or {}, call_id)
             else:
                 self._error(handler, path, Step("status", status=404, text=f"no route {path}"))
             entry.usage = usage  # reported: the answer went out
@@ -307,8 +449,25 @@ class FakeVLM:
 
     def _error(self, handler: BaseHTTPRequestHandler, path: str, step: Step) -> None:
         text = step.text or f"scripted failure {step.status}"
-        if path.startswith("/api/"):
-            payload = {"error": text}
+        kind = wire_format(path)
+        if kind == "ollama":
+            payload: dict[str, Any] = {"error": text}
+        elif kind == "anthropic":
+            payload = {"type": "error", "error": {"type": "api_error", "message": text}}
+        elif kind == "gemini":
+            payload = {"error": {"code": step.status, "message": text, "status": "INTERNAL"}}
+        elif kind == "bedrock":
+            error_type = {429: "ThrottlingException", 400: "ValidationException", 403: "AccessDeniedException"}
+            name = error_type.get(step.status, "InternalServerException")
+            payload = {"message": text}
+            handler.send_response(step.status)
+            handler.send_header("x-amzn-ErrorType", f"{name}:http://internal.amazon.com/coral/com.amazon.bedrock/")
+            encoded = json.dumps(payload).encode()
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(encoded)))
+            handler.end_headers()
+            handler.wfile.write(encoded)
+            return
         else:
             payload = {"error": {"message": text, "type": "server_error", "code": str(step.status)}}
         self._send(handler, step.status, json.dumps(payload).encode(), "application/json")
@@ -393,6 +552,119 @@ class FakeVLM:
             self._send(handler, 200, payload.encode(), "application/x-ndjson")
         else:
             self._send(handler, 200, json.dumps({**final, "message": message}).encode(), "application/json")
+
+    def _anthropic(
+        self, handler: BaseHTTPRequestHandler, body: dict[str, Any], step: Step, usage: dict[str, int], call_id: str
+    ) -> None:
+        model = body.get("model", "fake-vlm")
+        tool = step.kind in ("tool", "malformed")
+        stop = "tool_use" if tool else "end_turn"
+        if tool:
+            block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_{call_id}", "name": step.name, "input": {}}
+            delta: dict[str, Any] = {"type": "input_json_delta", "partial_json": self._arguments_text(step)}
+        else:
+            block = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": step.text}
+        message = {
+            "id": f"msg_{call_id}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": usage["input"], "output_tokens": 0},
+        }
+        if not body.get("stream"):
+            final = dict(block)
+            if tool:
+                final["input"] = step.arguments
+            else:
+                final["text"] = step.text
+            whole = {**message, "content": [final], "stop_reason": stop}
+            whole["usage"] = {"input_tokens": usage["input"], "output_tokens": usage["output"]}
+            self._send(handler, 200, json.dumps(whole).encode(), "application/json")
+            return
+        events = [
+            ("message_start", {"type": "message_start", "message": message}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": usage["output"]},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        payload = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+        self._send(handler, 200, payload.encode(), "text/event-stream")
+
+    def _gemini(
+        self, handler: BaseHTTPRequestHandler, path: str, step: Step, usage: dict[str, int], call_id: str
+    ) -> None:
+        if step.kind == "tool":
+            part: dict[str, Any] = {"functionCall": {"id": call_id, "name": step.name, "args": step.arguments}}
+        elif step.kind == "malformed":  # Gemini's arguments are an object: a wrong type stands in for bad JSON
+            part = {"functionCall": {"id": call_id, "name": step.name, "args": {"episode": "not a number"}}}
+        else:
+            part = {"text": step.text}
+        answer = {
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {
+                "promptTokenCount": usage["input"],
+                "candidatesTokenCount": usage["output"],
+                "totalTokenCount": usage["input"] + usage["output"],
+            },
+            "modelVersion": path.split("/")[-1].split(":")[0],
+        }
+        if path.endswith(":streamGenerateContent"):
+            self._send(handler, 200, f"data: {json.dumps(answer)}\r\n\r\n".encode(), "text/event-stream")
+        else:
+            self._send(handler, 200, json.dumps(answer).encode(), "application/json")
+
+    def _bedrock(
+        self, handler: BaseHTTPRequestHandler, path: str, step: Step, usage: dict[str, int], call_id: str
+    ) -> None:
+        tool = step.kind in ("tool", "malformed")
+        stop = "tool_use" if tool else "end_turn"
+        numbers = {"inputTokens": usage["input"], "outputTokens": usage["output"]}
+        numbers["totalTokens"] = numbers["inputTokens"] + numbers["outputTokens"]
+        if not path.endswith("/converse-stream"):
+            block: dict[str, Any] = (
+                {"toolUse": {"toolUseId": f"tooluse_{call_id}", "name": step.name, "input": step.arguments}}
+                if tool
+                else {"text": step.text}
+            )
+            answer = {
+                "output": {"message": {"role": "assistant", "content": [block]}},
+                "stopReason": stop,
+                "usage": numbers,
+                "metrics": {"latencyMs": 1},
+            }
+            self._send(handler, 200, json.dumps(answer).encode(), "application/json")
+            return
+        if tool:
+            start = {
+                "contentBlockIndex": 0,
+                "start": {"toolUse": {"toolUseId": f"tooluse_{call_id}", "name": step.name}},
+            }
+            delta = {"contentBlockIndex": 0, "delta": {"toolUse": {"input": self._arguments_text(step)}}}
+            frames = [("contentBlockStart", start), ("contentBlockDelta", delta)]
+        else:
+            frames = [("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": step.text}})]
+        events = [
+            ("messageStart", {"role": "assistant"}),
+            *frames,
+            ("contentBlockStop", {"contentBlockIndex": 0}),
+            ("messageStop", {"stopReason": stop}),
+            ("metadata", {"usage": numbers, "metrics": {"latencyMs": 1}}),
+        ]
+        payload = b"".join(event_stream_frame(name, data) for name, data in events)
+        self._send(handler, 200, payload, "application/vnd.amazon.eventstream")
 
 
 def main(argv: list[str] | None = None) -> None:

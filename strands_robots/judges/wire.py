@@ -19,8 +19,8 @@ over the wire"). At every model request it:
 - **bounds the conversation**: the request that would exceed ``max_requests`` (model
   requests of one conversation, retries not counted) raises :class:`RequestLimitError`.
 - **counts the cost** (:class:`Cost`): requests, request body bytes (read from the HTTP
-  request itself where the provider's client lets a hook see it: openai, litellm's
-  OpenAI-compatible routes, ollama, llamacpp, anthropic, bedrock; otherwise unknown),
+  request itself where the provider's client lets a hook see it: openai, litellm,
+  ollama, llamacpp, anthropic, bedrock, gemini; otherwise unknown),
   images sent, and input/output tokens where the provider reports usage.
 - **feeds the run's** :class:`~strands_robots.judges.retry.ServerBreaker`: a refused
   connection or an unresolvable host counts, any answer resets it, and an open breaker
@@ -232,12 +232,14 @@ class _Meter:
 
     def __init__(self) -> None:
         self.bytes = 0
+        self.requests = 0
         self.url: str | None = None
         self._lock = threading.Lock()
 
     def add(self, size: int, url: str | None) -> None:
         with self._lock:
             self.bytes += size
+            self.requests += 1
             if url:
                 self.url = url
 
@@ -292,6 +294,7 @@ class WireModel(Model):
         self._meter = meter
         self.cost = Cost(request_bytes=0 if meter is not None else None)
         self._bytes_at_start = 0
+        self._bytes_unseen = False  # a request was answered without its body passing the meter: bytes unknown
 
     # -- strands Model interface: delegate ------------------------------------------------
     def update_config(self, **model_config: Any) -> None:
@@ -338,10 +341,11 @@ class WireModel(Model):
         """Start counting a new episode's :attr:`cost`."""
         self.cost = Cost(request_bytes=0 if self._meter is not None else None)
         self._bytes_at_start = self._meter.bytes if self._meter is not None else 0
+        self._bytes_unseen = False
 
     def _sync_bytes(self) -> None:
         if self._meter is not None:
-            self.cost.request_bytes = self._meter.bytes - self._bytes_at_start
+            self.cost.request_bytes = None if self._bytes_unseen else self._meter.bytes - self._bytes_at_start
 
     # -- the request ------------------------------------------------------------------------------
     async def stream(
@@ -370,6 +374,7 @@ class WireModel(Model):
         self.cost.images += count_images(shaped)
         close = self._fresh_client() if self._fresh_client is not None else None
         got_answer = False
+        metered = self._meter.requests if self._meter is not None else 0
         try:
             async for event in self.inner.stream(shaped, tool_specs, system_prompt, **kwargs):
                 if not got_answer:
@@ -385,6 +390,8 @@ class WireModel(Model):
                 self.breaker.failed(exc, self._meter.url if self._meter is not None else None)
             raise
         finally:
+            if self._meter is not None and got_answer and self._meter.requests == metered:
+                self._bytes_unseen = True  # answered, yet no body passed the hook: this route bypasses it
             self._sync_bytes()
             if close is not None:
                 await close()
@@ -431,9 +438,20 @@ def _install_meter(model: Any, provider: str, timeout: float | None) -> tuple[_M
     if provider == "litellm":
         base = model.client_args.get("api_base")
         model_id = str(model.get_config().get("model_id", ""))
-        if base is None or not model_id.startswith("openai/"):
-            return None, None
         original = dict(model.client_args)
+        if "client" in original:
+            return None, None  # the user's own client: leave it alone
+        if base is None or not model_id.startswith("openai/"):
+
+            def fresh_litellm_http() -> Callable[[], Awaitable[None]]:
+                # litellm's own HTTP routes (ollama_chat/, anthropic/, gemini/, ...) take an AsyncHTTPHandler
+                from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+
+                handler = AsyncHTTPHandler(timeout=timeout, event_hooks={"request": [meter.httpx_hook]})
+                model.client_args = {**original, "client": handler}
+                return handler.close
+
+            return meter, fresh_litellm_http
 
         def fresh_litellm() -> Callable[[], Awaitable[None]]:
             import openai
@@ -474,6 +492,19 @@ def _install_meter(model: Any, provider: str, timeout: float | None) -> tuple[_M
     if provider == "bedrock":
         model.client.meta.events.register("before-send.bedrock-runtime", meter.botocore_hook)
         return meter, None
+    if provider == "gemini":  # strands builds a genai.Client per request from client_args
+        original = dict(model.client_args)
+        if (original.get("http_options") or {}).get("httpx_async_client") is not None:
+            return None, None  # the user's own client: leave it alone
+
+        def fresh_gemini() -> Callable[[], Awaitable[None]]:
+            # google-genai sends through aiohttp when it is installed, unless given an httpx client
+            client = _httpx_client(meter, follow_redirects=True)
+            options = {**(original.get("http_options") or {}), "httpx_async_client": client}
+            model.client_args = {**original, "http_options": options}
+            return client.aclose
+
+        return meter, fresh_gemini
     return None, None
 
 

@@ -7,6 +7,7 @@ wire").
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -263,10 +264,10 @@ def _events(value, out):
     if isinstance(value, dict):
         if isinstance(value.get("text"), str):
             out.append(("text", value["text"]))
-        if "image" in value or value.get("type") == "image" or "inline_data" in value:
+        if "image" in value or value.get("type") == "image" or "inline_data" in value or "inlineData" in value:
             out.append(("image", None))
         for key, item in value.items():
-            if key not in ("text", "image", "inline_data", "source"):
+            if key not in ("text", "image", "inline_data", "inlineData", "source"):
                 _events(item, out)
     elif isinstance(value, list):
         for item in value:
@@ -311,6 +312,96 @@ def test_the_request_of_every_other_provider_puts_each_label_before_its_image(ca
         ("11", CAMERAS[0]),
         ("11", CAMERAS[1]),
     ]
+
+
+#: provider -> environment of a fake account (nothing leaves the machine: the clients talk to the fake server).
+OTHER_PROVIDERS = {
+    "bedrock": {
+        "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+        "AWS_SECRET_ACCESS_KEY": "example-secret",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    },
+    "anthropic": {"ANTHROPIC_API_KEY": "test-key"},
+    "gemini": {"GOOGLE_API_KEY": "test-key", "GEMINI_API_KEY": "test-key"},
+}
+
+
+def wire_events(provider, body):
+    """Texts and images of a request body as the server received it, in document order."""
+    return _events(body.get("contents") if provider == "gemini" else body.get("messages"), [])
+
+
+@pytest.mark.parametrize("provider", sorted(OTHER_PROVIDERS))
+def test_other_providers_over_http_send_each_image_after_its_label_once(server, cams, provider, monkeypatch):
+    """bedrock (ConverseStream), anthropic (Messages, streaming), gemini (streamGenerateContent) over real HTTP."""
+    for name, value in OTHER_PROVIDERS[provider].items():
+        monkeypatch.setenv(name, value)
+    report = run_judge(cams, model=f"{provider}:fake-vlm", base_url=server.url, episodes=[1], frames=2, retry=FAST)
+    assert [r.ok for r in report.results] == [True], report.results
+    paths = {e.path for e in server.log}
+    assert (
+        paths
+        == {
+            "bedrock": {"/model/fake-vlm/converse-stream"},
+            "anthropic": {"/v1/messages"},
+            "gemini": {"/v1beta/models/fake-vlm:streamGenerateContent"},
+        }[provider]
+    )
+    assert len(server.log) == 4  # verdict, frames, label, final text
+    with_images = [e for e in server.log if e.images]
+    assert [server.log.index(e) for e in with_images] == [2]  # the request answering sample_frames, only
+    events = wire_events(provider, with_images[0].body)
+    images = [i for i, (kind, _) in enumerate(events) if kind == "image"]
+    assert len(images) == 4  # 2 frames x 2 cameras
+    assert [LABEL.match(events[i - 1][1]).groups() for i in images] == [
+        ("0", CAMERAS[0]),
+        ("0", CAMERAS[1]),
+        ("11", CAMERAS[0]),
+        ("11", CAMERAS[1]),
+    ]
+    assert sum(e.images for e in server.log) == 4  # each image once in the whole conversation
+    assert NOT_REPEATED in json.dumps(server.log[3].body)  # the history says where the images were
+    assert read_labels(cams)["episodes"]["1"]["judge"]["quality"] == "medium"
+    cost, totals = report.cost().as_dict(), server.totals()
+    assert cost == totals, (cost, totals)
+
+
+#: litellm routes of its own HTTP client (not the OpenAI SDK) -> environment of a fake account.
+LITELLM_ROUTES = {
+    "ollama_chat": {},
+    "anthropic": {"ANTHROPIC_API_KEY": "test-key"},
+    "gemini": {"GEMINI_API_KEY": "test-key"},
+}
+
+
+@pytest.mark.parametrize("route", sorted(LITELLM_ROUTES))
+def test_litellm_routes_of_its_own_http_client_count_request_bytes(server, cams, route, monkeypatch):
+    for name, value in LITELLM_ROUTES[route].items():
+        monkeypatch.setenv(name, value)
+    report = run_judge(cams, model=f"litellm:{route}/fake-vlm", base_url=server.url, episodes=[0], frames=2, retry=FAST)
+    assert [r.ok for r in report.results] == [True], report.results
+    totals = server.totals()
+    assert totals["requests"] == 4 and totals["images"] == 4
+    assert report.cost().as_dict() == totals  # request bytes included: the server's own count
+
+
+def test_request_bytes_are_unknown_when_an_answered_request_bypassed_the_meter():
+    import asyncio
+
+    from strands_robots.judges.wire import WireModel, _Meter
+    from tests.judges.judge_fakes import ScriptedModel
+
+    wire = WireModel(ScriptedModel([("text", "hi")]), meter=_Meter())
+    wire.start_episode()
+    assert wire.cost.request_bytes == 0
+
+    async def one_request():
+        return [event async for event in wire.stream([{"role": "user", "content": [{"text": "hello"}]}])]
+
+    asyncio.run(one_request())
+    assert wire.cost.requests == 1
+    assert wire.cost.request_bytes is None  # answered, yet no body passed the hook: not a made-up 0
 
 
 def test_the_cli_stops_at_a_dead_server_with_one_message_and_status_2(cams):
