@@ -49,7 +49,7 @@ def test_ssc_build_and_check_on_a_generic_segmentation(shared_dataset, tmp_path)
     root = shared_dataset("so101-record-test-v30")
     labels = tmp_path / "labels"
     labels.mkdir()
-    segs = [  # so101 episode 0: close at 198, open at 259 (tests/ssc/test_ssc_cli.py)
+    segs = [  # so101 episode 0: close at 198, open at 259 (tests/cli/test_ssc.py)
         {"start": 0, "end": 150, "label": "reach for the cube"},
         {"start": 150, "end": 220, "label": "grasp the cube"},
         {"start": 220, "end": 240, "label": "lift the cube"},

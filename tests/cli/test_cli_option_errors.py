@@ -11,7 +11,7 @@ import pytest
 
 from strands_robots import episode_labels as el
 from strands_robots.outcomes import set_outcome
-from tests.cli.test_user_facing import cli as run_cli
+from tests.cli.test_cli_user_facing import cli as run_cli
 
 
 def cli(*args: object) -> subprocess.CompletedProcess:

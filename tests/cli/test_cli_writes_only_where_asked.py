@@ -11,7 +11,7 @@ import pytest
 
 from strands_robots import episode_labels as el
 from strands_robots.errors import LabelsNotFoundError, RootNotFoundError
-from tests.cli.test_user_facing import cli, one_line
+from tests.cli.test_cli_user_facing import cli, one_line
 
 
 def _verdicts(tmp_path: Path) -> Path:

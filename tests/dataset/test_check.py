@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from strands_robots.dataset import check_dataset
-from tests.cli.test_user_facing import cli
+from tests.cli.test_cli_user_facing import cli
 
 
 def _truncate(path: Path, keep: float) -> None:
