@@ -234,6 +234,11 @@ class NothingToRemapError(LabelValidationError):
     remedy = "give the dataset root that held the labels before the edit."
 
 
+class MappingMismatchError(LabelValidationError):
+    """A given episode mapping disagrees with the recordings' fingerprints (which episode holds
+    each labelled recording); nothing was changed (``docs/editing.md``)."""
+
+
 class RemapConflictError(SidecarError):
     """An interrupted remap cannot be completed: a sidecar changed since it was prepared."""
 

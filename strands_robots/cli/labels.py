@@ -500,7 +500,8 @@ def remap(
         typer.Option(
             "--from",
             help="The dataset before the edit (e.g. ROOT_old): its sidecars are carried to ROOT, each labelled "
-            "episode matched to the episode holding the same recording. Repeat for a merge.",
+            "episode matched to the episode holding the same recording. Repeat for a merge (one per merged "
+            "dataset). With MAPPING, the mapping is checked against the one found.",
         ),
     ] = None,
 ) -> None:
@@ -514,16 +515,18 @@ def remap(
 
     root, labels_dir = resolve(root), resolve(labels_dir)
     if source:
-        if mapping is not None or deleted is not None:
-            raise LabelValidationError("give --from OLD_ROOT or a mapping (MAPPING file, --deleted), not both.")
-        if len(source) > 1:
-            raise LabelValidationError(
-                "carrying the sidecars of several sources into one merged dataset is not supported yet; "
-                "carry each source's labels with its own mapping file (docs/editing.md, merge)."
-            )
+        if deleted is not None:
+            raise LabelValidationError("give --from OLD_ROOT or --deleted, not both (--from finds the mapping).")
+        given = EpisodeMapping.parse(load_json_file(resolve(mapping))) if mapping is not None else None
+        sources = [resolve(s) for s in source]
         _report_remap(
             remap_dataset(
-                root, source=resolve(source[0]), labels_dir=labels_dir, allow_drop=allow_drop, dry_run=dry_run
+                root,
+                given,
+                source=sources[0] if len(sources) == 1 else sources,
+                labels_dir=labels_dir,
+                allow_drop=allow_drop,
+                dry_run=dry_run,
             ),
             dry_run,
         )

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, MappingMismatchError
 from strands_robots.storage.episode_index import MAX_EPISODE_INDEX
 
 _SHAPE = 'the mapping is a JSON object {old_episode_index: new_episode_index}, e.g. {"3": 2, "4": 3}'
@@ -257,8 +257,9 @@ def check_fingerprints(moves: Iterable[tuple[int, int, Any]], fingerprinter: Any
         what: The records, for the message ("labels", "outcome labels", "segmentations").
 
     Raises:
-        LabelValidationError: some moves contradict the fingerprints; the message lists up
-            to ten (``old -> new (reason)``) and the remedy. Nothing was changed.
+        MappingMismatchError: some moves contradict the fingerprints (a
+            ``LabelValidationError``); the message lists up to ten (``old -> new (reason)``)
+            and the remedy. Nothing was changed.
     """
     from strands_robots.fingerprint import IDENTITY_KEYS
 
@@ -268,11 +269,12 @@ def check_fingerprints(moves: Iterable[tuple[int, int, Any]], fingerprinter: Any
         if reason:
             contradictions.append(f"{old} -> {new} ({reason})")
     if contradictions:
-        raise LabelValidationError(
+        raise MappingMismatchError(
             f"the mapping contradicts the {what}' fingerprints, so it does not describe this dataset edit: "
             + "; ".join(contradictions[:10])
-            + ". Nothing was changed; check the mapping (old index -> new index), or build it from the "
-            "deleted episodes (mapping_after_delete; CLI: --deleted 3,7)."
+            + ". Nothing was changed; check the mapping (old index -> new index), build it from the "
+            "deleted episodes (mapping_after_delete; CLI: --deleted 3,7), or let the dataset before the edit "
+            "find it (`strands-labels remap ROOT --from OLD_ROOT`)."
         )
 
 

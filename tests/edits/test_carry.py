@@ -6,8 +6,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from strands_robots import episode_labels as el
@@ -16,7 +14,7 @@ from strands_robots.fingerprint.match import match_episodes
 from strands_robots.outcomes import get_outcome
 from strands_robots.remap import applied_remaps, mapping_after_delete, remap_dataset
 from strands_robots.segments import get_segmentation
-from tests.storage.remap_helpers import delete_episodes_meta, labelled_dataset, sidecar_bytes
+from tests.storage.remap_helpers import delete_episodes_files, delete_episodes_meta, labelled_dataset, sidecar_bytes
 from tests.synth import make_v3_dataset
 
 
@@ -26,16 +24,7 @@ def _edited(tmp_path: Path, deleted: list[int], episodes: int = 5) -> tuple[Path
     new = tmp_path / "new"
     shutil.copytree(old / "meta", new / "meta")
     shutil.copytree(old / "data", new / "data")
-    delete_episodes_meta(new, deleted)
-    data = next((new / "data").glob("*/*.parquet"))
-    table = pq.read_table(data)
-    kept = [e not in deleted for e in table.column("episode_index").to_pylist()]
-    table = table.filter(pa.array(kept))
-    renumber = {o: n for n, o in enumerate(e for e in range(episodes) if e not in deleted)}
-    columns = {name: table.column(name) for name in table.column_names}
-    columns["episode_index"] = pa.array([renumber[e] for e in table.column("episode_index").to_pylist()], pa.int64())
-    columns["index"] = pa.array(range(table.num_rows), pa.int64())
-    pq.write_table(pa.table(columns), data)
+    delete_episodes_files(new, deleted)
     return old, new
 
 
@@ -217,3 +206,25 @@ def test_no_review_on_a_stale_record(tmp_path: Path) -> None:
     with pytest.raises(StaleRecordError, match="remap"):
         el.review_episode(old, 3, decision="grade_only", quality="low", reviewer="ana")
     assert sidecar_bytes(old) == before
+
+
+def test_sidecars_the_edit_copied_are_carried_again_from_the_source(tmp_path: Path) -> None:
+    """recompute_stats / reencode_videos to a new root copy the whole root, sidecars included."""
+    old = labelled_dataset(tmp_path / "old", 3)
+    new = tmp_path / "new"
+    shutil.copytree(old, new)
+    before = sidecar_bytes(old)
+    assert remap_dataset(new, source=old, dry_run=True).counts == {"episode_labels": 3}
+    result = remap_dataset(new, source=old)
+    assert result.counts == {"episode_labels": 3, "outcomes": 1, "segments": 1}
+    assert [el.read_labels(new)["episodes"][str(e)]["judge"]["note"] for e in range(3)] == [
+        f"episode {e}" for e in range(3)
+    ]
+    assert get_outcome(new, 1)["outcome"] == "expert_success"
+    assert sidecar_bytes(old) == before
+    assert remap_dataset(new, source=old).already_applied
+    el.annotate_episode(new, 0, quality="low", note="changed after the copy")
+    other = shutil.copytree(old, tmp_path / "other")
+    with pytest.raises(LabelValidationError, match="already holds"):  # not a copy of other's: never overwritten
+        remap_dataset(new, source=other)
+    assert el.read_labels(new)["episodes"]["0"]["judge"]["note"] == "changed after the copy"

@@ -49,6 +49,21 @@ def delete_episodes_meta(root: Path, deleted: list[int]) -> None:
     info_path.write_text(json.dumps(info, indent=2))
 
 
+def delete_episodes_files(root: Path, deleted: list[int]) -> None:
+    """Rewrite the metadata and the data file as ``delete_episodes(deleted)`` leaves them
+    (a single-file v3.0 dataset: survivors renumbered in order, global ``index`` contiguous)."""
+    total = json.loads((root / "meta/info.json").read_text())["total_episodes"]
+    delete_episodes_meta(root, deleted)
+    data = next((root / "data").glob("*/*.parquet"))
+    table = pq.read_table(data)
+    table = table.filter(pa.array([e not in deleted for e in table.column("episode_index").to_pylist()]))
+    renumber = {o: n for n, o in enumerate(e for e in range(total) if e not in deleted)}
+    columns = {name: table.column(name) for name in table.column_names}
+    columns["episode_index"] = pa.array([renumber[e] for e in table.column("episode_index").to_pylist()], pa.int64())
+    columns["index"] = pa.array(range(table.num_rows), pa.int64())
+    pq.write_table(pa.table(columns), data)
+
+
 def sidecar_bytes(root: Path) -> dict[str, bytes]:
     """Every file in ``root`` that is not dataset content (sidecars, journals, intents)."""
     return {
