@@ -13,6 +13,7 @@ use, so a handle that only filters never loads the segment rules.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -155,7 +156,12 @@ class Labels:
         return out
 
     def remap(
-        self, mapping: Any = None, *, source: str | Path | None = None, allow_drop: bool = False, dry_run: bool = False
+        self,
+        mapping: Any = None,
+        *,
+        source: str | Path | Sequence[str | Path] | None = None,
+        allow_drop: bool = False,
+        dry_run: bool = False,
     ) -> RemapResult:
         """Carry every sidecar across an edit that renumbered episodes, in one transaction.
 
