@@ -2,7 +2,7 @@
 labels of equal-length episodes go stale, the right mapping carries them across and clears
 the staleness, and a mapping the fingerprints contradict is refused with nothing written
 (docs/sidecar-format.md, "`fingerprint`"; the mapping rule and the transaction over every
-sidecar are tests/storage/test_remap.py's)."""
+sidecar are tests/core/test_remap.py's)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The shape is LeRobot 0.6's (``lerobot/datasets/language.py``): every frame of an episode
 carries the episode's whole list of persistent rows. The round trip with lerobot's own
-writer is tests/segments/test_lerobot_round_trip.py.
+writer is tests/segments/test_segments_lerobot_round_trip.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 review, export"): import with its report, free labels, review decisions, the agreement worked
 example, export out and in place, SARM's columns, the CLI and the page's review endpoint.
 
-The round trip with lerobot itself is tests/segments/test_lerobot_round_trip.py.
+The round trip with lerobot itself is tests/segments/test_segments_lerobot_round_trip.py.
 """
 
 from __future__ import annotations
