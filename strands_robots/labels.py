@@ -120,19 +120,19 @@ class Labels:
         """
         from strands_robots.selection import filter_episodes
 
-        return filter_episodes(self.root, labels_dir=self.labels_dir, **options)
+        return filter_episodes(self, **options)
 
     def explain(self, **options: Any) -> dict[str, Any]:
         """:meth:`filter` with the reason of every dropped episode (:func:`strands_robots.selection.explain_filter`)."""
         from strands_robots.selection import explain_filter
 
-        return explain_filter(self.root, labels_dir=self.labels_dir, **options)
+        return explain_filter(self, **options)
 
     def held_out(self) -> set[int]:
         """Episodes whose current outcome label is ``held_out_eval`` (docs/outcomes.md)."""
         from strands_robots.selection import held_out_episodes
 
-        return held_out_episodes(self.root, labels_dir=self.labels_dir)
+        return held_out_episodes(self)
 
     def stale(self) -> dict[str, dict[int, str]]:
         """Records made for another episode (the dataset was renumbered), per sidecar present.
@@ -284,10 +284,6 @@ class OutcomeLabels(_Store):
         """``{episode: current label}`` (``current_outcomes``)."""
         return self._call("labels", "current_outcomes")
 
-    def list(self, **filters: Any) -> list[dict[str, Any]]:
-        """Current labels matching ``filters`` (``list_outcomes``'s keywords)."""
-        return self._call("labels", "list_outcomes", **filters)
-
     def stale(self) -> dict[int, str]:
         """Episodes whose current label was recorded for another episode (``stale_outcomes``)."""
         return self._call("labels", "stale_outcomes")
@@ -303,6 +299,24 @@ class OutcomeLabels(_Store):
     def split(self, **options: Any) -> Any:
         """Held-out split by leakage group (``split_by_groups``'s keywords)."""
         return self._call("splits", "split_by_groups", **options)
+
+    def recovery_track(self) -> list[int]:
+        """Episodes whose current outcome is a mistake and recovery (``recovery_track``)."""
+        return self._call("recovery", "recovery_track")
+
+    def verdicts(self) -> list[dict[str, Any]]:
+        """Deterministic verdicts derived from the outcome labels (``verdicts_from_outcomes``)."""
+        return self._call("verdicts", "verdicts_from_outcomes")
+
+    def record_verdicts(self) -> Any:
+        """Record those verdicts in ``episode_labels.json`` (``record_verdicts_from_outcomes``)."""
+        return self._call("verdicts", "record_verdicts_from_outcomes")
+
+    def list(self, **filters: Any) -> list[dict[str, Any]]:
+        """Current labels matching ``filters`` (``list_outcomes``'s keywords)."""
+        return self._call(
+            "labels", "list_outcomes", **filters
+        )  # last: ``list`` in a later annotation would name this method
 
 
 class SegmentLabels(_Store):
@@ -327,10 +341,6 @@ class SegmentLabels(_Store):
         """Earlier versions of ``episode``'s segmentation (``segmentation_history``)."""
         return self._call("store", "segmentation_history", episode)
 
-    def list(self, **filters: Any) -> list[dict[str, Any]]:
-        """Saved segmentations (``list_segmentations``'s ``task=``, ``reference=``)."""
-        return self._call("store", "list_segmentations", **filters)
-
     def mark_reference(self, episode: int, reference: bool = True) -> dict[str, Any]:
         """Mark (or unmark) ``episode``'s segmentation as a reference example."""
         return self._call("store", "mark_reference", episode, reference)
@@ -338,3 +348,7 @@ class SegmentLabels(_Store):
     def stale(self) -> dict[int, str]:
         """Episodes whose segmentation was made for another episode (``stale_segmentations``)."""
         return self._call("store", "stale_segmentations")
+
+    def list(self, **filters: Any) -> list[dict[str, Any]]:
+        """Saved segmentations (``list_segmentations``'s ``task=``, ``reference=``)."""
+        return self._call("store", "list_segmentations", **filters)  # last: see OutcomeLabels.list

@@ -13,17 +13,18 @@ dataset reader (pyarrow), and a directory without outcome labels costs one ``sta
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strands_robots.arguments import names_argument
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
-from strands_robots.episode_labels.filtering import select_episodes, stale_episodes
+from strands_robots.episode_labels.filtering import select_episodes
 from strands_robots.episode_labels.vocab import LABEL_DROP_REASONS, QUALITY_RANK, did_you_mean
 from strands_robots.errors import LabelValidationError
 from strands_robots.storage.side_files import OUTCOMES
+
+if TYPE_CHECKING:
+    from strands_robots.labels import Labels
 
 #: The ``evaluation_membership`` that keeps an episode out of every training release.
 HELD_OUT = "held_out_eval"
@@ -43,12 +44,12 @@ DROP_REASONS: tuple[str, ...] = (
 )
 
 
-def refuse_stale_labels(root: str | Path, labels_dir: str | Path | None) -> None:
-    """Raise :class:`~strands_robots.errors.StaleRecordError` when labels of ``root`` no longer
-    match the dataset (the ``strict`` rule of :func:`filter_episodes`)."""
+def refuse_stale_labels(labels: Labels) -> None:
+    """Raise :class:`~strands_robots.errors.StaleRecordError` when labels of a dataset no longer
+    match it (the ``strict`` rule of :func:`filter_episodes`)."""
     from strands_robots.errors import StaleRecordError
 
-    stale = stale_episodes(root, labels_dir=labels_dir)
+    root, stale = labels.root, labels.episodes.stale()
     if stale:
         shown = "; ".join(f"episode {e}: {why}" for e, why in list(stale.items())[:10])
         raise StaleRecordError(
@@ -57,29 +58,19 @@ def refuse_stale_labels(root: str | Path, labels_dir: str | Path | None) -> None
         )
 
 
-@accepts_repo_id
-def held_out_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> set[int]:
+def held_out_episodes(labels: Labels) -> set[int]:
     """Episodes whose current outcome label is ``held_out_eval`` (empty without outcome labels)."""
-    if not (Path(labels_dir if labels_dir is not None else root) / OUTCOMES_SIDECAR).exists():
+    if not (labels.directory / OUTCOMES_SIDECAR).exists():
         return set()
-    from strands_robots.outcomes import current_outcomes
-
-    current = current_outcomes(root, labels_dir=labels_dir)
+    current = labels.outcomes.current()
     return {e for e, label in current.items() if label.get("evaluation_membership") == HELD_OUT}
 
 
 class _OutcomeFilter:
     """The outcome half of one selection: wanted values, checked once, and the labels read lazily."""
 
-    def __init__(
-        self,
-        root: str | Path,
-        labels_dir: str | Path | None,
-        outcomes: Any,
-        evaluation_membership: Any,
-        include_held_out: bool,
-    ) -> None:
-        self.root, self.labels_dir = root, labels_dir
+    def __init__(self, labels: Labels, outcomes: Any, evaluation_membership: Any, include_held_out: bool) -> None:
+        self.labels = labels
         self.outcomes = self.membership = None
         if outcomes is not None or evaluation_membership is not None:  # the vocabulary: only when asked
             from strands_robots.outcomes.model import EVALUATION_MEMBERSHIPS, OUTCOMES
@@ -93,12 +84,10 @@ class _OutcomeFilter:
         return self.outcomes is not None or self.membership is not None
 
     def current(self) -> dict[int, dict[str, Any]]:
-        from strands_robots.outcomes import current_outcomes
-
-        return current_outcomes(self.root, labels_dir=self.labels_dir)
+        return self.labels.outcomes.current()
 
     def held_out(self) -> set[int]:
-        return set() if self.keep_held_out else held_out_episodes(self.root, labels_dir=self.labels_dir)
+        return set() if self.keep_held_out else held_out_episodes(self.labels)
 
     def reason(self, label: dict[str, Any] | None) -> str | None:
         """``"no outcome label"``, ``"outcome not selected"``, ``"membership not selected"`` or None (kept)."""
@@ -119,9 +108,8 @@ class _OutcomeFilter:
         return [i for i in chosen if i not in held_out] if held_out else chosen
 
 
-@accepts_repo_id
 def filter_episodes(
-    root: str | Path,
+    labels: Labels,
     *,
     require_success: bool = True,
     min_quality: str = "medium",
@@ -129,7 +117,6 @@ def filter_episodes(
     outcomes: str | list[str] | None = None,
     evaluation_membership: str | list[str] | None = None,
     include_held_out: bool = False,
-    labels_dir: str | Path | None = None,
     strict: bool = False,
 ) -> list[int]:
     """Episode indices that clear the bar, sorted.
@@ -154,7 +141,7 @@ def filter_episodes(
     Files without reviews give exactly the other implementation's answer.
 
     Args:
-        root: Dataset root.
+        labels: The dataset's :class:`~strands_robots.labels.Labels` (``Labels.filter`` calls this).
         require_success: Keep only (effectively) successful episodes.
         min_quality: Lowest acceptable grade.
         exclude_disputed: Drop episodes with an open dispute.
@@ -162,7 +149,6 @@ def filter_episodes(
         evaluation_membership: ``train``, ``held_out_eval``, ``none``, or ``""`` for labels
             whose membership is unset (or a list of these).
         include_held_out: Keep held-out evaluation episodes too (for evaluation, not training).
-        labels_dir: Directory of the sidecars (default ``root``).
         strict: A stale label is an error instead of an excluded episode, so a training
             script cannot quietly train on fewer episodes (``docs/editing.md``).
 
@@ -175,25 +161,24 @@ def filter_episodes(
         StaleRecordError: ``strict`` and some labels no longer match the dataset (listed).
     """
     if checks.boolean(strict, "strict"):
-        refuse_stale_labels(root, labels_dir)
+        refuse_stale_labels(labels)
     require_success = checks.boolean(require_success, "require_success")
     exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
     include_held_out = checks.boolean(include_held_out, "include_held_out")
     checks.quality(min_quality, "min_quality", context="filter_episodes")
-    wanted = _OutcomeFilter(root, labels_dir, outcomes, evaluation_membership, include_held_out)
+    wanted = _OutcomeFilter(labels, outcomes, evaluation_membership, include_held_out)
     return select_episodes(
-        root,
+        labels.root,
         require_success=require_success,
         min_quality=min_quality,
         exclude_disputed=exclude_disputed,
-        labels_dir=labels_dir,
+        labels_dir=labels.labels_dir,
         narrow=wanted.narrow,
     )
 
 
-@accepts_repo_id
 def explain_filter(
-    root: str | Path,
+    labels: Labels,
     *,
     require_success: bool = True,
     min_quality: str = "medium",
@@ -201,7 +186,6 @@ def explain_filter(
     outcomes: str | list[str] | None = None,
     evaluation_membership: str | list[str] | None = None,
     include_held_out: bool = False,
-    labels_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     """The selection of :func:`filter_episodes` with the reason for every episode it drops.
 
@@ -220,14 +204,14 @@ def explain_filter(
     exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
     include_held_out = checks.boolean(include_held_out, "include_held_out")
     minimum = QUALITY_RANK[checks.quality(min_quality, "min_quality")]
-    wanted = _OutcomeFilter(root, labels_dir, outcomes, evaluation_membership, include_held_out)
+    wanted = _OutcomeFilter(labels, outcomes, evaluation_membership, include_held_out)
     from strands_robots.episode_labels.filter_rule import label_index  # numpy
 
-    index = label_index(existing_store(root, labels_dir))
+    index = label_index(existing_store(labels.root, labels.labels_dir))
     codes = index.drop_codes(require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed)
     current = wanted.current() if wanted.active else {}
     held_out = wanted.held_out()
-    stale = stale_episodes(root, labels_dir=labels_dir) if index.has_fingerprint.any() else {}
+    stale = labels.episodes.stale() if index.has_fingerprint.any() else {}
 
     kept: list[int] = []
     dropped: dict[str, list[int]] = {name: [] for name in DROP_REASONS}

@@ -14,6 +14,7 @@ from rich.text import Text
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from strands_robots.errors import LabelValidationError, bounded_message
+from strands_robots.labels import Labels, open_labels
 from strands_robots.storage.textfile import read_user_text
 
 if TYPE_CHECKING:
@@ -213,6 +214,11 @@ def resolve(path: Path | None) -> Path | None:
     return None if path is None else path.expanduser().resolve()
 
 
+def labels_of(root: Path, labels_dir: Path | None) -> Labels:
+    """The :class:`~strands_robots.labels.Labels` of a command's ROOT and ``--labels-dir`` (made absolute)."""
+    return open_labels(resolve(root), resolve(labels_dir))
+
+
 def load_json_file(path: Path) -> Any:
     """Parse a JSON file a person passed, or raise a clear error.
 
@@ -343,18 +349,18 @@ def plain_errors(app: typer.Typer) -> None:
         plain_errors(sub)
 
 
-def flag_stale(root: Path, labels_dir: Path | None, stale: dict[int, str]) -> dict[int, str]:
+def flag_stale(labels: Labels, stale: dict[int, str]) -> dict[int, str]:
     """Print, on stderr, each stale record (``stale``: ``{episode: reason}`` from the store's
     stale check) as ``stale, run remap``, and where an in-place edit moved the sidecars;
     return ``stale`` (``docs/editing.md``)."""
     from strands_robots.storage.side_files import remap_hint
 
-    hint = remap_hint(labels_dir if labels_dir is not None else root)
+    hint = remap_hint(labels.directory)
     if hint:
-        err_console.print(f"No sidecar in {labels_dir or root}.{hint}", highlight=False)
+        err_console.print(f"No sidecar in {labels.directory}.{hint}", highlight=False)
     for episode, reason in stale.items():
         err_console.print(
-            f"episode {episode}: stale, run remap ({reason}; `strands-labels remap {root} --from OLD_ROOT`, "
+            f"episode {episode}: stale, run remap ({reason}; `strands-labels remap {labels.root} --from OLD_ROOT`, "
             "docs/editing.md)",
             highlight=False,
         )

@@ -21,6 +21,7 @@ from strands_robots.cli.common import (
     TotalEpisodesOpt,
     console,
     err_console,
+    labels_of,
     load_json_file,
     load_json_or_jsonl,
     plural,
@@ -32,6 +33,7 @@ from strands_robots.cli.common import (
     whole_number,
 )
 from strands_robots.errors import LabelsNotFoundError, LabelValidationError
+from strands_robots.labels import Labels
 
 
 class Quality(str, Enum):
@@ -83,7 +85,8 @@ def verdicts(
     revision: RevisionOpt = None,
 ) -> None:
     """Record deterministic verdicts (stage one)."""
-    root, labels_dir = resolve(root), resolve(labels_dir)
+    labels = labels_of(root, labels_dir)
+    root = labels.root
     if (file is None) == (from_column is None):
         raise LabelValidationError("pass exactly one of FILE or --from-column.")
     require_dataset_root(root, total_episodes, "verdicts")
@@ -92,7 +95,7 @@ def verdicts(
         payload = load_json_or_jsonl(resolve(file))
         entries = payload.get("episodes") if isinstance(payload, dict) else payload
     else:
-        entries = el.verdicts_from_dataset(root, column=from_column)
+        entries = labels.episodes.verdicts_from_dataset(from_column)
         benchmark = benchmark or f"dataset:{from_column}"
     if isinstance(entries, list):
         require_within(
@@ -100,9 +103,9 @@ def verdicts(
             total_episodes,
             root,
         )
-    before = _verdict_blocks(root, labels_dir)
-    document = el.record_deterministic_verdicts(root, entries, benchmark=benchmark, labels_dir=labels_dir)
-    el.flush(root, labels_dir=labels_dir)
+    before = _verdict_blocks(labels)
+    document = labels.episodes.record_verdicts(entries, benchmark=benchmark)
+    labels.episodes.flush()
     after = {key: record.get("deterministic") for key, record in document["episodes"].items()}
     added = sum(1 for key, block in after.items() if block is not None and before.get(key) is None)
     changed = sum(
@@ -113,19 +116,17 @@ def verdicts(
     successes = sum(e.get("success") is True for e in entries)
     console.print(
         f"recorded {plural(len(entries), 'verdict')} ({successes} success) in "
-        f"{el.labels_path(root, labels_dir=labels_dir)}: {added} new, {changed} changed, "
+        f"{labels.episodes.path}: {added} new, {changed} changed, "
         f"{len(entries) - added - changed} unchanged; {plural(len(document['episodes']), 'episode')} "
         f"{'has' if len(document['episodes']) == 1 else 'have'} records"
     )
 
 
-def _verdict_blocks(root: Path, labels_dir: Path | None) -> dict[str, Any]:
-    if labels_dir is not None and not labels_dir.exists():
+def _verdict_blocks(labels: Labels) -> dict[str, Any]:
+    if labels.labels_dir is not None and not labels.labels_dir.exists():
         return {}  # a new labels directory: created by the write that follows
     try:
-        return {
-            key: r.get("deterministic") for key, r in el.read_labels(root, labels_dir=labels_dir)["episodes"].items()
-        }
+        return {key: r.get("deterministic") for key, r in labels.episodes.read()["episodes"].items()}
     except LabelsNotFoundError:  # no sidecar yet; a missing root (RootNotFoundError) is reported
         return {}
 
@@ -147,20 +148,18 @@ def annotate(
     revision: RevisionOpt = None,
 ) -> None:
     """Write the judge block of one episode."""
-    root, labels_dir = resolve(root), resolve(labels_dir)
-    require_dataset_root(root, total_episodes, "annotate")
-    require_within([episode], total_episodes, root)
-    record = el.annotate_episode(
-        root,
+    labels = labels_of(root, labels_dir)
+    require_dataset_root(labels.root, total_episodes, "annotate")
+    require_within([episode], total_episodes, labels.root)
+    record = labels.episodes.annotate(
         episode,
         quality=quality.value,
         failure_mode=None if failure_mode is None else failure_mode.value,
         note=note,
         success_opinion=None if opinion is None else opinion is Opinion.success,
         model=model,
-        labels_dir=labels_dir,
     )
-    el.flush(root, labels_dir=labels_dir)
+    labels.episodes.flush()
     judge = record["judge"]
     message = f"episode {episode}: quality={judge['quality']} failure_mode={judge['failure_mode']}"
     if judge["disputes_verdict"]:
@@ -215,10 +214,9 @@ def filter_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Print the episodes worth training on; stderr counts what was dropped and why."""
-    from strands_robots.selection import explain_filter
-
-    root, labels_dir = resolve(root), resolve(labels_dir)
-    fold_orphaned_journal(root, labels_dir)
+    labels = labels_of(root, labels_dir)
+    root = labels.root
+    fold_orphaned_journal(labels)
     options = dict(
         require_success=require_success,
         min_quality=min_quality.value,
@@ -226,23 +224,22 @@ def filter_cmd(
         outcomes=outcome or None,
         evaluation_membership=membership or None,
         include_held_out=include_held_out,
-        labels_dir=labels_dir,
     )
     if outcome or membership:
-        _require_outcome_labels(root, labels_dir)
+        _require_outcome_labels(labels)
     if strict:
         from strands_robots.errors import StaleRecordError
         from strands_robots.selection import refuse_stale_labels
 
         try:
-            refuse_stale_labels(root, labels_dir)
+            refuse_stale_labels(labels)
         except StaleRecordError as exc:
             err_console.print(str(exc), highlight=False)
             raise typer.Exit(3) from None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", el.StaleLabelsWarning)  # the explanation below counts them
-        episodes = el.filter_episodes(root, **options)  # type: ignore[arg-type]
-    explanation = explain_filter(root, **options)  # type: ignore[arg-type]
+        episodes = labels.filter(**options)
+    explanation = labels.explain(**options)
     _print_drops(explanation["dropped"], len(episodes), explain)
     if explanation["dropped"].get("stale"):
         err_console.print(
@@ -260,10 +257,8 @@ def filter_cmd(
     if fmt is FilterFormat.lerobot:
         text = lerobot_argument(episodes)
     elif fmt is FilterFormat.lerobot_delete:
-        from strands_robots.dataset import open_dataset
-
         kept = set(episodes)
-        text = lerobot_delete_argument([int(i) for i in open_dataset(root).episodes.indices if int(i) not in kept])
+        text = lerobot_delete_argument([int(i) for i in labels.dataset.episodes.indices if int(i) not in kept])
     else:
         text = json.dumps(episodes)
     if out is None:
@@ -279,11 +274,9 @@ def filter_cmd(
     console.print(f"wrote {plural(len(episodes), 'episode')} to {out}", style="dim")
 
 
-def _require_outcome_labels(root: Path, labels_dir: Path | None) -> None:
-    from strands_robots.outcomes import current_outcomes, outcomes_path
-
-    path = outcomes_path(root, labels_dir)
-    if not path.exists() or not current_outcomes(root, labels_dir=labels_dir):
+def _require_outcome_labels(labels: Labels) -> None:
+    path = labels.outcomes.path
+    if not path.exists() or not labels.outcomes.current():
         raise LabelValidationError(
             f"--outcome / --membership select by outcome label, and {path} has none, so nothing could match. "
             "Record outcome labels first (`strands-labels outcome set ROOT EPISODE ...` or "
@@ -325,9 +318,8 @@ def agreement(
     """Judge-versus-human agreement with baseline and Cohen's kappa."""
     from strands_robots.episode_labels.agreement import read_human_labels
 
-    root, labels_dir = resolve(root), resolve(labels_dir)
     holdout = None if human is None else read_human_labels(resolve(human))
-    result = el.measure_agreement(root, holdout, labels_dir=labels_dir)
+    result = labels_of(root, labels_dir).episodes.agreement(holdout)
     if as_json:
         print_json(result)
         return
@@ -384,15 +376,15 @@ def show(
         review_is_current,
     )
 
-    root, labels_dir = resolve(root), resolve(labels_dir)
-    fold_orphaned_journal(root, labels_dir)
-    document = el.read_labels(root, labels_dir=labels_dir)
-    stale = el.stale_episodes(root, labels_dir=labels_dir)
+    labels = labels_of(root, labels_dir)
+    fold_orphaned_journal(labels)
+    document = labels.episodes.read()
+    stale = labels.episodes.stale()
     records = document["episodes"]
     if episode is not None:
         if str(episode) not in records:
             raise LabelValidationError(
-                f"episode {episode} has no record in {el.labels_path(root, labels_dir=labels_dir)}; "
+                f"episode {episode} has no record in {labels.episodes.path}; "
                 f"`strands-labels show ROOT` lists the {plural(len(records), 'episode')} that have one."
             )
         record = records[str(episode)]
@@ -400,9 +392,7 @@ def show(
         effective = {"success": success, "quality": effective_quality(record), "dispute_open": dispute_open(record)}
         print_json({**record, "effective": effective, "stale": stale.get(episode)})
         return
-    table = Table(
-        title=f"{el.labels_path(root, labels_dir=labels_dir)} (benchmark: {document.get('benchmark') or '—'})"
-    )
+    table = Table(title=f"{labels.episodes.path} (benchmark: {document.get('benchmark') or '—'})")
     for column in ("episode", "verdict", "quality", "failure_mode", "disputed", "review", "stale"):
         table.add_column(column, overflow="fold")
     for key in sorted(records, key=int):
@@ -430,23 +420,23 @@ def show(
             "stale" if int(key) in stale else "",
         )
     console.print(table)
-    _print_journal_problems(root, labels_dir)
+    _print_journal_problems(labels)
 
 
-def fold_orphaned_journal(root: Path, labels_dir: Path | None) -> None:
+def fold_orphaned_journal(labels: Labels) -> None:
     """Fold a journal left by a process that was killed before its exit fold (read-only
     commands too), when the sidecar's directory is writable; a read-only one is read as is."""
     from strands_robots.errors import StorageError
 
     with contextlib.suppress(StorageError):  # a read-only directory or a busy lock: readers merge it
-        el.flush(root, labels_dir=labels_dir)
+        labels.episodes.flush()
 
 
-def _print_journal_problems(root: Path, labels_dir: Path | None) -> None:
+def _print_journal_problems(labels: Labels) -> None:
     from strands_robots.episode_labels.document import open_store
     from strands_robots.storage.side_files import conflicts_path, rejected_path
 
-    store = open_store(root, labels_dir)
+    store = open_store(labels.root, labels.labels_dir)
     problems = store.problems()
     if problems["conflicts"]:
         n = problems["conflicts"]
@@ -580,8 +570,7 @@ def _episodes_before(root: Path, deleted: int) -> int:
 
 def flush(root: RootArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt = None) -> None:
     """Fold pending journal entries into episode_labels.json."""
-    root, labels_dir = resolve(root), resolve(labels_dir)
-    folded = el.flush(root, labels_dir=labels_dir)
+    folded = labels_of(root, labels_dir).episodes.flush()
     console.print("folded the journal" if folded else "nothing to fold")
 
 
@@ -593,8 +582,7 @@ def disputes(
     revision: RevisionOpt = None,
 ) -> None:
     """List judge opinions that contradict the verdict."""
-    root, labels_dir = resolve(root), resolve(labels_dir)
-    rows = el.list_disputes(root, include_resolved=show_all, labels_dir=labels_dir)
+    rows = labels_of(root, labels_dir).episodes.disputes(include_resolved=show_all)
     if as_json:
         print_json(rows)
         return
@@ -646,21 +634,19 @@ def resolve_cmd(
     """Record a human review of an episode (resolves a dispute or grades it)."""
     from strands_robots.episode_labels.review import default_reviewer
 
-    root, labels_dir = resolve(root), resolve(labels_dir)
-    require_dataset_root(root, total_episodes, "resolve")
-    require_within([episode], total_episodes, root)
+    labels = labels_of(root, labels_dir)
+    require_dataset_root(labels.root, total_episodes, "resolve")
+    require_within([episode], total_episodes, labels.root)
     reviewer = reviewer if reviewer is not None else default_reviewer()
-    el.review_episode(
-        root,
+    labels.episodes.review(
         episode,
         decision=decision.value,
         reviewer=reviewer,
         note=note,
         quality=None if quality is None else quality.value,
         failure_mode=None if failure_mode is None else failure_mode.value,
-        labels_dir=labels_dir,
     )
-    el.flush(root, labels_dir=labels_dir)
+    labels.episodes.flush()
     console.print(f"episode {episode}: {decision.value} by {reviewer}")
 
 

@@ -17,7 +17,6 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from strands_robots import outcomes as oc
 from strands_robots.arguments import HELD_OUT_SHARE, UNIT_FRACTION, number_argument
 from strands_robots.cli.common import (
     JsonOpt,
@@ -26,6 +25,7 @@ from strands_robots.cli.common import (
     RootArg,
     console,
     flag_stale,
+    labels_of,
     load_json_file,
     print_json,
     resolve,
@@ -38,11 +38,6 @@ from strands_robots.outcomes.splits import held_out_argument
 EpisodeArg = Annotated[
     int, typer.Argument(metavar="EPISODE", help="The episode's real episode_index.", parser=whole_number)
 ]
-
-
-def _abs(path: Path) -> Path:
-    """A path a person typed, made absolute (``~`` expanded)."""
-    return path.expanduser().resolve()
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -104,10 +99,9 @@ def set_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Record a new version of an episode's outcome label (it replaces the current one)."""
-    root, labels_dir = _abs(root), resolve(labels_dir)
     fields: dict[str, Any] = {}
     if file is not None:
-        document = load_json_file(_abs(file))
+        document = load_json_file(resolve(file))
         if not isinstance(document, dict):
             raise LabelValidationError(f"{file} must hold one JSON object (the label).")
         fields = {k: v for k, v in document.items() if k not in READ_ONLY_FIELDS}
@@ -128,14 +122,14 @@ def set_cmd(
     }
     fields.update({k: v for k, v in flags.items() if v is not None})
     if subtasks_file is not None:
-        fields["subtasks"] = load_json_file(_abs(subtasks_file))
+        fields["subtasks"] = load_json_file(resolve(subtasks_file))
     if hand_actions_file is not None:
-        fields["hand_actions"] = load_json_file(_abs(hand_actions_file))
+        fields["hand_actions"] = load_json_file(resolve(hand_actions_file))
     if leakage_group:
         fields["leakage_groups"] = _leakage_groups(leakage_group)
     if source_metadata is not None:
         fields["source_metadata"] = _json_text(source_metadata, "--source-metadata")
-    label = oc.set_outcome(root, episode, labels_dir=labels_dir, **fields)
+    label = labels_of(root, labels_dir).outcomes.set(episode, **fields)
     if as_json:
         print_json(label)
     else:
@@ -144,14 +138,14 @@ def set_cmd(
 
 def get_cmd(root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt = None) -> None:
     """Print an episode's current outcome label as JSON."""
-    print_json(oc.get_outcome(_abs(root), episode, labels_dir=resolve(labels_dir)))
+    print_json(labels_of(root, labels_dir).outcomes.get(episode))
 
 
 def history_cmd(
     root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt = None
 ) -> None:
     """Print every version of an episode's outcome label, newest first, as JSON."""
-    print_json(oc.outcome_history(_abs(root), episode, labels_dir=resolve(labels_dir)))
+    print_json(labels_of(root, labels_dir).outcomes.history(episode))
 
 
 def list_cmd(
@@ -166,16 +160,15 @@ def list_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """List current outcome labels matching the filters."""
-    labels = oc.list_outcomes(
-        _abs(root),
+    handle = labels_of(root, labels_dir)
+    labels = handle.outcomes.list(
         outcome=_csv(outcome),
         evaluation_membership=_csv(evaluation_membership),
         source=_csv(source),
         autonomy_level=_csv(autonomy_level),
         model_version=model_version,
-        labels_dir=resolve(labels_dir),
     )
-    stale = flag_stale(_abs(root), resolve(labels_dir), oc.stale_outcomes(_abs(root), labels_dir=resolve(labels_dir)))
+    stale = flag_stale(handle, handle.outcomes.stale())
     if as_json:
         print_json(labels)
         return
@@ -203,7 +196,7 @@ def export_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Write every episode's current label to meta/avala_sequence_outcomes.jsonl."""
-    path = oc.export_outcomes(_abs(root), resolve(out), labels_dir=resolve(labels_dir), dataset_id=dataset_id)
+    path = labels_of(root, labels_dir).outcomes.export(resolve(out), dataset_id=dataset_id)
     console.print(f"wrote {path}", highlight=False)
 
 
@@ -215,7 +208,7 @@ def import_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Read an exported avala_sequence_outcomes.jsonl back (all lines checked first)."""
-    report = oc.import_outcomes(_abs(root), _abs(file), labels_dir=resolve(labels_dir), labeled_by=labeled_by)
+    report = labels_of(root, labels_dir).outcomes.import_file(resolve(file), labeled_by=labeled_by)
     console.print(
         f"{report['lines']} lines: {report['written']} written, {report['unchanged']} unchanged, "
         f"{report['unlabelled']} unlabelled",
@@ -316,7 +309,7 @@ def split_cmd(
     }
     if group_key:
         kwargs["group_keys"] = tuple(group_key)
-    report = oc.split_by_groups(_abs(root), labels_dir=resolve(labels_dir), **kwargs)
+    report = labels_of(root, labels_dir).outcomes.split(**kwargs)
     if as_json:
         print_json(report)
         return
@@ -332,7 +325,7 @@ def split_cmd(
 
 def recovery_cmd(root: RootArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt = None) -> None:
     """Print the mistake-and-recovery track (mistake_and_recovery or intervention) as JSON."""
-    print_json(oc.recovery_track(_abs(root), labels_dir=resolve(labels_dir)))
+    print_json(labels_of(root, labels_dir).outcomes.recovery_track())
 
 
 def verdicts_cmd(
@@ -342,12 +335,12 @@ def verdicts_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Print (or --record) deterministic verdicts derived from the outcome labels."""
-    root, labels_dir = _abs(root), resolve(labels_dir)
+    outcomes = labels_of(root, labels_dir).outcomes
     if record:
-        oc.record_verdicts_from_outcomes(root, labels_dir=labels_dir)
+        outcomes.record_verdicts()
         console.print('recorded verdicts from outcome labels (benchmark "outcomes")')
     else:
-        print_json(oc.verdicts_from_outcomes(root, labels_dir=labels_dir))
+        print_json(outcomes.verdicts())
 
 
 def register(app: typer.Typer) -> None:

@@ -19,6 +19,7 @@ from strands_robots.cli.common import (
     RootArg,
     console,
     flag_stale,
+    labels_of,
     print_json,
     resolve,
     styled,
@@ -38,7 +39,6 @@ from strands_robots.segments import (
 from strands_robots.segments.checks import validate_episode
 from strands_robots.segments.episodes import episode_facts, open_dataset_if_present
 from strands_robots.segments.findings import Finding
-from strands_robots.segments.store import stale_segmentations
 from strands_robots.segments.templates import cohort_templates, known_cohorts
 
 app = typer.Typer(
@@ -117,7 +117,8 @@ def validate_cmd(
         if missing:
             raise LabelValidationError(f"no segmentation saved for episodes {missing}.")
         records = [r for r in records if r["episode_index"] in wanted]
-    stale = flag_stale(root, resolve(labels_dir), stale_segmentations(root, labels_dir=resolve(labels_dir)))
+    handle = labels_of(root, labels_dir)
+    stale = flag_stale(handle, handle.segments.stale())
     records = [r for r in records if r["episode_index"] not in stale]  # checked against another recording: no
     dataset = open_dataset_if_present(root)
     results: dict[int, list[Finding]] = {
@@ -166,7 +167,8 @@ def show_cmd(
     fps = float(dataset.fps) if dataset is not None else None
     if episode is None:
         records = list_segmentations(root, labels_dir=labels_dir)
-        stale = flag_stale(root, labels_dir, stale_segmentations(root, labels_dir=labels_dir))
+        handle = labels_of(root, labels_dir)
+        stale = flag_stale(handle, handle.segments.stale())
         if as_json:
             print_json(records)
             return

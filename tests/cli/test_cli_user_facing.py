@@ -134,7 +134,8 @@ def test_the_held_out_check_names_the_outcome_sidecar():
 
 
 def test_explanation_agrees_with_the_filter(toy_dataset):
-    from strands_robots.selection import DROP_REASONS, explain_filter
+    from strands_robots.labels import open_labels
+    from strands_robots.selection import DROP_REASONS
 
     root = _labelled(toy_dataset)
     set_outcome(root, 0, outcome="slow_success")
@@ -145,7 +146,7 @@ def test_explanation_agrees_with_the_filter(toy_dataset):
         {"outcomes": ["expert_success"]},
         {"outcomes": "slow_success", "min_quality": "low"},
     ):
-        result = explain_filter(root, **options)
+        result = open_labels(root).explain(**options)
         assert result["kept"] == el.filter_episodes(root, **options), options
         assert list(result["dropped"]) == list(DROP_REASONS)
         assert sorted(result["kept"] + sum(result["dropped"].values(), [])) == [0, 1, 2]

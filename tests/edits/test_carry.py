@@ -164,8 +164,8 @@ def test_filter_with_stale_labels_names_remap_and_strict_refuses(tmp_path: Path)
     from typer.testing import CliRunner
 
     from strands_robots.cli.main import app
+    from strands_robots.episode_labels import filter_episodes
     from strands_robots.errors import StaleRecordError
-    from strands_robots.selection import filter_episodes
 
     old, _ = _edited(tmp_path, [1])
     assert filter_episodes(old) == [0, 2, 4]

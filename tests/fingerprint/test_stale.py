@@ -18,7 +18,6 @@ from strands_robots.episode_labels.document import open_store
 from strands_robots.errors import DatasetError
 from strands_robots.fingerprint import metadata_digest, stale_records
 from strands_robots.fingerprint.columns import Fingerprinter
-from strands_robots.selection import filter_episodes
 from tests.episode_labels.helpers import TOY_VERDICTS
 from tests.synth import make_v3_dataset, make_v21_dataset
 
@@ -89,7 +88,7 @@ def test_an_edit_of_an_episodes_values_makes_its_labels_stale(toy_dataset, colum
     now = Fingerprinter(open_dataset(toy_dataset))(changed)[key]
     assert el.stale_episodes(toy_dataset) == {changed: f"{key} was {before!r} when labelled, now {now!r}"}
     with pytest.warns(el.StaleLabelsWarning, match=f"{key} was"):
-        assert changed not in filter_episodes(toy_dataset, require_success=False, min_quality="low")
+        assert changed not in el.filter_episodes(toy_dataset, require_success=False, min_quality="low")
 
 
 def test_an_unknown_key_is_ignored_and_the_first_differing_key_named(toy_dataset):
@@ -119,7 +118,7 @@ def test_a_copied_or_touched_dataset_keeps_its_labels_fresh(tmp_path, make):
     copy = Path(shutil.copytree(root, tmp_path / "copy"))
     _touch_meta(copy)
     assert el.stale_episodes(copy) == {}
-    assert filter_episodes(copy) == sorted(episodes)
+    assert el.filter_episodes(copy) == sorted(episodes)
 
 
 def test_files_left_by_earlier_versions_are_ignored(toy_dataset):
