@@ -13,6 +13,7 @@ use, so a handle that only filters never loads the segment rules.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -250,7 +251,11 @@ class EpisodeLabels(_Store):
     def flush(self) -> bool:
         """Fold pending journal entries into the sidecar so other tools see them; True when there were some."""
         from strands_robots.episode_labels.document import open_store
+        from strands_robots.storage.side_files import legacy_journal_path
 
+        store = open_store(self.labels.root, self.labels.labels_dir, write=False)
+        if not any(os.path.lexists(p) for p in (store.path, store.journal, legacy_journal_path(store.path))):
+            return False  # nothing stored: a flush creates no file (no lock, no labels-dir key)
         return open_store(self.labels.root, self.labels.labels_dir).flush()
 
     def remap(self, mapping: Any, *, dry_run: bool = False, allow_drop: bool = False) -> int:

@@ -166,19 +166,20 @@ TotalEpisodesOpt = Annotated[
 
 def require_dataset_root(root: Path, total_episodes: int | None, command: str) -> None:
     """Refuse to write labels into a ROOT that is not a LeRobot dataset (docs/sidecar-format.md,
-    "Labels directory"), unless the caller says it is a labels-only root (``--total-episodes``).
+    "Writes only into a dataset"), unless the caller says it is a labels-only root
+    (``--total-episodes``): :func:`strands_robots.storage.labels_dir.require_dataset_root`.
 
     Raises:
         LabelValidationError: ``root`` has no ``meta/info.json`` and no ``total_episodes``.
     """
-    if total_episodes is not None or (root / "meta" / "info.json").is_file():
-        return
-    from strands_robots.errors import LabelValidationError
+    from strands_robots.storage.labels_dir import require_dataset_root as rule
 
-    raise LabelValidationError(
-        f"{root} has no LeRobot metadata (meta/info.json), so it is not a dataset and `strands-labels {command}` "
-        "writes nothing there. Pass the dataset root (the folder holding meta/), --labels-dir DIR to keep the "
-        "labels elsewhere, or --total-episodes N if ROOT is a labels-only directory of a dataset with N episodes."
+    rule(
+        root,
+        total_episodes,
+        writer=f"`strands-labels {command}`",
+        elsewhere="--labels-dir DIR",
+        declare="--total-episodes N",
     )
 
 

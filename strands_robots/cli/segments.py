@@ -17,10 +17,12 @@ from strands_robots.cli.common import (
     LabelsDirOpt,
     RevisionOpt,
     RootArg,
+    TotalEpisodesOpt,
     console,
     flag_stale,
     labels_of,
     print_json,
+    require_dataset_root,
     resolve,
     styled,
     whole_number,
@@ -241,9 +243,11 @@ def import_cmd(
     dry_run: Annotated[bool, typer.Option(help="Report only; write nothing.")] = False,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
+    total_episodes: TotalEpisodesOpt = None,
     revision: RevisionOpt = None,
 ) -> None:
     """Import segmentations (frames or seconds) with label normalisation and a report."""
+    require_dataset_root(_path(root), total_episodes, "segments import")
     report = import_segmentations(
         _path(root),
         _path(source),
@@ -260,6 +264,7 @@ def import_cmd(
         reference=reference,
         dry_run=dry_run,
         labels_dir=resolve(labels_dir),
+        total_episodes=total_episodes,
     )
     print_import_report(report, as_json)
 

@@ -195,6 +195,7 @@ def select_episodes(
 
     Raises:
         NoVerdictsError: no sidecar yet.
+        DatasetError: no sidecar and ``root`` is not a LeRobot dataset.
         RootNotFoundError: ``root`` or ``labels_dir`` is not an existing directory.
         LabelValidationError: ``limit`` below 1 or a negative episode.
     """
@@ -203,6 +204,9 @@ def select_episodes(
     try:
         document = read_labels(root, labels_dir=labels_dir)
     except LabelsNotFoundError as exc:  # not RootNotFoundError (also a FileNotFoundError): a missing root says so
+        from strands_robots.dataset.cache import cached_dataset
+
+        cached_dataset(root)  # a folder that is not a dataset is named as such (DatasetError), not as unlabelled
         raise NoVerdictsError(
             f"no verdicts to judge on top of: {labels_path(root, labels_dir=labels_dir)} does not exist. Record them "
             "first: strands-labels verdicts ROOT FILE (or record_deterministic_verdicts)."

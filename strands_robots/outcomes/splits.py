@@ -22,6 +22,7 @@ from typing import Any
 from strands_robots.arguments import HELD_OUT_SHARE, UNIT_FRACTION, int_argument, number_argument, number_refusal
 from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelValidationError
+from strands_robots.outcomes.episodes import open_episodes
 from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
 from strands_robots.outcomes.model import LEAKAGE_GROUP_KEYS, WRITABLE_FIELDS
 from strands_robots.outcomes.store import OutcomeStore, open_outcome_store
@@ -253,6 +254,7 @@ def split_by_groups(
         LabelValidationError: a bad ``held_out`` (:func:`held_out_argument`), ``tolerance``
             or ``group_keys``; nothing written.
         SplitImpossibleError: the constraint makes the request impossible; nothing written.
+        DatasetError: ``root`` is not a LeRobot dataset (a write; nothing created).
     """
     held_out = held_out_argument(held_out)
     tolerance = number_argument(
@@ -292,4 +294,5 @@ def split_by_groups(
 
     if dry_run:
         return build(load_store(root, labels_dir))[1]
+    open_episodes(root)  # outcome labels are written into a dataset only (no labels-only root): nothing created
     return open_outcome_store(root, labels_dir).write(build)

@@ -337,6 +337,7 @@ def write_report(
     )
     document = load_document(root, labels_dir)
     if document is None:
+        open_dataset(root)  # a folder that is not a dataset is named as such (DatasetError), not as unlabelled
         raise NoLabelsError(
             f"no episode_labels.json at {labels_path(root, labels_dir=labels_dir)}; record verdicts first "
             "(`strands-labels verdicts ROOT FILE`) or pass --labels-dir where the labels live."

@@ -49,6 +49,7 @@ from strands_robots.segments.store import (
 from strands_robots.segments.success import failed_episodes
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
 from strands_robots.storage.codec import load_json_bytes
+from strands_robots.storage.labels_dir import require_dataset_root
 from strands_robots.storage.record_store import Change
 from strands_robots.storage.textfile import read_user_bytes
 
@@ -550,6 +551,27 @@ def _is_iso_time(value: Any) -> bool:
     return True
 
 
+def check_labels_only_episode(episode: int, total_episodes: int, length: Any) -> None:
+    """An input line for a labels-only root: its episode is below ``total_episodes`` and it
+    carries the episode's ``length`` (there is no metadata to read it from).
+
+    Raises:
+        EpisodeNotFoundError: ``episode`` is at or past ``total_episodes``.
+        LabelValidationError: the line has no ``length``.
+    """
+    if episode >= total_episodes:
+        raise EpisodeNotFoundError(
+            f"episode {episode} is not in a dataset of {total_episodes} episodes (total_episodes / "
+            f"--total-episodes {total_episodes}: episodes 0-{total_episodes - 1}); pass the right count or only "
+            "its episodes."
+        )
+    if length is None:
+        raise LabelValidationError(
+            f'episode {episode} has no "length" in the input and a labels-only root has no metadata to read it '
+            'from; add "length": <frames> to its line.'
+        )
+
+
 @accepts_repo_id
 def import_segmentations(
     root: str | Path,
@@ -569,6 +591,7 @@ def import_segmentations(
     reference: bool = False,
     dry_run: bool = False,
     labels_dir: str | Path | None = None,
+    total_episodes: int | None = None,
 ) -> ImportReport:
     """Import segmentations with normalisation; returns the report (see the module doc).
 
@@ -595,9 +618,14 @@ def import_segmentations(
         reference: Mark the imported segmentations as reference examples.
         dry_run: Report only; write nothing.
         labels_dir: Where the sidecar lives (default ``root``).
+        total_episodes: ``root`` is a labels-only directory (no ``meta/``) of a dataset
+            with this many episodes (CLI ``--total-episodes``); each input line then
+            carries its episode's ``length``. Without it a root that is not a LeRobot
+            dataset is refused (docs/sidecar-format.md, "Writes only into a dataset").
 
     Raises:
-        LabelValidationError: an input shape that cannot be read, or bad options.
+        LabelValidationError: an input shape that cannot be read, bad options, or a root
+            without LeRobot metadata and no ``total_episodes`` (nothing is created).
         SidecarError, StorageError: a refused sidecar or a failed write (nothing written).
     """
     for name, value, allowed in (
@@ -614,6 +642,7 @@ def import_segmentations(
             raise LabelValidationError("the 'idle' head/tail policy is for the AgiBot cohort (Idle label); use extend.")
     if fps is not None:
         fps = check_fps(fps)
+    labels_only = require_dataset_root(root, total_episodes, writer="a segmentation import")
     label = str(source) if isinstance(source, str | Path) else "<data>"
     data = load_source(source) if isinstance(source, str | Path) else source
     found = episodes_of(data, episode)
@@ -631,6 +660,8 @@ def import_segmentations(
             if str(ep) in prepared:
                 raise LabelValidationError(f"episode {ep} appears twice in the input.")
             length = obj.get("length") if dataset is None else None
+            if labels_only is not None:
+                check_labels_only_episode(ep, labels_only, length)
             facts = episode_facts(root, ep, length=length, dataset=dataset)
             if dataset is None and fps is None and obj.get("fps") is not None:
                 facts = EpisodeFacts(facts.episode_index, facts.length, facts.tasks, check_fps(obj["fps"]))

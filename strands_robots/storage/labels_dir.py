@@ -78,6 +78,63 @@ def require_directory(directory: Path, what: str = "Dataset root") -> None:
         )
 
 
+#: How a Python caller keeps labels elsewhere, and declares a labels-only root (the CLI
+#: names ``--labels-dir DIR`` and ``--total-episodes N``).
+LABELS_DIR_PYTHON = "labels_dir=DIR (CLI: --labels-dir DIR)"
+LABELS_ONLY_PYTHON = "total_episodes=N (CLI: --total-episodes N)"
+
+
+def require_dataset_root(
+    root: str | Path,
+    total_episodes: Any = None,
+    *,
+    writer: str = "this write",
+    elsewhere: str = LABELS_DIR_PYTHON,
+    declare: str = LABELS_ONLY_PYTHON,
+) -> int | None:
+    """Refuse to write labels into a root that is not a LeRobot dataset unless the caller
+    declares it a labels-only root (docs/sidecar-format.md, "Writes only into a dataset").
+
+    Args:
+        root: The dataset root the labels are for.
+        total_episodes: The episode count of the dataset a labels-only root labels (None: the
+            root must hold ``meta/info.json``); a whole number of at least 1.
+        writer: What writes, for the message (``"`strands-labels verdicts`"``).
+        elsewhere: How the caller keeps labels in another directory, for the message.
+        declare: How the caller declares a labels-only root, for the message.
+
+    Returns:
+        ``total_episodes`` when ``root`` has no LeRobot metadata (episodes at or past it are
+        not the dataset's), else None.
+
+    Raises:
+        LabelValidationError: ``root`` has no ``meta/info.json`` and no ``total_episodes``
+            was given, or ``total_episodes`` is not a whole number of at least 1. Nothing
+            is created.
+    """
+    from strands_robots.arguments import int_argument
+    from strands_robots.errors import LabelValidationError, clipped, quoted
+
+    if total_episodes is not None:
+        total_episodes = int_argument(
+            total_episodes,
+            lambda value: LabelValidationError(
+                f"total_episodes={quoted(value)} is not a whole number of at least 1; pass the episode count of "
+                "the dataset the labels-only root labels."
+            ),
+            minimum=1,
+        )
+    if (Path(root) / "meta" / "info.json").is_file():
+        return None
+    if total_episodes is not None:
+        return total_episodes
+    raise LabelValidationError(
+        f"{clipped(root)} has no LeRobot metadata (meta/info.json), so it is not a dataset and {writer} writes "
+        f"nothing there. Pass the dataset root (the folder holding meta/; {elsewhere} keeps the labels "
+        f"elsewhere), or {declare} if it is a labels-only directory of a dataset with N episodes."
+    )
+
+
 def create_labels_dir(directory: Path) -> None:
     """Create a missing ``labels_dir`` for a first write (its parent must exist).
 
@@ -209,4 +266,12 @@ def _all_tokens(root: str) -> set[str]:
     return {fingerprinter.token(e) for e in dataset.episodes}
 
 
-__all__ = ["KEY_NAME", "check_labels_dir", "dataset_key", "key_path"]
+__all__ = [
+    "KEY_NAME",
+    "LABELS_DIR_PYTHON",
+    "LABELS_ONLY_PYTHON",
+    "check_labels_dir",
+    "dataset_key",
+    "key_path",
+    "require_dataset_root",
+]

@@ -63,19 +63,29 @@ SECONDS_SPANS = [{"label": "pick up the mug from the counter", "start_ts": 0.0, 
 
 @pytest.mark.parametrize("fps", [0, -10, True, "10"])
 def test_import_refuses_a_bad_fps_argument_or_file_fps_and_stores_nothing(tmp_path, fps):
-    root = tmp_path / "plain"  # no meta/: the fps comes from the argument or the file
+    root = tmp_path / "plain"  # no meta/ (a labels-only root): the fps comes from the argument or the file
     root.mkdir()
     with pytest.raises(LabelValidationError, match="fps must be a finite number greater than 0"):
         import_segmentations(
-            root, [{"episode_index": 0, "length": 20, "subtasks": SECONDS_SPANS}], annotator="a", fps=fps
+            root,
+            [{"episode_index": 0, "length": 20, "subtasks": SECONDS_SPANS}],
+            annotator="a",
+            fps=fps,
+            total_episodes=1,
         )
     report = import_segmentations(
-        root, [{"episode_index": 0, "length": 20, "fps": fps, "subtasks": SECONDS_SPANS}], annotator="a"
+        root,
+        [{"episode_index": 0, "length": 20, "fps": fps, "subtasks": SECONDS_SPANS}],
+        annotator="a",
+        total_episodes=1,
     )
     assert not report.ok and "fps must be a finite number greater than 0" in report.episodes[0].errors[0]
     assert list(root.iterdir()) == []
     good = import_segmentations(
-        root, [{"episode_index": 0, "length": 20, "fps": 10, "subtasks": SECONDS_SPANS}], annotator="a"
+        root,
+        [{"episode_index": 0, "length": 20, "fps": 10, "subtasks": SECONDS_SPANS}],
+        annotator="a",
+        total_episodes=1,
     )
     assert good.ok and "converted 1 spans from seconds to frames at 10 fps" in good.episodes[0].changes
 
