@@ -16,17 +16,21 @@ from strands_robots.errors import LabelsNotFoundError, RootNotFoundError
 from tests.web.conftest import TOKEN, client_for
 
 
-def test_the_judge_runner_names_a_missing_root(tmp_path):
+def test_the_judge_runner_names_a_missing_root(tmp_path, toy_dataset):
+    from strands_robots.errors import DatasetError
     from strands_robots.judges.runner import NoVerdictsError, select_episodes
 
     with pytest.raises(RootNotFoundError, match="is not an existing directory") as missing:
         select_episodes(tmp_path / "gone")
     assert not isinstance(missing.value, LabelsNotFoundError)
     with pytest.raises(NoVerdictsError, match="no verdicts to judge on top of"):
-        select_episodes(tmp_path)  # the directory exists, the sidecar does not
+        select_episodes(toy_dataset)  # the dataset exists, the sidecar does not
+    with pytest.raises(DatasetError, match="is not a LeRobot dataset"):
+        select_episodes(tmp_path)  # neither a sidecar nor a dataset: the folder is named as not a dataset
 
 
 def test_the_report_names_a_missing_root(tmp_path, toy_dataset):
+    from strands_robots.errors import DatasetError
     from strands_robots.report import NoLabelsError, write_report
 
     with pytest.raises(RootNotFoundError, match="is not an existing directory"):
@@ -35,6 +39,9 @@ def test_the_report_names_a_missing_root(tmp_path, toy_dataset):
         write_report(toy_dataset, labels_dir=tmp_path / "no-such-labels-dir")
     with pytest.raises(NoLabelsError, match="no episode_labels.json"):
         write_report(toy_dataset)
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(DatasetError, match="is not a LeRobot dataset"):
+        write_report(tmp_path / "plain")
 
 
 def test_the_review_server_reports_a_missing_labels_dir(tmp_path, toy_dataset):
