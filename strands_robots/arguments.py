@@ -12,7 +12,7 @@ taking an fps, a number of seconds or a fraction accepts and refuses the same va
 
 pydantic is imported on first need: the plain cases (an ``str`` or ``Path`` of plain
 text, a ``bool``, a ``list`` of ``str``, an exact ``int`` or ``float``) are accepted by an exact pre-check that gives
-what the adapter gives (``tests/tooling/test_arguments_fast_path.py`` holds the two
+what the adapter gives (``tests/core/test_arguments.py`` holds the two
 to the same answers), so a process that only reads labels never pays pydantic's import.
 """
 
@@ -204,7 +204,7 @@ def int_argument(
 
     ``True``, ``4.0``, ``"4"`` and ``None`` are refused (pydantic's ``StrictInt``). An exact
     ``int`` or a numpy integer is checked without pydantic, with the same answer
-    (``tests/tooling/test_arguments_fast_path.py``).
+    (``tests/core/test_arguments.py``).
 
     Args:
         value: The argument as passed.
@@ -344,7 +344,7 @@ def number_argument(value: Any, refuse: Callable[[Any], Exception], limits: Limi
     Accepted: ``int``, ``float``, numpy integers and floats, ``Fraction``, ``Decimal``
     (pydantic's ``StrictFloat``). Refused: ``True``/``False``, text (``"0.5"``), ``None``,
     NaN, infinity and integers too large for a float. An exact ``int`` or ``float`` is
-    checked without pydantic, with the same answer (``tests/tooling/test_arguments_fast_path.py``).
+    checked without pydantic, with the same answer (``tests/core/test_arguments.py``).
 
     Args:
         value: The argument as passed.

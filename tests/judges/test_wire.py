@@ -388,11 +388,13 @@ def test_litellm_routes_of_its_own_http_client_count_request_bytes(server, cams,
 
 def test_request_bytes_are_unknown_when_an_answered_request_bypassed_the_meter():
     import asyncio
+    from types import SimpleNamespace
 
-    from strands_robots.judges.wire import WireModel, _Meter
+    from strands_robots.judges.wire import WireModel
     from tests.judges.judge_fakes import ScriptedModel
 
-    wire = WireModel(ScriptedModel([("text", "hi")]), meter=_Meter())
+    untouched = SimpleNamespace(bytes=0, requests=0, url=None)  # a byte meter no request passes
+    wire = WireModel(ScriptedModel([("text", "hi")]), meter=untouched)
     wire.start_episode()
     assert wire.cost.request_bytes == 0
 

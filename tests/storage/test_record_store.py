@@ -195,14 +195,11 @@ def test_a_replacement_just_after_the_open_is_never_paired_with_the_old_bytes(tm
     for minutes) would serve the old bytes without the other tool's record."""
     import io
 
-    from strands_robots.storage import record_store
-
     path = tmp_path / "labels.json"
     store = journal_store(path)
     store.update(put("1", 1))
     store.flush()  # the canonical file holds 1
     store.update(put("4", 4))  # a pending journal entry on top of it
-    record_store._stores.clear()
     store = journal_store(path)  # a fresh reader (another process, a restarted server)
     replaced: list[int] = []
 

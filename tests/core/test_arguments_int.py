@@ -1,6 +1,7 @@
 """``arguments.int_argument``: one pydantic rule for integer arguments at the public API.
 
-The exact-``int`` pre-check gives what the ``StrictInt`` adapter gives; each entry point
+An exact ``int`` gets the answer of the documented rule, ``StrictInt`` within the bounds
+(``tests/core/argument_rules.py``); each entry point
 keeps its own typed error and wording (the messages are those the hostile-input suite
 checks).
 """
@@ -11,10 +12,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
 from strands_robots import arguments
 from strands_robots.errors import LabelValidationError
+from tests.core.argument_rules import RULES, int_rule, rule_answer
 
 
 class Refused(Exception):
@@ -39,10 +40,7 @@ bounds = st.sampled_from([(None, None), (0, None), (1, None), (0, 65535)])
 def test_the_pre_check_agrees_with_the_adapter(value, bound):
     minimum, maximum = bound
     candidate = int(value) if isinstance(value, np.integer) else value
-    try:
-        expected = ("ok", arguments._int_adapter(minimum, maximum).validate_python(candidate))
-    except ValidationError:
-        expected = ("refused", None)
+    expected = rule_answer(int_rule(minimum, maximum), candidate)
     try:
         got = ("ok", arguments.int_argument(value, Refused, minimum=minimum, maximum=maximum))
     except Refused as exc:
@@ -99,10 +97,7 @@ def test_judge_counts_are_integers_of_at_least_one(option, value, tmp_path):
 @given(st.one_of(st.booleans(), st.booleans().map(np.bool_), st.integers(-2, 2), st.text(max_size=5), st.none()))
 def test_bool_argument_agrees_with_the_adapter(value):
     candidate = bool(value) if isinstance(value, np.bool_) else value
-    try:
-        expected = ("ok", arguments._adapter("flag").validate_python(candidate))
-    except ValidationError:
-        expected = ("refused", None)
+    expected = rule_answer(RULES["flag"], candidate)
     try:
         got = ("ok", arguments.bool_argument(value, Refused))
     except Refused:
@@ -110,9 +105,10 @@ def test_bool_argument_agrees_with_the_adapter(value):
     assert got == expected
 
 
-def test_the_judge_tool_and_segment_flags_keep_their_errors():
-    from strands_robots.segments.store import _bool
+def test_the_judge_tool_and_segment_flags_keep_their_errors(tmp_path):
+    from strands_robots.segments import get_segmentation, mark_reference, save_segmentation
     from strands_robots.tools.episode_judge import ToolInputError, episode_arg
+    from tests.segments.conftest import VALID_EP0, build_dataset
 
     assert episode_arg(np.int64(3)) == 3
     for bad in (True, np.bool_(True), 1.0, "1", None):
@@ -120,6 +116,10 @@ def test_the_judge_tool_and_segment_flags_keep_their_errors():
             episode_arg(bad)
     with pytest.raises(ToolInputError, match=r"^episode must be a non-negative integer episode_index, got -2\.$"):
         episode_arg(-2)
-    assert _bool(np.bool_(False), "reference") is False
+    root = build_dataset(tmp_path / "ds")
+    save_segmentation(root, 0, VALID_EP0, annotator="a", reference=True)
+    mark_reference(root, 0, np.bool_(False))
+    assert get_segmentation(root, 0)["reference"] is False
     with pytest.raises(LabelValidationError, match="^reference must be true or false, got str 'yes'.$"):
-        _bool("yes", "reference")
+        mark_reference(root, 0, "yes")
+    assert get_segmentation(root, 0)["reference"] is False

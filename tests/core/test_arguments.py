@@ -1,9 +1,10 @@
-"""The argument checkers' pre-check gives exactly what their pydantic adapter gives.
+"""The argument checkers give exactly what their documented rule gives.
 
 ``strands_robots.arguments`` accepts the plain cases (an ``str``/``Path`` of plain text, a
-``bool``, a ``list`` of ``str``) without importing pydantic; everything else goes to the
-adapter. These tests run both on the same inputs: a pre-check that accepted something the
-adapter refuses, or returned something else, fails here.
+``bool``, a ``list`` of ``str``) without importing pydantic; everything else goes to
+pydantic. These tests run each public checker and the documented rule, written as pydantic
+types (``tests/core/argument_rules.py``), on the same inputs: a checker that accepted
+something the rule refuses, or returned something else, fails here.
 """
 
 from __future__ import annotations
@@ -13,17 +14,14 @@ from pathlib import Path, PurePosixPath
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
 from strands_robots import arguments
 from strands_robots.errors import LabelArgumentError, LabelValidationError
+from tests.core.argument_rules import RULES, number_rule, rule_answer
 
 
 def _adapter_answer(kind: str, value):
-    try:
-        return ("ok", arguments._adapter(kind).validate_python(value))
-    except ValidationError:
-        return ("refused", None)
+    return rule_answer(RULES[kind], value)
 
 
 def _checker_answer(check, value):
@@ -140,10 +138,7 @@ class _Refused(Exception):
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(LIMIT_SETS), number_values)
 def test_number_pre_check_agrees_with_the_adapter(limits, value):
-    try:
-        expected = ("ok", arguments._number_adapter(limits).validate_python(value))
-    except ValidationError:
-        expected = ("refused", None)
+    expected = rule_answer(number_rule(limits), value)
     try:
         got = ("ok", arguments.number_argument(value, lambda v: _Refused(), limits))
     except _Refused:
