@@ -6,7 +6,7 @@ ensure_ascii=False, sort_keys=True, indent=2) + "\n"``. It is produced by the C 
 (compact) and re-indented by ``msgspec.json.format``, which keeps every token as written
 (Python's own encoder falls back to pure Python whenever it indents: ~10x slower), and a
 large records mapping is encoded in batches so that a writer can stream it
-(:func:`iter_canonical`). ``tests/storage/test_streamed_encoding.py`` holds the bytes to
+(:func:`iter_canonical`). ``tests/storage/test_codec_streamed_encoding.py`` holds the bytes to
 ``json.dumps``. It stays beside ``json.dumps`` by the one-implementation rule: a 10,000-episode
 document takes 2.1 s with ``json.dumps(indent=2)`` and 0.55 s here (every fold or
 write-through of such a file; ``benchmarks/compare_upstream.py``, row ``verdicts``). Python's ``json`` reads what the other
