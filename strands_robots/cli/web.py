@@ -1,5 +1,6 @@
-"""Commands of the ``web`` extra: ``review`` (the local review page), ``segment`` (the segment
-annotation page, served by the same server) and ``report`` (PNG plots).
+"""Commands of the ``web`` extra: ``review`` (the local review page), ``segments page`` (the
+segment annotation page, served by the same server; ``segment`` is its old name, kept as an
+alias) and ``report`` (PNG plots).
 
 They import starlette/uvicorn/matplotlib only when run, so the CLI starts without the extra.
 """
@@ -47,7 +48,7 @@ def _path(path: Path) -> Path:
 def _require_extra(what: str) -> None:
     import importlib.util
 
-    needed = ("starlette", "uvicorn", "jinja2") if what in ("review", "segment") else ("matplotlib",)
+    needed = ("starlette", "uvicorn", "jinja2") if what in ("review", "segments page") else ("matplotlib",)
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         raise MissingExtraError(
@@ -106,7 +107,7 @@ def segment(
     allow_remote: AllowRemoteOpt = False,
 ) -> None:
     """Serve the segment page: split episodes into subtasks (B splits, S saves) in the browser."""
-    _require_extra("segment")
+    _require_extra("segments page")
     from strands_robots.web.server import serve
 
     dataset_root = _path(root)
@@ -182,7 +183,12 @@ def report(
 
 
 def register(app: typer.Typer) -> None:
-    """Add the ``review``, ``segment`` and ``report`` commands to ``app``."""
+    """Add ``review``, ``segments page`` (and its alias ``segment``) and ``report`` to ``app``."""
+    from strands_robots.cli.segments import app as segments_app
+
     app.command("review")(review)
-    app.command("segment")(segment)
+    segments_app.command("page")(segment)
+    app.command("segment", help="Alias of `segments page` (its old name): serve the segment page in the browser.")(
+        segment
+    )
     app.command("report")(report)

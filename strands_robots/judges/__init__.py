@@ -7,8 +7,8 @@
 """
 
 from strands_robots.judges.heuristic import HeuristicJudgeModel, judge_prompt
+from strands_robots.judges.offline_rules import JUDGE_MODEL, grade_episode
 from strands_robots.judges.profile import DatasetProfile
-from strands_robots.judges.rules import JUDGE_MODEL, grade_episode
 from strands_robots.judges.runner import JudgeReport, RetryPolicy, run_judge
 
 __all__ = [

@@ -9,7 +9,7 @@ inputs, no event loop, which was most of an offline episode's cost). The plan:
 1. ``read_predicate_verdict`` (no verdict -> the episode is skipped, nothing written);
 2. ``load_episode`` (its resolved root selects the dataset profile);
 3. ``sample_frames`` (state only; if images were asked for and fail, once more without);
-4. ``write_label`` with the grade of :func:`strands_robots.judges.rules.grade_episode`
+4. ``write_label`` with the grade of :func:`strands_robots.judges.offline_rules.grade_episode`
    and ``judge_model="heuristic-v1"``;
 5. a final text message listing what it wrote.
 
@@ -36,8 +36,8 @@ from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 
 from strands_robots.dataset.hub import accepts_repo_id
+from strands_robots.judges.offline_rules import JUDGE_MODEL, grade_episode
 from strands_robots.judges.profile import DatasetProfile
-from strands_robots.judges.rules import JUDGE_MODEL, grade_episode
 from strands_robots.judges.scripted import ToolExchange, exchanges, last_user_text, text_events, tool_call_events
 
 

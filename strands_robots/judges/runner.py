@@ -44,6 +44,7 @@ from strands_robots.episode_labels.judge import annotate_episodes
 from strands_robots.errors import LabelsNotFoundError, LabelValidationError
 from strands_robots.judges.commit import GroupCommit
 from strands_robots.judges.heuristic import HeuristicJudgeModel, judge_prompt
+from strands_robots.judges.offline_rules import JUDGE_MODEL
 from strands_robots.judges.profile import MIN_EPISODES, DatasetProfile
 from strands_robots.judges.retry import (  # noqa: F401 - is_transient, TransientRetryStrategy: kept importable here
     RetryPolicy,
@@ -51,7 +52,6 @@ from strands_robots.judges.retry import (  # noqa: F401 - is_transient, Transien
     TransientRetryStrategy,
     is_transient,
 )
-from strands_robots.judges.rules import JUDGE_MODEL
 from strands_robots.judges.wire import Cost, WireModel
 from strands_robots.model_spec import DEFAULT_MAX_REQUESTS, DEFAULT_TIMEOUT_S, ModelSpecError, build_model
 from strands_robots.tools.episode_judge import create_judge_agent, model_name

@@ -38,9 +38,7 @@ from strands_robots.segments import sarm
 from strands_robots.segments.proposals import is_approved
 from strands_robots.segments.store import list_segmentations, stale_segmentations
 from strands_robots.storage.atomic import atomic_write_bytes
-
-#: Files beside the dataset that belong to this project, not to LeRobot (left out of ``out``).
-SIDECARS = ("episode_labels.json", "episode_outcomes.jsonl", "episode_segments.json")
+from strands_robots.storage.side_files import SIDECARS  # this project's files, not LeRobot's (left out of out)
 
 
 class DatasetChangedError(SidecarError):
@@ -260,7 +258,7 @@ def export_lerobot(
     if not approved:
         raise LabelValidationError(
             f"no approved segmentation in {root}: accept or edit proposals on the segment page "
-            "(strands-labels segment ROOT) or save segmentations first; nothing was written."
+            "(strands-labels segments page ROOT) or save segmentations first; nothing was written."
         )
     report = ExportReport(str(root), str(target), "in-place" if in_place else "out", sorted(approved))
     fps = float(dataset.fps)

@@ -897,6 +897,6 @@ def check_cohort(cohort: str) -> str:
 
         raise LabelValidationError(
             f"unknown cohort {cohort!r}; use one of {', '.join(known_cohorts())} (a label set of your own is loaded "
-            "from its file: strands-labels segment ROOT --labels FILE)."
+            "from its file: strands-labels segments page ROOT --labels FILE)."
         )
     return cohort

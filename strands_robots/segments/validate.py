@@ -15,9 +15,9 @@ from typing import Any
 from strands_robots.arguments import int_argument
 from strands_robots.errors import LabelValidationError
 from strands_robots.segments.findings import Finding
+from strands_robots.segments.guideline_rules import COHORT_RULES, Context, Seg
 from strands_robots.segments.motion import DEFAULT_THRESHOLD, check_threshold
 from strands_robots.segments.parse import FreeLabel, LabelParseError, TemplateInstance, coerce_in_cohort, render
-from strands_robots.segments.rules import COHORT_RULES, Context, Seg
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
 
 #: Frames of the centred moving median applied to the base speed by the navigate rule.

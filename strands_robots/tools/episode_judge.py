@@ -12,7 +12,7 @@ and never raises; see :mod:`strands_robots.tools.envelope`):
 - ``read_predicate_verdict(root, episode)``
 - ``write_label(root, episode, quality, failure_mode=None, note="", success_opinion=None, judge_model="")``
 
-A model chooses every argument, so roots go through :mod:`strands_robots.tools.roots`.
+A model chooses every argument, so roots go through :mod:`strands_robots.tools.root_safety`.
 The module-level tools read the allow-list from ``STRANDS_LABELS_ROOTS`` at each call;
 :func:`make_judge_tools` / :func:`create_judge_agent` bind one (``roots=[...]``).
 """
@@ -61,7 +61,7 @@ from strands_robots.tools.envelope import (
 )
 from strands_robots.tools.evidence import EvidenceCache, episode_evidence
 from strands_robots.tools.images import DEFAULT_MAX_SIDE, image_block
-from strands_robots.tools.roots import (
+from strands_robots.tools.root_safety import (
     allowed_roots_from_env,
     check_file_inside,
     check_root_and_metadata,
@@ -174,7 +174,7 @@ class JudgeToolConfig:
 
     def root(self, value: object) -> Path:
         """Resolve a model-chosen root under this configuration's allow-list; its metadata
-        files must resolve inside the allowed roots too (see ``tools.roots``).
+        files must resolve inside the allowed roots too (see ``tools.root_safety``).
 
         A repo id (``"lerobot/pusht"``) names its local copy when one is here; nothing is
         downloaded for a model (``dataset.hub.local_copy_of``).

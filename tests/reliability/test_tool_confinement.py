@@ -157,7 +157,7 @@ def test_symlinks_that_stay_inside_the_allowed_roots_are_fine(layout):
 def test_resolving_below_a_real_root_agrees_with_realpath(tmp_path):
     """check_file_inside(root_is_real=True) resolves from the root down; it must give realpath's answer."""
     from strands_robots.errors import UnsafeRootError
-    from strands_robots.tools.roots import check_file_inside
+    from strands_robots.tools.root_safety import check_file_inside
 
     root = tmp_path / "allowed" / "ds"
     outside = tmp_path / "outside"

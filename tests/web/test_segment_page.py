@@ -1,4 +1,4 @@
-"""The segment annotation page (docs/segments.md, "The annotation page: `strands-labels segment ROOT`"):
+"""The segment annotation page (docs/segments.md, "The annotation page: `strands-labels segments page ROOT`"):
 endpoints, security, CLI and a real browser.
 
 Server tests go through Starlette's TestClient against a copy of ``examples/toy_dataset``
@@ -414,8 +414,9 @@ def test_prefill_navigate_from_base_motion(tmp_path, toy_dataset):
 # -- CLI ------------------------------------------------------------------------------------------
 
 
-def test_segment_command_serves_the_page(toy_dataset):
-    args = ["segment", str(toy_dataset), "--port", "0", "--annotator", "cli"]
+@pytest.mark.parametrize("command", [["segments", "page"], ["segment"]], ids=["segments page", "its old name"])
+def test_segment_command_serves_the_page(toy_dataset, command):
+    args = [*command, str(toy_dataset), "--port", "0", "--annotator", "cli"]
     with cli_server(args, r"^segment page: http://127\.0\.0\.1:(\d+)/segment ", "/segment") as served:
         assert '"annotator":"cli"' in served.html.replace(" ", "")
         response = served.post("/api/segment/episodes/2", {"segments": SEGMENTS})

@@ -1,4 +1,4 @@
-"""The offline judge's rules on hand-made signals (``strands_robots.judges.rules``)."""
+"""The offline judge's rules on hand-made signals (``strands_robots.judges.offline_rules``)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from strands_robots.judges.offline_rules import grade_episode
 from strands_robots.judges.profile import MAD_TO_SIGMA, DatasetProfile, robust_stat
-from strands_robots.judges.rules import grade_episode
 
 NAMES = ["j0", "j1", "j2", "gripper"]
 
