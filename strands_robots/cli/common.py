@@ -344,9 +344,9 @@ def plain_errors(app: typer.Typer) -> None:
         sub = group.typer_instance
         if sub is None:
             continue
-        for info in (group, sub.info):
-            if not isinstance(info.cls, type):  # unset (typer's default placeholder)
-                info.cls = LabelsGroup
+        for group_info in (group, sub.info):
+            if not isinstance(group_info.cls, type):  # unset (typer's default placeholder)
+                group_info.cls = LabelsGroup
         plain_errors(sub)
 
 

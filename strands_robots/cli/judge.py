@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -64,7 +64,7 @@ class JudgeCommand(TyperCommand):
     positional argument.
     """
 
-    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         """Rewrite a bare ``--ray`` to ``--ray=`` before click parses ``args``."""
         out: list[str] = []
         for position, word in enumerate(args):

@@ -135,7 +135,7 @@ def read_frames(ds: Layout, episode: int | Episode, columns: list[str] | None = 
         layout = _episode_file_layout(ds, ep)
         available = layout.names
         wanted = _wanted(columns, available, skip, ep, str(path))
-        helper = [c for c in ("episode_index", "frame_index") if c in available and c not in wanted]
+        helper: list[str] = [c for c in ("episode_index", "frame_index") if c in available and c not in wanted]
         try:
             table = _read_episode_rows(path, layout, ep.episode_index, wanted + helper)
         except (pa.ArrowException, OSError) as exc:

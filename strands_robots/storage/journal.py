@@ -71,7 +71,7 @@ def journal_keys(journal: Path) -> list[str]:
         lines, _, _ = read_lines(journal)
     except OSError:
         return []
-    keys = []
+    keys: list[str] = []
     for _, entry in lines[1:]:
         entries = entry.get("entries", []) if isinstance(entry, dict) and entry.get("op") == "batch" else [entry]
         keys.extend(e["key"] for e in entries if isinstance(e, dict) and isinstance(e.get("key"), str))
