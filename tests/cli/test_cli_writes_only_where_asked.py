@@ -89,7 +89,7 @@ WRITES = {
 NOT_WRITES = {
     "info", "filter", "agreement", "show", "flush", "disputes", "review", "segment",
     "outcome get", "outcome history", "outcome list", "outcome recovery", "ssc events",
-    "segments validate", "segments show", "segments export", "segments pool", "segments templates",
+    "segments validate", "segments show", "segments export", "segments pool", "segments templates", "segments page",
     "segments prefill", "segments agreement",
 }  # fmt: skip
 #: The commands that take ``--total-episodes`` (a labels-only root) and succeed with it.

@@ -186,14 +186,24 @@ def test_cli_report(labelled_toy, tmp_path):
     assert "judge_vs_human.png not written: no human_labels given" in done.stdout
     written = [name for name in SUMMARY_FILES if name != "judge_vs_human.png"]
     assert sorted(p.name for p in out.iterdir()) == sorted([*written, "episodes"])
-    missing = subprocess.run(
-        [sys.executable, "-m", "strands_robots.cli.main", "report", str(tmp_path), "--out", str(tmp_path / "x")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert missing.returncode == 2
-    assert "no episode_labels.json" in missing.stderr
+
+
+def test_cli_report_without_labels(mixed_lengths, tmp_path):
+    """A dataset with no sidecar is told to record verdicts; a folder that is not a dataset is named as such."""
+
+    def report(root: Path):
+        argv = [sys.executable, "-m", "strands_robots.cli.main", "report", str(root), "--out", str(tmp_path / "x")]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+    unlabelled = report(mixed_lengths)
+    assert unlabelled.returncode == 2
+    assert "no episode_labels.json" in unlabelled.stderr
+    not_a_dataset = tmp_path / "plain"
+    not_a_dataset.mkdir()
+    refused = report(not_a_dataset)
+    assert refused.returncode == 2
+    assert "is not a LeRobot dataset" in refused.stderr and "meta/info.json not found" in refused.stderr
+    assert not (tmp_path / "x").exists() and list(not_a_dataset.iterdir()) == []
 
 
 def test_core_imports_without_the_web_extra():
