@@ -1,13 +1,11 @@
 """Input checks shared by every label writer: each raises ``LabelValidationError``
 naming the field and the remedy, before anything is stored.
 
-Booleans and integers go through the pydantic rules of :mod:`strands_robots.arguments`
-(``bool_argument``, ``int_argument``) after an exact-type fast path; the messages are this
-store's own."""
+Booleans, numbers and integers go through the rules of :mod:`strands_robots.arguments`
+(``bool_argument``, ``number_argument``, ``int_argument``); the messages are this store's own."""
 
 from __future__ import annotations
 
-import math
 import numbers
 import sys
 from typing import Any
@@ -28,29 +26,14 @@ from strands_robots.storage.episode_index import episode_index as episode_index 
 def is_bool(value: Any) -> bool:
     """True for ``bool`` and ``numpy.bool_`` (numpy is not imported for this: a process
     that has not imported it cannot hold a numpy value)."""
-    kind = type(value)
-    if kind is bool:
-        return True
-    if kind is int or kind is float or kind is str:  # the common cases, decided without the lookups
-        return False
     if isinstance(value, bool):
         return True
     np = sys.modules.get("numpy")
     return np is not None and isinstance(value, np.bool_)
 
 
-def is_integer(value: Any) -> bool:
-    """True for ``int`` and numpy integers (``bool`` included; check :func:`is_bool` first)."""
-    if isinstance(value, int):
-        return True
-    np = sys.modules.get("numpy")
-    return np is not None and isinstance(value, np.integer)
-
-
 def boolean(value: Any, what: str) -> bool:
     """A real boolean (``numpy.bool_`` accepted); ``"true"``, ``1`` and ``None`` refused."""
-    if type(value) is bool:
-        return value
     return bool_argument(
         value,
         lambda v: LabelValidationError(f"{what} must be true or false (a real boolean), got {type(v).__name__} {v!r}."),
@@ -65,9 +48,6 @@ def optional_boolean(value: Any, what: str) -> bool | None:
 def finite_number(value: Any, what: str) -> float | int:
     """A finite number (:func:`~strands_robots.arguments.number_argument`, no bounds): ints
     stay ints, anything else becomes a float; ``bool``, text, NaN and infinity refused."""
-    kind = type(value)
-    if (kind is float and math.isfinite(value)) or (kind is int and -(2**63) <= value < 2**64):
-        return value
 
     def refuse(v: Any) -> LabelValidationError:
         if is_bool(v) or not isinstance(v, numbers.Real):
@@ -80,8 +60,6 @@ def finite_number(value: Any, what: str) -> float | int:
 
 def non_negative_int(value: Any, what: str) -> int:
     """A non-negative integer that fits int64 (``bool`` refused)."""
-    if type(value) is int and 0 <= value <= MAX_EPISODE_INDEX:
-        return value
     return int_argument(
         value,
         lambda v: LabelValidationError(f"{what} must be a non-negative integer, got {type(v).__name__} {v!r}."),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from strands_robots.arguments import int_argument
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.vocab import did_you_mean
@@ -46,9 +47,12 @@ def _normalise_verdict(position: int, entry: Any) -> tuple[int, dict[str, Any]]:
     if "seed" in entry:
         seed = entry["seed"]
         if seed is not None:
-            if checks.is_bool(seed) or not checks.is_integer(seed) or not -(2**63) <= int(seed) < 2**64:
-                raise LabelValidationError(f"{where}.seed must be an integer (64-bit) or null, got {seed!r}.")
-            seed = int(seed)
+            seed = int_argument(
+                seed,
+                lambda v: LabelValidationError(f"{where}.seed must be an integer (64-bit) or null, got {v!r}."),
+                minimum=-(2**63),
+                maximum=2**64 - 1,
+            )
         block["seed"] = seed
     return index, block
 

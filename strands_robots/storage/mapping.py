@@ -23,8 +23,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, MappingMismatchError
-from strands_robots.storage.episode_index import MAX_EPISODE_INDEX
+from strands_robots.arguments import int_argument
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, MappingMismatchError, quoted
+from strands_robots.storage.episode_index import MAX_EPISODE_INDEX, episode_index
 
 _SHAPE = 'the mapping is a JSON object {old_episode_index: new_episode_index}, e.g. {"3": 2, "4": 3}'
 
@@ -206,10 +207,8 @@ def mapping_table(mapping: Any) -> dict[int, int]:
 
 
 def _index(value: Any, what: str) -> int:
-    value = _as_key(value)
-    if type(value) is not int or value < 0 or value > MAX_EPISODE_INDEX:
-        raise LabelValidationError(f"{what} {value!r} is not a non-negative integer episode_index.")
-    return value
+    """An episode index given as an int, a numpy int or its decimal text (the one check: :mod:`.episode_index`)."""
+    return episode_index(_as_key(value), what)
 
 
 def mapping_after_delete(total_episodes: int, deleted: Iterable[int]) -> EpisodeMapping:
@@ -230,7 +229,15 @@ def mapping_after_delete(total_episodes: int, deleted: Iterable[int]) -> Episode
         LabelValidationError: ``total_episodes`` is not a non-negative integer, or a
             deleted index is negative or not below ``total_episodes``.
     """
-    total = _index(total_episodes, "total_episodes")
+    total = int_argument(
+        _as_key(total_episodes),
+        lambda v: LabelValidationError(
+            f"total_episodes must be a non-negative integer, got {quoted(v)}; pass the number of episodes the "
+            "dataset had before the edit (CLI: --total-episodes)."
+        ),
+        minimum=0,
+        maximum=MAX_EPISODE_INDEX,
+    )
     gone = sorted({_index(d, "deleted episode") for d in deleted})
     outside = [d for d in gone if d >= total]
     if outside:
