@@ -35,6 +35,7 @@ from strands_robots.cli.common import (
 )
 from strands_robots.dataset.keys import ACTION_KEY, STATE_KEY
 from strands_robots.errors import LabelValidationError
+from strands_robots.storage.side_files import SEGMENTS
 
 GripperOpt = Annotated[
     list[str] | None,
@@ -275,7 +276,7 @@ def _subtask_sources(root: Path, annotations: Path | None, labels_dir: Path | No
             "task_name": (record.get("tasks") or [""])[0],
             "object_list": (),
             "task_duration": None,
-            "source": "episode_segments.json",
+            "source": SEGMENTS,
         }
     return out
 
