@@ -130,6 +130,6 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         return json_response(await run_in_threadpool(state_payload, ctx, episode))
 
     return [
-        Route("/api/episodes/{episode:int}/frames/{camera:int}/{frame:int}.jpg", frame, methods=["GET"]),
-        Route("/api/episodes/{episode:int}/state", state, methods=["GET"]),
+        Route("/api/episodes/{episode:index}/frames/{camera:index}/{frame:index}.jpg", frame, methods=["GET"]),
+        Route("/api/episodes/{episode:index}/state", state, methods=["GET"]),
     ]

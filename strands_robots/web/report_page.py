@@ -87,6 +87,6 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
 
     return [
         Route("/report", page, methods=["GET"]),
-        Route("/plots/episodes/{episode:int}.png", episode, methods=["GET"]),
+        Route("/plots/episodes/{episode:index}.png", episode, methods=["GET"]),
         Route("/plots/{name:str}.png", summary, methods=["GET"]),
     ]

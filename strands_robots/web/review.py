@@ -159,6 +159,6 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     return [
         Route("/review", page, methods=["GET"]),
         Route("/api/queue", queue, methods=["GET"]),
-        Route("/api/episodes/{episode:int}", episode, methods=["GET"]),
-        Route("/api/episodes/{episode:int}/review", post_review, methods=["POST"]),
+        Route("/api/episodes/{episode:index}", episode, methods=["GET"]),
+        Route("/api/episodes/{episode:index}/review", post_review, methods=["POST"]),
     ]

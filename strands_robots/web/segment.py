@@ -584,9 +584,9 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     return [
         Route("/segment", page, methods=["GET"]),
         Route("/api/segment/episodes", episodes, methods=["GET"]),
-        Route("/api/segment/episodes/{episode:int}", episode, methods=["GET"]),
-        Route("/api/segment/episodes/{episode:int}", post_save, methods=["POST"]),
-        Route("/api/segment/episodes/{episode:int}/prefill", prefill, methods=["GET"]),
-        Route("/api/segment/episodes/{episode:int}/check", check, methods=["POST"]),
-        Route("/api/segment/episodes/{episode:int}/review", post_review, methods=["POST"]),
+        Route("/api/segment/episodes/{episode:index}", episode, methods=["GET"]),
+        Route("/api/segment/episodes/{episode:index}", post_save, methods=["POST"]),
+        Route("/api/segment/episodes/{episode:index}/prefill", prefill, methods=["GET"]),
+        Route("/api/segment/episodes/{episode:index}/check", check, methods=["POST"]),
+        Route("/api/segment/episodes/{episode:index}/review", post_review, methods=["POST"]),
     ]

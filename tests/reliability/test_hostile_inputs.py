@@ -439,6 +439,13 @@ WEB_CASES: list[tuple[str, str, str, Any, dict[str, str] | None]] = [
     ("get-state-unknown", "GET", "/api/episodes/99/state", None, None),
     ("get-queue-bad-limit", "GET", "/api/segment/episodes?limit=-5", None, None),
     ("get-plot-unknown", "GET", "/plots/nope.png", None, None),
+    # a number in the path too long for int() (past 4300 digits it raises): a 404 JSON, never a 500
+    ("get-episode-5000-digits", "GET", "/api/episodes/" + "9" * 5000, None, None),
+    ("get-state-5000-digits", "GET", "/api/episodes/" + "9" * 5000 + "/state", None, None),
+    ("get-frame-5000-digits", "GET", "/api/episodes/0/frames/0/" + "9" * 5000 + ".jpg", None, None),
+    ("get-segment-5000-digits", "GET", "/api/segment/episodes/" + "9" * 5000, None, None),
+    ("review-5000-digits", "POST", "/api/episodes/" + "9" * 5000 + "/review", GOOD_REVIEW, WRITE),
+    ("get-plot-5000-digits", "GET", "/plots/episodes/" + "9" * 5000 + ".png", None, None),
 ]
 for _i, _body in enumerate(
     [
