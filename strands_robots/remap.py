@@ -30,11 +30,14 @@ from strands_robots.storage.side_files import (
     SEGMENTS,
     SIDECARS,
     carry_marker_path,
+    holds_sidecars,
     index_cache_path,
     journal_base_path,
     journal_path,
     outcome_export_path,
     remap_applied_path,
+    remap_hint,
+    remap_intent_path,
     remap_staged_path,
     sidecar_path,
 )
@@ -121,7 +124,25 @@ def remap_dataset(
     if mapping is None:
         raise LabelValidationError("give a mapping ({old: new}) or the dataset before the edit (source=OLD_ROOT).")
     parsed = EpisodeMapping.parse(mapping)
+    _require_something_to_remap(directory)
     return _run_with_record(root, labels_dir, parsed, allow_drop=allow_drop, dry_run=dry_run, source=None)
+
+
+def _require_something_to_remap(directory: Path) -> None:
+    """Refuse a mapping remap of a directory that holds no sidecar (nor an unfinished remap):
+    it would report 0 records kept and change nothing (``docs/editing.md``).
+
+    Raises:
+        NothingToRemapError: naming ``directory`` and, where an in-place edit moved the
+            sidecars to ``<directory>_old``, the command that carries them.
+    """
+    if holds_sidecars(directory) or remap_intent_path(directory).exists() or carry_marker_path(directory).exists():
+        return
+    hint = remap_hint(directory)
+    raise NothingToRemapError(
+        f"nothing to remap: {directory.resolve()} holds none of {', '.join(SIDECARS)}."
+        + (hint or " Give the directory that holds the labels (ROOT, or --labels-dir DIR).")
+    )
 
 
 def remap_id(mapping: EpisodeMapping, source: str | Path | Sequence[str | Path] | None) -> str:

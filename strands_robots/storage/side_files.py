@@ -113,15 +113,24 @@ def carry_marker_path(directory: str | Path) -> Path:
     return state_dir(directory) / "carrying.json"
 
 
+def holds_sidecars(directory: str | Path) -> bool:
+    """Whether ``directory`` holds any of :data:`SIDECARS`, or the journal of one (records
+    written but not yet folded into it)."""
+    return any(
+        sidecar_path(directory, name).exists() or journal_path(sidecar_path(directory, name)).exists()
+        for name in SIDECARS
+    )
+
+
 def moved_by_edit(directory: str | Path) -> Path | None:
     """``<directory>_old`` when it holds a sidecar and ``directory`` holds none: where
     ``lerobot-edit-dataset`` moved the original dataset, sidecars included, when it edited it in
     place (``docs/editing.md``); None otherwise."""
     directory = Path(directory)
-    if any(sidecar_path(directory, name).exists() for name in SIDECARS):
+    if holds_sidecars(directory):
         return None
     old = directory.with_name(f"{directory.name}_old")
-    return old if any(sidecar_path(old, name).exists() for name in SIDECARS) else None
+    return old if holds_sidecars(old) else None
 
 
 def remap_hint(directory: str | Path) -> str:

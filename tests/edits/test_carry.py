@@ -77,6 +77,29 @@ def test_nothing_to_carry_says_where_it_looked(tmp_path: Path) -> None:
         remap_dataset(new, source=old)
 
 
+def test_remap_of_a_root_without_sidecars_says_where_it_looked(tmp_path: Path) -> None:
+    """``remap ROOT --deleted 1`` after an in-place edit (sidecars in ROOT_old): exit 2 naming
+    the directory it looked in and the carry command, not "0 records kept"."""
+    from tests.cli.test_cli_user_facing import cli, one_line
+
+    old, new = _edited(tmp_path, [1])
+    moved, root = tmp_path / "ds_old", tmp_path / "ds"
+    old.rename(moved)
+    new.rename(root)
+    with pytest.raises(NothingToRemapError, match=rf"{root}.*remap {root} --from {moved}"):
+        remap_dataset(root, mapping_after_delete(5, [1]))
+    done = cli("remap", root, "--deleted", "1")
+    message = one_line(done.stderr)
+    assert done.returncode == 2 and "records kept" not in done.stdout, (done.stdout, message)
+    assert f"nothing to remap: {root.resolve()}" in message and f"strands-labels remap {root} --from {moved}" in message
+    assert sorted(p.name for p in root.iterdir()) == ["data", "meta"]  # nothing created
+    bare = tmp_path / "labels"
+    bare.mkdir()
+    done = cli("remap", bare, "--deleted", "1", "--total-episodes", "3")
+    assert done.returncode == 2 and f"nothing to remap: {bare.resolve()}" in one_line(done.stderr)
+    assert list(bare.iterdir()) == []
+
+
 def test_match_is_never_a_guess() -> None:
     a = {"length": 10, "content": "aa", "tasks": ["t"]}
     b = {"length": 10, "content": "bb", "tasks": ["t"]}
