@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, overload
 
@@ -317,10 +318,71 @@ class PlainErrors:
             exc.message = plain_usage_message(exc.message)
             raise
 
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; a command run on a ROOT whose sidecars an in-place
+        ``lerobot-edit-dataset`` moved to ``ROOT_old`` then says so and prints the command that
+        carries them (:func:`note_moved_sidecars`), whatever it printed or raised."""
+        if isinstance(self, TyperGroup):
+            return super().invoke(ctx)  # type: ignore[misc]
+        token = _moved_noted.set(set())
+        try:
+            try:
+                result = super().invoke(ctx)  # type: ignore[misc]
+            except Exception as exc:
+                _note_moved_after(ctx, exc)
+                raise
+            _note_moved_after(ctx, None)
+            return result
+        finally:
+            _moved_noted.reset(token)
+
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         """The usage pieces without typer's braces around required arguments."""
         pieces = super().collect_usage_pieces(ctx)  # type: ignore[misc]
         return [re.sub(r"^\{(.+)\}(\.\.\.)?$", r"\1\2", piece) for piece in pieces]
+
+
+#: The directories the note on sidecars an in-place edit moved was printed for, in the running
+#: command (set by :meth:`PlainErrors.invoke`; each command prints it once).
+_moved_noted: ContextVar[set[Path] | None] = ContextVar("moved_noted", default=None)
+
+
+def note_moved_sidecars(root: Path, labels_dir: Path | None) -> str:
+    """Print, on stderr, once per command, that ROOT (or ``labels_dir``) holds no sidecar and
+    ``<it>_old`` does, with the command that carries them (``docs/editing.md``, "Before the
+    remap"); return the note (empty when there is none to give).
+
+    Called before a command's output where it matters (a table of stale records, a page about
+    to serve); every other command taking ROOT gets it from :meth:`PlainErrors.invoke`.
+    """
+    from strands_robots.storage.side_files import remap_hint
+
+    directory = resolve(labels_dir if labels_dir is not None else root)
+    hint = remap_hint(directory)
+    if not hint:
+        return ""
+    noted = _moved_noted.get()
+    if noted is not None:
+        if directory in noted:
+            return hint
+        noted.add(directory)
+    err_console.print(f"No sidecar in {directory}.{hint}", highlight=False)
+    return hint
+
+
+def _note_moved_after(ctx: Any, error: BaseException | None) -> None:
+    """The note of :func:`note_moved_sidecars` for a command that ran on ROOT, unless it was
+    given already or ``error`` says it (a read's "no label sidecar" names the remap itself)."""
+    params = ctx.params or {}
+    root = params.get("root")
+    if not isinstance(root, Path) or ctx.info_name == "remap":
+        return
+    labels_dir = params.get("labels_dir") if isinstance(params.get("labels_dir"), Path) else None
+    from strands_robots.storage.side_files import remap_hint
+
+    hint = remap_hint(resolve(labels_dir if labels_dir is not None else root))
+    if hint and (error is None or hint not in str(error)):
+        note_moved_sidecars(root, labels_dir)
 
 
 class LabelsCommand(PlainErrors, TyperCommand):
@@ -354,11 +416,7 @@ def flag_stale(labels: Labels, stale: dict[int, str]) -> dict[int, str]:
     """Print, on stderr, each stale record (``stale``: ``{episode: reason}`` from the store's
     stale check) as ``stale, run remap``, and where an in-place edit moved the sidecars;
     return ``stale`` (``docs/editing.md``)."""
-    from strands_robots.storage.side_files import remap_hint
-
-    hint = remap_hint(labels.directory)
-    if hint:
-        err_console.print(f"No sidecar in {labels.directory}.{hint}", highlight=False)
+    note_moved_sidecars(labels.root, labels.directory)
     for episode, reason in stale.items():
         err_console.print(
             f"episode {episode}: stale, run remap ({reason}; `strands-labels remap {labels.root} --from OLD_ROOT`, "

@@ -18,6 +18,7 @@ from strands_robots.cli.common import (
     RootArg,
     console,
     load_json_file,
+    note_moved_sidecars,
     plural,
     progress_bar,
     resolve,
@@ -73,6 +74,7 @@ def review(
     _require_extra("review")
     from strands_robots.web.server import serve
 
+    note_moved_sidecars(root, labels_dir)  # before serving: the page runs until stopped
     serve(
         _path(root),
         host=host,
@@ -118,6 +120,7 @@ def segment(
 
         for path in label_sets:  # a bad file is refused before the server starts
             load_label_set(path)
+    note_moved_sidecars(root, labels_dir)  # before serving: the page runs until stopped
     serve(
         dataset_root,
         host=host,
