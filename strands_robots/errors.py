@@ -21,6 +21,7 @@ pages) passes its messages through :func:`bounded_message` (docs/architecture.md
 
 from __future__ import annotations
 
+import difflib
 import re
 import reprlib
 
@@ -68,6 +69,29 @@ def clipped(text: object, limit: int = QUOTE_CHARS) -> str:
         return shown
     half = (limit - 5) // 2
     return f"{shown[:half]} ... {shown[-half:]}"
+
+
+def did_you_mean(value: object, choices: tuple[str, ...]) -> str:
+    """`` Did you mean: 'Medium' -> 'medium'?`` when ``value`` is close to one of ``choices``, else ``""``.
+
+    The one near-miss hint of every refusal of a word outside a fixed list (an option value,
+    a vocabulary field, a cohort): it is appended to the message, so ``High`` for ``high``
+    or ``Open-High`` for ``open-high`` names the word meant. The wording is the other
+    ``strands_robots`` implementation's for its vocabulary refusals, so a caller matching on
+    it keeps working (docs/compatibility.md).
+
+    Args:
+        value: What the caller gave; anything that is not a string gets no hint.
+        choices: The accepted words.
+
+    Returns:
+        The hint with a leading space, or ``""`` when no choice is close.
+    """
+    if isinstance(value, str):
+        close = difflib.get_close_matches(value.lower(), [c for c in choices if c], n=1)
+        if close:
+            return f" Did you mean: {quoted(value)} -> {close[0]!r}?"
+    return ""
 
 
 def bounded_message(message: object, limit: int = MESSAGE_CHARS) -> str:

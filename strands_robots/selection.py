@@ -19,8 +19,8 @@ from strands_robots.arguments import names_argument
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
 from strands_robots.episode_labels.filtering import select_episodes
-from strands_robots.episode_labels.vocab import LABEL_DROP_REASONS, QUALITY_RANK, did_you_mean
-from strands_robots.errors import LabelValidationError
+from strands_robots.episode_labels.vocab import LABEL_DROP_REASONS, QUALITY_RANK
+from strands_robots.errors import LabelValidationError, did_you_mean
 from strands_robots.storage.side_files import OUTCOMES
 
 if TYPE_CHECKING:
@@ -232,9 +232,8 @@ def _as_set(value: Any, what: str, allowed: tuple[str, ...]) -> set[str] | None:
     if value is None:
         return None
     values = [value] if isinstance(value, str) else names_argument(value, what, f"[{allowed[0]!r}]") or []
+    words = ", ".join(a for a in allowed if a) + (' or "" (not set)' if "" in allowed else "")
     for v in values:
         if v not in allowed:
-            raise LabelValidationError(
-                f"{what} value {v!r} is not one of {', '.join(allowed)}.{did_you_mean(v, allowed)}"
-            )
+            raise LabelValidationError(f"{what} value {v!r} is not one of {words}.{did_you_mean(v, allowed)}")
     return set(values)

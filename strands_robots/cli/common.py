@@ -292,7 +292,7 @@ def plain_usage_message(message: str) -> str:
     parse string as an integer`` is ``not a whole number: type one as digits, e.g. 3.``
     """
     from strands_robots.arguments import plain_message
-    from strands_robots.episode_labels.vocab import did_you_mean
+    from strands_robots.errors import did_you_mean
 
     found = _NOT_ONE_OF.match(message)
     if found is None:

@@ -27,7 +27,7 @@ from strands_robots.cli.common import (
     styled,
     whole_number,
 )
-from strands_robots.errors import DatasetError, LabelValidationError
+from strands_robots.errors import DatasetError, LabelValidationError, did_you_mean
 from strands_robots.segments import (
     export_segmentations,
     get_segmentation,
@@ -74,6 +74,7 @@ def _cohort(value: str | None, label_sets: list[Path] | None = None) -> str | No
     if value is not None and value not in known_cohorts():
         raise LabelValidationError(
             f"--cohort {value!r}; use one of {', '.join(known_cohorts())} (or --labels FILE for a set of your own)."
+            + did_you_mean(value, known_cohorts())
         )
     return value
 

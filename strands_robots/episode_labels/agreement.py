@@ -17,8 +17,8 @@ from typing import Any
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import query_document
 from strands_robots.episode_labels.review import human_grade
-from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES, did_you_mean
-from strands_robots.errors import LabelValidationError
+from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES
+from strands_robots.errors import LabelValidationError, did_you_mean
 from strands_robots.storage.textfile import read_user_text
 
 _NULL = "null"  # how a null failure_mode is spelled in confusion matrices

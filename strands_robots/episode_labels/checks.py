@@ -16,9 +16,8 @@ from strands_robots.episode_labels.vocab import (
     MAX_NAME_CHARS,
     MAX_NOTE_CHARS,
     QUALITY_GRADES,
-    did_you_mean,
 )
-from strands_robots.errors import LabelValidationError
+from strands_robots.errors import LabelValidationError, did_you_mean
 from strands_robots.storage.episode_index import MAX_EPISODE_INDEX
 from strands_robots.storage.episode_index import episode_index as episode_index  # the one rule, checks.episode_index
 

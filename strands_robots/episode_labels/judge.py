@@ -17,8 +17,8 @@ from strands_robots.arguments import items_argument
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
 from strands_robots.episode_labels.verdicts import not_in_dataset
-from strands_robots.episode_labels.vocab import QUALITY_GRADES, did_you_mean
-from strands_robots.errors import LabelValidationError, StaleRecordError, VerdictNotFoundError
+from strands_robots.episode_labels.vocab import QUALITY_GRADES
+from strands_robots.errors import LabelValidationError, StaleRecordError, VerdictNotFoundError, did_you_mean
 from strands_robots.storage.codec import json_copy
 from strands_robots.storage.record_store import Change
 

@@ -36,8 +36,8 @@ from typing import Any
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
 from strands_robots.episode_labels.verdicts import not_in_dataset
-from strands_robots.episode_labels.vocab import REVIEW_DECISIONS, did_you_mean
-from strands_robots.errors import LabelValidationError, ReviewConflictError, VerdictNotFoundError
+from strands_robots.episode_labels.vocab import REVIEW_DECISIONS
+from strands_robots.errors import LabelValidationError, ReviewConflictError, VerdictNotFoundError, did_you_mean
 from strands_robots.storage.codec import dump_line, json_copy
 from strands_robots.storage.record_store import Change
 

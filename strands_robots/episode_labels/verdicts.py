@@ -12,8 +12,7 @@ from typing import Any
 from strands_robots.arguments import int_argument
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
-from strands_robots.episode_labels.vocab import did_you_mean
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, VerdictNotFoundError
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, VerdictNotFoundError, did_you_mean
 from strands_robots.storage.codec import json_copy
 from strands_robots.storage.mapping import index_ranges
 from strands_robots.storage.record_store import Change

@@ -6,8 +6,6 @@ everywhere (writers, readers, holdouts).
 
 from __future__ import annotations
 
-import difflib
-
 from strands_robots.arguments import NAME_CHARS
 from strands_robots.storage.side_files import LABELS
 
@@ -41,16 +39,3 @@ LABEL_DROP_REASONS: tuple[str, ...] = ("unjudged", "no verdict", "failed", "over
 
 MAX_NOTE_CHARS = 10_000
 MAX_NAME_CHARS = NAME_CHARS
-
-
-def did_you_mean(value: object, choices: tuple[str, ...]) -> str:
-    """`` Did you mean: 'Medium' -> 'medium'?`` when ``value`` is close to one of ``choices``, else ``""``.
-
-    The wording of the other ``strands_robots`` implementation's vocabulary refusals, so
-    a caller matching on it keeps working (``docs/compatibility.md``).
-    """
-    if isinstance(value, str):
-        close = difflib.get_close_matches(value.lower(), choices, n=1)
-        if close:
-            return f" Did you mean: {value!r} -> {close[0]!r}?"
-    return ""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, did_you_mean
 from strands_robots.outcomes.episodes import duration_s, episode_index, open_episodes, require_episodes
 from strands_robots.outcomes.model import (
     AUTONOMY_LEVELS,
@@ -198,6 +198,7 @@ def _filter_values(name: str, value: Any, allowed: tuple[str, ...]) -> set[str] 
         raise LabelValidationError(
             f"filter {name} has unknown value(s) {', '.join(map(repr, unknown))}; "
             f"use one or more of {', '.join(repr(a) for a in allowed)}."
+            + "".join(did_you_mean(v, allowed) for v in unknown)
         )
     return set(values)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from strands_robots.arguments import ANY_NUMBER, NAME_CHARS, SECONDS, UNIT_FRACTION, Limits, number_argument
-from strands_robots.errors import LabelValidationError, quoted
+from strands_robots.errors import LabelValidationError, did_you_mean, quoted
 
 #: Outcome values ("Ergebniswerte").
 OUTCOMES: tuple[str, ...] = (
@@ -200,7 +200,7 @@ class _Checker:
         if isinstance(value, str) and (value in allowed or (empty_ok and value == "")):
             return value
         extra = ' or "" (not set)' if empty_ok else ""
-        self.fail(path, f"{_describe(value)} is not one of {', '.join(allowed)}{extra}")
+        self.fail(path, f"{_describe(value)} is not one of {', '.join(allowed)}{extra}.{did_you_mean(value, allowed)}")
         return ""
 
     def text(self, path: str, value: Any, *, min_len: int, max_len: int, nullable: bool) -> str | None:
@@ -244,7 +244,8 @@ class _Checker:
         for key in item:
             if key not in allowed:
                 where = f"{path}.{key}" if isinstance(key, str) else path
-                self.fail(where, f"unknown key {_describe(key)}; allowed keys are {', '.join(allowed)}")
+                hint = did_you_mean(key, allowed)
+                self.fail(where, f"unknown key {_describe(key)}; allowed keys are {', '.join(allowed)}.{hint}")
 
 
 # -- the parts of a label -----------------------------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.errors import LabelValidationError
+from strands_robots.errors import LabelValidationError, did_you_mean
 from strands_robots.segments.convert import frame_to_seconds, segments_to_subtasks
 from strands_robots.segments.episodes import dataset_fps
 from strands_robots.segments.store import list_segmentations
@@ -45,7 +45,9 @@ def export_segmentations(
         StorageError: the file could not be written.
     """
     if format not in FORMATS:
-        raise LabelValidationError(f"format={format!r}; use one of {', '.join(FORMATS)}.")
+        raise LabelValidationError(
+            f"format={format!r}; use one of {', '.join(FORMATS)}." + did_you_mean(format, FORMATS)
+        )
     rate = dataset_fps(root) or fps
     if format == "subtasks" and rate is None:
         raise LabelValidationError("subtasks are in seconds and the fps is unknown; pass fps= (CLI: --fps).")

@@ -32,7 +32,7 @@ from typing import Any
 
 from strands_robots.arguments import ANY_NUMBER, number_argument
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.errors import EpisodeNotFoundError, LabelsError, LabelValidationError
+from strands_robots.errors import EpisodeNotFoundError, LabelsError, LabelValidationError, did_you_mean
 from strands_robots.segments.convert import check_fps
 from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
 from strands_robots.segments.findings import Finding
@@ -635,7 +635,9 @@ def import_segmentations(
         ("time_unit", time_unit, ("auto", "frames", "seconds")),
     ):
         if value not in allowed:
-            raise LabelValidationError(f"{name}={value!r}; use one of {', '.join(allowed)}.")
+            raise LabelValidationError(
+                f"{name}={value!r}; use one of {', '.join(allowed)}." + did_you_mean(value, allowed)
+            )
     if cohort is not None:
         check_cohort(cohort)
         if cohort != "agibot" and "idle" in (head, tail):

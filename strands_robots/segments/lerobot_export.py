@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.errors import LabelValidationError, SidecarError
+from strands_robots.errors import LabelValidationError, SidecarError, did_you_mean
 from strands_robots.segments import lerobot_language as language
 from strands_robots.segments import sarm
 from strands_robots.segments.proposals import is_approved
@@ -246,7 +246,10 @@ def export_lerobot(
     if sarm_prefix is not None:
         sarm.check_prefix(sarm_prefix)
     elif style not in language.PERSISTENT_STYLES:
-        raise LabelValidationError(f"style={style!r}; use one of {', '.join(language.PERSISTENT_STYLES)}.")
+        raise LabelValidationError(
+            f"style={style!r}; use one of {', '.join(language.PERSISTENT_STYLES)}."
+            + did_you_mean(style, language.PERSISTENT_STYLES)
+        )
     dataset = language.open_v3(root)
     target = root if out is None else Path(out).resolve()
     if out is not None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.errors import LabelValidationError
+from strands_robots.errors import LabelValidationError, did_you_mean
 from strands_robots.segments.store import (
     SaveResult,
     StaleVersionError,
@@ -119,7 +119,9 @@ def review_proposal(
         EpisodeNotFoundError: nothing saved for the episode.
     """
     if decision not in DECISIONS:
-        raise LabelValidationError(f"decision={decision!r}; use one of {', '.join(DECISIONS)}.")
+        raise LabelValidationError(
+            f"decision={decision!r}; use one of {', '.join(DECISIONS)}." + did_you_mean(decision, DECISIONS)
+        )
     if (segments is None) == (decision == "edit"):
         raise LabelValidationError(
             "pass segments with decision='edit' only (accept and reject keep the proposal's segments)."

@@ -27,7 +27,7 @@ from typing import Any
 
 from strands_robots.arguments import NAME_CHARS, bool_argument, path_argument
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError, did_you_mean
 from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
 from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD
@@ -332,7 +332,9 @@ def prepare_record(
     if annotated_at is not None:
         check_time(annotated_at)
     if source not in SOURCES:
-        raise LabelValidationError(f"source={source!r}; use one of {', '.join(SOURCES)}.")
+        raise LabelValidationError(
+            f"source={source!r}; use one of {', '.join(SOURCES)}." + did_you_mean(source, SOURCES)
+        )
     findings = validate_segmentation(
         facts.length,
         segments,

@@ -893,10 +893,10 @@ def cohort_templates(cohort: str) -> tuple[Template, ...]:
 def check_cohort(cohort: str) -> str:
     """Return ``cohort`` or raise a :class:`LabelValidationError` naming the known cohorts."""
     if cohort not in COHORTS and cohort not in _USER_COHORTS:
-        from strands_robots.errors import LabelValidationError
+        from strands_robots.errors import LabelValidationError, did_you_mean
 
         raise LabelValidationError(
             f"unknown cohort {cohort!r}; use one of {', '.join(known_cohorts())} (a label set of your own is loaded "
-            "from its file: strands-labels segments page ROOT --labels FILE)."
+            f"from its file: strands-labels segments page ROOT --labels FILE).{did_you_mean(cohort, known_cohorts())}"
         )
     return cohort

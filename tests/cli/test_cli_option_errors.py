@@ -124,3 +124,42 @@ def test_a_grade_only_review_is_compared_on_quality_only(judged):
     assert sum(sum(row.values()) for row in result["failure_mode_confusion"].values()) == 1  # episode 0 only
     assert result["failure_mode_agreement"] == 0.0
     assert [(d["episode"], d["field"]) for d in result["disagreements"]] == [(0, "failure_mode"), (1, "quality")]
+
+
+# --- a value in the wrong case, on every command that takes a word from a fixed list -----------------
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("outcome", "set", "{root}", "0", "--outcome", "Failure"), "'Failure' -> 'failure'"),
+        (("outcome", "set", "{root}", "0", "--outcome", "failure", "--autonomy-level", "Teleoperation"),
+         "'Teleoperation' -> 'teleoperation'"),
+        (("outcome", "set", "{root}", "0", "--outcome", "failure", "--evaluation-membership", "Train"),
+         "'Train' -> 'train'"),
+        (("outcome", "set", "{root}", "0", "--outcome", "failure", "--source", "Human"), "'Human' -> 'human'"),
+        (("outcome", "set", "{root}", "0", "--outcome", "failure", "--leakage-group", "Object=kitchen"),
+         "'Object' -> 'object'"),
+        (("outcome", "list", "{root}", "--outcome", "Failure"), "'Failure' -> 'failure'"),
+        (("outcome", "list", "{root}", "--source", "Human"), "'Human' -> 'human'"),
+        (("ssc", "events", "{root}", "--mode", "Position"), "'Position' -> 'position'"),
+        (("ssc", "events", "{root}", "--polarity", "Open-High"), "'Open-High' -> 'open-high'"),
+        (("segments", "templates", "--cohort", "Generic"), "'Generic' -> 'generic'"),
+        (("segments", "validate", "{root}", "--cohort", "Generic"), "'Generic' -> 'generic'"),
+        (("segments", "export", "{root}", "--format", "Subtasks"), "'Subtasks' -> 'subtasks'"),
+    ],
+)  # fmt: skip
+def test_every_fixed_list_names_the_near_miss(judged, args, expected):
+    before = sorted(p.name for p in judged.iterdir())
+    done = cli(*(str(judged) if a == "{root}" else a for a in args))
+    assert done.returncode != 0
+    assert f"Did you mean: {expected}?" in " ".join(done.stderr.split())
+    assert sorted(p.name for p in judged.iterdir()) == before  # nothing stored
+
+
+def test_filter_lists_the_unset_membership_as_a_word(judged):
+    set_outcome(judged, 0, outcome="expert_success", evaluation_membership="train")
+    done = cli("filter", judged, "--membership", "Train")
+    assert done.returncode != 0
+    message = " ".join(done.stderr.split())
+    assert "is not one of train, held_out_eval, none or \"\" (not set). Did you mean: 'Train' -> 'train'?" in message
