@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_upstream import foreign_sidecar  # noqa: E402
 
 import strands_robots.episode_labels as el  # noqa: E402
+from strands_robots.storage.side_files import journal_path  # noqa: E402
 
 FLOOR_LINE = b'{"op":"put","key":"%d","record":{"judge":{"quality":"high"}}}\n'
 
@@ -47,7 +48,7 @@ def main() -> None:
         root = Path(tmp)
         foreign_sidecar(root / "episode_labels.json", 1000)
         el.annotate_episode(root, 999, quality="high", note="first", model="bench")
-        mode = "journal" if (root / ".episode_labels.json.journal").exists() else "write-through"
+        mode = "journal" if journal_path(root / "episode_labels.json").exists() else "write-through"
         fd = os.open(root / "fsync.bin", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         line = FLOOR_LINE if not args.floor_bytes else b"%d" + b"x" * (args.floor_bytes - 8) + b"\n"
         calls: list[float] = []
@@ -80,7 +81,7 @@ def main() -> None:
                 cpu.append((time.perf_counter() - start) / 100)
         finally:
             os.fdatasync = real_sync
-        journal_line = len((root / ".episode_labels.json.journal").read_bytes().splitlines()[-1]) + 1
+        journal_line = len(journal_path(root / "episode_labels.json").read_bytes().splitlines()[-1]) + 1
         floor_line = len(line % 0)
         print(f"load average {os.getloadavg()[0]:.1f}; {args.calls} calls in blocks of {args.block}; {mode} mode")
         print(f"journal line {journal_line} bytes, floor line {floor_line} bytes")

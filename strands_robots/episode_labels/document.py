@@ -15,9 +15,8 @@ overwritten.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from pathlib import Path, PosixPath
+from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import path_argument
@@ -164,38 +163,15 @@ def _missing(store: RecordStore) -> LabelsNotFoundError:
     )
 
 
-#: ``labels_path(root, labels_dir=labels_dir)`` of absolute arguments already seen (a pure
-#: function of them: an absolute path is never a repo id), at most ``MAX_KNOWN_PATHS``.
-_known_paths: dict[tuple[Any, Any], Path] = {}
-MAX_KNOWN_PATHS = 1024
-
-
-def _absolute(value: Any) -> bool:
-    kind = type(value)
-    if kind is str:
-        return value.startswith("/")
-    return kind is PosixPath and value.is_absolute()
-
-
 def existing_store(root: str | Path, labels_dir: str | Path | None = None) -> RecordStore:
-    """The store of a sidecar that exists.
-
-    A sidecar file that is there proves its directory is (the checks of :func:`open_store`
-    that would refuse a missing root cannot fail), so for absolute paths seen before this
-    costs one ``stat``.
+    """The store of a sidecar that exists (:func:`open_store` for a read, then the sidecar or
+    its journal must be there).
 
     Raises:
         LabelsNotFoundError: no sidecar yet (record verdicts first).
         RootNotFoundError, SidecarError, LabelsDirMismatchError: as :func:`open_store`.
     """
-    known = _absolute(root) and (labels_dir is None or _absolute(labels_dir))
-    path = _known_paths.get((root, labels_dir)) if known else None
-    if path is not None and os.path.exists(path):
-        check_labels_dir(root, labels_dir, write_key=False)
-        return _store(path)
     store = open_store(root, labels_dir, write=False)
-    if known and len(_known_paths) < MAX_KNOWN_PATHS:
-        _known_paths[(root, labels_dir)] = store.path
     if not store.path.exists() and not store.journal.exists():
         raise _missing(store)
     return store

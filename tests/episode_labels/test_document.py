@@ -1,7 +1,6 @@
-"""``existing_store`` with an absolute root it has seen answers from one ``stat`` of the
-sidecar; the answer is always the one the files call for: a missing root is a
-``RootNotFoundError``, a root with neither the sidecar nor its journal is "no labels yet"
-(``LabelsNotFoundError``), and otherwise the store of that sidecar.
+"""``existing_store`` answers what the files call for, however often a root was seen: a
+missing root is a ``RootNotFoundError``, a root with neither the sidecar nor its journal is
+"no labels yet" (``LabelsNotFoundError``), and otherwise the store of that sidecar.
 
 Documents handed to callers are theirs: mutating them never changes the store, whether
 the call parsed the file (handed over without a copy) or found it cached (a copy)."""
@@ -46,7 +45,7 @@ events = st.lists(
 
 @settings(max_examples=80, deadline=None)
 @given(steps=events, spelling=st.sampled_from([str, Path]))
-def test_the_remembered_path_gives_what_the_files_call_for(tmp_path_factory, steps, spelling):
+def test_a_root_seen_before_gives_what_the_files_call_for_now(tmp_path_factory, steps, spelling):
     base = tmp_path_factory.mktemp("paths")
     root = base / "ds"
     root.mkdir()
@@ -98,7 +97,7 @@ def test_a_removed_sidecar_is_no_labels_yet(tmp_path):
         el.annotate_episode(tmp_path, 0, quality="low")
 
 
-def test_a_relative_root_is_not_remembered_and_follows_the_working_directory(tmp_path, monkeypatch):
+def test_a_relative_root_follows_the_working_directory(tmp_path, monkeypatch):
     for name in ("a", "b"):
         (tmp_path / name / "ds").mkdir(parents=True)
         el.record_deterministic_verdicts(tmp_path / name / "ds", [{"episode": 0, "success": name == "a"}])
@@ -109,7 +108,7 @@ def test_a_relative_root_is_not_remembered_and_follows_the_working_directory(tmp
     assert el.read_labels("ds")["episodes"]["0"]["deterministic"]["success"] is False
 
 
-def test_a_labels_dir_is_still_checked_on_the_short_path(tmp_path):
+def test_a_labels_dir_seen_before_is_checked_again(tmp_path):
     root, labels = tmp_path / "ds", tmp_path / "labels"
     root.mkdir()
     labels.mkdir()
