@@ -176,6 +176,9 @@ def check_dict(report: CheckReport) -> dict[str, Any]:
         "data_files": report.data_files,
         "episodes": report.episodes,
         "cameras": list(report.cameras),
+        "videos": report.videos,
+        "videos_decoded": report.videos_decoded,
+        "videos_missing": report.videos_missing,
         "damaged": [
             {"path": d.path, "kind": d.kind, "camera": d.camera, "episodes": list(d.episodes), "error": d.error}
             for d in report.damaged
@@ -185,9 +188,11 @@ def check_dict(report: CheckReport) -> dict[str, Any]:
 
 def format_check(report: CheckReport) -> str:
     """The ``checked`` and ``damaged`` lines of ``info --check``."""
+    videos = f"first and last frame decoded for {report.videos_decoded} of {report.videos} episode video(s)"
+    if report.videos_missing:
+        videos += f"; {report.videos_missing} missing (listed under problems)"
     lines = [
-        f"checked   {report.data_files} data file(s) read whole; first and last frame of {report.episodes} "
-        f"episode(s) x {len(report.cameras)} camera(s) decoded",
+        f"checked   {report.data_files} data file(s) read whole; {videos}",
         f"damaged   {len(report.damaged)} file(s)" if report.damaged else "damaged   none",
     ]
     for damaged in report.damaged:

@@ -51,13 +51,21 @@ class CheckReport:
 
     Attributes:
         data_files: Data parquet files read.
-        episodes: Episodes whose videos were decoded at both ends.
+        episodes: Episodes whose every camera's video was decoded at both ends (an episode
+            with a missing or damaged video is not counted).
         cameras: Camera features checked.
+        videos: Episode videos (one episode, one camera): episodes x cameras.
+        videos_decoded: Episode videos decoded at both ends.
+        videos_missing: Episode videos not checked because the file is missing (listed as
+            ``missing_video`` problems) or the episode names none.
         damaged: The files that failed, data first, then videos by camera.
     """
 
     data_files: int = 0
     episodes: int = 0
+    videos: int = 0
+    videos_decoded: int = 0
+    videos_missing: int = 0
     cameras: tuple[str, ...] = ()
     damaged: list[DamagedFile] = field(default_factory=list)
 
@@ -111,10 +119,13 @@ def check_files(ds: Layout, *, on_episode: Callable[[int], None] | None = None) 
     videos: dict[tuple[str, str], DamagedFile] = {}
     for episode in ds.episodes:
         meta = ds.episodes[episode]
+        decoded = 0
+        report.videos += len(ds.camera_keys)
         for camera in ds.camera_keys:
             ref = meta.videos.get(camera)
             if ref is None or not ref.path.is_file():
-                continue  # no video reference, or missing: listed as problems
+                report.videos_missing += 1  # no video reference, or missing: listed as problems
+                continue
             key = (camera, _relative(ds, ref.path))
             if key in videos:
                 found = videos[key]
@@ -128,7 +139,10 @@ def check_files(ds: Layout, *, on_episode: Callable[[int], None] | None = None) 
                 videos[key] = DamagedFile(key[1], "video", str(exc), (episode,), camera)
             except Exception as exc:  # noqa: BLE001 - PyAV raises its own types for a broken file
                 videos[key] = DamagedFile(key[1], "video", f"{type(exc).__name__}: {exc}", (episode,), camera)
-        report.episodes += 1
+            else:
+                decoded += 1
+        report.videos_decoded += decoded
+        report.episodes += decoded == len(ds.camera_keys)
         if on_episode is not None:
             on_episode(episode)
     report.damaged.extend(sorted(videos.values(), key=lambda d: (d.camera or "", d.path)))

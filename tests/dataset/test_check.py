@@ -54,6 +54,23 @@ def test_info_says_problems_none_but_info_check_names_the_files(toy_dataset):
     assert [d["path"] for d in as_json["check"]["damaged"]] == [str(video.relative_to(toy_dataset))]
 
 
+def test_missing_videos_are_not_counted_as_decoded(toy_dataset):
+    """A check that could decode nothing says so: missing videos are problems, never 'decoded'."""
+    healthy = check_dataset(toy_dataset)
+    assert (healthy.videos, healthy.videos_decoded, healthy.videos_missing, healthy.episodes) == (3, 3, 0, 3)
+    _only("videos/*/*/*.mp4", toy_dataset).unlink()
+    report = check_dataset(toy_dataset)
+    assert report.ok  # nothing damaged: the missing file is a problem, listed once by info
+    assert (report.videos, report.videos_decoded, report.videos_missing, report.episodes) == (3, 0, 3, 0)
+    done = cli("info", toy_dataset, "--check")
+    assert done.returncode == 0, done.stderr
+    assert "first and last frame decoded for 0 of 3 episode video(s)" in done.stdout
+    assert "3 missing (listed under problems)" in done.stdout
+    assert "[missing_video]" in done.stdout
+    check = json.loads(cli("info", toy_dataset, "--check", "--json").stdout)["check"]
+    assert (check["videos_decoded"], check["videos_missing"], check["episodes"]) == (0, 3, 0)
+
+
 def test_report_draws_what_it_can_and_names_the_damaged_video(toy_dataset, tmp_path):
     from strands_robots import episode_labels as el
     from strands_robots.report import write_report
