@@ -252,6 +252,14 @@ class StaleRecordError(LabelValidationError):
     http_status = 409
 
 
+class UnreadableRecordError(LabelValidationError):
+    """A strict selection met labels it cannot read or check: label writes the store refused
+    (never applied), or a dataset the reader refuses, so fingerprints cannot be compared; nothing
+    was selected (``docs/editing.md``, "Before the remap")."""
+
+    remedy = "make every label readable and checkable (the message names what), then select again."
+
+
 class NothingToRemapError(LabelValidationError):
     """A remap found no sidecar to carry (the message says where it looked)."""
 
@@ -298,6 +306,11 @@ class VerdictNotFoundError(EpisodeNotFoundError, ValueError):
 
 class NonFiniteNumberWarning(UserWarning):
     """A JSON file written by another tool holds ``NaN`` or ``Infinity``; it was read as null."""
+
+
+class UncheckedLabelsWarning(UserWarning):
+    """The dataset could not be opened to check labels' fingerprints against it: the labels
+    were used unchecked (a strict selection refuses them: :class:`UnreadableRecordError`)."""
 
 
 class ReviewConflictError(LabelsError, ValueError):

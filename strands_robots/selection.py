@@ -45,11 +45,37 @@ DROP_REASONS: tuple[str, ...] = (
 
 
 def refuse_stale_labels(labels: Labels) -> None:
-    """Raise :class:`~strands_robots.errors.StaleRecordError` when labels of a dataset no longer
-    match it (the ``strict`` rule of :func:`filter_episodes`)."""
-    from strands_robots.errors import StaleRecordError
+    """The ``strict`` rule of :func:`filter_episodes`: every label is readable and matches the
+    dataset, or the selection is refused (``docs/editing.md``, "Before the remap").
 
-    root, stale = labels.root, labels.episodes.stale()
+    Raises:
+        StaleRecordError: labels of the dataset no longer match it (listed).
+        UnreadableRecordError: label writes the store refused (never applied) are kept aside,
+            or the dataset cannot be opened to check the labels' fingerprints.
+    """
+    import warnings
+
+    from strands_robots.errors import StaleRecordError, UncheckedLabelsWarning, UnreadableRecordError
+    from strands_robots.storage.side_files import rejected_path
+
+    root = labels.root
+    store = existing_store(labels.root, labels.labels_dir)
+    refused = store.problems()["rejected"]
+    if refused:
+        raise UnreadableRecordError(
+            f"{refused} label write(s) to {store.path} were refused and never applied (kept in "
+            f"{rejected_path(store.path)} with the reason); strict selection refuses to leave those episodes' labels "
+            f"out. Re-record them, then delete that file (`strands-labels show {root}` counts them)."
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UncheckedLabelsWarning)
+        try:
+            stale = labels.episodes.stale()
+        except UncheckedLabelsWarning as exc:
+            raise UnreadableRecordError(
+                f"{exc}; strict selection refuses labels it cannot check against the dataset. Repair the dataset "
+                f"(`strands-labels info {root} --check` names what is wrong), then select again."
+            ) from None
     if stale:
         shown = "; ".join(f"episode {e}: {why}" for e, why in list(stale.items())[:10])
         raise StaleRecordError(
@@ -149,8 +175,9 @@ def filter_episodes(
         evaluation_membership: ``train``, ``held_out_eval``, ``none``, or ``""`` for labels
             whose membership is unset (or a list of these).
         include_held_out: Keep held-out evaluation episodes too (for evaluation, not training).
-        strict: A stale label is an error instead of an excluded episode, so a training
-            script cannot quietly train on fewer episodes (``docs/editing.md``).
+        strict: A stale label, a refused label write or a dataset the labels cannot be
+            checked against is an error instead of an excluded (or unchecked) episode, so a
+            training script cannot quietly train on fewer episodes (``docs/editing.md``).
 
     Returns:
         Sorted real ``episode_index`` values.
@@ -159,6 +186,8 @@ def filter_episodes(
         LabelValidationError: a flag is not a boolean or the grade or an outcome value is unknown.
         LabelsNotFoundError: no sidecar yet (a ``FileNotFoundError``).
         StaleRecordError: ``strict`` and some labels no longer match the dataset (listed).
+        UnreadableRecordError: ``strict`` and some labels cannot be read or checked
+            (:func:`refuse_stale_labels`).
     """
     if checks.boolean(strict, "strict"):
         refuse_stale_labels(labels)

@@ -208,7 +208,12 @@ def filter_cmd(
     ] = False,
     out: Annotated[Path | None, typer.Option(help="Write the episode list to this file instead of stdout.")] = None,
     strict: Annotated[
-        bool, typer.Option("--strict", help="A stale label is an error (exit 3), not a dropped episode.")
+        bool,
+        typer.Option(
+            "--strict",
+            help="A stale label, a refused label write or a dataset the labels cannot be checked against is an "
+            "error (exit 3), not a dropped or unchecked episode.",
+        ),
     ] = False,
     labels_dir: LabelsDirOpt = None,
     revision: RevisionOpt = None,
@@ -228,12 +233,12 @@ def filter_cmd(
     if outcome or membership:
         _require_outcome_labels(labels)
     if strict:
-        from strands_robots.errors import StaleRecordError
+        from strands_robots.errors import StaleRecordError, UnreadableRecordError
         from strands_robots.selection import refuse_stale_labels
 
         try:
             refuse_stale_labels(labels)
-        except StaleRecordError as exc:
+        except (StaleRecordError, UnreadableRecordError) as exc:
             err_console.print(str(exc), highlight=False)
             raise typer.Exit(3) from None
     with warnings.catch_warnings():

@@ -22,7 +22,7 @@ import numpy as np
 from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.dataset.stats import REWRITE_STATS, check_unique_columns, stats_line
 from strands_robots.dataset.text import json_object_lines
-from strands_robots.errors import DatasetError, LabelsError
+from strands_robots.errors import DatasetError, LabelsError, UncheckedLabelsWarning
 from strands_robots.fingerprint.digest import has_dataset_metadata
 from strands_robots.fingerprint.rule import IDENTITY_KEYS, stale_reason
 
@@ -288,6 +288,7 @@ def open_dataset_for_checks(root: str | Path) -> Any | None:
     except LabelsError as exc:
         warnings.warn(
             f"the dataset at {root} could not be opened ({exc}); labels were not checked for staleness",
+            UncheckedLabelsWarning,
             stacklevel=3,
         )
         return None

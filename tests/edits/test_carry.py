@@ -207,6 +207,50 @@ def test_filter_with_stale_labels_names_remap_and_strict_refuses(tmp_path: Path)
         assert "--dataset.episodes" not in empty.stdout
 
 
+def test_strict_filter_refuses_labels_it_cannot_read_or_check(tmp_path: Path) -> None:
+    """--strict (strict=True): a label write the store refused (kept aside, never applied) and a
+    dataset the labels cannot be checked against are errors (exit 3), not a quieter selection."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from strands_robots.cli.main import app
+    from strands_robots.episode_labels import filter_episodes
+    from strands_robots.episode_labels.document import open_store
+    from strands_robots.errors import UncheckedLabelsWarning, UnreadableRecordError
+    from strands_robots.storage import record_store
+    from strands_robots.storage.side_files import journal_path
+
+    runner = CliRunner()
+    root = labelled_dataset(tmp_path / "refused", 3)
+    store = open_store(root)
+    store.write_through_bytes = 0  # the next writes go to the journal
+    try:
+        el.annotate_episode(root, 0, quality="high", note="pending")
+        with open(journal_path(root / "episode_labels.json"), "ab") as journal:  # a line another writer tore
+            journal.write(b'{"op": "put", "key": "1", "record": {"episode_index": 1, "judge": {"quality": "wow"}}}\n')
+        assert el.flush(root) is True
+    finally:
+        store.write_through_bytes = record_store.WRITE_THROUGH_BYTES
+    assert runner.invoke(app, ["filter", str(root)]).exit_code == 0
+    refused = runner.invoke(app, ["filter", str(root), "--strict"])
+    assert refused.exit_code == 3 and "refused and never applied" in refused.stderr, refused.stderr
+    assert refused.stdout == ""
+    with pytest.raises(UnreadableRecordError, match="1 label write"):
+        filter_episodes(root, strict=True)
+
+    broken = labelled_dataset(tmp_path / "broken", 3)
+    info = json.loads((broken / "meta/info.json").read_text())
+    info["codebase_version"] = "v9.9"  # a version this reader refuses: no fingerprint can be compared
+    (broken / "meta/info.json").write_text(json.dumps(info))
+    with pytest.warns(UncheckedLabelsWarning):
+        assert filter_episodes(broken) == [0, 2]
+    with pytest.raises(UnreadableRecordError, match="could not be opened.*strict selection refuses"):
+        filter_episodes(broken, strict=True)
+    unchecked = runner.invoke(app, ["filter", str(broken), "--strict"])
+    assert unchecked.exit_code == 3 and "info" in unchecked.stderr and unchecked.stdout == "", unchecked.stderr
+
+
 def test_remap_killed_at_random_points_loses_no_acknowledged_label(tmp_path: Path) -> None:
     """A bounded run of benchmarks/remap_crash.py (the 100-trial figure is in docs/editing.md)."""
     import random
