@@ -18,6 +18,7 @@ for :mod:`.state_dir` to adopt what they left.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 #: The label sidecar (the name strands-robots 0.5.3 uses).
@@ -115,9 +116,10 @@ def carry_marker_path(directory: str | Path) -> Path:
 
 def holds_sidecars(directory: str | Path) -> bool:
     """Whether ``directory`` holds any of :data:`SIDECARS`, or the journal of one (records
-    written but not yet folded into it)."""
+    written but not yet folded into it). A path the system cannot look at (a name too long,
+    no permission) holds none."""
     return any(
-        sidecar_path(directory, name).exists() or journal_path(sidecar_path(directory, name)).exists()
+        os.path.exists(sidecar_path(directory, name)) or os.path.exists(journal_path(sidecar_path(directory, name)))
         for name in SIDECARS
     )
 
