@@ -102,7 +102,11 @@ def test_the_round_trip_runs_as_written(lerobot, tmp_path: Path, block: dict) ->
     assert done.returncode == 0, f"{DOC.name}:{block['line']}:\n{body}\n{done.stdout}\n{done.stderr[-4000:]}"
 
     remaps = re.findall(r"^strands-labels remap .*$", body, re.M)
-    targets = [Path(re.match(r"strands-labels remap (\S+)", line)[1]) for line in remaps]
+    targets = [  # as the shell expands them ("${HF_LEROBOT_HOME:-...}/local/ds": lerobot's cache)
+        Path(subprocess.run(["bash", "-c", f"printf %s {word}"], env=env, capture_output=True, text=True).stdout)
+        for word in (re.match(r"strands-labels remap (\S+)", line)[1] for line in remaps)
+    ]
+    assert all(t.is_dir() for t in targets), targets
     after = lerobot(IDENTS, roots={str(t): str(t) for t in targets})
     carried = 0
     for target in targets:
