@@ -69,6 +69,28 @@ def test_deleted_twice_on_labels_only_root_shifts_once(tmp_path: Path) -> None:
     assert el.read_labels(root)["episodes"]["3"]["judge"]["note"] == "recording 4"
 
 
+def test_deleted_twice_on_a_dataset_root_shifts_once(tmp_path: Path) -> None:
+    """``remap ROOT --deleted 1`` where ROOT holds the dataset (meta/, fingerprints checked):
+    the second run says "already applied" and changes no byte."""
+    from typer.testing import CliRunner
+
+    from strands_robots.cli.main import app
+
+    root = labelled_dataset(tmp_path / "ds", 5)
+    delete_episodes_files(root, [1])  # edited where it stands: the sidecars still number the old episodes
+    runner = CliRunner()
+    first = runner.invoke(app, ["remap", str(root), "--deleted", "1", "--allow-drop"])
+    assert first.exit_code == 0 and "episode_labels: 4 records kept" in first.stdout, first.output
+    after = sidecar_bytes(root)
+    again = runner.invoke(app, ["remap", str(root), "--deleted", "1", "--allow-drop"])
+    assert again.exit_code == 0 and "already applied" in again.stdout, again.output
+    assert sidecar_bytes(root) == after
+    assert [el.read_labels(root)["episodes"][str(e)]["judge"]["note"] for e in range(4)] == [
+        f"episode {o}" for o in (0, 2, 3, 4)
+    ]
+    assert el.stale_episodes(root) == {}
+
+
 def test_nothing_to_carry_says_where_it_looked(tmp_path: Path) -> None:
     old = make_v3_dataset(tmp_path / "old", [30, 40])
     new = tmp_path / "new"
