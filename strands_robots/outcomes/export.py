@@ -27,7 +27,7 @@ from typing import Any
 
 from strands_robots.arguments import int_argument
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.errors import LabelValidationError, SidecarError
+from strands_robots.errors import LabelValidationError, SidecarError, clipped, did_you_mean, quoted
 from strands_robots.outcomes.episodes import duration_s, episode_index, open_episodes
 from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
 from strands_robots.outcomes.model import (
@@ -170,12 +170,18 @@ def _parse_line(
     before = len(problems)
     for key in line:
         if key not in EXPORT_KEYS:
-            problems.append(Violation(f"{where}: {key}", f"unknown key; allowed keys are {', '.join(EXPORT_KEYS)}"))
+            hint = did_you_mean(key, EXPORT_KEYS)
+            problems.append(
+                Violation(f"{where}: {clipped(key)}", f"unknown key; allowed keys are {', '.join(EXPORT_KEYS)}.{hint}")
+            )
+    if "episode_index" not in line:
+        problems.append(Violation(f"{where}: episode_index", "is missing; each line names its episode_index"))
+        return None
     try:  # the limits of every episode_index argument (0..int64, no bool, no 3.0)
-        episode = episode_index(line.get("episode_index"))
+        episode = episode_index(line["episode_index"])
     except LabelValidationError:
         problems.append(
-            Violation(f"{where}: episode_index", f"must be a non-negative integer, got {line.get('episode_index')!r}")
+            Violation(f"{where}: episode_index", f"must be a non-negative integer, got {quoted(line['episode_index'])}")
         )
         return None
     if episode not in dataset.episodes:

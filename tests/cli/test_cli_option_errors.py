@@ -163,3 +163,17 @@ def test_filter_lists_the_unset_membership_as_a_word(judged):
     assert done.returncode != 0
     message = " ".join(done.stderr.split())
     assert "is not one of train, held_out_eval, none or \"\" (not set). Did you mean: 'Train' -> 'train'?" in message
+
+
+def test_an_outcome_import_line_names_the_key_it_meant(judged, tmp_path):
+    """A line written with 'episode' (the label store's key) instead of 'episode_index': the
+    refusal names the key meant and says the index is missing (not 'got None')."""
+    lines = tmp_path / "outcomes.jsonl"
+    lines.write_text('{"episode_index": 0, "outcome": "failure"}\n{"episode": 1, "outcome": "failure"}\n')
+    done = cli("outcome", "import", judged, lines)
+    assert done.returncode != 0
+    message = " ".join(done.stderr.split())
+    assert "line 2: episode: unknown key; allowed keys are episode_index," in message
+    assert "Did you mean: 'episode' -> 'episode_index'?" in message
+    assert "line 2: episode_index: is missing" in message and "got None" not in message
+    assert not (judged / "episode_outcomes.jsonl").exists()  # nothing stored
