@@ -30,6 +30,7 @@ from strands_robots.outcomes.model import (
     validate_label,
 )
 from strands_robots.outcomes.store import OutcomeStore, open_outcome_store, paused_gc
+from strands_robots.storage.side_files import remap_hint
 
 PathLike = str | Path
 
@@ -150,9 +151,10 @@ def get_outcome(root: PathLike, episode: int, *, labels_dir: PathLike | None = N
     store = load_store(root, labels_dir)
     record = store.current(episode)
     if record is None:
+        moved = remap_hint(store.path.parent)  # an in-place edit moved the sidecars to ROOT_old
         raise OutcomeNotFoundError(
-            f"episode {episode} has no outcome label in {store.path}; record one with set_outcome(root, {episode}, "
-            "outcome=...) or `strands-labels outcome set`."
+            f"episode {episode} has no outcome label in {store.path}."
+            + (moved or f" Record one with set_outcome(root, {episode}, outcome=...) or `strands-labels outcome set`.")
         )
     return public_label(episode, record, is_current=True)
 
@@ -168,7 +170,9 @@ def outcome_history(root: PathLike, episode: int, *, labels_dir: PathLike | None
     store = load_store(root, labels_dir)
     versions = store.versions.get(episode)
     if not versions:
-        raise OutcomeNotFoundError(f"episode {episode} has no outcome label history in {store.path}.")
+        raise OutcomeNotFoundError(
+            f"episode {episode} has no outcome label history in {store.path}." + remap_hint(store.path.parent)
+        )
     last = len(versions) - 1
     return [public_label(episode, r, is_current=i == last) for i, r in reversed(list(enumerate(versions)))]
 

@@ -40,7 +40,7 @@ from strands_robots.storage import RecordStore
 from strands_robots.storage.atomic import check_target
 from strands_robots.storage.labels_dir import check_labels_dir, require_directory
 from strands_robots.storage.record_store import Change
-from strands_robots.storage.side_files import SEGMENTS
+from strands_robots.storage.side_files import SEGMENTS, remap_hint
 
 SIDECAR_FILENAME = SEGMENTS
 SCHEMA_VERSION = 1
@@ -527,9 +527,11 @@ def get_segmentation(root: str | Path, episode: int, *, labels_dir: str | Path |
     episode = episode_index(episode)
     record = query_records(root, lambda eps: _copy(eps.get(str(episode))), labels_dir=labels_dir)
     if record is None:
+        path = segments_path(root, labels_dir=labels_dir)
+        moved = remap_hint(path.parent)  # an in-place edit moved the sidecars to ROOT_old
         raise EpisodeNotFoundError(
-            f"no segmentation saved for episode {episode} in {segments_path(root, labels_dir=labels_dir)}; save one "
-            "(save_segmentation or `strands-labels segments import`)."
+            f"no segmentation saved for episode {episode} in {path}."
+            + (moved or " Save one (save_segmentation or `strands-labels segments import`).")
         )
     return _public(record)
 
@@ -546,7 +548,10 @@ def segmentation_history(
     episode = episode_index(episode)
     record = query_records(root, lambda eps: copy.deepcopy(eps.get(str(episode))), labels_dir=labels_dir)
     if record is None:
-        raise EpisodeNotFoundError(f"no segmentation saved for episode {episode}; nothing to show.")
+        path = segments_path(root, labels_dir=labels_dir)
+        raise EpisodeNotFoundError(
+            f"no segmentation saved for episode {episode} in {path}; nothing to show." + remap_hint(path.parent)
+        )
     return [_public(record), *record.get("history", [])]
 
 

@@ -166,6 +166,12 @@ def test_root_left_without_sidecars_by_an_in_place_edit_names_the_remap(tmp_path
     new.rename(root)
     with pytest.raises(LabelsNotFoundError, match=rf"remap {root} --from {moved}"):
         el.read_labels(root)
+    from strands_robots.outcomes import outcome_history
+    from strands_robots.segments import segmentation_history
+
+    for read in (get_outcome, outcome_history, get_segmentation, segmentation_history):  # Python readers too
+        with pytest.raises(EpisodeNotFoundError, match=rf"remap {root} --from {moved}"):
+            read(root, 1)
     shown = CliRunner().invoke(app, ["outcome", "list", str(root)])
     assert f"strands-labels remap {root} --from {moved}" in shown.stderr
 
