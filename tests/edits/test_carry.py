@@ -292,6 +292,26 @@ def test_remap_killed_at_random_points_loses_no_acknowledged_label(tmp_path: Pat
     assert all(r["again"] for r in results)
 
 
+def test_the_judge_command_skips_a_stale_record(tmp_path: Path) -> None:
+    """``strands-labels judge`` after an edit without a remap: each episode whose verdict record
+    describes another recording is a skipped row naming remap, and gets no label."""
+    from typer.testing import CliRunner
+
+    from strands_robots.cli.main import app
+
+    root = make_v3_dataset(tmp_path / "ds", [30, 40, 50, 60, 70])
+    el.record_deterministic_verdicts(root, [{"episode": e, "success": True} for e in range(5)])
+    delete_episodes_files(root, [1])  # episodes 1-3 now hold the recordings of 2-4; 4 is gone
+    stale = el.stale_episodes(root)
+    assert sorted(stale) == [1, 2, 3, 4]
+    done = CliRunner().invoke(app, ["judge", str(root)])
+    said = " ".join((done.stdout + done.stderr).split())
+    assert said.count("label not written: StaleRecordError") == 3, said  # rows 1-3; 4 has no episode now
+    assert said.count("--from OLD_ROOT") == 3
+    judged = {int(k) for k, r in el.read_labels(root)["episodes"].items() if "judge" in r}
+    assert judged == {0}
+
+
 def test_no_review_on_a_stale_record(tmp_path: Path) -> None:
     from strands_robots.errors import StaleRecordError
 
