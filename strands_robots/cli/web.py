@@ -149,7 +149,10 @@ def report(
         typer.Option("--episode", metavar="EPISODE", help="Draw this episode's plot (repeatable; default: all)."),
     ] = None,
     max_episodes: Annotated[
-        int, typer.Option(help="At most this many per-episode plots when --episode is not given (open disputes first).")
+        int,
+        typer.Option(
+            min=0, help="At most this many per-episode plots when --episode is not given (open disputes first)."
+        ),
     ] = 100,
     labels_dir: LabelsDirOpt = None,
     revision: RevisionOpt = None,

@@ -66,6 +66,10 @@ def test_a_value_in_the_wrong_case_gets_did_you_mean(judged, args, expected):
             "Invalid value for '--workers': not a whole number: type one as digits",
         ),
         (("report", "{root}", "--max-episodes", "1.5"), "Invalid value for '--max-episodes': not a whole number"),
+        (
+            ("report", "{root}", "--max-episodes", "-3"),
+            "Invalid value for '--max-episodes': it must be greater than or equal to 0",
+        ),
     ],
 )
 def test_a_number_option_refusal_has_no_pydantic_wording(judged, args, expected):
