@@ -22,6 +22,12 @@ agent loop, threads, event loops).
     .venv/bin/python benchmarks/judge_wire.py                 # --workers 1 4 16 --delay 0.2
     .venv/bin/python benchmarks/judge_wire.py --episodes 16 --workers 1 4
     .venv/bin/python benchmarks/judge_wire.py --workers 1 --episodes 24 --cpu-split
+    .venv/bin/python benchmarks/judge_wire.py --workers 16 --processes 2   # 2 processes of 8 conversations
+
+``--processes P`` splits each run of at least P workers over P processes (started and
+warmed up before the clock starts), each running ``run_judge`` with ``workers / P``
+threads on its share of the episodes; the CPU column is then the processes' sum. Runs of
+fewer workers (the 1-worker baseline) stay in this process.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import collections
 import copy
 import cProfile
 import json
+import multiprocessing
 import os
 import socket
 import subprocess
@@ -193,6 +200,54 @@ class CpuSplit:
         )
 
 
+def judge_once(root: str, url: str, episodes: list[int], workers: int, frames: int) -> dict:
+    """One measured ``run_judge`` in this process: its CPU seconds, failures, cost and tool seconds."""
+    cpu = time.process_time()
+    report = run_judge(
+        root,
+        model="openai:fake-vlm",
+        base_url=f"{url}/v1",
+        episodes=episodes,
+        workers=workers,
+        frames=frames,
+        relabel=True,
+    )
+    return {
+        "cpu": time.process_time() - cpu,
+        "failed": len(report.failed),
+        "cost": report.cost(),
+        "tool_seconds": dict(report.tool_seconds),
+    }
+
+
+def merged(parts: list[dict]) -> dict:
+    """The :func:`judge_once` outcomes of several processes as one."""
+    tools: collections.Counter[str] = collections.Counter()
+    for part in parts:
+        tools.update(part["tool_seconds"])
+    cost = parts[0]["cost"]
+    for part in parts[1:]:
+        cost = cost + part["cost"]
+    return {
+        "cpu": sum(p["cpu"] for p in parts),
+        "failed": sum(p["failed"] for p in parts),
+        "cost": cost,
+        "tool_seconds": dict(tools),
+    }
+
+
+def warm_up(root: str, url: str) -> None:
+    """A child process's imports, dataset metadata and first client (not measured)."""
+    os.environ.pop("OPENAI_API_KEY", None)
+    run_judge(root, model="openai:fake-vlm", base_url=f"{url}/v1", episodes=[0], relabel=True)
+
+
+def ready(_: int) -> int:
+    """This child's process id, once its initializer (the warm-up) has run."""
+    time.sleep(0.2)
+    return os.getpid()
+
+
 def episodes_for(workers: int, rounds: int, minimum: int) -> int:
     """Enough episodes for ``rounds`` full rounds of ``workers`` conversations."""
     return max(minimum, workers * rounds)
@@ -207,7 +262,17 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=4, help="frames (images) sampled per episode")
     parser.add_argument("--cprofile", metavar="FILE", help="profile the run with the most workers into FILE")
     parser.add_argument("--cpu-split", action="store_true", help="print where the CPU time per episode goes")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="split each run's episodes over this many processes, each with workers / processes threads",
+    )
     args = parser.parse_args()
+    if args.processes > 1 and (args.cpu_split or args.cprofile):
+        parser.error("--cpu-split and --cprofile measure this process only: not with --processes")
+    if any(w >= args.processes and w % args.processes for w in args.workers):
+        parser.error("each --workers value of at least --processes must be a multiple of it")
     os.environ.pop("OPENAI_API_KEY", None)
 
     total = max(episodes_for(w, args.rounds, args.episodes) for w in args.workers)
@@ -221,53 +286,71 @@ def main() -> None:
             split = CpuSplit() if args.cpu_split else None
             if split is not None:
                 split.install()
-            for workers in args.workers:
-                count = episodes_for(workers, args.rounds, args.episodes)
-                before = server_totals(url)["requests"]
-                server_cpu = process_cpu(server_pid)
-                load = os.getloadavg()[0]
-                profile = cProfile.Profile() if args.cprofile and workers == max(args.workers) else None
-                if profile is not None:
-                    profile.enable()
-                start, cpu = time.perf_counter(), time.process_time()
-                report = run_judge(
-                    root,
-                    model="openai:fake-vlm",
-                    base_url=f"{url}/v1",
-                    episodes=range(count),
-                    workers=workers,
-                    frames=args.frames,
-                    relabel=True,
+            pool = None
+            if args.processes > 1:
+                pool = multiprocessing.get_context("forkserver").Pool(
+                    args.processes, initializer=warm_up, initargs=(str(root), url)
                 )
-                seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-                if profile is not None:
-                    profile.disable()
-                    profile.dump_stats(args.cprofile)
-                requests = server_totals(url)["requests"] - before
-                server_after = process_cpu(server_pid)
-                server_cpu = None if server_cpu is None or server_after is None else (server_after - server_cpu) / count
-                cost = report.cost()
-                rows.append(
-                    (workers, count, seconds, count / seconds, cpu / count, server_cpu, load, os.getloadavg()[0])
-                )
-                print(
-                    f"workers {workers:>2}: {count} episodes in {seconds:.2f} s = {count / seconds:.2f} episodes/s, "
-                    f"{len(report.failed)} failed; server saw {requests} requests, cost says {cost.requests} "
-                    f"({cost.images} images, {cost.request_bytes:,} request bytes); inside the tools per episode: "
-                    + ", ".join(f"{name} {t / count * 1000:.0f} ms" for name, t in sorted(report.tool_seconds.items())),
-                    flush=True,
-                )
-                if split is not None:
-                    split.print(count, cpu)
-                    split.seconds.clear()
+                started: set[int] = set()
+                while len(started) < args.processes:  # every child has warmed up before the clock starts
+                    started.update(pool.map(ready, range(args.processes), chunksize=1))
+            try:
+                for workers in args.workers:
+                    count = episodes_for(workers, args.rounds, args.episodes)
+                    before = server_totals(url)["requests"]
+                    server_cpu = process_cpu(server_pid)
+                    load = os.getloadavg()[0]
+                    profile = cProfile.Profile() if args.cprofile and workers == max(args.workers) else None
+                    if profile is not None:
+                        profile.enable()
+                    start = time.perf_counter()
+                    if pool is None or workers < args.processes:
+                        outcome = judge_once(str(root), url, list(range(count)), workers, args.frames)
+                    else:
+                        shares = [list(range(i, count, args.processes)) for i in range(args.processes)]
+                        threads = max(1, workers // args.processes)
+                        parts = pool.starmap(
+                            judge_once, [(str(root), url, share, threads, args.frames) for share in shares]
+                        )
+                        outcome = merged(parts)
+                    seconds, cpu = time.perf_counter() - start, outcome["cpu"]
+                    if profile is not None:
+                        profile.disable()
+                        profile.dump_stats(args.cprofile)
+                    requests = server_totals(url)["requests"] - before
+                    server_after = process_cpu(server_pid)
+                    server_cpu = (
+                        None if server_cpu is None or server_after is None else (server_after - server_cpu) / count
+                    )
+                    cost = outcome["cost"]
+                    rows.append(
+                        (workers, count, seconds, count / seconds, cpu / count, server_cpu, load, os.getloadavg()[0])
+                    )
+                    print(
+                        f"workers {workers:>2}: {count} episodes in {seconds:.2f} s = {count / seconds:.2f} episodes/s, "
+                        f"{outcome['failed']} failed; server saw {requests} requests, cost says {cost.requests} "
+                        f"({cost.images} images, {cost.request_bytes:,} request bytes); inside the tools per episode: "
+                        + ", ".join(
+                            f"{name} {t / count * 1000:.0f} ms" for name, t in sorted(outcome["tool_seconds"].items())
+                        ),
+                        flush=True,
+                    )
+                    if split is not None:
+                        split.print(count, cpu)
+                        split.seconds.clear()
+            finally:
+                if pool is not None:
+                    pool.terminate()
+                    pool.join()
     base = rows[0][3] / rows[0][0]  # the first row's rate per worker
     print()
     print(
         f"server delay {args.delay * 1000:.0f} ms, {args.frames} frames per episode, ideal 1-worker rate "
         f"{1 / (4 * args.delay):.2f} episodes/s"
+        + (f"; runs of {args.processes}+ workers in {args.processes} processes" if args.processes > 1 else "")
     )
     print(
-        "| workers | episodes | seconds | episodes/s | speed-up | share of N x | CPU s per episode (this process) "
+        "| workers | episodes | seconds | episodes/s | speed-up | share of N x | CPU s per episode (the judge) "
         "| CPU s per episode (the server) "
         "| load before / after |"
     )
