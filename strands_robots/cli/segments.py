@@ -41,6 +41,7 @@ from strands_robots.segments import (
 from strands_robots.segments.checks import validate_episode
 from strands_robots.segments.episodes import episode_facts, open_dataset_if_present
 from strands_robots.segments.findings import Finding
+from strands_robots.segments.motion import check_threshold
 from strands_robots.segments.templates import cohort_templates, known_cohorts
 
 app = typer.Typer(
@@ -111,6 +112,7 @@ def validate_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Check saved segmentations against the structure and the cohort's rules."""
+    threshold = check_threshold(threshold, "--threshold")
     root = _path(root)
     cohort = _cohort(cohort, labels)
     records = list_segmentations(root, labels_dir=resolve(labels_dir))
@@ -398,6 +400,7 @@ def prefill_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """NAVIGATE segments prefilled from the base motion (JSON, for an annotator to edit)."""
+    threshold = check_threshold(threshold, "--threshold")
     segments: list[dict[str, Any]] = prefill_navigate(_path(root), episode, feature, threshold=threshold)
     print_json(segments)
 

@@ -22,12 +22,15 @@ def check_threshold(value: Any, what: str = "base_speed_threshold") -> float:
     """A base-speed threshold: a positive finite number (:data:`strands_robots.arguments.SPEED_THRESHOLD`).
 
     The same limits hold for the segment rules, :func:`prefill_navigate` and the SSC
-    cascade, so a threshold one of them takes is taken by all.
+    cascade, so a threshold one of them takes is taken by all. ``what`` names the value
+    in the message: an argument (``base_speed_threshold``) or a command-line option
+    (``--threshold``).
 
     Raises:
         LabelValidationError: a bool, text, NaN, infinity, zero or a negative number.
     """
-    remedy = f"pass a speed in the base-velocity feature's units, e.g. {what}={DEFAULT_THRESHOLD} (m/s)."
+    example = f"{what} {DEFAULT_THRESHOLD}" if what.startswith("--") else f"{what}={DEFAULT_THRESHOLD}"
+    remedy = f"pass a speed in the base-velocity feature's units, e.g. {example} (m/s)."
     return number_argument(value, number_refusal(what, SPEED_THRESHOLD, remedy), SPEED_THRESHOLD)
 
 

@@ -66,6 +66,8 @@ def test_a_value_in_the_wrong_case_gets_did_you_mean(judged, args, expected):
             "Invalid value for '--workers': not a whole number: type one as digits",
         ),
         (("report", "{root}", "--max-episodes", "1.5"), "Invalid value for '--max-episodes': not a whole number"),
+        (("segments", "validate", "{root}", "--threshold", "-3"), "--threshold must be a finite number greater than 0"),
+        (("segments", "prefill", "{root}", "0", "--threshold", "0"), "e.g. --threshold 0.05 (m/s)"),
         (
             ("report", "{root}", "--max-episodes", "-3"),
             "Invalid value for '--max-episodes': it must be greater than or equal to 0",
@@ -77,6 +79,7 @@ def test_a_number_option_refusal_has_no_pydantic_wording(judged, args, expected)
     assert done.returncode == 2
     assert expected in done.stderr
     assert "Input should be" not in done.stderr and "unable to parse" not in done.stderr
+    assert "_threshold" not in done.stderr  # the option's name, not the Python argument's
 
 
 def test_no_usage_line_shows_braces():
