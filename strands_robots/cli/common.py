@@ -324,14 +324,20 @@ class PlainErrors:
         carries them (:func:`note_moved_sidecars`), whatever it printed or raised."""
         if isinstance(self, TyperGroup):
             return super().invoke(ctx)  # type: ignore[misc]
+        where = _sidecar_directory(ctx)
+        if where is None:
+            return super().invoke(ctx)  # type: ignore[misc]
+        from strands_robots.storage.side_files import remap_hint
+
+        before = remap_hint(resolve(where[1] if where[1] is not None else where[0]))
         token = _moved_noted.set(set())
         try:
             try:
                 result = super().invoke(ctx)  # type: ignore[misc]
             except Exception as exc:
-                _note_moved_after(ctx, exc)
+                _note_moved_after(ctx, exc, before)
                 raise
-            _note_moved_after(ctx, None)
+            _note_moved_after(ctx, None, before)
             return result
         finally:
             _moved_noted.reset(token)
@@ -370,19 +376,40 @@ def note_moved_sidecars(root: Path, labels_dir: Path | None) -> str:
     return hint
 
 
-def _note_moved_after(ctx: Any, error: BaseException | None) -> None:
-    """The note of :func:`note_moved_sidecars` for a command that ran on ROOT, unless it was
-    given already or ``error`` says it (a read's "no label sidecar" names the remap itself)."""
+def _sidecar_directory(ctx: Any) -> tuple[Path, Path | None] | None:
+    """``(ROOT, --labels-dir)`` of a command run on a ROOT (``remap`` excluded: it is the carry)."""
     params = ctx.params or {}
     root = params.get("root")
     if not isinstance(root, Path) or ctx.info_name == "remap":
+        return None
+    labels_dir = params.get("labels_dir")
+    return root, labels_dir if isinstance(labels_dir, Path) else None
+
+
+def _note_moved_after(ctx: Any, error: BaseException | None, before: str) -> None:
+    """After a command run on ROOT: the note of :func:`note_moved_sidecars`, unless it was given
+    already or ``error`` says it (a read's "no label sidecar" names the remap itself); or, when
+    ``before`` (the note as it stood before the command) was one and the command then wrote the
+    first sidecar of ROOT, a warning that the carry now needs those new sidecars moved away."""
+    where = _sidecar_directory(ctx)
+    if where is None:
         return
-    labels_dir = params.get("labels_dir") if isinstance(params.get("labels_dir"), Path) else None
+    root, labels_dir = where
     from strands_robots.storage.side_files import remap_hint
 
-    hint = remap_hint(resolve(labels_dir if labels_dir is not None else root))
+    directory = resolve(labels_dir if labels_dir is not None else root)
+    hint = remap_hint(directory)
     if hint and (error is None or hint not in str(error)):
         note_moved_sidecars(root, labels_dir)
+    elif before and not hint and error is None:
+        old = directory.with_name(f"{directory.name}_old")
+        err_console.print(
+            f"warning: {directory} held no sidecar and {old} holds the labels lerobot-edit-dataset moved there when it "
+            f"edited the dataset in place; this command started new sidecars in {directory}, so "
+            f"`strands-labels remap {directory} --from {old}` now refuses until they are moved away "
+            '(docs/editing.md, "Before the remap").',
+            highlight=False,
+        )
 
 
 class LabelsCommand(PlainErrors, TyperCommand):

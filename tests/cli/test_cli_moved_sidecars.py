@@ -100,3 +100,24 @@ def test_no_note_where_the_root_holds_sidecars(moved, tmp_path):
     )
     done = CliRunner().invoke(app, ["outcome", "list", str(copy)])
     assert done.exit_code == 0 and "remap" not in done.stderr, done.stderr
+
+
+def test_a_writer_starting_new_sidecars_there_warns_that_the_carry_will_refuse(moved, tmp_path):
+    """``verdicts ROOT FILE`` on such a root writes (a person may start afresh) and says that
+    ``remap ROOT --from ROOT_old`` now refuses until the new sidecars are moved away."""
+    from typer.testing import CliRunner
+
+    from strands_robots.cli.main import app
+
+    root, old = moved
+    copy, old_copy = shutil.copytree(root, tmp_path / "ds"), shutil.copytree(old, tmp_path / "ds_old")
+    verdicts = tmp_path / "verdicts.json"
+    verdicts.write_text('[{"episode": 0, "success": true}]')
+    done = CliRunner().invoke(app, ["verdicts", str(copy), str(verdicts)])
+    said = " ".join(done.stderr.split())
+    assert done.exit_code == 0 and (copy / "episode_labels.json").is_file(), done.output
+    assert f"started new sidecars in {copy.resolve()}" in said and f"--from {old_copy.resolve()}` now refuses" in said
+    refused = CliRunner().invoke(app, ["remap", str(copy), "--from", str(old_copy), "--allow-drop"])
+    assert "already holds" in str(refused.exception)  # as the warning said
+    again = CliRunner().invoke(app, ["verdicts", str(copy), str(verdicts)])
+    assert again.exit_code == 0 and "remap" not in again.stderr  # said once: the root holds sidecars now
