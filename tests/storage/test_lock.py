@@ -1,4 +1,4 @@
-"""The sidecar lock (filelock on ``.strands-labels/<name>.lock``): exclusive between threads,
+"""The sidecar lock (``flock`` on ``.strands-labels/<name>.lock``): exclusive between threads,
 processes and forked children, re-opened when the lock file is replaced, never through a
 symbolic link; an earlier version's lock file is taken too while it exists; where no lock
 file can be made (a read-only directory) reads go ahead and writes say why not."""
