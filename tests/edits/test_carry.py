@@ -48,6 +48,25 @@ def test_carry_after_delete_moves_each_label_to_its_recording(tmp_path: Path) ->
     assert el.stale_episodes(new) == {}
 
 
+def test_the_outcome_export_is_carried_when_the_source_had_one(tmp_path: Path) -> None:
+    """The source's meta/avala_sequence_outcomes.jsonl is written again for the edited dataset,
+    each line under the episode its recording became."""
+    import json
+
+    from strands_robots.outcomes import export_outcomes
+
+    old, new = _edited(tmp_path, [1])
+    export_outcomes(old)
+    remap_dataset(new, source=old, allow_drop=True)
+    lines = [json.loads(line) for line in (new / "meta/avala_sequence_outcomes.jsonl").read_text().splitlines()]
+    assert [(line["episode_index"], line.get("outcome")) for line in lines] == [
+        (0, None),
+        (1, None),
+        (2, "failure"),  # old 3
+        (3, None),
+    ]
+
+
 def test_same_remap_twice_changes_nothing(tmp_path: Path) -> None:
     old, new = _edited(tmp_path, [0])
     remap_dataset(new, source=old, allow_drop=True)
