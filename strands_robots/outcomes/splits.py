@@ -21,7 +21,7 @@ from typing import Any
 
 from strands_robots.arguments import HELD_OUT_SHARE, UNIT_FRACTION, int_argument, number_argument, number_refusal
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.errors import LabelValidationError
+from strands_robots.errors import LabelValidationError, did_you_mean
 from strands_robots.outcomes.episodes import open_episodes
 from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
 from strands_robots.outcomes.model import LEAKAGE_GROUP_KEYS, WRITABLE_FIELDS
@@ -45,6 +45,7 @@ def _group_keys(group_keys: Iterable[str]) -> tuple[str, ...]:
     if not keys or bad or len(set(keys)) != len(keys):
         raise LabelValidationError(
             f"group_keys {keys!r} must be one or more distinct keys of {', '.join(LEAKAGE_GROUP_KEYS)}."
+            + "".join(did_you_mean(k, LEAKAGE_GROUP_KEYS) for k in bad)
         )
     return keys
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.dataset.hub import accepts_repo_id
-from strands_robots.errors import LabelsError
+from strands_robots.errors import LabelsError, did_you_mean
 from strands_robots.segments import lerobot_language as language
 from strands_robots.segments import sarm
 from strands_robots.segments.episodes import episode_facts
@@ -113,6 +113,7 @@ def import_lerobot(
     elif style not in language.PERSISTENT_STYLES:
         raise LabelValidationError(
             f"style={style!r} is not a persistent language style; use one of {', '.join(language.PERSISTENT_STYLES)}."
+            + did_you_mean(style, language.PERSISTENT_STYLES)
         )
     source, found = _proposals(root, style, sarm_prefix)
     dataset = language.open_v3(root)

@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from strands_robots.errors import LabelValidationError
+from strands_robots.errors import LabelValidationError, did_you_mean
 
 PREFIXES = ("sparse", "dense")
 FIELDS = ("subtask_names", "subtask_start_times", "subtask_end_times", "subtask_start_frames", "subtask_end_frames")
@@ -29,7 +29,7 @@ def check_prefix(prefix: str) -> str:
         LabelValidationError: another value.
     """
     if prefix not in PREFIXES:
-        raise LabelValidationError(f"sarm={prefix!r}; use sparse or dense.")
+        raise LabelValidationError(f"sarm={prefix!r}; use sparse or dense.{did_you_mean(prefix, PREFIXES)}")
     return prefix
 
 

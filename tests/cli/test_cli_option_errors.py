@@ -6,6 +6,7 @@ from __future__ import annotations
 import getpass
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -154,13 +155,17 @@ def test_a_grade_only_review_is_compared_on_quality_only(judged):
         (("segments", "templates", "--cohort", "Generic"), "'Generic' -> 'generic'"),
         (("segments", "validate", "{root}", "--cohort", "Generic"), "'Generic' -> 'generic'"),
         (("segments", "export", "{root}", "--format", "Subtasks"), "'Subtasks' -> 'subtasks'"),
+        (("segments", "import-lerobot", "{root}", "--style", "Subtask"), "'Subtask' -> 'subtask'"),
+        (("segments", "export-lerobot", "{root}", "--out", "{root}-x", "--sarm", "Dense"), "'Dense' -> 'dense'"),
+        (("outcome", "split", "{root}", "--group-key", "Object"), "'Object' -> 'object'"),
     ],
 )  # fmt: skip
 def test_every_fixed_list_names_the_near_miss(judged, args, expected):
     before = sorted(p.name for p in judged.iterdir())
-    done = cli(*(str(judged) if a == "{root}" else a for a in args))
+    done = cli(*(a.replace("{root}", str(judged)) for a in args))
     assert done.returncode != 0
     assert f"Did you mean: {expected}?" in " ".join(done.stderr.split())
+    assert not Path(f"{judged}-x").exists()
     assert sorted(p.name for p in judged.iterdir()) == before  # nothing stored
 
 
