@@ -14,9 +14,11 @@ web server look it up instead of testing the type:
 - ``http_status``: the status the review server answers with.
 
 A message quotes at most :data:`QUOTE_CHARS` characters of any input it names
-(:func:`quoted` for a value, :func:`clipped` for a path or a name shown as it reads), and every entry point (the judge tools' envelopes, the CLI, the web
-pages) passes its messages through :func:`bounded_message` (docs/architecture.md,
-"One store contract": bounded messages).
+(:func:`quoted` for a value, :func:`clipped` for a path or a name shown as it reads); a
+:class:`LabelsError` puts its message through :func:`bounded_message` when it is made (a
+site that quoted an input whole is bounded all the same), and every entry point (the judge
+tools' envelopes, the CLI, its usage errors included, the web pages) passes what it shows
+through it too (docs/architecture.md, "One store contract": bounded messages).
 """
 
 from __future__ import annotations
@@ -118,7 +120,8 @@ class LabelsError(Exception):
     """Base of every error this package raises on purpose.
 
     Args:
-        *args: The message (as for any exception).
+        *args: The message (as for any exception); a text message is kept as
+            :func:`bounded_message` gives it.
         remedy: Overrides the class's ``remedy`` for this instance.
     """
 
@@ -127,6 +130,8 @@ class LabelsError(Exception):
     http_status: int = 500
 
     def __init__(self, *args: object, remedy: str | None = None) -> None:
+        if args and isinstance(args[0], str):  # the message itself is bounded, whoever shows it
+            args = (bounded_message(args[0]), *args[1:])
         super().__init__(*args)
         if remedy is not None:
             self.remedy = remedy

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
-from strands_robots.errors import LabelValidationError, bounded_message
+from strands_robots.errors import LabelValidationError, bounded_message, quoted
 from strands_robots.labels import Labels, open_labels
 from strands_robots.storage.textfile import read_user_text
 
@@ -299,23 +299,30 @@ def plain_usage_message(message: str) -> str:
         return plain_message(message)
     choices = tuple(c.strip().strip("'") for c in found.group("choices").split(","))
     value = found.group("value")[1:-1]
-    return f"{value!r} is not one of {', '.join(choices)}.{did_you_mean(value, choices)}"
+    return f"{quoted(value)} is not one of {', '.join(choices)}.{did_you_mean(value, choices)}"
+
+
+#: click's ``UsageError`` as typer raises it (a typer that vendors click has its own copy of it).
+_USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 
 class PlainErrors:
     """Mixin of every ``strands-labels`` command and group (README.md, "Command line").
 
     A refused option value is said in plain words with its near miss
-    (:func:`plain_usage_message`), and the usage line names arguments as the help does
-    (``ROOT EPISODE``, not typer's ``{ROOT} {EPISODE}``).
+    (:func:`plain_usage_message`), every usage error (a refused value, an unknown option or
+    command, an extra argument) quotes what was typed within the bounds of
+    :func:`~strands_robots.errors.bounded_message`, and the usage line names arguments as the
+    help does (``ROOT EPISODE``, not typer's ``{ROOT} {EPISODE}``).
     """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        """click's parsing, with a refused value's message rewritten."""
+        """click's parsing, with a refused value's message rewritten and bounded."""
         try:
             return super().parse_args(ctx, args)  # type: ignore[misc]
-        except typer.BadParameter as exc:
-            exc.message = plain_usage_message(exc.message)
+        except _USAGE_ERROR as exc:
+            message = plain_usage_message(exc.message) if isinstance(exc, typer.BadParameter) else exc.message
+            exc.message = bounded_message(message)
             raise
 
     def invoke(self, ctx: Any) -> Any:
@@ -417,7 +424,15 @@ class LabelsCommand(PlainErrors, TyperCommand):
 
 
 class LabelsGroup(PlainErrors, TyperGroup):
-    """A command group with :class:`PlainErrors`."""
+    """A command group with :class:`PlainErrors`; an unknown command's name is bounded too."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """click's lookup of a subcommand, its usage error's message bounded."""
+        try:
+            return super().resolve_command(ctx, args)
+        except _USAGE_ERROR as exc:
+            exc.message = bounded_message(exc.message)
+            raise
 
 
 def plain_errors(app: typer.Typer) -> None:

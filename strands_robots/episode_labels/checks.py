@@ -17,7 +17,7 @@ from strands_robots.episode_labels.vocab import (
     MAX_NOTE_CHARS,
     QUALITY_GRADES,
 )
-from strands_robots.errors import LabelValidationError, did_you_mean
+from strands_robots.errors import LabelValidationError, did_you_mean, quoted
 from strands_robots.storage.episode_index import MAX_EPISODE_INDEX
 from strands_robots.storage.episode_index import episode_index as episode_index  # the one rule, checks.episode_index
 
@@ -50,8 +50,10 @@ def finite_number(value: Any, what: str) -> float | int:
 
     def refuse(v: Any) -> LabelValidationError:
         if is_bool(v) or not isinstance(v, numbers.Real):
-            return LabelValidationError(f"{what} must be a finite number, got {type(v).__name__} {v!r}.")
-        return LabelValidationError(f"{what} must be a finite number, got {v!r}; NaN and infinity cannot be stored.")
+            return LabelValidationError(f"{what} must be a finite number, got {type(v).__name__} {quoted(v)}.")
+        return LabelValidationError(
+            f"{what} must be a finite number, got {quoted(v)}; NaN and infinity cannot be stored."
+        )
 
     as_float = number_argument(value, refuse, ANY_NUMBER)
     if type(value) is float:  # most values: no abstract-class check (~1 us a value)
@@ -63,7 +65,7 @@ def non_negative_int(value: Any, what: str) -> int:
     """A non-negative integer that fits int64 (``bool`` refused)."""
     return int_argument(
         value,
-        lambda v: LabelValidationError(f"{what} must be a non-negative integer, got {type(v).__name__} {v!r}."),
+        lambda v: LabelValidationError(f"{what} must be a non-negative integer, got {type(v).__name__} {quoted(v)}."),
         minimum=0,
         maximum=MAX_EPISODE_INDEX,
     )

@@ -195,7 +195,10 @@ def test_number_refusal_names_the_bounds_and_the_remedy():
         (None, "reward must be a finite number, got NoneType None."),
         (float("nan"), "reward must be a finite number, got nan; NaN and infinity cannot be stored."),
         (-float("inf"), "reward must be a finite number, got -inf; NaN and infinity cannot be stored."),
-        (10**400, "reward must be a finite number, got 1" + "0" * 400 + "; NaN and infinity cannot be stored."),
+        (
+            10**400,
+            "reward must be a finite number, got <an integer of about 401 digits>; NaN and infinity cannot be stored.",
+        ),
     ],
 )
 def test_a_stored_number_follows_the_same_finite_rule(value, message):
