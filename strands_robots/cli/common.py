@@ -216,6 +216,23 @@ def resolve(path: Path | None) -> Path | None:
     return None if path is None else path.expanduser().resolve()
 
 
+@overload
+def output_path(path: Path) -> Path: ...
+@overload
+def output_path(path: None) -> None: ...
+
+
+def output_path(path: Path | None) -> Path | None:
+    """A file a person named for a command to write (``--out FILE``), made absolute with its
+    folder resolved and its own name kept as typed: a symbolic link at that name is then
+    refused by the write (``storage.atomic.check_target``), never followed
+    (docs/architecture.md, "One store contract": no file is written through a link)."""
+    if path is None:
+        return None
+    path = path.expanduser().absolute()
+    return path.parent.resolve() / path.name
+
+
 def labels_of(root: Path, labels_dir: Path | None) -> Labels:
     """The :class:`~strands_robots.labels.Labels` of a command's ROOT and ``--labels-dir`` (made absolute)."""
     return open_labels(resolve(root), resolve(labels_dir))

@@ -24,6 +24,7 @@ from strands_robots.cli.common import (
     labels_of,
     load_json_file,
     load_json_or_jsonl,
+    output_path,
     plural,
     print_json,
     require_dataset_root,
@@ -32,8 +33,9 @@ from strands_robots.cli.common import (
     styled,
     whole_number,
 )
-from strands_robots.errors import LabelsNotFoundError, LabelValidationError
+from strands_robots.errors import LabelsNotFoundError, LabelValidationError, StorageError
 from strands_robots.labels import Labels
+from strands_robots.storage.atomic import atomic_write_bytes
 
 
 class Quality(str, Enum):
@@ -269,13 +271,11 @@ def filter_cmd(
     if out is None:
         typer.echo(text)
         return
-    out = resolve(out)
+    out = output_path(out)
     try:
-        out.write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise LabelValidationError(
-            f"cannot write {out}: {exc.strerror or exc}; pass --out a writable file path."
-        ) from exc
+        atomic_write_bytes(out, (text + "\n").encode("utf-8"))  # a link at --out is refused by name
+    except StorageError as exc:
+        raise LabelValidationError(f"{exc} Pass --out a writable file path.") from exc
     console.print(f"wrote {plural(len(episodes), 'episode')} to {out}", style="dim")
 
 

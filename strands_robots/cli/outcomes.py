@@ -27,6 +27,7 @@ from strands_robots.cli.common import (
     flag_stale,
     labels_of,
     load_json_file,
+    output_path,
     print_json,
     resolve,
     whole_number,
@@ -196,7 +197,7 @@ def export_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Write every episode's current label to meta/avala_sequence_outcomes.jsonl."""
-    path = labels_of(root, labels_dir).outcomes.export(resolve(out), dataset_id=dataset_id)
+    path = labels_of(root, labels_dir).outcomes.export(output_path(out), dataset_id=dataset_id)
     console.print(f"wrote {path}", highlight=False)
 
 

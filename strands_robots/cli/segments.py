@@ -21,6 +21,7 @@ from strands_robots.cli.common import (
     console,
     flag_stale,
     labels_of,
+    output_path,
     print_json,
     require_dataset_root,
     resolve,
@@ -61,16 +62,12 @@ LabelSetsOpt = Annotated[
 ]
 
 
-def _path(path: Path) -> Path:
-    return path.expanduser().resolve()
-
-
 def _cohort(value: str | None, label_sets: list[Path] | None = None) -> str | None:
     """``--cohort`` checked, after the ``--labels`` files are registered as cohorts."""
     if label_sets:
         from strands_robots.segments.label_sets import load_label_set, register_label_set
 
-        for label_set in [load_label_set(_path(path)) for path in label_sets]:  # all checked first
+        for label_set in [load_label_set(resolve(path)) for path in label_sets]:  # all checked first
             register_label_set(label_set)
     if value is not None and value not in known_cohorts():
         raise LabelValidationError(
@@ -113,7 +110,7 @@ def validate_cmd(
 ) -> None:
     """Check saved segmentations against the structure and the cohort's rules."""
     threshold = check_threshold(threshold, "--threshold")
-    root = _path(root)
+    root = resolve(root)
     cohort = _cohort(cohort, labels)
     records = list_segmentations(root, labels_dir=resolve(labels_dir))
     if episodes:
@@ -166,7 +163,7 @@ def show_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """A summary of saved segmentations, or one episode's segments (frames and seconds)."""
-    root = _path(root)
+    root = resolve(root)
     labels_dir = resolve(labels_dir)
     dataset = open_dataset_if_present(root)
     fps = float(dataset.fps) if dataset is not None else None
@@ -250,10 +247,10 @@ def import_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Import segmentations (frames or seconds) with label normalisation and a report."""
-    require_dataset_root(_path(root), total_episodes, "segments import")
+    require_dataset_root(resolve(root), total_episodes, "segments import")
     report = import_segmentations(
-        _path(root),
-        _path(source),
+        resolve(root),
+        resolve(source),
         annotator=annotator,
         episode=episode,
         fps=fps,
@@ -312,7 +309,9 @@ def export_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Export saved segmentations as JSON Lines (frames and seconds)."""
-    lines = export_segmentations(_path(root), resolve(out), format=format, fps=fps, labels_dir=resolve(labels_dir))
+    lines = export_segmentations(
+        resolve(root), output_path(out), format=format, fps=fps, labels_dir=resolve(labels_dir)
+    )
     if out is None:
         import json
 
@@ -334,7 +333,7 @@ def pool_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """A task's label pool (templates used in its saved segmentations) and its reference examples."""
-    root = _path(root)
+    root = resolve(root)
     labels_dir = resolve(labels_dir)
     if task is None:
         if episode is None:
@@ -376,7 +375,7 @@ def templates_cmd(
     if cohort is None and labels:
         from strands_robots.segments.label_sets import load_label_set
 
-        cohort = load_label_set(_path(labels[-1])).name
+        cohort = load_label_set(resolve(labels[-1])).name
     cohort = cohort or "robocasa365"
     templates = cohort_templates(cohort)
     if as_json:
@@ -401,7 +400,7 @@ def prefill_cmd(
 ) -> None:
     """NAVIGATE segments prefilled from the base motion (JSON, for an annotator to edit)."""
     threshold = check_threshold(threshold, "--threshold")
-    segments: list[dict[str, Any]] = prefill_navigate(_path(root), episode, feature, threshold=threshold)
+    segments: list[dict[str, Any]] = prefill_navigate(resolve(root), episode, feature, threshold=threshold)
     print_json(segments)
 
 

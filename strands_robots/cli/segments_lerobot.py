@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from strands_robots.cli.common import JsonOpt, LabelsDirOpt, RevisionOpt, RootArg, console, print_json, resolve
-from strands_robots.cli.segments import _cohort, _path, app, print_import_report
+from strands_robots.cli.segments import _cohort, app, print_import_report
 
 StyleOpt = Annotated[str, typer.Option(help="The language_persistent style of the subtask rows.")]
 SarmOpt = Annotated[
@@ -38,7 +38,7 @@ def import_lerobot_cmd(
     from strands_robots.segments.lerobot_import import import_lerobot
 
     report = import_lerobot(
-        _path(root),
+        resolve(root),
         style=style,
         sarm_prefix=sarm,
         cohort=_cohort(cohort) or "generic",
@@ -60,7 +60,7 @@ def agreement_cmd(
     """Boundary error, label accuracy and share accepted unchanged of reviewed proposals."""
     from strands_robots.segments.agreement import segments_agreement
 
-    report = segments_agreement(_path(root), proposed=proposed, reviewed=reviewed, labels_dir=resolve(labels_dir))
+    report = segments_agreement(resolve(root), proposed=proposed, reviewed=reviewed, labels_dir=resolve(labels_dir))
     if as_json:
         print_json(report)
         return
@@ -99,7 +99,7 @@ def export_lerobot_cmd(
     from strands_robots.segments.lerobot_export import export_lerobot
 
     report = export_lerobot(
-        _path(root),
+        resolve(root),
         out=resolve(out),
         in_place=in_place,
         style=style,

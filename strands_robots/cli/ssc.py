@@ -29,6 +29,7 @@ from strands_robots.cli.common import (
     RootArg,
     console,
     load_json_file,
+    output_path,
     print_json,
     resolve,
     styled,
@@ -153,11 +154,6 @@ class Detector:
             "polarity": self.polarity,
             "range": self.range_scope if self.mode == "position" else None,
         }
-
-
-def _path(path: Path) -> Path:
-    """A path a person typed, made absolute (``~`` expanded)."""
-    return path.expanduser().resolve()
 
 
 def _episodes(value: str | None) -> list[int] | None:
@@ -365,7 +361,7 @@ def _write_out(out: Path | None, doc: Any) -> None:
         return
     from strands_robots.storage import atomic_write_bytes, dump_canonical
 
-    atomic_write_bytes(_path(out), dump_canonical(doc))
+    atomic_write_bytes(output_path(out), dump_canonical(doc))  # a link at --out is refused by name
 
 
 def events_cmd(
@@ -387,7 +383,7 @@ def events_cmd(
     from strands_robots.ssc.records import to_dict
 
     detector = Detector(mode, threshold, hysteresis, min_range, polarity, range_scope).check()
-    ds = open_dataset(_path(root))
+    ds = open_dataset(resolve(root))
     channels = _channels(ds, gripper, mode, single_arm)
     ranges = _ranges(ds, channels, detector)
     wanted = _episodes(episodes)
@@ -447,7 +443,7 @@ def build_cmd(
     from strands_robots.ssc.render import render_chain
 
     _, results, resolver = _build_all(
-        _path(root),
+        resolve(root),
         annotations=annotations,
         labels_dir=resolve(labels_dir),
         episodes=episodes,
@@ -514,7 +510,7 @@ def check_cmd(
     from strands_robots.ssc.records import to_dict
 
     _, results, resolver = _build_all(
-        _path(root),
+        resolve(root),
         annotations=annotations,
         labels_dir=resolve(labels_dir),
         episodes=episodes,
@@ -528,7 +524,7 @@ def check_cmd(
     )
     refs = {}
     if reference is not None:
-        ref_doc = load_json_file(_path(reference))
+        ref_doc = load_json_file(resolve(reference))
         refs = {
             k: v["chain"] for k, v in (ref_doc.get("episodes") or {}).items() if isinstance(v, dict) and "chain" in v
         }

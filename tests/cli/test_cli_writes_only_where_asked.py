@@ -206,3 +206,73 @@ def test_flush_and_failed_reads_create_nothing(not_a_dataset, mixed_lengths):
             _run(argv, not_a_dataset)
         assert el.flush(root) is False
         assert sorted(p.name for p in root.rglob("*")) == before
+
+
+# --- an output file is never written through a link at its name -----------------------------------
+
+#: Every file a command writes at a name the person gives (``{link}``) or at its default name
+#: beside the dataset (``OUTPUT_DEFAULTS``), with the arguments it is run with.
+OUTPUTS = {
+    "filter --out": ["filter", "{ds}", "--out", "{link}"],
+    "segments export --out": ["segments", "export", "{ds}", "--out", "{link}"],
+    "outcome export --out": ["outcome", "export", "{ds}", "--out", "{link}"],
+    "outcome export": ["outcome", "export", "{ds}"],
+    "ssc build --out": ["ssc", "build", "{ds}", "--gripper", "right=observation.state:kRightHandIndex", "--out", "{link}"],
+    "ssc check --out": ["ssc", "check", "{ds}", "--gripper", "right=observation.state:kRightHandIndex", "--out", "{link}"],
+}  # fmt: skip
+OUTPUT_DEFAULTS = {"outcome export": "meta/avala_sequence_outcomes.jsonl"}
+
+
+@pytest.fixture(scope="module")
+def labelled_copy(tmp_path_factory) -> Path:
+    import shutil
+
+    from strands_robots import outcomes as oc
+    from strands_robots import segments as sg
+    from tests.conftest import TOY_DATASET
+
+    if not (TOY_DATASET / "meta" / "info.json").is_file():
+        pytest.skip("examples/toy_dataset is not built")
+    root = tmp_path_factory.mktemp("outputs") / "ds"
+    shutil.copytree(TOY_DATASET, root)
+    el.record_deterministic_verdicts(root, [{"episode": e, "success": True} for e in range(3)])
+    el.annotate_episode(root, 0, quality="high")
+    oc.set_outcome(root, 0, outcome="expert_success", labeled_by="tester")
+    segments = [
+        {"start": 0, "end": 30, "template_id": "P1", "slots": {"theme": "yellow bottle", "source": "table"}},
+        {"start": 30, "end": 60, "template_id": "L2", "slots": {"theme": "yellow bottle", "destination": "table"}},
+        {"start": 60, "end": 90, "template_id": "TASK_COMPLETE", "slots": {}, "modifiers": {}, "note": None},
+    ]
+    sg.save_segmentation(root, 0, segments, annotator="tester")
+    el.flush(root)
+    return root
+
+
+@pytest.mark.parametrize("dangling", [False, True], ids=["to a file", "dangling"])
+@pytest.mark.parametrize("command", OUTPUTS)
+def test_an_output_is_refused_by_name_where_a_link_stands(labelled_copy, tmp_path, command, dangling):
+    from typer.testing import CliRunner
+
+    from strands_robots.cli.main import app
+    from strands_robots.errors import SidecarError
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim"
+    if not dangling:
+        victim.write_bytes(b"not yours")
+    link = labelled_copy / OUTPUT_DEFAULTS[command] if command in OUTPUT_DEFAULTS else tmp_path / "out.json"
+    link.symlink_to(victim)
+    try:
+        args = [a.format(ds=labelled_copy, link=link) for a in OUTPUTS[command]]
+        result = CliRunner().invoke(app, args)
+    finally:
+        link.unlink()
+    assert isinstance(result.exception, SidecarError), (result.exception, result.output[-500:])
+    assert str(link) in str(result.exception) and "symbolic link" in str(result.exception)
+    assert sorted(p.name for p in outside.iterdir()) == ([] if dangling else ["victim"])
+    assert dangling or victim.read_bytes() == b"not yours"
+    done = CliRunner().invoke(app, args)  # the link removed, as the message says: the file is written there
+    assert done.exit_code == 0, (done.exception, done.output[-500:])
+    assert link.is_file() and not link.is_symlink()
+    link.unlink()
