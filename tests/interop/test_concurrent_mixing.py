@@ -32,8 +32,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 LOOP = r"""
-import sys, time
+import os, sys, time
 root, parity, seconds, acks, ours = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5] == "1"
+theirs_done = sys.argv[6]
 from strands_robots.episode_labels import annotate_episode
 extra = {"keep_history": True} if ours else {}
 episodes = [e for e in range({episodes}) if e % 2 == parity]
@@ -49,9 +50,16 @@ with open(acks, "a", buffering=1) as log:
             continue
         log.write(f"{episode}\t{note}\n")  # acknowledged: the call returned
         i += 1
-if ours:
+if ours:  # our final flush comes after 0.5.3's last write, however late its process started
+    waited = time.monotonic() + 120
+    while not os.path.exists(theirs_done):
+        if time.monotonic() > waited:
+            sys.exit("0.5.3's loop did not end within 120 s of ours")
+        time.sleep(0.05)
     from strands_robots.episode_labels import flush
     flush(root)
+else:
+    open(theirs_done, "w").close()
 """.replace("{episodes}", str(EPISODES))
 
 
@@ -64,27 +72,29 @@ def _acks(path: Path) -> list[tuple[int, str]]:
 #: not ours to repair (docs/compatibility.md, "Both at the same time", Limits). Without the
 #: overlap, 0.5.3's last replace could land after our final flush with a snapshot read before
 #: it, and every label that flush folded from our journal came back at its older version.
+#: The overlap alone depends on both processes starting at once (under load 0.5.3's may start
+#: seconds later), so our final flush also waits for 0.5.3's loop to have ended (its marker).
 OURS_LAST_S = 2.0
 
 
 def _run_both(root: Path, tmp_path: Path, seconds: float) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
-    ours_acks, theirs_acks = tmp_path / "ours.acks", tmp_path / "theirs.acks"
+    ours_acks, theirs_acks, theirs_done = tmp_path / "ours.acks", tmp_path / "theirs.acks", tmp_path / "theirs.done"
     env = {**os.environ, "AWS_EC2_METADATA_DISABLED": "true"}
     ours_seconds = str(seconds + OURS_LAST_S)
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", LOOP, str(root), "0", ours_seconds, str(ours_acks), "1"], cwd=REPO, env=env
+            [sys.executable, "-c", LOOP, str(root), "0", ours_seconds, str(ours_acks), "1", str(theirs_done)],
+            cwd=REPO,
+            env=env,
         ),
         subprocess.Popen(
-            [str(UPSTREAM), "-I", "-c", LOOP, str(root), "1", str(seconds), str(theirs_acks), "0"],
+            [str(UPSTREAM), "-I", "-c", LOOP, str(root), "1", str(seconds), str(theirs_acks), "0", str(theirs_done)],
             cwd=root.parent,
             env=env,
         ),
     ]
-    theirs = procs[1].wait(timeout=seconds + 120)
-    assert theirs == 0
-    assert procs[0].poll() is None, "our loop ended before 0.5.3's: the run says nothing about the last writes"
-    assert procs[0].wait(timeout=seconds + 120) == 0
+    assert procs[1].wait(timeout=seconds + 120) == 0
+    assert procs[0].wait(timeout=seconds + 240) == 0  # non-zero had 0.5.3's loop not ended before our flush
     return _acks(ours_acks), _acks(theirs_acks)
 
 
