@@ -320,7 +320,7 @@ def plain_usage_message(message: str) -> str:
 
 
 #: click's ``UsageError`` as typer raises it (a typer that vendors click has its own copy of it).
-_USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+_USAGE_ERROR: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 
 class PlainErrors:
@@ -353,15 +353,15 @@ class PlainErrors:
             return super().invoke(ctx)  # type: ignore[misc]
         from strands_robots.storage.side_files import remap_hint
 
-        before = remap_hint(resolve(where[1] if where[1] is not None else where[0]))
+        before = remap_hint(_labels_directory(*where))
         token = _moved_noted.set(set())
         try:
             try:
                 result = super().invoke(ctx)  # type: ignore[misc]
             except Exception as exc:
-                _note_moved_after(ctx, exc, before)
+                _note_moved_after(where, exc, before)
                 raise
-            _note_moved_after(ctx, None, before)
+            _note_moved_after(where, None, before)
             return result
         finally:
             _moved_noted.reset(token)
@@ -387,7 +387,7 @@ def note_moved_sidecars(root: Path, labels_dir: Path | None) -> str:
     """
     from strands_robots.storage.side_files import remap_hint
 
-    directory = resolve(labels_dir if labels_dir is not None else root)
+    directory = _labels_directory(root, labels_dir)
     hint = remap_hint(directory)
     if not hint:
         return ""
@@ -410,23 +410,26 @@ def _sidecar_directory(ctx: Any) -> tuple[Path, Path | None] | None:
     return root, labels_dir if isinstance(labels_dir, Path) else None
 
 
-def _note_moved_after(ctx: Any, error: BaseException | None, before: str) -> None:
-    """After a command run on ROOT: the note of :func:`note_moved_sidecars`, unless it was given
-    already or ``error`` says it (a read's "no label sidecar" names the remap itself); or, when
-    ``before`` (the note as it stood before the command) was one and the command then wrote the
-    first sidecar of ROOT, a warning that the carry now needs those new sidecars moved away."""
-    where = _sidecar_directory(ctx)
-    if where is None:
-        return
-    root, labels_dir = where
-    from strands_robots.storage.side_files import remap_hint
+def _labels_directory(root: Path, labels_dir: Path | None) -> Path:
+    """Where the sidecars of a command's ROOT are: ``--labels-dir`` when given, else ROOT (absolute)."""
+    return resolve(labels_dir if labels_dir is not None else root)
 
-    directory = resolve(labels_dir if labels_dir is not None else root)
+
+def _note_moved_after(where: tuple[Path, Path | None], error: BaseException | None, before: str) -> None:
+    """After a command run on ``where`` (ROOT, ``--labels-dir``): the note of
+    :func:`note_moved_sidecars`, unless it was given already or ``error`` says it (a read's "no
+    label sidecar" names the remap itself); or, when ``before`` (the note as it stood before
+    the command) was one and the command then wrote the first sidecar of ROOT, a warning that
+    the carry now needs those new sidecars moved away."""
+    from strands_robots.storage.side_files import edit_backup_path, remap_hint
+
+    root, labels_dir = where
+    directory = _labels_directory(root, labels_dir)
     hint = remap_hint(directory)
     if hint and (error is None or hint not in str(error)):
         note_moved_sidecars(root, labels_dir)
     elif before and not hint and error is None:
-        old = directory.with_name(f"{directory.name}_old")
+        old = edit_backup_path(directory)
         err_console.print(
             f"warning: {directory} held no sidecar and {old} holds the labels lerobot-edit-dataset moved there when it "
             f"edited the dataset in place; this command started new sidecars in {directory}, so "

@@ -124,14 +124,20 @@ def holds_sidecars(directory: str | Path) -> bool:
     )
 
 
+def edit_backup_path(directory: str | Path) -> Path:
+    """``<directory>_old``: where ``lerobot-edit-dataset`` moves a dataset it edits in place
+    (``docs/editing.md``)."""
+    directory = Path(directory)
+    return directory.with_name(f"{directory.name}_old")
+
+
 def moved_by_edit(directory: str | Path) -> Path | None:
     """``<directory>_old`` when it holds a sidecar and ``directory`` holds none: where
     ``lerobot-edit-dataset`` moved the original dataset, sidecars included, when it edited it in
     place (``docs/editing.md``); None otherwise."""
-    directory = Path(directory)
     if holds_sidecars(directory):
         return None
-    old = directory.with_name(f"{directory.name}_old")
+    old = edit_backup_path(directory)
     return old if holds_sidecars(old) else None
 
 
@@ -225,6 +231,7 @@ __all__ = [
     "SIDECARS",
     "STATE_DIR",
     "carry_marker_path",
+    "edit_backup_path",
     "moved_by_edit",
     "remap_hint",
     "conflicts_path",
