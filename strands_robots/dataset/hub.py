@@ -17,8 +17,9 @@ Rules (docs/dataset.md, "Datasets by repo id"):
   ``~/.local/share/strands-labels``; REVISION ``main`` when none is given): the
   download cache is not a place to keep labels.
 
-Every public function taking ``root`` is decorated with :func:`accepts_repo_id`, so a
-repo id works there too (only a ``str``: a :class:`pathlib.Path` is always a path).
+A repo id reaches the label stores through ``strands_robots.labels.open_labels`` (which
+resolves it once), the 0.5.3 wrappers and the CLI; the dataset reader takes one too
+(:func:`accepts_repo_id`; only a ``str``: a :class:`pathlib.Path` is always a path).
 This module is cheap to import (no pyarrow); ``huggingface_hub`` is imported only when
 something is downloaded.
 """
@@ -26,7 +27,6 @@ something is downloaded.
 from __future__ import annotations
 
 import functools
-import inspect
 import os
 import re
 import threading
@@ -314,41 +314,24 @@ def hub_dataset_of(root: object) -> HubDataset | None:
 
 
 def accepts_repo_id[**P, R](fn: Callable[P, R]) -> Callable[P, R]:
-    """Let ``fn``'s ``root`` argument name a Hub dataset (``"lerobot/pusht[@REVISION]"``).
+    """Let ``fn``'s ``root`` argument (its first) name a Hub dataset (``"lerobot/pusht[@REVISION]"``).
 
-    A repo id (by :func:`hub_dataset_of`) is replaced by its local copy, and a
-    ``labels_dir`` argument left None by the dataset's labels dir (keyed by repo id and
-    revision: the download cache is not written). Anything else reaches ``fn`` untouched.
+    A repo id (by :func:`hub_dataset_of`) is replaced by its local copy; anything else
+    reaches ``fn`` untouched.
     """
-    parameters = list(inspect.signature(fn).parameters.values())
-    names = [p.name for p in parameters]
-    root_at = names.index("root")
-    labels = next((p for p in parameters if p.name == "labels_dir"), None)
-    labels_at = (
-        names.index("labels_dir") if labels is not None and labels.kind is labels.POSITIONAL_OR_KEYWORD else None
-    )
-    # ``**kwargs`` passed on to a function that takes labels_dir (template_choices -> label_pool)
-    takes_labels = labels is not None or any(p.kind is p.VAR_KEYWORD for p in parameters)
+
+    def local(root: object) -> object:
+        hub = hub_dataset_of(root)
+        return root if hub is None else hub.root
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        positional = len(args) > root_at
-        hub = hub_dataset_of(args[root_at] if positional else kwargs.get("root"))
-        if hub is None:
-            return fn(*args, **kwargs)
-        if positional:
-            args = (*args[:root_at], hub.root, *args[root_at + 1 :])  # type: ignore[assignment]
-        else:
-            kwargs["root"] = hub.root
-        if takes_labels:
-            if labels_at is not None and len(args) > labels_at:
-                if args[labels_at] is None:
-                    args = (*args[:labels_at], hub.labels_dir, *args[labels_at + 1 :])  # type: ignore[assignment]
-            elif kwargs.get("labels_dir") is None:
-                kwargs["labels_dir"] = hub.labels_dir
+        if args:
+            args = (local(args[0]), *args[1:])  # type: ignore[assignment]
+        elif "root" in kwargs:
+            kwargs["root"] = local(kwargs["root"])
         return fn(*args, **kwargs)
 
-    wrapper.accepts_repo_id = True  # type: ignore[attr-defined]
     return wrapper
 
 

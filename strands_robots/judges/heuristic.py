@@ -35,13 +35,11 @@ from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.judges.offline_rules import JUDGE_MODEL, grade_episode
 from strands_robots.judges.profile import DatasetProfile
 from strands_robots.judges.scripted import ToolExchange, exchanges, last_user_text, text_events, tool_call_events
 
 
-@accepts_repo_id
 def judge_prompt(root: str | Path, episodes: list[int], n_frames: int = 4, images: bool = False) -> str:
     """The user prompt that asks a judge (any model) to label ``episodes`` of ``root``."""
     which = f"episode {episodes[0]}" if len(episodes) == 1 else "episodes " + ", ".join(str(e) for e in episodes)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.outcomes.labels import load_store
 
 
-@accepts_repo_id
 def check_readable(root: str | Path, *, labels_dir: str | Path | None = None) -> None:
     """Raise now if ``episode_outcomes.jsonl`` exists but cannot be used (foreign, newer, corrupt)."""
     load_store(root, labels_dir)

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import int_argument
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelValidationError, SidecarError, clipped, did_you_mean, quoted
 from strands_robots.outcomes.episodes import duration_s, episode_index, open_episodes
 from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
@@ -101,7 +100,6 @@ def export_line(episode: int, uid: str, record: dict[str, Any] | None) -> dict[s
     return line
 
 
-@accepts_repo_id
 def export_outcomes(
     root: PathLike,
     path: PathLike | None = None,
@@ -222,7 +220,6 @@ def _parse_line(
     return episode, label, version or 1
 
 
-@accepts_repo_id
 def import_outcomes(
     root: PathLike,
     path: PathLike,

@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, did_you_mean
 from strands_robots.outcomes.episodes import duration_s, episode_index, open_episodes, require_episodes
 from strands_robots.outcomes.model import (
@@ -100,7 +99,6 @@ def load_store(root: PathLike, labels_dir: PathLike | None) -> OutcomeStore:
     return open_outcome_store(root, labels_dir).refresh()
 
 
-@accepts_repo_id
 def set_outcome(root: PathLike, episode: int, *, labels_dir: PathLike | None = None, **fields: Any) -> dict[str, Any]:
     """Record a new version of the outcome label of ``episode``; it becomes the current label.
 
@@ -139,7 +137,6 @@ def set_outcome(root: PathLike, episode: int, *, labels_dir: PathLike | None = N
     return public_label(episode, record, is_current=True)
 
 
-@accepts_repo_id
 def get_outcome(root: PathLike, episode: int, *, labels_dir: PathLike | None = None) -> dict[str, Any]:
     """The current outcome label of ``episode``.
 
@@ -159,7 +156,6 @@ def get_outcome(root: PathLike, episode: int, *, labels_dir: PathLike | None = N
     return public_label(episode, record, is_current=True)
 
 
-@accepts_repo_id
 def outcome_history(root: PathLike, episode: int, *, labels_dir: PathLike | None = None) -> list[dict[str, Any]]:
     """Every version of the outcome label of ``episode``, newest first.
 
@@ -177,7 +173,6 @@ def outcome_history(root: PathLike, episode: int, *, labels_dir: PathLike | None
     return [public_label(episode, r, is_current=i == last) for i, r in reversed(list(enumerate(versions)))]
 
 
-@accepts_repo_id
 def current_outcomes(root: PathLike, *, labels_dir: PathLike | None = None) -> dict[int, dict[str, Any]]:
     """Every episode's current outcome label: ``{episode_index: label}``, sorted by episode.
 
@@ -207,7 +202,6 @@ def _filter_values(name: str, value: Any, allowed: tuple[str, ...]) -> set[str] 
     return set(values)
 
 
-@accepts_repo_id
 def list_outcomes(
     root: PathLike,
     *,
@@ -253,7 +247,6 @@ def list_outcomes(
     return out
 
 
-@accepts_repo_id
 def stale_outcomes(root: PathLike, *, labels_dir: PathLike | None = None) -> dict[int, str]:
     """Episodes whose current outcome label was recorded for another episode: ``{episode: reason}``.
 

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.outcomes.labels import load_store
 
 #: The outcomes of the recovery track (never ``unsafe``).
 RECOVERY_OUTCOMES: tuple[str, ...] = ("mistake_and_recovery", "intervention")
 
 
-@accepts_repo_id
 def recovery_track(root: str | Path, *, labels_dir: str | Path | None = None) -> list[int]:
     """Sorted ``episode_index`` values whose current outcome is in :data:`RECOVERY_OUTCOMES`.
 

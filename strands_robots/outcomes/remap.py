@@ -15,7 +15,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.outcomes.labels import utc_now
 from strands_robots.outcomes.store import open_outcome_store
 from strands_robots.storage.mapping import mapping_table
@@ -50,7 +49,6 @@ def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow
     )
 
 
-@accepts_repo_id
 def remap(
     root: str | Path,
     mapping: Any,

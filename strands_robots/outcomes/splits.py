@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import HELD_OUT_SHARE, UNIT_FRACTION, int_argument, number_argument, number_refusal
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelValidationError, did_you_mean
 from strands_robots.outcomes.episodes import open_episodes
 from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
@@ -215,7 +214,6 @@ def plan_split(
     return held, facts
 
 
-@accepts_repo_id
 def split_by_groups(
     root: PathLike,
     *,

@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import path_argument
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import SidecarError
 from strands_robots.storage import append_jsonl, check_target, read_jsonl, sidecar_lock
 from strands_robots.storage.registry import ProcessRegistry, appended_since, file_identity
@@ -64,7 +63,6 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-@accepts_repo_id
 def outcomes_path(root: str | Path, labels_dir: str | Path | None = None) -> Path:
     """``<labels_dir or root>/episode_outcomes.jsonl``."""
     root = path_argument(root, "root")

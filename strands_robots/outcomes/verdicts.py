@@ -29,7 +29,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.outcomes.episodes import open_episodes
 from strands_robots.outcomes.labels import load_store
 
@@ -61,7 +60,6 @@ def verdict_for(episode: int, outcome: str, progress: float | None, steps: int) 
     }
 
 
-@accepts_repo_id
 def verdicts_from_outcomes(root: PathLike, *, labels_dir: PathLike | None = None) -> list[dict[str, Any]]:
     """One verdict per labelled episode of the dataset, sorted by episode.
 
@@ -82,7 +80,6 @@ def verdicts_from_outcomes(root: PathLike, *, labels_dir: PathLike | None = None
     return out
 
 
-@accepts_repo_id
 def record_verdicts_from_outcomes(root: PathLike, *, labels_dir: PathLike | None = None) -> dict[str, Any]:
     """Record :func:`verdicts_from_outcomes` as the deterministic verdicts (``benchmark="outcomes"``).
 

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from strands_robots.arguments import int_argument
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.episode_labels import measure_agreement
 from strands_robots.episode_labels.document import labels_path, query_document
@@ -291,7 +290,6 @@ def _own_directory(path: Path) -> None:
         )
 
 
-@accepts_repo_id
 def write_report(
     root: str | Path,
     out: str | Path | None = None,

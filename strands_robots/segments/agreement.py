@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.segments.proposals import spans
 from strands_robots.segments.store import query_records
 
@@ -123,7 +122,6 @@ def agreement_of(decisions: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-@accepts_repo_id
 def segments_agreement(
     root: str | Path, *, proposed: str, reviewed: str, labels_dir: str | Path | None = None
 ) -> dict[str, Any]:

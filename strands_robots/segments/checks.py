@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.segments.episodes import episode_facts, open_dataset_if_present
 from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD
@@ -22,7 +21,6 @@ from strands_robots.segments.success import episode_failure
 from strands_robots.segments.validate import validate_segmentation
 
 
-@accepts_repo_id
 def validate_episode(
     root: str | Path,
     episode: int,

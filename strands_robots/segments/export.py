@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelValidationError, did_you_mean
 from strands_robots.segments.convert import frame_to_seconds, segments_to_subtasks
 from strands_robots.segments.episodes import dataset_fps
@@ -23,7 +22,6 @@ from strands_robots.storage.codec import dump_line
 FORMATS = ("segments", "subtasks")
 
 
-@accepts_repo_id
 def export_segmentations(
     root: str | Path,
     path: str | Path | None = None,

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import ANY_NUMBER, number_argument
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import EpisodeNotFoundError, LabelsError, LabelValidationError, did_you_mean
 from strands_robots.segments.convert import check_fps
 from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
@@ -572,7 +571,6 @@ def check_labels_only_episode(episode: int, total_episodes: int, length: Any) ->
         )
 
 
-@accepts_repo_id
 def import_segmentations(
     root: str | Path,
     source: Any,

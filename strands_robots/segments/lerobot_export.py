@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelValidationError, SidecarError, did_you_mean
 from strands_robots.segments import lerobot_language as language
 from strands_robots.segments import sarm
@@ -210,7 +209,6 @@ def _copy_tree(root: Path, target: Path, skip: set[Path], report: ExportReport) 
             report.copied += 1
 
 
-@accepts_repo_id
 def export_lerobot(
     root: str | Path,
     *,

@@ -17,7 +17,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelsError, did_you_mean
 from strands_robots.segments import lerobot_language as language
 from strands_robots.segments import sarm
@@ -74,7 +73,6 @@ def _proposals(root: Path, style: str, prefix: str | None) -> tuple[str, dict[in
     return sarm.source_name(prefix), found
 
 
-@accepts_repo_id
 def import_lerobot(
     root: str | Path,
     *,

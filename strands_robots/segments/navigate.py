@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import DatasetError
 from strands_robots.segments.convert import check_seconds
 from strands_robots.segments.episodes import episode_facts, episode_index
@@ -95,7 +94,6 @@ def _read_column(dataset: Any, episode: int, column: str) -> np.ndarray:
     return np.asarray(frames[column], dtype=float)
 
 
-@accepts_repo_id
 def episode_base_velocity(
     root: str | Path,
     episode: int,
@@ -139,7 +137,6 @@ def episode_base_velocity(
     return values
 
 
-@accepts_repo_id
 def prefill_navigate(
     root: str | Path,
     episode: int,

@@ -13,7 +13,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.segments.store import list_segmentations, query_records, template_ids_of
 from strands_robots.segments.templates import (
     REFERENCE_EXAMPLES,
@@ -24,7 +23,6 @@ from strands_robots.segments.templates import (
 )
 
 
-@accepts_repo_id
 def label_pool(root: str | Path, task: str, *, labels_dir: str | Path | None = None) -> list[dict[str, Any]]:
     """The templates that occur in ``task``'s saved segmentations, most frequent first.
 
@@ -73,7 +71,6 @@ def label_pool(root: str | Path, task: str, *, labels_dir: str | Path | None = N
     return pool
 
 
-@accepts_repo_id
 def template_choices(root: str | Path, task: str, cohort: str = "robocasa365", **kwargs: Any) -> list[dict[str, Any]]:
     """A segment dropdown: the task's pool first, then every other template of the cohort.
 
@@ -87,7 +84,6 @@ def template_choices(root: str | Path, task: str, cohort: str = "robocasa365", *
     return [dict(t.to_dict(), in_pool=t.id in pool, count=pool.get(t.id, 0)) for t in first + rest]
 
 
-@accepts_repo_id
 def reference_examples(
     root: str | Path,
     task: str,

@@ -17,7 +17,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelValidationError, did_you_mean
 from strands_robots.segments.store import (
     SaveResult,
@@ -81,7 +80,6 @@ def _as_given(segments: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-@accepts_repo_id
 def review_proposal(
     root: str | Path,
     episode: int,
@@ -170,7 +168,6 @@ def _unchanged(segments: Any, cohort: str | None, proposed: list[dict[str, Any]]
         return False  # not storable as given: the save reports why
 
 
-@accepts_repo_id
 def unreviewed_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> list[int]:
     """Episodes whose current segmentation is a proposal awaiting review, ascending."""
     return query_records(

@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.segments.store import open_store
 from strands_robots.storage.mapping import mapping_table
 from strands_robots.storage.remap_participant import record_store_participant
@@ -40,7 +39,6 @@ def _move(record: dict[str, Any], new: int) -> dict[str, Any]:
     return dict(record, history=[dict(h, episode_index=new) for h in record.get("history", [])])
 
 
-@accepts_repo_id
 def remap(
     root: str | Path,
     mapping: Any,

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import NAME_CHARS, bool_argument, path_argument
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError, did_you_mean
 from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
 from strands_robots.segments.findings import Finding
@@ -84,7 +83,6 @@ class SaveResult:
 # -- document ------------------------------------------------------------------------------------
 
 
-@accepts_repo_id
 def segments_path(root: str | Path, *, labels_dir: str | Path | None = None) -> Path:
     """``<labels_dir or root>/episode_segments.json``."""
     root = path_argument(root, "root")
@@ -173,7 +171,6 @@ def _exists(store: RecordStore) -> bool:
     return store.path.exists() or store.journal.exists()
 
 
-@accepts_repo_id
 def check_readable(root: str | Path, *, labels_dir: str | Path | None = None) -> None:
     """Raise :class:`SidecarError` now if ``episode_segments.json`` exists but cannot be used."""
     store = open_store(root, labels_dir)
@@ -373,7 +370,6 @@ def record_fingerprint(dataset: Any, episode: int) -> dict[str, Any] | None:
     return fingerprinter_of(dataset)(episode)
 
 
-@accepts_repo_id
 def stale_segmentations(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[int, str]:
     """Episodes whose saved segmentation was made for another episode: ``{episode: reason}``.
 
@@ -418,7 +414,6 @@ def _copy(record: dict[str, Any] | None) -> dict[str, Any] | None:
 # -- API -----------------------------------------------------------------------------------------
 
 
-@accepts_repo_id
 def save_segmentation(
     root: str | Path,
     episode: int,
@@ -517,7 +512,6 @@ def save_segmentation(
     return SaveResult(stored, findings)
 
 
-@accepts_repo_id
 def get_segmentation(root: str | Path, episode: int, *, labels_dir: str | Path | None = None) -> dict[str, Any]:
     """The current segmentation record of ``episode`` (without its history).
 
@@ -536,7 +530,6 @@ def get_segmentation(root: str | Path, episode: int, *, labels_dir: str | Path |
     return _public(record)
 
 
-@accepts_repo_id
 def segmentation_history(
     root: str | Path, episode: int, *, labels_dir: str | Path | None = None
 ) -> list[dict[str, Any]]:
@@ -555,7 +548,6 @@ def segmentation_history(
     return [_public(record), *record.get("history", [])]
 
 
-@accepts_repo_id
 def list_segmentations(
     root: str | Path,
     *,
@@ -584,7 +576,6 @@ def list_segmentations(
     return query_records(root, select, labels_dir=labels_dir)
 
 
-@accepts_repo_id
 def mark_reference(
     root: str | Path, episode: int, reference: bool = True, *, labels_dir: str | Path | None = None
 ) -> dict[str, Any]:

@@ -24,7 +24,6 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from strands_robots.dataset import open_dataset
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.episode_labels.review import default_reviewer
 from strands_robots.errors import LabelsError, bounded_message, quoted
 from strands_robots.web.context import STATIC_DIR, NavItem, ServerContext, error_response, json_response
@@ -53,7 +52,6 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     return PlainTextResponse("Not Found", status_code=404)
 
 
-@accepts_repo_id
 def create_app(
     root: str | Path,
     *,

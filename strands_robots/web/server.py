@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import int_argument
-from strands_robots.dataset.hub import accepts_repo_id
 from strands_robots.errors import LabelsError, clipped, quoted
 from strands_robots.web.security import host_port
 
@@ -213,7 +212,6 @@ def _uvicorn_server(app: Any, limits: ServerLimits = DEFAULT_LIMITS) -> Any:
     return uvicorn.Server(config)
 
 
-@accepts_repo_id
 def serve(
     root: str | Path,
     *,

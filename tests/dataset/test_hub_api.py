@@ -1,4 +1,5 @@
-"""Every public Python API taking ``root`` takes a Hub repo id too, by the one rule of ``resolve_root``.
+"""A Hub repo id reaches the labels through ``open_labels`` (and the 0.5.3 wrappers and the
+dataset reader), by the one rule of ``resolve_root``; the other store functions take a path.
 
 Offline, on a LeRobot cache pre-populated from the shared datasets (``hub_cache``).
 """
@@ -26,29 +27,20 @@ from strands_robots.episode_labels import (
     stale_episodes,
 )
 from strands_robots.errors import RootNotFoundError
-from strands_robots.outcomes import current_outcomes, outcomes_path, set_outcome
+from strands_robots.labels import open_labels
 from strands_robots.report import write_report
-from strands_robots.segments import get_segmentation, save_segmentation, segments_path, template_choices
+from strands_robots.segments import template_choices
 
-PACKAGES = (
-    "strands_robots.dataset",
-    "strands_robots.episode_labels",
-    "strands_robots.outcomes",
-    "strands_robots.segments",
-    "strands_robots.ssc",
-    "strands_robots.report",
-    "strands_robots.judges",
-    "strands_robots.web",
-)
+PACKAGES = ("strands_robots.dataset", "strands_robots.episode_labels")
 
 
 def listing(root: Path) -> dict[str, int]:
     return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def test_every_public_function_taking_root_accepts_a_repo_id(hub_cache):
+def test_every_reader_and_0_5_3_function_taking_root_accepts_a_repo_id(hub_cache):
     """A repo id is resolved before anything else is read: one not in the cache, offline, is the
-    typed error naming the remedy, whatever the function and its other arguments."""
+    typed error naming the remedy, whatever the function and its other arguments; the handle too."""
     checked = []
     for name in PACKAGES:
         module = importlib.import_module(name)
@@ -64,7 +56,9 @@ def test_every_public_function_taking_root_accepts_a_repo_id(hub_cache):
             with pytest.raises(HubDatasetError, match="HF_HUB_OFFLINE"):
                 fn(root="nobody/x", **required)
             checked.append(f"{name}.{attr}")
-    assert len(checked) > 50 and "strands_robots.episode_labels.filter_episodes" in checked
+    assert len(checked) > 15 and "strands_robots.episode_labels.filter_episodes" in checked
+    with pytest.raises(HubDatasetError, match="HF_HUB_OFFLINE"):
+        open_labels("nobody/x").outcomes.current()
     assert not (hub_cache / "nobody").exists()
 
 
@@ -85,14 +79,16 @@ def test_label_apis_by_repo_id_write_the_labels_dir_and_never_the_cache(hub_cach
     assert list_disputes("lerobot/so101") == []
     agreement = measure_agreement("lerobot/so101", {1: {"quality": "high"}, 3: {"quality": "medium"}})
     assert agreement["episodes_compared"] == 2 and agreement["quality_agreement"] == 0.5
-    set_outcome("lerobot/so101", 2, outcome="failure", labeled_by="me")
-    assert current_outcomes("lerobot/so101")[2]["outcome"] == "failure"
-    assert outcomes_path("lerobot/so101").parent == labels
+    hub = open_labels("lerobot/so101")  # the other stores take a repo id through the handle
+    hub.outcomes.set(2, outcome="failure", labeled_by="me")
+    assert hub.outcomes.current()[2]["outcome"] == "failure"
+    assert hub.outcomes.path.parent == labels
     episode = open_dataset("lerobot/so101").episodes[0]
-    save_segmentation("lerobot/so101", 0, [{"start": 0, "end": episode.length, "label": "pick"}], annotator="me")
-    assert get_segmentation("lerobot/so101", 0)["segments"][0]["label"] == "Pick"  # labels are normalised
-    assert segments_path("lerobot/so101").parent == labels
-    assert template_choices("lerobot/so101", "pick")[0]["in_pool"] is False  # no saved segmentation of "pick"
+    hub.segments.save(0, [{"start": 0, "end": episode.length, "label": "pick"}], annotator="me")
+    assert hub.segments.get(0)["segments"][0]["label"] == "Pick"  # labels are normalised
+    assert hub.segments.path.parent == labels
+    choices = template_choices(hub.root, "pick", labels_dir=hub.labels_dir)
+    assert choices[0]["in_pool"] is False  # no saved segmentation of "pick"
     assert listing(cache) == before  # the download cache is never written
 
 
@@ -115,7 +111,8 @@ def test_write_report_by_repo_id_writes_beside_the_labels(hub_cache, tmp_path):
     record_deterministic_verdicts("lerobot/so101", [{"episode": e, "success": True} for e in range(4)])
     cache = hub_cache / "lerobot" / "so101"
     before = listing(cache)
-    result = write_report("lerobot/so101", episodes=[0])
+    hub = open_labels("lerobot/so101")
+    result = write_report(hub.root, labels_dir=hub.labels_dir, episodes=[0])
     assert result.out == hub_labels_dir("lerobot/so101") / "report"
     assert result.files and all(result.out in f.parents and f.stat().st_size > 0 for f in result.files)
     assert listing(cache) == before
