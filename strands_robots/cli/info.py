@@ -15,7 +15,6 @@ import typer
 
 from strands_robots.cli.common import RevisionOpt, RootArg
 from strands_robots.dataset import Dataset, open_dataset
-from strands_robots.dataset.channels import feature_names
 from strands_robots.dataset.hub import DEFAULT_REVISION, HubDataset
 from strands_robots.dataset.problems import abridge
 
@@ -60,7 +59,7 @@ def _other_features(ds: Dataset) -> dict[str, dict[str, Any]]:
     for key, feature in ds.features.items():
         if key in cameras or key in BOOKKEEPING or not isinstance(feature, dict):
             continue
-        names = feature_names(feature)
+        names = list(ds.feature_names(key))
         out[key] = {"dtype": feature.get("dtype"), "shape": feature.get("shape"), "names": names or None}
     return out
 

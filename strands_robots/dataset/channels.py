@@ -34,20 +34,6 @@ class ChannelGroup:
     channels: tuple[int, ...]
 
 
-def feature_names(feature: object) -> list[str]:
-    """The channel names an ``info.json`` feature declares (``[]`` when none).
-
-    Accepts the layouts in use: ``["a", "b"]``, ``{"motors": ["a", "b"]}`` (older files) and
-    ``[["a", "b"]]`` (some v2.1 files).
-    """
-    names = feature.get("names") if isinstance(feature, dict) else None
-    if isinstance(names, dict):
-        names = next(iter(names.values()), None)
-    if isinstance(names, list) and len(names) == 1 and isinstance(names[0], list):
-        names = names[0]
-    return [str(n) for n in names] if isinstance(names, list) else []
-
-
 def name_tokens(name: str) -> tuple[str, ...]:
     """``"kLeftShoulderPitch"`` -> ``("k", "Left", "Shoulder", "Pitch")``; ``"shoulder_pan.pos"`` -> 3 tokens."""
     return tuple(_TOKEN.findall(name)) or (name,)

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +23,7 @@ import pyarrow.parquet as pq
 
 from strands_robots.dataset.info import DatasetInfo
 from strands_robots.dataset.problems import abridge
+from strands_robots.dataset.stats import check_unique_columns
 from strands_robots.dataset.text import json_object_lines
 from strands_robots.errors import DatasetError, EpisodeNotFoundError
 
@@ -263,7 +265,13 @@ class EpisodeTable(Mapping[int, Episode]):
 # -- loading -------------------------------------------------------------------------------
 
 
-def _int_column(table: pa.Table, name: str, source: str, *, required: bool) -> np.ndarray | None:
+def _int_column(table: pa.Table, name: str, source: str, *, required: bool = False, nulls: bool = False) -> Any:
+    """``name`` as an int64 numpy array (None when absent and not ``required``); with ``nulls``
+    (a camera's ``chunk_index``/``file_index``) the pyarrow column, its nulls kept.
+
+    Raises:
+        DatasetError: absent and required; not integer; null values (unless ``nulls``); beyond int64.
+    """
     if name not in table.column_names:
         if required:
             raise DatasetError(
@@ -277,9 +285,11 @@ def _int_column(table: pa.Table, name: str, source: str, *, required: bool) -> n
             f"{source}: column {name!r} is {column.type}, not integer; rewrite the episodes metadata "
             "with integer values."
         )
-    if column.null_count:
+    if column.null_count and not nulls:
         raise DatasetError(f"{source}: column {name!r} has {column.null_count} null values; fill them.")
     _check_int64_range(column, name, source)
+    if nulls:
+        return column
     # int64 now, not in EpisodeTable: uint64 minus int64 is float64 in numpy, which rounds the
     # index ranges computed from large lengths
     return column.to_numpy().astype(np.int64, copy=False)
@@ -298,20 +308,6 @@ def _check_int64_range(column: pa.ChunkedArray, name: str, source: str) -> None:
                 f"{source}: column {name!r} holds {largest}, beyond the int64 range (at most {INT64_MAX}); "
                 "rewrite the episodes metadata with values that fit a signed 64-bit integer."
             )
-
-
-def _video_index_column(table: pa.Table, name: str, source: str) -> pa.ChunkedArray | None:
-    """A ``videos/<key>/chunk_index`` / ``file_index`` column (nulls allowed), or None when absent."""
-    if name not in table.column_names:
-        return None
-    column = table.column(name)
-    if not pa.types.is_integer(column.type):
-        raise DatasetError(
-            f"{source}: column {name!r} is {column.type}, not integer; rewrite the episodes metadata "
-            "with integer chunk and file indices."
-        )
-    _check_int64_range(column, name, source)
-    return column
 
 
 def _check_tasks_type(column: pa.ChunkedArray, source: str) -> None:
@@ -418,11 +414,7 @@ def load_episodes_v3(root: Path, info: DatasetInfo) -> EpisodeTable:
     for path in files:
         try:
             schema = pq.read_schema(path)
-            repeated = sorted({c for c in wanted if schema.names.count(c) > 1})
-            if repeated:
-                raise DatasetError(
-                    f"{path}: columns {repeated} repeat; rewrite the episodes metadata with one column of each name."
-                )
+            check_unique_columns(path, schema.names, wanted)
             names = set(schema.names)
             columns = [c for c in wanted if c in names]
             # task strings repeat across episodes: reading them dictionary-encoded is ~3x faster
@@ -457,8 +449,8 @@ def _build_table(root: Path, info: DatasetInfo, table: pa.Table, source: str) ->
         index_from, index_to = _cumulative(lengths, source)
     videos: dict[str, VideoColumns] = {}
     for key in info.video_keys if info.major == 3 else ():
-        chunk = _video_index_column(table, f"videos/{key}/chunk_index", source)
-        file_ = _video_index_column(table, f"videos/{key}/file_index", source)
+        chunk = _int_column(table, f"videos/{key}/chunk_index", source, nulls=True)
+        file_ = _int_column(table, f"videos/{key}/file_index", source, nulls=True)
         start = _float_column(table, f"videos/{key}/from_timestamp", source)
         if chunk is None or file_ is None or start is None:
             continue  # listed as a problem (video_columns_missing)

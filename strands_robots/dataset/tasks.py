@@ -7,13 +7,12 @@ v3.0 stores it in ``meta/tasks.parquet`` (LeRobot writes the pandas index: a col
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from strands_robots.dataset.text import read_utf8
+from strands_robots.dataset.text import json_object_lines
 from strands_robots.errors import DatasetError
 
 #: Candidate names of the task-string column, in order of preference.
@@ -83,17 +82,12 @@ def load_tasks_v2(root: Path) -> dict[int, str]:
         return {}
     tasks: dict[int, str] = {}
     count = 0
-    for lineno, line in enumerate(read_utf8(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            index, task = record["task_index"], record["task"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise DatasetError(f"{path} line {lineno}: expected {{task_index, task}} ({exc}).") from exc
+    for lineno, record in json_object_lines(path, "expected {task_index, task}"):
+        if "task_index" not in record or "task" not in record:
+            raise DatasetError(f"{path} line {lineno}: expected {{task_index, task}}, got keys {sorted(record)}.")
+        index, task = record["task_index"], str(record["task"])
         if not isinstance(index, int) or isinstance(index, bool):
             raise DatasetError(f"{path} line {lineno}: task_index {index!r} is not an integer.")
-        task = str(task)
         if not task.isascii() and _has_lone_surrogate(task):
             raise DatasetError(
                 f"{path} line {lineno}: the task holds a \\u escape of a lone surrogate, which is not UTF-8 "

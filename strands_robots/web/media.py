@@ -66,7 +66,7 @@ def camera_list(ctx: ServerContext, episode: int) -> list[dict[str, Any]]:
 
 def state_payload(ctx: ServerContext, episode: int) -> dict[str, Any]:
     """The body of the state endpoint (see the module docstring)."""
-    from strands_robots.dataset.channels import channel_groups, feature_names
+    from strands_robots.dataset.channels import channel_groups
 
     ds = ctx.dataset
     meta = ds.episodes[episode]
@@ -83,7 +83,7 @@ def state_payload(ctx: ServerContext, episode: int) -> dict[str, Any]:
     groups: list[dict[str, Any]] = []
     for key in vectors:
         values = np.asarray(frames[key]).reshape(meta.length, -1)
-        declared = list(ds.state_names) if key == STATE_KEY else feature_names(ds.features[key])
+        declared = ds.feature_names(key)
         short = "state" if key == STATE_KEY else key
         first = len(channels)
         own_names: list[str] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from strands_robots.dataset.channels import channel_groups, feature_names, name_tokens
+from strands_robots.dataset.channels import channel_groups, name_tokens
 
 G1_ARM = ["ShoulderPitch", "ShoulderRoll", "ShoulderYaw", "Elbow", "WristRoll", "WristPitch", "WristYaw"]
 G1_HAND = ["Pinky", "Ring", "Middle", "Index", "ThumbBend", "ThumbRotation"]
@@ -58,10 +58,3 @@ def test_every_channel_once_in_order_for_mixed_names():
     flat = [c for g in groups for c in g.channels]
     assert sorted(flat) == list(range(len(names))) and all(len(g.channels) <= 5 for g in groups)
     assert groups[0].channels == (0, 1, 2)
-
-
-def test_feature_names_layouts():
-    assert feature_names({"names": ["a", "b"]}) == ["a", "b"]
-    assert feature_names({"names": {"motors": ["a", "b"]}}) == ["a", "b"]
-    assert feature_names({"names": [["a", "b"]]}) == ["a", "b"]
-    assert feature_names({"names": None}) == [] and feature_names(None) == []
