@@ -8,7 +8,7 @@ They import starlette/uvicorn/matplotlib only when run, so the CLI starts withou
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -39,11 +39,8 @@ AllowRemoteOpt = Annotated[
 ]
 
 
-def _path(path: Path) -> Path:
-    """A path argument typer always fills, made absolute."""
-    resolved = resolve(path)
-    assert resolved is not None
-    return resolved
+HostOpt = Annotated[str, typer.Option(help="Address to listen on (loopback keeps the page on this machine).")]
+PortOpt = Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")]
 
 
 def _require_extra(what: str) -> None:
@@ -59,10 +56,8 @@ def _require_extra(what: str) -> None:
 
 def review(
     root: RootArg,
-    host: Annotated[str, typer.Option(help="Address to listen on (loopback keeps the page on this machine).")] = (
-        "127.0.0.1"
-    ),
-    port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 8765,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8765,
     reviewer: Annotated[
         str | None, typer.Option(help="Default reviewer name written with each review (default: your user name).")
     ] = None,
@@ -72,26 +67,26 @@ def review(
 ) -> None:
     """Serve the review page: resolve disputed verdicts in the browser."""
     _require_extra("review")
+    _serve(root, labels_dir, host=host, port=port, reviewer=reviewer, allow_remote=allow_remote)
+
+
+def _serve(root: Path, labels_dir: Path | None, **options: Any) -> None:
+    """Serve the pages of ROOT until stopped (:func:`strands_robots.web.server.serve`)."""
     from strands_robots.web.server import serve
 
     note_moved_sidecars(root, labels_dir)  # before serving: the page runs until stopped
     serve(
-        _path(root),
-        host=host,
-        port=port,
+        resolve(root),
         labels_dir=resolve(labels_dir),
-        reviewer=reviewer,
         announce=lambda line: console.print(line, highlight=False, markup=False),
-        allow_remote=allow_remote,
+        **options,
     )
 
 
 def segment(
     root: RootArg,
-    host: Annotated[str, typer.Option(help="Address to listen on (loopback keeps the page on this machine).")] = (
-        "127.0.0.1"
-    ),
-    port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 8765,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8765,
     annotator: Annotated[
         str | None, typer.Option(help="Default annotator name saved with each segmentation (default: your user name).")
     ] = None,
@@ -110,24 +105,18 @@ def segment(
 ) -> None:
     """Serve the segment page: split episodes into subtasks (B splits, S saves) in the browser."""
     _require_extra("segments page")
-    from strands_robots.web.server import serve
-
-    dataset_root = _path(root)
-    sidecar_dir = resolve(labels_dir)
     label_sets = [resolve(path) for path in labels or ()]
     if label_sets:
         from strands_robots.segments.label_sets import load_label_set
 
         for path in label_sets:  # a bad file is refused before the server starts
             load_label_set(path)
-    note_moved_sidecars(root, labels_dir)  # before serving: the page runs until stopped
-    serve(
-        dataset_root,
+    _serve(
+        root,
+        labels_dir,
         host=host,
         port=port,
-        labels_dir=sidecar_dir,
         reviewer=annotator,
-        announce=lambda line: console.print(line, highlight=False, markup=False),
         page="/segment",
         title="segment page",
         label_sets=label_sets,
@@ -161,7 +150,7 @@ def report(
     _require_extra("report")
     from strands_robots.report import write_report
 
-    holdout = None if human is None else load_json_file(_path(human))
+    holdout = None if human is None else load_json_file(resolve(human))
     progress = progress_bar("report", elapsed=False, transient=True)
     task = progress.add_task("report", total=None, last="")
 
@@ -170,7 +159,7 @@ def report(
 
     with progress:
         result = write_report(
-            _path(root),
+            resolve(root),
             resolve(out),
             labels_dir=resolve(labels_dir),
             human_labels=holdout,

@@ -11,11 +11,12 @@ Written into ``out`` (default ``<labels dir>/report``):
   with the frames a judge samples marked (``sample_indices(length, 4)``, the default of
   the ``sample_frames`` tool) and their camera images above when the video exists.
 
-The review page serves the same figures (:func:`summary_figure`, :func:`episode_figure`).
+The review page serves the same figures (:func:`summary_figure`, :func:`episode_plot`).
 """
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -84,15 +85,9 @@ def load_document(root: str | Path, labels_dir: str | Path | None = None) -> dic
         RootNotFoundError: ``root`` or ``labels_dir`` is not an existing directory.
     """
     try:
-        return query_document(root, lambda document: _copy(document), labels_dir)
+        return query_document(root, copy.deepcopy, labels_dir)
     except LabelsNotFoundError:  # a missing root or labels_dir (RootNotFoundError) propagates as itself
         return None
-
-
-def _copy(document: dict[str, Any]) -> dict[str, Any]:
-    import copy
-
-    return copy.deepcopy(document)
 
 
 def summary_figure(
@@ -162,32 +157,6 @@ def video_problem(dataset: Dataset, episode: int, camera: str) -> str:
     return ""
 
 
-def episode_figure(
-    dataset: Dataset,
-    episode: int,
-    record: Mapping[str, Any] | None,
-    *,
-    sampled_frames: int = SAMPLED_FRAMES,
-    thumbnail_side: int = THUMBNAIL_SIDE,
-) -> Figure:
-    """The per-episode plot: state channels, sampled frames marked, their images above.
-
-    What cannot be read is named on the figure and the rest is drawn (see
-    :func:`episode_plot`).
-
-    Args:
-        dataset: The open dataset.
-        episode: Real ``episode_index`` of ``dataset``.
-        record: Its sidecar record (None: no labels yet).
-        sampled_frames: How many evenly spaced frames to mark (``sample_indices``).
-        thumbnail_side: Longer side of each thumbnail, pixels.
-
-    Raises:
-        EpisodeNotFoundError: ``episode`` is not in ``dataset``.
-    """
-    return episode_plot(dataset, episode, record, sampled_frames=sampled_frames, thumbnail_side=thumbnail_side)[0]
-
-
 def episode_plot(
     dataset: Dataset,
     episode: int,
@@ -196,11 +165,19 @@ def episode_plot(
     sampled_frames: int = SAMPLED_FRAMES,
     thumbnail_side: int = THUMBNAIL_SIDE,
 ) -> tuple[Figure, str]:
-    """:func:`episode_figure` and what could not be drawn (``""`` when everything was).
+    """The per-episode plot (state channels, sampled frames marked, their images above) and
+    what could not be drawn (``""`` when everything was).
 
     A damaged data file leaves the state plot empty and a damaged or truncated video
     leaves out the thumbnails; the figure says which file, and the text is returned so
     the report can list it (docs/review.md, "The report").
+
+    Args:
+        dataset: The open dataset.
+        episode: Real ``episode_index`` of ``dataset``.
+        record: Its sidecar record (None: no labels yet).
+        sampled_frames: How many evenly spaced frames to mark (``sample_indices``).
+        thumbnail_side: Longer side of each thumbnail, pixels.
 
     Raises:
         EpisodeNotFoundError: ``episode`` is not in ``dataset``.

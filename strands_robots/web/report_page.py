@@ -20,7 +20,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from strands_robots.report.figures import png_bytes
-from strands_robots.report.write import SUMMARY_PLOTS, episode_figure, summary_figure
+from strands_robots.report.write import SUMMARY_PLOTS, episode_plot, summary_figure
 from strands_robots.web.context import RequestError, ServerContext
 from strands_robots.web.query import Count, QueryModel, parse_query
 
@@ -58,7 +58,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
 
     def _episode(episode: int) -> bytes:
         record = _document()["episodes"].get(str(episode))
-        return png_bytes(episode_figure(ctx.dataset, episode, record))
+        return png_bytes(episode_plot(ctx.dataset, episode, record)[0])
 
     async def page(request: Request) -> Response:
         episodes = list(ctx.dataset.episodes)

@@ -83,10 +83,6 @@ class ReviewBody(BodyModel):
     judge_seen: str | None = _TEXT_OR_NULL
 
 
-#: Keys a review request may carry.
-REVIEW_KEYS = frozenset(ReviewBody.model_fields)
-
-
 def _review_fields(body: Any, default_reviewer: str) -> dict[str, Any]:
     review = parse_body(ReviewBody, body)
     missing = [name for name in STAMP_KEYS if name not in body]

@@ -42,15 +42,6 @@ class QueueQuery(QueryModel):
         return {name: value for name in FILTERS if (value := getattr(self, name)) is not None}
 
 
-def parse_filters(params: Mapping[str, str]) -> dict[str, str]:
-    """The non-empty filters of a query string.
-
-    Raises:
-        RequestError: 400 for an unknown value (the message lists the accepted ones).
-    """
-    return parse_query(QueueQuery, {k: v for k, v in params.items() if k in FILTERS}).filters()
-
-
 def matches(row: Mapping[str, Any], filters: Mapping[str, str]) -> bool:
     """True when ``row`` passes every filter."""
     for name, value in filters.items():

@@ -44,7 +44,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, bounded_message, quoted
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, bounded_message
 from strands_robots.segments import (
     SIDECAR_FILENAME,
     SegmentationRefused,
@@ -136,11 +136,6 @@ class SegmentBody(BodyModel):
         return item
 
 
-def parse_segments(segments: list[SegmentBody]) -> list[dict[str, Any]]:
-    """The segments of a checked request (:class:`CheckBody`) as the library takes them."""
-    return [segment.as_segment() for segment in segments]
-
-
 def parse_request[B: CheckBody](model: type[B], body: Any) -> B:
     """A check or save body read into ``model``; more than :data:`MAX_SEGMENTS` segments is too large.
 
@@ -152,20 +147,6 @@ def parse_request[B: CheckBody](model: type[B], body: Any) -> B:
     if isinstance(segments, list) and len(segments) > MAX_SEGMENTS:
         raise RequestError(f"{len(segments)} segments; at most {MAX_SEGMENTS} per episode.", 413)
     return parse_body(model, body)
-
-
-def parse_cohort(value: Any, default: str | None = DEFAULT_COHORT) -> str | None:
-    """A known cohort name, ``default`` for an empty value.
-
-    Raises:
-        RequestError: 400 for another value.
-    """
-    if value is None or value == "":
-        return default
-    try:
-        return str(_known_cohort(value))
-    except ValueError as exc:
-        raise RequestError(f"cohort={quoted(value)} {exc}.") from None
 
 
 def _known_cohort(value: Any) -> Any:
@@ -191,11 +172,6 @@ class SaveBody(CheckBody):
     annotator: Annotated[str | None, _within(MAX_NAME_CHARS)] = Field(default=None, description="a string or null")
     note: Annotated[str | None, _within(MAX_NOTE_CHARS)] = Field(default=None, description="a string or null")
     reference: bool = Field(default=False, description="true or false")
-
-
-#: Keys of a check request and of a save request.
-CHECK_KEYS = frozenset(CheckBody.model_fields)
-SAVE_KEYS = frozenset(SaveBody.model_fields)
 
 
 class EpisodeQuery(QueryModel):
@@ -432,7 +408,7 @@ def save(ctx: ServerContext, episode: int, body: Any) -> Response:
         RequestError: 400 for a body :class:`SaveBody` refuses, 413 for too many segments.
     """
     request = parse_request(SaveBody, body)
-    segments = parse_segments(request.segments)
+    segments = [segment.as_segment() for segment in request.segments]
     cohort = request.cohort or None
     annotator = request.annotator or ""
     note = request.note
@@ -569,8 +545,8 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     async def check(request: Request) -> Response:
         index = ctx.episode(request.path_params["episode"])
         body = parse_request(CheckBody, await read_json_body(request))
-        segments = parse_segments(body.segments)
-        cohort = parse_cohort(body.cohort, default=None) or default_cohort(ctx)
+        segments = [segment.as_segment() for segment in body.segments]
+        cohort = body.cohort or default_cohort(ctx)
         return json_response(await run_in_threadpool(check_payload, ctx, index, segments, cohort))
 
     async def post_save(request: Request) -> Response:

@@ -124,9 +124,9 @@ def test_report_without_human_grades_says_so_and_writes_no_error_png(labelled_to
 
 def test_episode_plot_panels_follow_the_state_names(labelled_toy):
     from strands_robots.dataset import open_dataset
-    from strands_robots.report.write import episode_figure
+    from strands_robots.report.write import episode_plot
 
-    figure = episode_figure(open_dataset(labelled_toy), 0, None)
+    figure, _ = episode_plot(open_dataset(labelled_toy), 0, None)
     panels = [ax for ax in figure.axes if ax.get_legend() is not None]
     legends = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in panels]
     assert [ax.get_title(loc="left") for ax in panels] == [
