@@ -7,6 +7,7 @@ present), state names and any problems found (docs/dataset.md).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 from typing import TYPE_CHECKING, Any
@@ -171,18 +172,7 @@ def register(app: typer.Typer) -> None:
 
 def check_dict(report: CheckReport) -> dict[str, Any]:
     """``info --check --json``'s ``check``: what was read and every damaged file."""
-    return {
-        "data_files": report.data_files,
-        "episodes": report.episodes,
-        "cameras": list(report.cameras),
-        "videos": report.videos,
-        "videos_decoded": report.videos_decoded,
-        "videos_missing": report.videos_missing,
-        "damaged": [
-            {"path": d.path, "kind": d.kind, "camera": d.camera, "episodes": list(d.episodes), "error": d.error}
-            for d in report.damaged
-        ],
-    }
+    return dataclasses.asdict(report)
 
 
 def format_check(report: CheckReport) -> str:

@@ -509,35 +509,27 @@ def remap(
     from strands_robots.remap import EpisodeMapping, mapping_after_delete, remap_dataset
 
     root, labels_dir = resolve(root), resolve(labels_dir)
-    if source:
-        if deleted is not None:
-            raise LabelValidationError("give --from OLD_ROOT or --deleted, not both (--from finds the mapping).")
-        given = EpisodeMapping.parse(load_json_file(resolve(mapping))) if mapping is not None else None
-        sources = [resolve(s) for s in source]
-        _report_remap(
-            remap_dataset(
-                root,
-                given,
-                source=sources[0] if len(sources) == 1 else sources,
-                labels_dir=labels_dir,
-                allow_drop=allow_drop,
-                dry_run=dry_run,
-            ),
-            dry_run,
-        )
-        return
-    if deleted is not None and mapping is None:
-        gone = _index_list(deleted)
-        if total_episodes is None:
-            total_episodes = _episodes_before(root, len(gone))
-        table: EpisodeMapping = mapping_after_delete(total_episodes, gone)
-    elif mapping is not None and deleted is None:
-        table = EpisodeMapping.parse(load_json_file(resolve(mapping)))
-    else:
+    if source and deleted is not None:
+        raise LabelValidationError("give --from OLD_ROOT or --deleted, not both (--from finds the mapping).")
+    if not source and (deleted is None) == (mapping is None):
         raise LabelValidationError(
             "give either a mapping file or --deleted (e.g. `strands-labels remap ROOT --deleted 3,7`), not both."
         )
-    _report_remap(remap_dataset(root, table, labels_dir=labels_dir, allow_drop=allow_drop, dry_run=dry_run), dry_run)
+    table = EpisodeMapping.parse(load_json_file(resolve(mapping))) if mapping is not None else None
+    if deleted is not None:
+        gone = _index_list(deleted)
+        before = total_episodes if total_episodes is not None else _episodes_before(root, len(gone))
+        table = mapping_after_delete(before, gone)
+    sources = [resolve(s) for s in source or ()]
+    result = remap_dataset(
+        root,
+        table,
+        source=(sources[0] if len(sources) == 1 else sources) or None,
+        labels_dir=labels_dir,
+        allow_drop=allow_drop,
+        dry_run=dry_run,
+    )
+    _report_remap(result, dry_run)
 
 
 def _report_remap(result: Any, dry_run: bool) -> None:

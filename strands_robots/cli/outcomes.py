@@ -217,35 +217,32 @@ def import_cmd(
     )
 
 
-def _shown(text: str | float) -> str:
-    """An option's text as typed, quoted and cut to 40 characters."""
-    return quoted(text, 40)
+def _number(text: str | float) -> Any:
+    """An option's text as a number (digits: an ``int``), or as typed when it reads as none
+    (the option's rule then refuses it). click also hands the default, a number, to the parser."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return int(text) if re.fullmatch(r"\s*[+-]?[0-9]+\s*", text) else float(text)
+    except ValueError:  # not a number (or an int too long to read)
+        return text
 
 
 def _held_out_option(text: str | float) -> int | float:
-    """``--held-out`` as typed: digits are an episode count, other numbers a share.
-
-    The value is checked by :func:`strands_robots.outcomes.splits.held_out_argument` (the
-    library's rule and limits), with a refusal that names ``--held-out``. click also hands
-    the default (the number ``0.2``) to this parser.
+    """``--held-out`` as typed: digits are an episode count, other numbers a share, checked by
+    :func:`strands_robots.outcomes.splits.held_out_argument` (the library's rule and limits).
 
     Raises:
         typer.BadParameter: not a count of at least 1 nor a share strictly between 0 and 1.
     """
-    value: Any = text
-    try:
-        if isinstance(text, str):
-            value = int(text) if re.fullmatch(r"\s*[+-]?[0-9]+\s*", text) else float(text)
-    except ValueError:  # not a number (or an int too long to read): the rule refuses the text
-        pass
 
     def refuse(_: Any) -> Exception:
         return typer.BadParameter(
-            f"{_shown(text)} is neither an episode count (a whole number, at least 1) nor a fraction "
+            f"{quoted(text, 40)} is neither an episode count (a whole number, at least 1) nor a fraction "
             f"{HELD_OUT_SHARE.describe()}; pass e.g. --held-out 12 or --held-out 0.2."
         )
 
-    return held_out_argument(value, refuse)
+    return held_out_argument(_number(text), refuse)
 
 
 def _tolerance_option(text: str | float) -> float:
@@ -254,20 +251,14 @@ def _tolerance_option(text: str | float) -> float:
     Raises:
         typer.BadParameter: not a number from 0 to 1 (NaN and infinity included).
     """
-    value: Any = text
-    try:
-        if isinstance(text, str):
-            value = float(text)
-    except ValueError:  # not a number: the rule refuses the text
-        pass
 
     def refuse(_: Any) -> Exception:
         return typer.BadParameter(
-            f"{_shown(text)} is not a fraction {UNIT_FRACTION.describe()}; pass how far the achieved share may miss "
-            "a requested fraction, e.g. --tolerance 0.05."
+            f"{quoted(text, 40)} is not a fraction {UNIT_FRACTION.describe()}; pass how far the achieved share may "
+            "miss a requested fraction, e.g. --tolerance 0.05."
         )
 
-    return number_argument(value, refuse, UNIT_FRACTION)
+    return number_argument(_number(text), refuse, UNIT_FRACTION)
 
 
 def split_cmd(

@@ -168,8 +168,6 @@ def _episodes(value: str | None) -> list[int] | None:
 def _channels(ds: Any, specs: list[str] | None, mode: str, single_arm: str) -> dict[str, Any]:
     from strands_robots.ssc.gripper import GripperChannel, find_gripper_channels
 
-    if mode not in MODES:
-        raise _not_one_of("--mode", mode, MODES)
     if single_arm not in SINGLE_ARMS:
         raise _not_one_of("--single-arm", single_arm, SINGLE_ARMS)
     if not specs:

@@ -41,17 +41,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_WHERE})
 
 
-__all__ = [
-    "Dataset",
-    "Episode",
-    "EpisodeTable",
-    "FrameIndexError",
-    "Frames",
-    "MissingFileError",
-    "Problem",
-    "VideoRef",
-    "check_dataset",
-    "decode_frames",
-    "open_dataset",
-    "read_frames",
-]
+__all__ = sorted(_WHERE)

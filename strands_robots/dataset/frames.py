@@ -323,13 +323,4 @@ def data_columns(ds: Layout, episode: int | Episode) -> list[str]:
     ep = resolve_episode(ds, episode)
     if not ep.data_located:
         return list(dict.fromkeys(name for _p, layout in _shard_layouts(ds, ep) for name in layout.names))
-    path = ep.data_file
-    if not path.is_file():
-        raise MissingFileError(
-            f"data file {path} of episode {ep.episode_index} is missing; restore the dataset's data/ "
-            "directory (the episodes metadata points there)."
-        )
-    try:
-        return list(_file_layout(str(path), *_stamp(path)).names)
-    except (pa.ArrowException, OSError) as exc:
-        raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read as parquet ({exc}).") from exc
+    return list(_episode_file_layout(ds, ep).names)
