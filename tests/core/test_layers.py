@@ -206,7 +206,7 @@ def test_the_feature_keys_are_named_once():
                 spelled.append((module, node.lineno, node.value))
     allowed = {"strands_robots.dataset.keys"}
     # the outcome schema's per-hand ``action`` field is a field name, not the LeRobot feature
-    allowed_fields = {("strands_robots.outcomes.model", "action")}
+    allowed_fields = {("strands_robots.outcomes.schema", "action")}
     assert [s for s in spelled if s[0] not in allowed and (s[0], s[2]) not in allowed_fields] == []
     from strands_robots.dataset.keys import ACTION_KEY, STATE_KEY
 
