@@ -7,7 +7,7 @@ returns findings of one kind. :data:`COHORT_RULES` says which run for which coho
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,18 +62,13 @@ class Context:
     smooth_frames: int
 
 
-Rule = Callable[[list[Seg], Context], list[Finding]]
+Rule = Callable[[list[Seg], Context], Iterable[Finding]]
 
 
 def _f(kind: str, segs: list[Seg] | Seg, message: str, severity: str = "error") -> Finding:
     group = [segs] if isinstance(segs, Seg) else segs
     return Finding(
-        kind,
-        min(s.start for s in group),
-        max(s.end for s in group),
-        message,
-        severity,
-        tuple(s.index for s in group),
+        kind, min(s.start for s in group), max(s.end for s in group), message, severity, tuple(s.index for s in group)
     )
 
 
@@ -84,105 +79,65 @@ def _skipped(kind: str, ctx: Context, needs: str) -> Finding:
 # -- section 4: activation controls --------------------------------------------------------------
 
 
-def activation_control(segs: list[Seg], ctx: Context) -> list[Finding]:
+def activation_control(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """Coffee machine only A2; toaster and electric kettle only A3; toaster oven temperature knob always J1."""
-    out = []
     for s in segs:
         if s.op not in ("activate", "deactivate"):
             continue
         control = control_of(s.slot("target"))
+        why = None
         if s.op == "activate":
             if control == "coffee machine" and s.tid != "A2":
-                out.append(
-                    _f(
-                        "activation_control",
-                        s,
-                        "the coffee machine is activated only by A2: 'press the start button on the coffee machine'",
-                    )
-                )
+                why = "the coffee machine is activated only by A2: 'press the start button on the coffee machine'"
             elif control in ("toaster", "electric kettle") and s.tid != "A3":
-                out.append(
-                    _f(
-                        "activation_control",
-                        s,
-                        f"the {control} is activated only by A3: 'push down the lever of the {control}'",
-                    )
-                )
+                why = f"the {control} is activated only by A3: 'push down the lever of the {control}'"
             elif s.tid == "A2" and control != "coffee machine":
-                out.append(
-                    _f(
-                        "activation_control",
-                        s,
-                        "A2 is for the coffee machine only; use A1 'turn on the "
-                        f"{s.slot('target')}' (the microwave start button is 'turn on the microwave')",
-                    )
+                why = (
+                    f"A2 is for the coffee machine only; use A1 'turn on the {s.slot('target')}' (the microwave start "
+                    "button is 'turn on the microwave')"
                 )
             elif s.tid == "A3" and control not in ("toaster", "electric kettle"):
-                out.append(_f("activation_control", s, "A3 is for the toaster and the electric kettle only; use A1"))
+                why = "A3 is for the toaster and the electric kettle only; use A1"
+        if why:
+            yield _f("activation_control", s, why)
         if control == "toaster oven temperature knob":
-            out.append(
-                _f(
-                    "activation_control",
-                    s,
-                    "the toaster oven temperature knob is always adjust (J1 'set the "
-                    "toaster oven temperature knob to <level>'), even from off; the toaster oven is turned on "
-                    "by its timer (A1 'turn on the toaster oven')",
-                )
+            yield _f(
+                "activation_control",
+                s,
+                "the toaster oven temperature knob is always adjust (J1 'set the toaster oven temperature knob to "
+                "<level>'), even from off; the toaster oven is turned on by its timer (A1 'turn on the toaster oven')",
             )
-    return out
 
 
-def control_semantics(segs: list[Seg], ctx: Context) -> list[Finding]:
+def control_semantics(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """off->on = activate, on->other level = adjust, on->off = deactivate (state tracked per control)."""
-    out = []
     state: dict[str, str] = {}  # control -> "on" | "off"; absent = unknown (state before the episode)
     for s in segs:
         if s.op not in ("activate", "deactivate", "adjust") or s.tid == "J2":
             continue
-        control = control_of(s.slot("target"))
-        setting = s.instance.modifiers.get("setting", "")
-        if s.tid == "J1" and setting == "off":
-            out.append(
-                _f(
-                    "control_semantics",
-                    s,
-                    f"setting the {s.slot('target')} to off is on->off: label it deactivate (D1 'turn off the ...')",
-                )
-            )
+        control, target = control_of(s.slot("target")), s.slot("target")
+        before = state.get(control)
+        why = None
+        if s.tid == "J1" and s.instance.modifiers.get("setting", "") == "off":
+            why = f"setting the {target} to off is on->off: label it deactivate (D1 'turn off the ...')"
             state[control] = "off"
+        elif not is_stateful_control(control):
             continue
-        if not is_stateful_control(control):
-            continue
-        current = state.get(control)
-        if s.op == "activate":
-            if current == "on":
-                out.append(
-                    _f(
-                        "control_semantics",
-                        s,
-                        f"the {control.replace('burner:', 'burner ').strip()} is "
-                        "already on: a level change is adjust (J1 'set the ... to <level>')",
-                    )
-                )
+        elif s.op == "activate":
+            if before == "on":
+                name = control.replace("burner:", "burner ").strip()
+                why = f"the {name} is already on: a level change is adjust (J1 'set the ... to <level>')"
             state[control] = "on"
         elif s.op == "deactivate":
-            if current == "off":
-                out.append(
-                    _f("control_semantics", s, f"the {s.slot('target')} is already off since an earlier deactivate")
-                )
+            if before == "off":
+                why = f"the {target} is already off since an earlier deactivate"
             state[control] = "off"
         else:  # adjust
-            if current == "off":
-                out.append(
-                    _f(
-                        "control_semantics",
-                        s,
-                        f"the {s.slot('target')} is off: off->on is activate (A1 "
-                        "'turn on the ... to <level>'), not adjust",
-                    )
-                )
+            if before == "off":
+                why = f"the {target} is off: off->on is activate (A1 'turn on the ... to <level>'), not adjust"
             state[control] = "on"
-    return out
+        if why:
+            yield _f("control_semantics", s, why)
 
 
 # -- section 1 ------------------------------------------------------------------------------------
@@ -190,32 +145,25 @@ def control_semantics(segs: list[Seg], ctx: Context) -> list[Finding]:
 _PLURAL_DOORS = re.compile(r"\b(?:doors|drawers|lids|both)\b| and ")
 
 
-def one_segment_per_door(segs: list[Seg], ctx: Context) -> list[Finding]:
+def one_segment_per_door(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """One open/close segment per door or drawer (two-door cabinets -> two segments)."""
-    out = []
     for i, s in enumerate(segs):
         if s.tid not in ("O1", "C1"):
             continue
         if _PLURAL_DOORS.search(s.slot("target")):
-            out.append(
-                _f(
-                    "one_segment_per_door",
-                    s,
-                    f"{s.label!r} covers several doors/drawers: label one "
-                    f"{s.op} segment per door (two-door cabinets -> two segments)",
-                )
+            yield _f(
+                "one_segment_per_door",
+                s,
+                f"{s.label!r} covers several doors/drawers: label one {s.op} segment per door (two-door cabinets -> "
+                "two segments)",
             )
         elif i > 0 and segs[i - 1].tid == s.tid and segs[i - 1].slot("target") == s.slot("target"):
-            out.append(
-                _f(
-                    "one_segment_per_door",
-                    [segs[i - 1], s],
-                    f"two consecutive '{s.label}' segments: one "
-                    f"{s.op} segment per door (merge them, regrasps included)",
-                    "warning",
-                )
+            yield _f(
+                "one_segment_per_door",
+                [segs[i - 1], s],
+                f"two consecutive '{s.label}' segments: one {s.op} segment per door (merge them, regrasps included)",
+                "warning",
             )
-    return out
 
 
 def _neighbour(segs: list[Seg], i: int, step: int, skip: tuple[str, ...]) -> Seg | None:
@@ -225,359 +173,265 @@ def _neighbour(segs: list[Seg], i: int, step: int, skip: tuple[str, ...]) -> Seg
     return segs[j] if 0 <= j < len(segs) else None
 
 
-def pour_sequence(segs: list[Seg], ctx: Context) -> list[Finding]:
+def pour_sequence(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """Pouring: pick up the container -> dump ... -> place the container (navigate may come between)."""
-    out = []
     for i, s in enumerate(segs):
         if s.tid != "R1":
             continue
         before = _neighbour(segs, i, -1, ("navigate", "pour"))
         after = _neighbour(segs, i, 1, ("navigate", "pour"))
         if before is None or before.tid != "P1":
-            out.append(
-                _f(
-                    "pour_sequence",
-                    s,
-                    "a dump must follow 'pick up the <container> ...' (pour = pick -> dump -> place)",
-                )
+            yield _f(
+                "pour_sequence", s, "a dump must follow 'pick up the <container> ...' (pour = pick -> dump -> place)"
             )
-            continue
-        if after is None or after.op != "place":
-            out.append(
-                _f(
-                    "pour_sequence",
-                    s,
-                    f"after dumping, place the container ('place the {before.slot('theme')} "
-                    "...'): pour = pick -> dump -> place",
-                )
+        elif after is None or after.op != "place":
+            yield _f(
+                "pour_sequence",
+                s,
+                f"after dumping, place the container ('place the {before.slot('theme')} ...'): pour = pick -> dump -> "
+                "place",
             )
         elif after.slot("theme") != before.slot("theme"):
-            out.append(
-                _f(
-                    "pour_sequence",
-                    [before, s, after],
-                    f"the container picked ({before.slot('theme')!r}) is "
-                    f"not the one placed after the dump ({after.slot('theme')!r})",
-                    "warning",
-                )
+            yield _f(
+                "pour_sequence",
+                [before, s, after],
+                f"the container picked ({before.slot('theme')!r}) is not the one placed after the dump "
+                f"({after.slot('theme')!r})",
+                "warning",
             )
-    return out
 
 
-def hold_running_water(segs: list[Seg], ctx: Context) -> list[Finding]:
+def hold_running_water(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """hold only for an object kept grasped under running water; the faucet on/off are own segments."""
-    out = []
     for i, s in enumerate(segs):
         if s.tid != "H1":
             continue
         if control_of(s.slot("target")) != "sink faucet":
-            out.append(
-                _f("hold_running_water", s, "hold is only under running water: 'hold the ... under the sink faucet'")
-            )
+            yield _f("hold_running_water", s, "hold is only under running water: 'hold the ... under the sink faucet'")
             continue
         state = None
         for prev in segs[:i]:
             if prev.op in ("activate", "deactivate") and control_of(prev.slot("target")) == "sink faucet":
                 state = prev.op
         if state == "deactivate":
-            out.append(
-                _f(
-                    "hold_running_water",
-                    s,
-                    "the sink faucet was turned off before this hold; an object under "
-                    "no running water is not 'hold' (set down in the sink: place + wait)",
-                )
+            yield _f(
+                "hold_running_water",
+                s,
+                "the sink faucet was turned off before this hold; an object under no running water is not 'hold' "
+                "(set down in the sink: place + wait)",
             )
         elif state is None:
-            out.append(
-                _f(
-                    "hold_running_water",
-                    s,
-                    "no 'turn on the sink faucet' segment before this hold; turning the "
-                    "faucet on is its own activate segment (unless it was already running)",
-                    "warning",
-                )
+            yield _f(
+                "hold_running_water",
+                s,
+                "no 'turn on the sink faucet' segment before this hold; turning the faucet on is its own activate "
+                "segment (unless it was already running)",
+                "warning",
             )
-    return out
 
 
-def count_task(segs: list[Seg], ctx: Context) -> list[Finding]:
+def count_task(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """Count-based tasks: each instance its own pick + place pair; group nouns forbidden.
 
     The number of instances comes from :func:`count_requirement`: a per-receptacle
     distribution multiplies (``two ice cubes in each of the three glasses`` needs 6 pairs).
     """
     if ctx.task is None:
-        return [
-            _skipped("count_task_pairs", ctx, "the task text (task=...)"),
-            _skipped("count_task_group_noun", ctx, "the task text (task=...)"),
-        ]
+        yield _skipped("count_task_pairs", ctx, "the task text (task=...)")
+        yield _skipped("count_task_group_noun", ctx, "the task text (task=...)")
+        return
     requirement = count_requirement(ctx.task)
     if requirement is None:
-        return []
+        return
     count, per_receptacle = requirement
-    out = []
     for s in segs:
         if s.op in ("pick", "place") and is_group_noun(s.slot("theme")):
-            out.append(
-                _f(
-                    "count_task_group_noun",
-                    s,
-                    f"the task {ctx.task!r} depends on a count or a per-receptacle "
-                    f"distribution: label each instance as its own pick + place pair, no group noun "
-                    f"({s.slot('theme')!r})",
-                )
+            yield _f(
+                "count_task_group_noun",
+                s,
+                f"the task {ctx.task!r} depends on a count or a per-receptacle distribution: label each instance as "
+                f"its own pick + place pair, no group noun ({s.slot('theme')!r})",
             )
     pairs = 0
     pending: Seg | None = None
     for s in segs:
         if s.tid == "P1":
             if pending is not None:
-                out.append(
-                    _f(
-                        "count_task_pairs",
-                        pending,
-                        "this pick has no place before the next pick; each instance is its own pick + place pair",
-                    )
+                yield _f(
+                    "count_task_pairs",
+                    pending,
+                    "this pick has no place before the next pick; each instance is its own pick + place pair",
                 )
             pending = s
         elif s.op == "place" and pending is not None:
             pairs += 1
             pending = None
     if pending is not None:
-        out.append(_f("count_task_pairs", pending, "this pick is never followed by a place"))
+        yield _f("count_task_pairs", pending, "this pick is never followed by a place")
     if pairs < count:
-        out.append(
-            Finding(
-                "count_task_pairs",
-                0,
-                ctx.length,
-                f"the task {ctx.task!r} needs at least {count} pick + place pairs (one per instance"
-                f"{', every receptacle counted' if per_receptacle else ''}); found {pairs}",
-                "error",
-                tuple(s.index for s in segs if s.op in ("pick", "place")),
-            )
+        yield Finding(
+            "count_task_pairs",
+            0,
+            ctx.length,
+            f"the task {ctx.task!r} needs at least {count} pick + place pairs (one per instance"
+            f"{', every receptacle counted' if per_receptacle else ''}); found {pairs}",
+            "error",
+            tuple(s.index for s in segs if s.op in ("pick", "place")),
         )
-    return out
 
 
-def stir_utensil(segs: list[Seg], ctx: Context) -> list[Finding]:
+def stir_utensil(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """T1: the utensil is grasped in a preceding pick segment (and not put down before the stir).
 
     The objects in hand are tracked through the episode: a pick (P1) takes its theme, a
     place of the same theme puts it down. A stir with nothing in hand but what it stirs
     or stirs in has no utensil.
     """
-    out = []
     held: list[str] = []
     for s in segs:
         if s.tid == "P1":
             held.append(s.slot("theme"))
         elif s.op == "place" and s.slot("theme") in held:
             held.remove(s.slot("theme"))
-        elif s.tid == "T1":
-            stirred = {s.slot("theme"), s.slot("target")}
-            if not [h for h in held if h not in stirred]:
-                out.append(
-                    _f(
-                        "stir_utensil",
-                        s,
-                        f"{s.label!r} has no utensil in hand: the utensil is grasped in a preceding pick segment "
-                        "('pick up the spoon from the ...') that is not placed again before the stir",
-                    )
-                )
-    return out
-
-
-def bundled_actions(segs: list[Seg], ctx: Context) -> list[Finding]:
-    """Never bundle two actions in one label ('pick up X and place it in Y' is two segments)."""
-    out = []
-    for s in segs:
-        second = bundled_action(s.label)
-        if second:
-            out.append(
-                _f(
-                    "bundled_actions",
-                    s,
-                    f"{s.label!r} bundles a second action ('{second}'): split it into two segments",
-                )
+        elif s.tid == "T1" and not [h for h in held if h not in {s.slot("theme"), s.slot("target")}]:
+            yield _f(
+                "stir_utensil",
+                s,
+                f"{s.label!r} has no utensil in hand: the utensil is grasped in a preceding pick segment ('pick up "
+                "the spoon from the ...') that is not placed again before the stir",
             )
-    return out
 
 
-def navigate_base_motion(segs: list[Seg], ctx: Context) -> list[Finding]:
+def bundled_actions(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
+    """Never bundle two actions in one label ('pick up X and place it in Y' is two segments)."""
+    for s in segs:
+        if second := bundled_action(s.label):
+            yield _f(
+                "bundled_actions", s, f"{s.label!r} bundles a second action ('{second}'): split it into two segments"
+            )
+
+
+def navigate_base_motion(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """navigate only where the base moves (checked against the base velocity)."""
     navigates = [s for s in segs if s.op == "navigate"]
     if not navigates:
-        return []
+        return
     if ctx.base_velocity is None:
-        return [
-            _skipped(
-                "navigate_base_motion",
-                ctx,
-                "the base velocity (base_velocity=..., or a dataset with a base-velocity feature)",
-            )
-        ]
+        needs = "the base velocity (base_velocity=..., or a dataset with a base-velocity feature)"
+        yield _skipped("navigate_base_motion", ctx, needs)
+        return
     speed = smooth(base_speed(ctx.base_velocity, ctx.length), ctx.smooth_frames)
-    out = []
     for s in navigates:
         window = speed[s.start : s.end]
         if window.size == 0 or np.all(np.isnan(window)):
-            out.append(_f("navigate_base_motion", s, "no base velocity values in this segment (NaN)", "skipped"))
-            continue
-        peak = float(np.nanmax(window))
-        if peak < ctx.base_speed_threshold:
-            out.append(
-                _f(
-                    "navigate_base_motion",
-                    s,
-                    f"the base does not move here (peak smoothed speed {peak:.3g} < "
-                    f"{ctx.base_speed_threshold:g}); arm-only reaches fold into the following segment",
-                )
+            yield _f("navigate_base_motion", s, "no base velocity values in this segment (NaN)", "skipped")
+        elif (peak := float(np.nanmax(window))) < ctx.base_speed_threshold:
+            yield _f(
+                "navigate_base_motion",
+                s,
+                f"the base does not move here (peak smoothed speed {peak:.3g} < {ctx.base_speed_threshold:g}); "
+                "arm-only reaches fold into the following segment",
             )
-    return out
 
 
-def pick_without_source(segs: list[Seg], ctx: Context) -> list[Finding]:
+def pick_without_source(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """The source-less pick alias exists only for compatibility with official labels."""
-    return [
-        _f(
-            "pick_without_source",
-            s,
-            f"{s.label!r} has no source; give it whenever it is identifiable ('... from the counter')",
-            "warning",
-        )
-        for s in segs
-        if s.tid == "P1" and not s.slot("source")
-    ]
+    for s in segs:
+        if s.tid == "P1" and not s.slot("source"):
+            why = f"{s.label!r} has no source; give it whenever it is identifiable ('... from the counter')"
+            yield _f("pick_without_source", s, why, "warning")
 
 
-def trailing_wait(segs: list[Seg], ctx: Context) -> list[Finding]:
+def trailing_wait(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """wait is mid-episode; the idle tail after the last subtask is TASK_COMPLETE."""
     if segs and segs[-1].op == "wait" and segs[-1].end >= ctx.length:
-        return [
-            _f(
-                "trailing_wait",
-                segs[-1],
-                "a wait at the end of the episode is the idle tail: label it TASK_COMPLETE",
+        why = "a wait at the end of the episode is the idle tail: label it TASK_COMPLETE"
+        yield _f("trailing_wait", segs[-1], why, "warning")
+
+
+def repeated_navigate(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
+    """Two navigate segments in a row to the same destination are one (shuffling folds)."""
+    for a, b in zip(segs, segs[1:], strict=False):
+        if a.tid == b.tid == "N1" and a.slot("destination") == b.slot("destination"):
+            yield _f(
+                "repeated_navigate",
+                [a, b],
+                f"two consecutive '{b.label}' segments; shuffling in front of the same fixture folds into the "
+                "following manipulation segment",
                 "warning",
             )
-        ]
-    return []
 
 
-def repeated_navigate(segs: list[Seg], ctx: Context) -> list[Finding]:
-    """Two navigate segments in a row to the same destination are one (shuffling folds)."""
-    return [
-        _f(
-            "repeated_navigate",
-            [a, b],
-            f"two consecutive '{b.label}' segments; shuffling in front of the same "
-            "fixture folds into the following manipulation segment",
-            "warning",
-        )
-        for a, b in zip(segs, segs[1:], strict=False)
-        if a.tid == b.tid == "N1" and a.slot("destination") == b.slot("destination")
-    ]
-
-
-def group_noun_role(segs: list[Seg], ctx: Context) -> list[Finding]:
+def group_noun_role(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """A group noun only in a role that admits ``group_noun`` (section 3 roles column)."""
-    out = []
     for s in segs:
         for slot in s.instance.template.slots:
             value = s.slot(slot.name)
             if value and "object" in slot.types and "group_noun" not in slot.types and is_group_noun(value):
-                out.append(
-                    _f(
-                        "group_noun_role",
-                        s,
-                        f"{slot.name} of {s.tid} takes one object, not the group {value!r}",
-                        "warning",
-                    )
-                )
-    return out
+                why = f"{slot.name} of {s.tid} takes one object, not the group {value!r}"
+                yield _f("group_noun_role", s, why, "warning")
 
 
 _LOOSE_LID = re.compile(r"\b(?:blender|saucepan|pot|pan|jar|container|tupperware)\b.*\blid\b|^lid$")
 
 
-def open_close_target(segs: list[Seg], ctx: Context) -> list[Finding]:
+def open_close_target(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """open/close only hinged/sliding fixture parts; container lids are objects (pick/place)."""
-    return [
-        _f(
-            "open_close_target",
-            s,
-            f"the {s.slot('target')} is a loose object: 'pick up the lid from the ...' / 'place the lid on the ...'",
-        )
-        for s in segs
-        if s.tid in ("O1", "C1") and _LOOSE_LID.search(s.slot("target"))
-    ]
+    for s in segs:
+        if s.tid in ("O1", "C1") and _LOOSE_LID.search(s.slot("target")):
+            why = (
+                f"the {s.slot('target')} is a loose object: 'pick up the lid from the ...' / 'place the lid on the ...'"
+            )
+            yield _f("open_close_target", s, why)
 
 
-def slide_target(segs: list[Seg], ctx: Context) -> list[Finding]:
+def slide_target(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """slide only racks and trays; drawers are open/close."""
-    return [
-        _f("slide_target", s, f"slide is for racks and trays; {s.slot('target')!r} is opened/closed (O1/C1)")
-        for s in segs
-        if s.op == "slide" and not re.search(r"\b(?:rack|tray)\b", s.slot("target"))
-    ]
+    for s in segs:
+        if s.op == "slide" and not re.search(r"\b(?:rack|tray)\b", s.slot("target")):
+            yield _f("slide_target", s, f"slide is for racks and trays; {s.slot('target')!r} is opened/closed (O1/C1)")
 
 
 # -- sections 7 and 8 -----------------------------------------------------------------------------
 
 
-def agibot_alternation(segs: list[Seg], ctx: Context) -> list[Finding]:
+def agibot_alternation(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """Pick and Place alternate, starting with Pick and ending with Place; Idle only between a Place and a Pick."""
-    out = []
     pending: Seg | None = None
     for s in segs:
         if s.tid == "AGIBOT_PICK":
             if pending is not None:
-                out.append(
-                    _f(
-                        "agibot_alternation",
-                        [pending, s],
-                        "two Picks without a Place between them: Pick and Place alternate",
-                    )
-                )
+                why = "two Picks without a Place between them: Pick and Place alternate"
+                yield _f("agibot_alternation", [pending, s], why)
             pending = s
         elif s.tid == "AGIBOT_PLACE":
             if pending is None:
-                out.append(_f("agibot_alternation", s, "a Place without a Pick before it: Pick and Place alternate"))
+                yield _f("agibot_alternation", s, "a Place without a Pick before it: Pick and Place alternate")
             pending = None
         elif s.tid == "AGIBOT_IDLE" and pending is not None:
-            out.append(
-                _f(
-                    "agibot_alternation",
-                    [pending, s],
-                    "Idle between a Pick and its Place: the Place covers "
-                    "carrying the item; Idle is only before the first Pick, after the last Place or between a "
-                    "Place and the next Pick",
-                )
+            yield _f(
+                "agibot_alternation",
+                [pending, s],
+                "Idle between a Pick and its Place: the Place covers carrying the item; Idle is only before the first "
+                "Pick, after the last Place or between a Place and the next Pick",
             )
         elif s.tid == "TASK_COMPLETE" and pending is not None:
-            out.append(_f("agibot_alternation", pending, "the last Pick has no Place"))
+            yield _f("agibot_alternation", pending, "the last Pick has no Place")
             pending = None
     if pending is not None:
-        out.append(
-            _f("agibot_alternation", pending, "the last Pick has no Place: frames after the last Place are Idle")
-        )
-    return out
+        yield _f("agibot_alternation", pending, "the last Pick has no Place: frames after the last Place are Idle")
 
 
-def allex_rules(segs: list[Seg], ctx: Context) -> list[Finding]:
+def allex_rules(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """The Allex start/end rules are pending transcription (section 8): always reported as skipped."""
-    return [
-        Finding(
-            "allex_rules",
-            0,
-            ctx.length,
-            "not checked: the start and end rules of the Allex labels are "
-            "pending transcription; compare with the reference examples",
-            "skipped",
-        )
-    ]
+    yield Finding(
+        "allex_rules",
+        0,
+        ctx.length,
+        "not checked: the start and end rules of the Allex labels are pending transcription; compare with the "
+        "reference examples",
+        "skipped",
+    )
 
 
 COHORT_RULES: dict[str, tuple[Rule, ...]] = {
