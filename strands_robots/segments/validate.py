@@ -104,116 +104,68 @@ def structure(
     intervals: list[tuple[int, int, RawSegment]] = []
     for seg in raw:
         start, end = _frame(seg.start), _frame(seg.end)
+        at = (seg.position,)
         if start is None or end is None or start < 0 or start >= end:
             lo = start if start is not None and start >= 0 else 0
             hi = end if end is not None and end > lo else lo
-            findings.append(
-                Finding(
-                    "invalid_interval",
-                    lo,
-                    hi,
-                    f"segment {seg.position} has start={seg.start!r}, end={seg.end!r}; a segment is [start, end) in "
-                    "whole frames with 0 <= start < end",
-                    segments=(seg.position,),
-                )
+            why = (
+                f"segment {seg.position} has start={seg.start!r}, end={seg.end!r}; a segment is [start, end) in whole "
+                "frames with 0 <= start < end"
             )
+            findings.append(Finding("invalid_interval", lo, hi, why, segments=at))
             continue
         if end > length:
-            findings.append(
-                Finding(
-                    "out_of_range",
-                    max(start, length),
-                    end,
-                    f"segment {seg.position} ends at frame {end}, past the episode's {length} frames",
-                    segments=(seg.position,),
-                )
-            )
+            why = f"segment {seg.position} ends at frame {end}, past the episode's {length} frames"
+            findings.append(Finding("out_of_range", max(start, length), end, why, segments=at))
         intervals.append((start, end, seg))
     intervals.sort(key=lambda t: (t[0], t[1], t[2].position))
     cursor = 0
     last: RawSegment | None = None
     for start, end, seg in intervals:
         start_c, end_c = min(start, length), min(end, length)
+        between = tuple(p.position for p in (last, seg) if p is not None)
         if start_c > cursor:
-            findings.append(
-                Finding(
-                    "gap",
-                    cursor,
-                    start_c,
-                    f"frames [{cursor}, {start_c}) are in no segment; move a boundary so that every frame is covered",
-                    segments=tuple(p.position for p in (last, seg) if p is not None),
-                )
-            )
+            why = f"frames [{cursor}, {start_c}) are in no segment; move a boundary so that every frame is covered"
+            findings.append(Finding("gap", cursor, start_c, why, segments=between))
         elif start_c < cursor:
-            findings.append(
-                Finding(
-                    "overlap",
-                    start_c,
-                    min(cursor, end_c),
-                    f"frames [{start_c}, {min(cursor, end_c)}) are in "
-                    f"segments {last.position if last else '?'} and {seg.position}; each frame belongs to one segment",
-                    segments=tuple(p.position for p in (last, seg) if p is not None),
-                )
+            why = (
+                f"frames [{start_c}, {min(cursor, end_c)}) are in segments {last.position if last else '?'} and "
+                f"{seg.position}; each frame belongs to one segment"
             )
+            findings.append(Finding("overlap", start_c, min(cursor, end_c), why, segments=between))
         if end_c > cursor:
             cursor, last = end_c, seg
     if cursor < length:
-        findings.append(
-            Finding(
-                "gap",
-                cursor,
-                length,
-                f"frames [{cursor}, {length}) at the end are in no segment; extend the "
-                "last segment or add one (TASK_COMPLETE for an idle tail)",
-                segments=(last.position,) if last else (),
-            )
+        why = (
+            f"frames [{cursor}, {length}) at the end are in no segment; extend the last segment or add one "
+            "(TASK_COMPLETE for an idle tail)"
         )
+        findings.append(Finding("gap", cursor, length, why, segments=(last.position,) if last else ()))
     parsed: list[Seg] = []
     for start, end, seg in intervals:
+        at = (seg.position,)
         if seg.label is None:
-            findings.append(
-                Finding(
-                    "unparseable_label",
-                    start,
-                    end,
-                    f"segment {seg.position} has no label yet; choose its template and fill its slots",
-                    segments=(seg.position,),
-                )
-            )
+            why = f"segment {seg.position} has no label yet; choose its template and fill its slots"
+            findings.append(Finding("unparseable_label", start, end, why, segments=at))
             continue
         if isinstance(seg.label, FreeLabel):
-            findings.append(
-                Finding(
-                    "free_label",
-                    start,
-                    end,
-                    f"segment {seg.position} keeps the free label {seg.label.text!r} (no template fits it); choose a "
-                    "template to check it against the guideline, or keep it as written",
-                    severity="warning",
-                    segments=(seg.position,),
-                )
+            why = (
+                f"segment {seg.position} keeps the free label {seg.label.text!r} (no template fits it); choose a "
+                "template to check it against the guideline, or keep it as written"
             )
+            findings.append(Finding("free_label", start, end, why, severity="warning", segments=at))
             continue
         try:
             instance = coerce_in_cohort(seg.label, cohort)
         except LabelParseError as exc:
-            findings.append(Finding("unparseable_label", start, end, str(exc), segments=(seg.position,)))
+            findings.append(Finding("unparseable_label", start, end, str(exc), segments=at))
             continue
         except LabelValidationError as exc:
-            findings.append(
-                Finding("unparseable_label", start, end, f"segment {seg.position}: {exc}", segments=(seg.position,))
-            )
+            findings.append(Finding("unparseable_label", start, end, f"segment {seg.position}: {exc}", segments=at))
             continue
         if cohort not in instance.template.cohorts:
-            findings.append(
-                Finding(
-                    "wrong_cohort",
-                    start,
-                    end,
-                    f"{render(instance)!r} ({instance.template_id}) is not a {cohort} label",
-                    segments=(seg.position,),
-                )
-            )
+            why = f"{render(instance)!r} ({instance.template_id}) is not a {cohort} label"
+            findings.append(Finding("wrong_cohort", start, end, why, segments=at))
         parsed.append(Seg(seg.position, start, end, instance, render(instance)))
     findings.extend(_task_complete(parsed, failure))
     return findings, parsed
@@ -224,40 +176,22 @@ def _task_complete(parsed: list[Seg], failure: str | None) -> list[Finding]:
     for i, s in enumerate(parsed):
         if s.tid != TASK_COMPLETE:
             continue
-        where = (s.index,)
         if failure:
-            out.append(
-                Finding(
-                    "task_complete_after_failure",
-                    s.start,
-                    s.end,
-                    f"TASK_COMPLETE marks a trailing interval after the task has succeeded, but {failure}; "
-                    "label the tail with the subtask it belongs to (or end with the last subtask), or correct "
-                    "the outcome/verdict first",
-                    segments=where,
-                )
+            why = (
+                f"TASK_COMPLETE marks a trailing interval after the task has succeeded, but {failure}; label the tail "
+                "with the subtask it belongs to (or end with the last subtask), or correct the outcome/verdict first"
             )
+            out.append(Finding("task_complete_after_failure", s.start, s.end, why, segments=(s.index,)))
+        why = ""
         if i != len(parsed) - 1:
-            out.append(
-                Finding(
-                    "task_complete_placement",
-                    s.start,
-                    s.end,
-                    "TASK_COMPLETE is only the trailing interval "
-                    "after the final subtask; it cannot be followed by another segment",
-                    segments=where,
-                )
+            why = (
+                "TASK_COMPLETE is only the trailing interval after the final subtask; it cannot be followed by another "
+                "segment"
             )
         elif i == 0:
-            out.append(
-                Finding(
-                    "task_complete_placement",
-                    s.start,
-                    s.end,
-                    "TASK_COMPLETE must follow the final subtask; an episode of only TASK_COMPLETE has no subtask",
-                    segments=where,
-                )
-            )
+            why = "TASK_COMPLETE must follow the final subtask; an episode of only TASK_COMPLETE has no subtask"
+        if why:
+            out.append(Finding("task_complete_placement", s.start, s.end, why, segments=(s.index,)))
     return out
 
 
