@@ -26,7 +26,8 @@ the frames. Everything importable is written in one locked update.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ from strands_robots.segments.success import failed_episodes
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
 from strands_robots.storage.codec import load_json_bytes
 from strands_robots.storage.labels_dir import require_dataset_root
-from strands_robots.storage.record_store import Change
+from strands_robots.storage.record_store import Change, RecordStore
 from strands_robots.storage.textfile import read_user_bytes
 
 SPAN_KEYS = ("segments", "subtasks", "skill_annotation", "spans", "annotations")
@@ -80,27 +81,17 @@ class EpisodeReport:
 
     episode_index: int | None
     status: str = "failed"
+    segments: int = 0
     changes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     relabels: list[dict[str, Any]] = field(default_factory=list)
     exceptions: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    segments: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {
-            "episode_index": self.episode_index,
-            "status": self.status,
-            "segments": self.segments,
-            "changes": self.changes,
-            "notes": self.notes,
-            "relabels": self.relabels,
-            "exceptions": self.exceptions,
-            "errors": self.errors,
-            "findings": [f.to_dict() for f in self.findings],
-        }
+        return {**asdict(self), "findings": [f.to_dict() for f in self.findings]}
 
 
 @dataclass
@@ -691,26 +682,49 @@ def import_segmentations(
             ep_report.errors.append(str(exc))
         except LabelsError as exc:
             ep_report.errors.append(str(exc))
-    if not prepared:
-        return report
+
+    def keep(current: dict[str, Any] | None, record: dict[str, Any]) -> str | None:
+        if current is None or overwrite:
+            return None
+        return "a segmentation exists; pass overwrite=True (CLI: --overwrite) to replace it"
+
+    if prepared:
+        store_prepared(store, prepared, report, keep, dry_run=dry_run)
+    return report
+
+
+def store_prepared(
+    store: RecordStore,
+    prepared: dict[str, dict[str, Any]],
+    report: ImportReport,
+    keep: Callable[[dict[str, Any] | None, dict[str, Any]], str | None],
+    *,
+    dry_run: bool,
+    reason_is_error: bool = True,
+) -> None:
+    """Write ``prepared`` (episode key -> record) in one locked update; a dry run only reads.
+
+    A record for which ``keep(stored, record)`` gives a reason is not written: its episode
+    becomes ``skipped`` with that reason in its ``errors`` (else its ``notes``).
+    """
 
     def mutate(document: dict[str, Any]) -> tuple[Change, None]:
         episodes = document.setdefault("episodes", {})
         written = []
         for key, record in prepared.items():
-            if key in episodes and not overwrite:
-                for r in report.episodes:
-                    if r.episode_index == int(key) and r.status in ("imported", "would_import"):
-                        r.status = "skipped"
-                        r.errors.append("a segmentation exists; pass overwrite=True (CLI: --overwrite) to replace it")
+            why = keep(episodes.get(key), record)
+            if why is None:
+                if not dry_run:
+                    put_record(document, record)
+                    written.append(key)
                 continue
-            if not dry_run:
-                put_record(document, record)
-                written.append(key)
+            for r in report.episodes:
+                if r.episode_index == int(key) and r.status in ("imported", "would_import"):
+                    r.status = "skipped"
+                    (r.errors if reason_is_error else r.notes).append(why)
         return Change(records=written, fields=[]), None
 
-    if dry_run:
+    if dry_run or not prepared:
         mutate(store.read())
     else:
         store.update(mutate)
-    return report

@@ -21,18 +21,16 @@ from strands_robots.errors import LabelsError, did_you_mean
 from strands_robots.segments import lerobot_language as language
 from strands_robots.segments import sarm
 from strands_robots.segments.episodes import episode_facts
-from strands_robots.segments.imports import EpisodeReport, ImportReport
+from strands_robots.segments.imports import EpisodeReport, ImportReport, store_prepared
 from strands_robots.segments.parse import clean_text, parse_candidates
 from strands_robots.segments.proposals import review_status
 from strands_robots.segments.store import (
     SegmentationRefused,
     open_store,
     prepare_record,
-    put_record,
     record_fingerprint,
 )
 from strands_robots.segments.templates import check_cohort
-from strands_robots.storage.record_store import Change
 
 #: The template set imported labels are matched against unless another is given.
 DEFAULT_COHORT = "generic"
@@ -144,29 +142,7 @@ def import_lerobot(
             ep_report.errors.extend(f"{f.kind} at frames [{f.start}, {f.end}): {f.message}" for f in exc.findings)
         except LabelsError as exc:
             ep_report.errors.append(str(exc))
-
-    def mutate(document: dict[str, Any]) -> tuple[Change, None]:
-        episodes = document.setdefault("episodes", {})
-        written = []
-        for key, record in prepared.items():
-            current = episodes.get(key)
-            why = _keep_reason(current, record)
-            if why:
-                for r in report.episodes:
-                    if r.episode_index == int(key):
-                        r.status = "skipped"
-                        r.notes.append(why)
-                continue
-            if not dry_run:
-                put_record(document, record)
-                written.append(key)
-        return Change(records=written, fields=[]), None
-
-    store = open_store(root, labels_dir)
-    if dry_run or not prepared:
-        mutate(store.read())
-    else:
-        store.update(mutate)
+    store_prepared(open_store(root, labels_dir), prepared, report, _keep_reason, dry_run=dry_run, reason_is_error=False)
     return report
 
 
