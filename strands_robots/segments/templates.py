@@ -18,14 +18,9 @@ Form grammar (used by :mod:`strands_robots.segments.parse`):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-
-#: Slot types of section 3 (``roles`` column).
-SLOT_TYPES = ("fixture", "fixture_part", "object", "group_noun")
-
-#: Modifier fields of section 5.
-MODIFIER_FIELDS = ("relation", "orientation", "setting", "direction", "variant")
 
 #: Operations of section 3, the AgiBot / Allex operations, the generic set's, ``custom``
 #: (a label of a user-defined set whose verb is none of these) and the terminal one.
@@ -204,10 +199,23 @@ def _row(
 
 _ORIENTATION = ("orientation",)
 _ANY = "object, group_noun, fixture, fixture_part"
-_ANY_THEME = f"theme?: {_ANY}"
-_ANY_TARGET = f"target?: {_ANY}"
-_ANY_DESTINATION = f"; destination?: {_ANY}"
 _PLACE_ROLES = "theme: object, group_noun; destination: fixture, fixture_part, object"
+
+
+def _generic(operation: str, form: str, examples: tuple[str, ...], note: str) -> Template:
+    """A row of the generic set: its id and surface are the form's (brackets dropped), every slot optional."""
+    word = form.split("[")[0]
+    return _row(
+        f"G_{word.upper().replace(' ', '_')}",
+        operation,
+        form.replace("[ ", " ").replace("]", ""),
+        "; ".join(f"{name}?: {_ANY}" for name in re.findall(r"\{(\w+)\}", form)),
+        (form,),
+        examples=examples,
+        note=note,
+        cohorts=("generic",),
+    )
+
 
 #: The registry rows, in the document's order (section 3, then sections 7, 8, the generic
 #: set and section 2).
@@ -628,189 +636,93 @@ ROWS: tuple[Template, ...] = (
     ),
     # -- the generic set: the primitives of robot-learning datasets, object optional ----------------
     *(
-        _row(
-            f"G_{word.upper().replace(' ', '_')}",
-            operation,
-            surface,
-            roles,
-            (form,),
-            examples=examples,
-            note=note,
-            cohorts=("generic",),
-        )
-        for word, operation, surface, roles, form, examples, note in (
+        _generic(operation, form, examples, note)
+        for operation, form, examples, note in (
             (
                 "reach",
-                "reach",
-                "reach for the {target}",
-                _ANY_TARGET,
                 "reach[ for the {target}]",
                 ("reach", "reach for the red cube"),
                 "The arm moves toward the object until the gripper is around it.",
             ),
             (
                 "grasp",
-                "grasp",
-                "grasp the {theme}",
-                _ANY_THEME,
                 "grasp[ the {theme}]",
                 ("grasp", "grasp the cup"),
                 "The gripper closes on the object; ends when the grasp is stable.",
             ),
-            (
-                "lift",
-                "lift",
-                "lift the {theme}",
-                _ANY_THEME,
-                "lift[ the {theme}]",
-                ("lift", "lift the cup"),
-                "The grasped object leaves its support.",
-            ),
+            ("lift", "lift[ the {theme}]", ("lift", "lift the cup"), "The grasped object leaves its support."),
             (
                 "move",
-                "move",
-                "move the {theme} to the {destination}",
-                _ANY_THEME + _ANY_DESTINATION,
                 "move[ the {theme}][ to the {destination}]",
                 ("move", "move the cup", "move the cup to the tray"),
                 "Transport: the arm carries the object (or moves empty) between two places.",
             ),
             (
                 "place",
-                "place",
-                "place the {theme} on the {destination}",
-                _ANY_THEME + _ANY_DESTINATION,
                 "place[ the {theme}][ on the {destination}]",
                 ("place", "place the cup on the tray"),
                 "The object is set down on its destination, still grasped.",
             ),
             (
                 "release",
-                "release",
-                "release the {theme}",
-                _ANY_THEME,
                 "release[ the {theme}]",
                 ("release", "release the cup"),
                 "The gripper opens and leaves the object.",
             ),
-            (
-                "pick up",
-                "pick",
-                "pick up the {theme}",
-                _ANY_THEME,
-                "pick up[ the {theme}]",
-                ("pick up", "pick up the cup"),
-                "Reach, grasp and lift as one segment.",
-            ),
+            ("pick", "pick up[ the {theme}]", ("pick up", "pick up the cup"), "Reach, grasp and lift as one segment."),
             (
                 "push",
-                "push",
-                "push the {theme}",
-                _ANY_THEME,
                 "push[ the {theme}]",
                 ("push", "push the block"),
                 "Contact without a grasp moves the object away.",
             ),
-            (
-                "pull",
-                "pull",
-                "pull the {theme}",
-                _ANY_THEME,
-                "pull[ the {theme}]",
-                ("pull", "pull the drawer"),
-                "The object is drawn toward the robot.",
-            ),
+            ("pull", "pull[ the {theme}]", ("pull", "pull the drawer"), "The object is drawn toward the robot."),
             (
                 "open",
-                "open",
-                "open the {target}",
-                _ANY_TARGET,
                 "open[ the {target}]",
                 ("open", "open the drawer"),
                 "A door, lid, drawer or gripper-held container is opened.",
             ),
             (
                 "close",
-                "close",
-                "close the {target}",
-                _ANY_TARGET,
                 "close[ the {target}]",
                 ("close", "close the drawer"),
                 "A door, lid, drawer or container is closed.",
             ),
             (
                 "pour",
-                "pour",
-                "pour the {theme} into the {destination}",
-                _ANY_THEME + _ANY_DESTINATION,
                 "pour[ the {theme}][ into the {destination}]",
                 ("pour", "pour the water into the bowl"),
                 "The held container is tilted until its content has left it.",
             ),
-            (
-                "wipe",
-                "wipe",
-                "wipe the {target}",
-                _ANY_TARGET,
-                "wipe[ the {target}]",
-                ("wipe", "wipe the table"),
-                "A tool or the gripper rubs a surface.",
-            ),
+            ("wipe", "wipe[ the {target}]", ("wipe", "wipe the table"), "A tool or the gripper rubs a surface."),
             (
                 "insert",
-                "insert",
-                "insert the {theme} into the {destination}",
-                _ANY_THEME + _ANY_DESTINATION,
                 "insert[ the {theme}][ into the {destination}]",
                 ("insert", "insert the peg into the hole"),
                 "The object is fitted into a receptacle.",
             ),
             (
                 "rotate",
-                "rotate",
-                "rotate the {theme}",
-                _ANY_THEME,
                 "rotate[ the {theme}]",
                 ("rotate", "rotate the valve"),
                 "The object (or a knob, valve, lid) is turned about an axis.",
             ),
+            ("press", "press[ the {target}]", ("press", "press the button"), "A button or switch is pushed."),
             (
-                "press",
-                "press",
-                "press the {target}",
-                _ANY_TARGET,
-                "press[ the {target}]",
-                ("press", "press the button"),
-                "A button or switch is pushed.",
-            ),
-            (
-                "hand over",
                 "pass",
-                "hand over the {theme}",
-                _ANY_THEME,
                 "hand over[ the {theme}]",
                 ("hand over", "hand over the cup"),
                 "The object passes from one hand (or robot) to the other.",
             ),
             (
                 "navigate",
-                "navigate",
-                "navigate to the {destination}",
-                _ANY_DESTINATION,
                 "navigate[ to the {destination}]",
                 ("navigate", "navigate to the table"),
                 "The base moves; the arms carry nothing new.",
             ),
-            (
-                "retract",
-                "move",
-                "retract",
-                "",
-                "retract",
-                ("retract",),
-                "The arm returns to its rest pose after the task's last contact.",
-            ),
-            ("idle", "idle", "idle", "", "idle", ("idle",), "Nothing in progress: before the first motion, a pause."),
+            ("move", "retract", ("retract",), "The arm returns to its rest pose after the task's last contact."),
+            ("idle", "idle", ("idle",), "Nothing in progress: before the first motion, a pause."),
         )
     ),
     # -- section 2: the terminal interval -------------------------------------------------------
