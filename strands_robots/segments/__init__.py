@@ -1,18 +1,4 @@
-"""Subtask segmentation with typed templates (docs/segments.md).
-
-An episode's segmentation is a list of half-open ``[start, end)`` frame intervals that
-cover every frame with no gap or overlap, each carrying one template instance. See
-``docs/segments.md``.
-
-- :mod:`.templates`: the registry as data (``TEMPLATES``).
-- :mod:`.parse`: ``parse_label`` / ``render`` / ``make_instance``.
-- :mod:`.normalize`: ``normalize_official_label``.
-- :mod:`.validate`, :mod:`.rules`, :mod:`.findings`: ``validate_segmentation``;
-  :mod:`.checks`: ``validate_episode`` (inputs from the dataset).
-- :mod:`.store`: ``episode_segments.json`` (save, get, history, list, reference).
-- :mod:`.pool`: label pool and reference examples; :mod:`.navigate`: base-motion prefill.
-- :mod:`.imports`, :mod:`.export`, :mod:`.convert`, :mod:`.remap`.
-"""
+"""Subtask segmentation with typed templates (docs/segments.md; docs/architecture.md names each module)."""
 
 from strands_robots.segments.checks import validate_episode
 from strands_robots.segments.convert import segments_to_subtasks

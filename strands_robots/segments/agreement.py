@@ -1,21 +1,5 @@
-"""How far a tool's proposals are from what a person made of them (``segments agreement``).
-
-Over the episodes where ``reviewed`` decided on a proposal of ``proposed`` (the review
-stored with the segmentation, :mod:`.proposals`), with frames half-open ``[start, end)``
-(``docs/segments.md``, "Agreement"):
-
-- **boundary error** (frames): each interior boundary of the reviewed segmentation is
-  matched to the nearest boundary of the proposal, and each boundary of the proposal to
-  the nearest reviewed one (so missing and spurious boundaries both count); the episode's
-  first and last frame count as boundaries to match against. Reported as the mean and the
-  90th percentile (linear interpolation) over every such distance of every episode.
-- **label accuracy**: the share of frames whose proposed label is the reviewed label
-  (compared ignoring case and spacing).
-- **accepted unchanged**: the share of decisions that accepted the proposal as it was
-  (rejections count as decisions; their episodes have no reviewed segments to measure).
-- **baseline**: the same two measures for a proposal that ignores the video: the
-  proposal's labels in its order over evenly spaced segments (boundary ``i`` at
-  ``round(i * length / k)`` for ``k`` segments).
+"""How far a tool's proposals are from what a person made of them: boundary error, label accuracy,
+accepted unchanged and an evenly spaced baseline (docs/segments.md, "Agreement", defines each).
 """
 
 from __future__ import annotations
@@ -137,7 +121,7 @@ def segments_agreement(
         ``{"episodes", "measured_frames", "boundary_error_mean", "boundary_error_p90",
         "boundaries", "label_accuracy", "accepted_unchanged", "baseline": {...},
         "per_episode": [...]}`` (frames; shares in ``[0, 1]``; None where nothing was
-        measured). See the module doc for each measure.
+        measured). docs/segments.md, "Agreement", defines each measure.
     """
 
     def collect(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

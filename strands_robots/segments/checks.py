@@ -1,10 +1,5 @@
-"""Validate one episode's segmentation with every input taken from the dataset.
-
-:func:`validate_segmentation` is pure; :func:`validate_episode` supplies the episode's
-length and task from the dataset and its base velocity from a base-velocity feature (when
-the dataset has one), so the rules that need them run instead of being skipped. An
-annotation page calls it while the annotator edits; ``strands-labels segments validate``
-calls it for saved segmentations.
+"""validate_episode: validate_segmentation with the length, task and base velocity read from the dataset
+(docs/segments.md, "Validation and findings").
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Frames <-> seconds at the edges, and segments -> the outcome labels' ``subtasks``.
-
-Segments are stored in frames; the outcome labels (docs/outcomes.md) keep subtasks
-as ``{label, start_ts, end_ts, outcome}`` in seconds from the episode start. One
-annotation serves both: frame ``f`` is at ``f / fps`` seconds, so ``[start, end)`` becomes
-``start_ts = start / fps``, ``end_ts = end / fps`` and consecutive segments touch.
+"""Frames -> seconds at the edges, and segments -> the outcome labels' ``subtasks`` (docs/segments.md,
+"Outcome subtasks": frame ``f`` is at ``f / fps`` s).
 """
 
 from __future__ import annotations

@@ -1,11 +1,4 @@
-"""What the segment store needs from the dataset: episode length, tasks and fps.
-
-Read through :func:`strands_robots.dataset.cache.cached_dataset_if_present` (the reader is
-imported on first open); the episode index is checked by
-:mod:`strands_robots.storage.episode_index`. Times are
-stored in frames; the fps is used only at the edges (import of seconds, export, the
-outcome labels' ``subtasks``).
-"""
+"""What the segment store needs from the dataset: an episode's length, tasks and fps (docs/segments.md, "Segments")."""
 
 from __future__ import annotations
 

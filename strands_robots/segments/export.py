@@ -1,11 +1,4 @@
-"""Export saved segmentations as JSON Lines (frames, plus seconds when the fps is known).
-
-``format="segments"``: one line per segmented episode with its record (no history) and
-each segment's ``start_ts``/``end_ts``; :func:`import_segmentations` reads it back
-unchanged: segments with their notes, and the record's annotator, note, ``reference``,
-``source`` and ``annotated_at`` (only ``version`` and ``history`` belong to the target). ``format="subtasks"``: ``{"episode_index", "subtasks"}`` lines in the outcome
-labels' format (:func:`segments_to_subtasks`), ready for ``set_outcome(..., subtasks=...)``.
-"""
+"""Export saved segmentations as JSON Lines (docs/segments.md, "Import and export")."""
 
 from __future__ import annotations
 

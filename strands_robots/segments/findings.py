@@ -1,12 +1,8 @@
-"""Findings of :func:`validate_segmentation`: each has a kind, a frame range and a severity.
+"""Findings of :func:`validate_segmentation` (docs/segments.md, "Validation and findings").
 
 Severities: ``error`` (a rule is broken), ``warning`` (a convention is probably not
-followed; check the video), ``skipped`` (the rule needs an input that was not given,
-e.g. the task text or the base velocity: it is not passed, it was not checked).
-
-Kinds marked *blocking* describe the segmentation's structure; a save is refused while
-any of them is present (docs/segments.md, "Validation and findings": the save button checks
-this).
+followed), ``skipped`` (the rule needs an input that was not given: not passed, not checked).
+A save is refused while a *blocking* (structural) kind stands.
 """
 
 from __future__ import annotations

@@ -1,26 +1,5 @@
-"""Import segmentations written by other tools, with normalisation and a report.
-
-Accepted input (JSON, JSON Lines, or already-loaded Python objects):
-
-- episode objects ``{"episode_index": 3, "segments" | "subtasks" | "skill_annotation" |
-  "spans" | "annotations": [span, ...]}``: a list of them, one per JSONL line, under
-  ``{"episodes": [...] | {"3": ...}}``, or a mapping ``{"3": [span, ...]}``; a single
-  episode object or a bare span list with ``episode=``;
-- spans in frames (``start``/``end``, ``start_frame``/``end_frame``, BEHAVIOR-1K's
-  ``frame_duration: [start, end]``) or seconds (``start_ts``/``end_ts``,
-  ``start_time``/``end_time``, ``startTs``/``endTs``); labels under ``label``, ``subtask``,
-  ``skill_description`` (a one-item list), ``text``, ``name`` or ``description``; the export
-  of ``strands-labels segments export`` reads back unchanged (segments, their notes, and
-  the record's annotator, note, reference, source and ``annotated_at``).
-
-What is normalised, each step reported per episode: seconds -> frames at the dataset's
-fps; spans that share endpoints (end of one == start of the next, as lerobot-annotate
-and BEHAVIOR-1K write them) are already half-open and kept; inclusive ends
-(``next.start == prev.end + 1`` throughout) become half-open; sub-frame rounding gaps of
-seconds-based spans are closed; head and tail gaps are filled by policy; labels go
-through :func:`normalize_official_label` (exceptions reported). An episode that still
-has a gap, an overlap, or a label no template fits is not imported; the report names
-the frames. Everything importable is written in one locked update.
+"""Import segmentations written by other tools, with normalisation and a per-episode report
+(docs/segments.md, "Import and export": the accepted shapes and each normalisation step).
 """
 
 from __future__ import annotations
@@ -172,7 +151,7 @@ def _looks_like_span(obj: Any) -> bool:
 
 
 def episodes_of(data: Any, episode: int | None = None) -> list[tuple[Any, Any, dict[str, Any]]]:
-    """``[(episode_index, spans, episode_object)]`` found in ``data`` (see the module doc).
+    """``[(episode_index, spans, episode_object)]`` found in ``data`` (docs/segments.md, "Import and export").
 
     Raises:
         LabelValidationError: a shape this importer does not know, or a single episode
@@ -582,7 +561,7 @@ def import_segmentations(
     labels_dir: str | Path | None = None,
     total_episodes: int | None = None,
 ) -> ImportReport:
-    """Import segmentations with normalisation; returns the report (see the module doc).
+    """Import segmentations with normalisation; returns the report (docs/segments.md, "Import and export").
 
     Args:
         root: Dataset root.

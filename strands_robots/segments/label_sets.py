@@ -1,18 +1,5 @@
-"""Label sets of your own: a file of labels becomes a template set of the segment page.
-
-(docs/segments.md, "Label sets of your own".) A file holds either
-
-- a JSON list of labels, ``["reach", "grasp the cup", "wipe"]`` (the set is named after
-  the file: ``kitchen.json`` is ``kitchen``),
-- a JSON object ``{"name": "kitchen", "labels": [...]}``, or
-- plain text, one label per line (``#`` starts a comment line; named after the file).
-
-Each label becomes a template of the set's cohort with no slots (its id
-``NAME:LABEL``, its operation that of its leading verb, else ``custom``); ``TASK_COMPLETE``
-belongs to every set. The set's name may not be a built-in cohort's. A label is 1-100
-characters of plain text (none of ``{ } [ ] < >``, which the template grammar reserves),
-unique ignoring case; at most 500 labels. A bad file is a :class:`LabelValidationError`
-naming the label and the remedy, and nothing is registered.
+"""Label sets of your own: a file of labels becomes a template set (docs/segments.md, "Label sets of
+your own": the file shapes and the limits on names and labels).
 """
 
 from __future__ import annotations

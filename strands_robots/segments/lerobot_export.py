@@ -1,24 +1,6 @@
-"""Write approved segmentations into a LeRobot v3.0 dataset, as LeRobot reads them.
-
-``export_lerobot(root, out=NEW_ROOT)`` writes a complete new dataset; ``in_place=True``
-rewrites the dataset itself, as ``lerobot-annotate`` does (``docs/segments.md``,
-"LeRobot's subtasks: import, review, export"):
-
-- language rows (default): each approved segmentation becomes ``language_persistent``
-  rows of the style (:mod:`.lerobot_language`) on every frame of its episode; rows of
-  other styles, and every row of an episode without an approved segmentation, keep
-  their values. A dataset without language columns gets both (``language_events``
-  empty) and their ``meta/info.json`` features;
-- SARM (``sarm_prefix``): SARM's five columns in ``meta/episodes`` for the approved
-  episodes (others keep theirs, or null) and ``meta/temporal_proportions_PREFIX.json``
-  (:mod:`.sarm`); the data files are not touched.
-
-With ``out``, files that change are written into the copy, videos are hard-linked
-(copied across file systems), never re-encoded, and every other file is copied; the label
-sidecars stay with the source. ``in_place`` replaces each changed file atomically and
-refuses when a file changed while the export ran, or when the dataset's own rows (SARM's
-columns) of an exported episode are neither those its proposal was read from nor the ones
-this export writes (the dataset changed since the labels were read).
+"""Write approved segmentations into a LeRobot v3.0 dataset as language rows or SARM's columns
+(docs/segments.md, "Export (`export-lerobot`)": ``out`` writes a new dataset, ``in_place`` rewrites
+the dataset itself and refuses when it changed since the labels were read).
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
-"""Import a LeRobot dataset's own subtask annotations as proposals awaiting review.
-
-Two sources (``docs/segments.md``, "LeRobot's subtasks: import, review, export"):
-
-- the ``language_persistent`` rows of a style (``subtask`` by default) that
-  ``lerobot-annotate`` writes into the data files (:mod:`.lerobot_language`);
-- SARM's ``sparse``/``dense`` columns in ``meta/episodes`` (:mod:`.sarm`).
-
-Each episode with annotations becomes a *proposed* segmentation (``source: "proposal"``,
-annotator ``lerobot-annotate`` or ``sarm-sparse``/``sarm-dense``) that a person accepts,
-edits or rejects (:mod:`.proposals`). A label that fits a template of the cohort exactly
-as written keeps that template; any other label is kept as a free label, never dropped.
+"""Import a LeRobot dataset's own subtask annotations (language rows or SARM's columns) as proposals
+awaiting review (docs/segments.md, "Import (`import-lerobot`)"); a label no template renders exactly
+is kept as a free label.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
-"""LeRobot's language rows (v3.0 ``language_persistent``) as segments, and segments as rows.
-
-LeRobot 0.6 stores subtasks inside ``data/chunk-*/file-*.parquet``: the column
-``language_persistent`` holds, on every frame of an episode, the episode's whole list of
-persistent rows ``{"role", "content", "style", "timestamp", "camera", "tool_calls"}``;
-a row of a style is active from its ``timestamp`` (seconds, the timestamp of a frame)
-until the next row of the same style (``docs/segments.md``, "LeRobot's language rows").
-
-- Reading: a row of ``style`` starts a segment at the frame whose timestamp is within
-  half a frame of the row's; the segment runs to the next row's frame, the last one to
-  the episode's end. What needed fixing is reported per episode.
-- Writing: one row per segment, at the timestamp of its start frame as stored in the
-  data file (so LeRobot's ``active_at`` at each frame's timestamp finds the segment
-  covering that frame), ``role: "assistant"``, ``camera: null``; the rows of every other
-  style keep their values and order.
+"""LeRobot's language rows (v3.0 ``language_persistent``) as segments, and segments as rows
+(docs/segments.md, "LeRobot's subtasks: import, review, export": a row of a style is active from
+its ``timestamp`` until the next row of that style).
 """
 
 from __future__ import annotations

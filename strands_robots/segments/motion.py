@@ -1,8 +1,5 @@
-"""Base speed from a base-velocity feature: norm, smoothing and moving intervals (pure numpy).
-
-Used by the ``navigate_base_motion`` rule and by :func:`prefill_navigate`
-(docs/segments.md, "Validation and findings" and "Label pool, reference examples, prefill":
-navigate only where the base moves; NAVIGATE segments are prefilled from the robot base motion).
+"""Base speed from a base-velocity feature: norm, moving median and moving intervals (docs/segments.md,
+"Validation and findings" and "Label pool, reference examples, prefill").
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""NAVIGATE segments prefilled from the robot base motion (docs/segments.md, "Label pool, reference examples, prefill").
-
-"RoboCasa365 episodes open with NAVIGATE segments prefilled from the robot base motion
-(kinematics only; the original annotators had the same prefill). Edit them freely."
-The base speed is the norm of a base-velocity feature, smoothed with a centred moving
-median; frames above a threshold are moving; runs (and stops) shorter than a minimum
-duration are merged away.
+"""NAVIGATE segments prefilled from the robot base motion (docs/segments.md, "Label pool, reference
+examples, prefill").
 """
 
 from __future__ import annotations

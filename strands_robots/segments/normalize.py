@@ -1,13 +1,7 @@
-"""Official-label normalisation (docs/segments.md, "Official-label
-normalisation", and the slot conventions).
+"""Official-label normalisation (docs/segments.md, "Official-label normalisation").
 
-Official RoboCasa365 labels become template instances after rewrites that remove only
-manner adverbs (``back``, ``fully``, ...), robot-relative location, restrictors redundant
-with an already-unique noun, purpose clauses and event clauses in ``wait``; plus the
-document's two faucet rewrites. Destination- and task-relevant content (in/on/under,
-relations, orientation, settings, directions) is never touched, and the operation is
-NEVER changed: a label whose rewrite would change the operation, that bundles two actions,
-or that no template fits after the rewrites is kept raw and reported as an exception.
+The operation is never changed: a label whose rewrite would change it, that bundles two
+actions, or that no template fits after the rewrites is kept raw as an exception.
 """
 
 from __future__ import annotations

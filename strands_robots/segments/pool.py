@@ -1,11 +1,4 @@
-"""A task's label pool and its reference examples (docs/segments.md, "Label pool and reference examples").
-
-The task's label pool lists the templates that occur in that task; the full template list
-is available in each segment's dropdown. Reference examples are annotated episodes of the
-same task -- the convention in action, never the episode being annotated: two for the
-RoboCasa365 and AgiBot cohorts, three for the Allex cohort
-(:data:`~strands_robots.segments.templates.REFERENCE_EXAMPLES`).
-"""
+"""A task's label pool and its reference examples (docs/segments.md, "Label pool, reference examples, prefill")."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""Proposals and their review: another tool's segmentation awaits a person's decision.
-
-An imported proposal (``strands-labels segments import-lerobot``) is a record with
-``source: "proposal"`` whose ``annotator`` names the tool (``lerobot-annotate``,
-``sarm-sparse``). A person accepts it as it is, edits it, or rejects it; the decision is a
-new version of the episode's record, saved by that person, with::
-
-    "review": {"decision": "accepted" | "edited" | "rejected", "by": NAME, "at": ISO-8601,
-               "proposal": {"annotator", "annotated_at", "version", "segments"}}
-
-A person's decision is final until a person changes it: a later import of the same tool
-does not replace it (docs/segments.md, "Proposals and review").
+"""Proposals and their review: another tool's segmentation awaits a person's decision, which is
+final until a person changes it (docs/segments.md, "Proposals and review": the ``review`` stored).
 """
 
 from __future__ import annotations

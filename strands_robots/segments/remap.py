@@ -1,12 +1,4 @@
-"""Carry segmentations across a dataset edit that renumbers episodes (the remap protocol).
-
-LeRobot's ``delete_episodes`` renumbers the episodes after the deleted ones. ``mapping``
-is ``{old_index: new_index}`` (the rule: :mod:`strands_robots.storage.mapping`); an old
-index missing from it is an episode that was deleted, and its segmentation (with its
-history) is dropped -- only when the caller says so (``allow_drop=True`` or the mapping of
-``mapping_after_delete``). The rewrite is transactional
-(:mod:`strands_robots.storage.remap_txn`).
-"""
+"""Carry segmentations across a dataset edit that renumbers episodes (docs/sidecar-format.md, "Remap")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""SARM's subtask columns in ``meta/episodes`` as segments, and segments as SARM's columns.
-
-LeRobot's SARM reward model reads per-episode subtasks from the episode metadata
-(``lerobot/data_processing/sarm_annotations/subtask_annotation.py``): for a ``PREFIX`` of
-``sparse`` or ``dense``, the list columns ``PREFIX_subtask_names``,
-``PREFIX_subtask_start_times``/``..._end_times`` (seconds) and
-``PREFIX_subtask_start_frames``/``..._end_frames``, plus the dataset-level prior
-``meta/temporal_proportions_PREFIX.json`` (subtask name -> average share of an episode's
-duration). Frames here are half-open ``[start, end)``: a subtask ends where the next one
-starts (``docs/segments.md``, "SARM's columns").
+"""SARM's subtask columns in ``meta/episodes`` as segments, and segments as SARM's columns
+(docs/segments.md, "LeRobot's subtasks: import, review, export"; frames half-open).
 """
 
 from __future__ import annotations

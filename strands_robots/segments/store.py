@@ -1,19 +1,5 @@
-"""``episode_segments.json``: saved segmentations beside the dataset, on the shared RecordStore.
-
-Layout (``docs/segments.md``)::
-
-    {"schema_version": 1, "kind": "episode_segments",
-     "episodes": {"<episode_index>": {
-         "episode_index": int, "version": int, "cohort": str, "length": int, "tasks": [str],
-         "segments": [{"start": int, "end": int, "label": str, "template_id": str,
-                       "slots": {...}, "modifiers": {...}, "note": str | null}],
-         "annotator": str, "annotated_at": ISO-8601 UTC, "note": str | null,
-         "reference": bool, "source": "annotation" | "import",
-         "history": [earlier versions, newest first]}}}
-
-Times are frames (half-open ``[start, end)``); seconds appear only at the edges. A file
-at that path that is not this layout (another tool's file, a future ``schema_version``,
-truncated JSON) is refused with :class:`SidecarError` and never overwritten.
+"""``episode_segments.json``: saved segmentations beside the dataset, on the shared RecordStore
+(docs/segments.md, "Storage": the layout, and the refusal of a file that is not it).
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Whether an episode is known not to have succeeded (for the TASK_COMPLETE rule).
-
-TASK_COMPLETE marks a distinct trailing interval after the task has succeeded
-(docs/segments.md, "Rules", ``task_complete_after_failure``). An episode is known not to
-have succeeded when its current outcome label (``episode_outcomes.jsonl``) is not a
-success outcome, or when its verdict in ``episode_labels.json`` (flipped by a current
-``overrule_verdict`` review) is ``success: false``. An episode with neither label is not
-known either way and TASK_COMPLETE is allowed.
+"""Whether an episode is known not to have succeeded, for ``task_complete_after_failure``
+(docs/segments.md, "Validation and findings"): its outcome label is not a success, or its
+(reviewed) verdict is ``success: false``; an episode with neither label is not known either way.
 """
 
 from __future__ import annotations
