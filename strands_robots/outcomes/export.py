@@ -40,12 +40,11 @@ from strands_robots.outcomes.store import OutcomeStore, open_outcome_store
 from strands_robots.storage import atomic_write_bytes, load_json_bytes
 from strands_robots.storage.codec import dump_line
 from strands_robots.storage.mapping import MAX_EPISODE_INDEX
-from strands_robots.storage.side_files import OUTCOME_EXPORT, outcome_export_path
+from strands_robots.storage.side_files import outcome_export_path
 from strands_robots.storage.textfile import read_user_bytes
 
 PathLike = str | Path
 
-EXPORT_NAME = OUTCOME_EXPORT
 #: Fixed namespace of every ``avala_sequence_uid`` this package derives.
 SEQUENCE_UID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "strands-robots-labels:avala_sequence_uid")
 #: The label fields exported under another name.

@@ -226,7 +226,6 @@ class EntryBuilder:
         self.object_list = tuple(dict.fromkeys(display_name(o) for o in object_list if o))
         self.tolerance = tolerance
         self.fields = frozenset(annotation_fields)
-        self.l3_calls = 0
         self.base_speed = None if base_speed is None else np.asarray(base_speed, dtype=float).ravel()
         if base_speed_threshold is None and base_speed is not None:
             from strands_robots.segments.motion import DEFAULT_THRESHOLD  # one default with the segment rules
@@ -617,7 +616,6 @@ class _Ctx:
             return self._note(q, "L3", "no vision-language model configured; left pending")
         p = self.plan_for(q)
         request = self._request(q, p)
-        self.b.l3_calls += 1
         answer = self.b.resolver(request)
         if not answer:
             return self._note(q, "L3", "the model gave no usable answer")

@@ -31,8 +31,6 @@ CONFIGURATIONS: dict[str, str] = {
     "D?": "same-named, identity unresolved",
 }
 
-EMPTY = SceneGraph()
-
 _INSTANCE = re.compile(r"_\d+$")
 
 

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from strands_robots.errors import LabelValidationError
 from strands_robots.ssc.records import ActionType, Role
 
-#: Roles whose transition changes the holding state (Appendix C).
-STATEFUL_ROLES = frozenset({"acquire", "release", "hand_over", "take_over", "tool_release"})
 #: Roles that need an object already in the acting hand.
 NEEDS_HELD = frozenset({"release", "tool_release", "keep", "hand_over"})
 
