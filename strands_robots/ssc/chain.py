@@ -16,13 +16,6 @@ from strands_robots.ssc.records import GripperEvent, SceneGraph, StructuredSubta
 from strands_robots.ssc.render import render_entry
 
 
-def _events(events: Iterable[GripperEvent | Mapping[str, Any]]) -> list[GripperEvent]:
-    out = []
-    for e in events:
-        out.append(e if isinstance(e, GripperEvent) else from_dict(dict(e), GripperEvent))
-    return out
-
-
 def _subtasks(subtasks: Iterable[Subtask | Mapping[str, Any]]) -> list[Subtask]:
     out = [s if isinstance(s, Subtask) else from_dict(dict(s), Subtask) for s in subtasks]
     for s in out:
@@ -91,7 +84,7 @@ def build_chain(
         UnknownVerbError: a subtask verb not in the vocabulary.
     """
     subs = _subtasks(subtasks)
-    evs = _events(events)
+    evs = [e if isinstance(e, GripperEvent) else from_dict(dict(e), GripperEvent) for e in events]
     objects = list(dict.fromkeys(o for o in object_list if o))
     if not objects:
         for s in subs:
