@@ -92,12 +92,8 @@ def parse_query[M: BaseModel](model: type[M], params: Mapping[str, str]) -> M:
     try:
         return model.model_validate(given)
     except ValidationError as exc:
-        seen: list[str] = []
-        for error in exc.errors(include_url=False):
-            problem = _problem(model, error, given)
-            if problem not in seen:
-                seen.append(problem)
-        raise RequestError(" ".join(seen), 400) from None
+        problems = dict.fromkeys(_problem(model, error, given) for error in exc.errors(include_url=False))
+        raise RequestError(" ".join(problems), 400) from None
 
 
 class BodyModel(BaseModel):
@@ -186,12 +182,7 @@ def body_problems(model: type[BaseModel], errors: list[Any]) -> list[str]:
         if error.get("type") == "extra_forbidden" and loc:
             path, here, _ = _locate(model, loc[:-1])
             unknown.setdefault(path, (here or model, []))[1].append(str(loc[-1]))
-    problems: list[str] = []
-    for error in errors:
-        problem = _body_problem(model, error, unknown)
-        if problem not in problems:
-            problems.append(problem)
-    return problems
+    return list(dict.fromkeys(_body_problem(model, error, unknown) for error in errors))
 
 
 def parse_body[M: BaseModel](model: type[M], body: Any) -> M:
