@@ -1,27 +1,9 @@
 """Datasets named by Hugging Face repo id (``lerobot/pusht``): the local copy LeRobot uses.
 
-Rules (docs/dataset.md, "Datasets by repo id"):
-
-- A ROOT that is not an existing path and reads ``OWNER/NAME`` (optionally
-  ``OWNER/NAME@REVISION``) is a repo id. Its local copy is where LeRobot keeps it:
-  ``$HF_LEROBOT_HOME/OWNER/NAME``, ``HF_LEROBOT_HOME`` defaulting to
-  ``$HF_HOME/lerobot`` (``HF_HOME`` defaulting to ``$XDG_CACHE_HOME/huggingface``, i.e.
-  ``~/.cache/huggingface``).
-- When the copy has no ``meta/info.json`` and the network is allowed (``HF_HUB_OFFLINE``
-  unset), ``meta/`` alone is downloaded with ``huggingface_hub``. A data or video file
-  is downloaded when a reader first needs it (:func:`fetch_missing`), so a command
-  fetches only the episodes it reads. Offline, a missing dataset or file is a
-  :class:`HubDatasetError` that names the remedy.
-- Labels of a Hub dataset default to ``$STRANDS_LABELS_HOME/hub/OWNER/NAME/REVISION``
-  (``STRANDS_LABELS_HOME`` defaulting to ``$XDG_DATA_HOME/strands-labels``, i.e.
-  ``~/.local/share/strands-labels``; REVISION ``main`` when none is given): the
-  download cache is not a place to keep labels.
-
-A repo id reaches the label stores through ``strands_robots.labels.open_labels`` (which
-resolves it once), the 0.5.3 wrappers and the CLI; the dataset reader takes one too
-(:func:`accepts_repo_id`; only a ``str``: a :class:`pathlib.Path` is always a path).
-This module is cheap to import (no pyarrow); ``huggingface_hub`` is imported only when
-something is downloaded.
+The rules (what reads as a repo id, where its local copy and its labels live, what is
+downloaded when, offline behaviour) are docs/dataset.md, "Datasets by repo id". This module
+is cheap to import (no pyarrow); ``huggingface_hub`` is imported only when something is
+downloaded.
 """
 
 from __future__ import annotations

@@ -1,28 +1,9 @@
 """Cross-checks that are reported, not raised: ``Dataset.problems``.
 
-Which checks raise and which are only listed (see ``docs/dataset.md``):
-
-Raised at :func:`~strands_robots.dataset.open_dataset` (the dataset cannot be read
-correctly): a missing or unparsable ``meta/info.json``; a ``codebase_version`` other than
-``v3.*``, ``v2.1`` or ``v2.0``; ``fps`` missing, boolean, non-numeric or <= 0; ``chunks_size``
-boolean or not a positive integer in a v2 dataset (it builds the file paths); no episodes
-metadata; an ``episode_index`` or ``length`` column that is missing, null or not integer;
-a duplicate or negative ``episode_index``; a zero or negative ``length``.
-
-Raised when reading (:func:`read_frames`, :func:`decode_frames`): a missing data parquet
-or mp4 (``MissingFileError``, a ``FileNotFoundError``); rows loaded != ``length``; a video
-frame with no decoded frame within half a frame period (``FrameDecodeError``).
-
-Listed as problems (the dataset still opens; labels can still be written): header totals
-(``total_episodes``, ``total_frames``, ``total_tasks``) that disagree with the episodes
-metadata; header counts that are boolean or not integers (ignored); no declared
-``codebase_version`` (read as the layout's version); a ``dataset_to_index -
-dataset_from_index`` that is not ``length``; a video span ``to_timestamp - from_timestamp``
-that differs from ``length / fps`` by more than one frame; a declared camera with no
-``videos/<key>/...`` columns; a data parquet or mp4 that is missing.
-
-Non-contiguous ``episode_index`` values are allowed and are not a problem: episodes are
-always looked up by their real index, never by position.
+Which checks raise (at :func:`~strands_robots.dataset.open_dataset` or when reading) and
+which are only listed here is tabled in docs/dataset.md, "Which checks raise and which are
+listed". Non-contiguous ``episode_index`` values are not a problem: episodes are always
+looked up by their real index, never by position.
 """
 
 from __future__ import annotations

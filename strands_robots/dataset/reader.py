@@ -87,8 +87,8 @@ def open_dataset(root: str | Path) -> Dataset:
         A :class:`Dataset`.
 
     Raises:
-        DatasetError: Not a dataset, or metadata that cannot be read correctly (listed in
-            ``strands_robots.dataset.problems``' docstring and ``docs/dataset.md``).
+        DatasetError: Not a dataset, or metadata that cannot be read correctly (docs/dataset.md,
+            "Which checks raise and which are listed").
         UnsupportedVersionError: A ``codebase_version`` other than v3.*, v2.1, v2.0.
     """
     root = path_argument(root, "root").expanduser().resolve()

@@ -1,17 +1,5 @@
-"""Episode media endpoints shared by every page: camera frames and state channels.
-
-- ``GET /api/episodes/{episode}/frames/{camera}/{frame}.jpg``: one camera image as JPEG
-  (``camera`` is the position in ``dataset.camera_keys``; ``frame`` a ``frame_index``).
-  404 with ``{"error"}`` when the episode, camera or frame does not exist or the video
-  file is missing.
-- ``GET /api/episodes/{episode}/state``: ``observation.state`` and then ``action`` per frame
-  as JSON columns (``channels[c][frame_index]``; NaN/inf as null), each channel's
-  ``names[c]`` and ``sources[c]`` (the feature), ``groups`` of channel positions by name
-  prefix (:func:`strands_robots.dataset.channels.channel_groups`, per feature), the
-  timestamps in seconds, the frames a judge samples (``sample_indices(length, 4)``) and
-  ``keys``: ``{"state": ..., "action": ...}``, the feature keys of
-  :mod:`strands_robots.dataset.keys` (the pages compare ``sources`` with these, never
-  with a key of their own spelling).
+"""Episode media endpoints shared by every page: one camera frame as JPEG and the state and
+action channels as JSON columns (fields tabled in docs/review.md, "HTTP endpoints").
 """
 
 from __future__ import annotations
@@ -65,7 +53,7 @@ def camera_list(ctx: ServerContext, episode: int) -> list[dict[str, Any]]:
 
 
 def state_payload(ctx: ServerContext, episode: int) -> dict[str, Any]:
-    """The body of the state endpoint (see the module docstring)."""
+    """The body of the state endpoint (docs/review.md, "HTTP endpoints")."""
     from strands_robots.dataset.channels import channel_groups
 
     ds = ctx.dataset

@@ -1,19 +1,9 @@
-"""The review page: humans uphold or overrule disputed verdicts (docs/review.md).
+"""The review page: humans uphold or overrule disputed verdicts.
 
-Routes:
-
-- ``GET /review``: the page (queue, frames scrubber, state plot, verdict, judge opinion,
-  decision buttons with keyboard shortcuts).
-- ``GET /api/queue?quality=&failure_mode=&verdict=&dispute=&offset=&limit=``: see
-  :func:`strands_robots.web.review_queue.build_queue`.
-- ``GET /api/episodes/{episode}``: one episode's labels, cameras and sampled frames.
-- ``POST /api/episodes/{episode}/review``: JSON ``{"decision", "note", "reviewer",
-  "quality", "failure_mode", "verdict_seen", "judge_seen"}`` written with
-  :func:`strands_robots.episode_labels.review_episode` (the sidecar's lock and
-  journal, so a judge may run at the same time); the two stamps are those of the blocks
-  the page displayed, and a write whose stamps no longer match is refused with 409
-  (docs/review.md). Answers the updated row and the next open dispute. Guarded by
-  :mod:`strands_robots.web.security`.
+Its routes, bodies and answers are tabled in docs/review.md, "HTTP endpoints". A review is
+written with :func:`strands_robots.episode_labels.review_episode` (the sidecar's lock and
+journal, so a judge may run at the same time) and refused with 409 when the verdict or
+judge label the page showed changed since; guarded by :mod:`strands_robots.web.security`.
 """
 
 from __future__ import annotations

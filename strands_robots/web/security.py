@@ -1,25 +1,10 @@
-"""Request guards of the local label server ("Review page", Security).
+"""Request guards of the local label server: the rules of docs/review.md, "Security".
 
-The server listens on a loopback address and trusts nothing in a request beyond an
-episode number it checks against its own dataset. :class:`GuardMiddleware` enforces:
-
-- **Host** (every request): the ``Host`` header must name the bound address and port
-  (``127.0.0.1:8765``; ``localhost:8765`` too when bound to a loopback address). A
-  page on ``evil.example`` whose DNS name was re-pointed at 127.0.0.1 (DNS rebinding)
-  sends ``Host: evil.example:8765`` and is refused, for reads as well as writes.
-- **State-changing requests** (any method but GET/HEAD): the per-run token (random,
-  made at start-up, embedded in the page) in the ``X-Labels-Token`` header, compared in
-  constant time; an ``Origin`` (or, failing that, ``Referer``) that is this server's own
-  origin; no ``Sec-Fetch-Site`` other than ``same-origin``; and a JSON body. A
-  cross-site form cannot set the header nor the content type, and a cross-origin
-  ``fetch`` with them needs a CORS preflight this server never grants.
-- **Remote** (bound with ``--allow-remote`` to an address that is not loopback): every
-  request, reads too, carries the token in the :data:`TOKEN_COOKIE` cookie, which the
-  printed URL's ``?token=`` sets (a ``303`` to the same path without it).
-- Response headers: a strict Content-Security-Policy (own scripts and styles only, no
-  framing), ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: same-origin``.
-
-Refusals are ``403`` JSON ``{"error": ...}`` naming the rule; nothing is written.
+:class:`GuardMiddleware` checks the ``Host`` header of every request (DNS rebinding), the
+per-run token, ``Origin``/``Referer``, ``Sec-Fetch-Site`` and the JSON content type of every
+state-changing request, the token cookie of every request to a server bound with
+``--allow-remote``, and adds the security headers to every response. Refusals are ``403``
+JSON ``{"error": ...}`` naming the rule; nothing is written.
 """
 
 from __future__ import annotations

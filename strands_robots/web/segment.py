@@ -1,36 +1,10 @@
-"""The segment annotation page: split an episode into subtasks, one template each ("Annotation tool").
+"""The segment annotation page: split an episode into subtasks, one template each.
 
-The segmentation guideline, section 6 (docs/segments.md, "The annotation page"): "Press B to insert a boundary at the
-playhead, choose the template of each segment from the task's label pool, S saves and
-advances"; segments must cover every frame ("the save button checks this"); NAVIGATE
-segments are prefilled from the base motion; reference examples of the same task are
-shown, never the episode being annotated.
-
-Routes (every write through :mod:`strands_robots.segments`, guarded like the review page):
-
-- ``GET /segment``: the page.
-- ``GET /api/segment/episodes?offset=&limit=``: the dataset's episodes with their saved
-  segmentation's version, annotator, segment count and reference flag.
-- ``GET /api/segment/episodes/{episode}?cohort=``: length, fps, task, cameras, the saved
-  segmentation (slots editable: a non-default article is put back in front of its slot),
-  the template dropdown (:func:`template_choices`: the task's label pool first), slot
-  suggestions from the pool, reference examples, the saved segmentation's findings, the
-  base-velocity feature (None: no prefill) and the previous/next episodes.
-- ``GET /api/segment/episodes/{episode}/prefill``: :func:`prefill_navigate` (422 without a
-  base-velocity feature).
-- ``POST /api/segment/episodes/{episode}/check``: JSON ``{"segments", "cohort"}``; the label
-  each segment renders to (or why it cannot) and :func:`validate_episode`'s findings.
-- ``POST /api/segment/episodes/{episode}``: JSON ``{"segments", "annotator", "note",
-  "reference", "cohort"}`` saved with :func:`save_segmentation` (a proposal awaiting
-  review is reviewed: :func:`review_proposal` with ``edit``); 422 with
-  ``{"error", "findings"}`` (each with its frame range) when refused, nothing written.
-- ``POST /api/segment/episodes/{episode}/review``: JSON ``{"decision": "accept" |
-  "reject", "annotator", "version"}``: the proposal as it is (:func:`review_proposal`);
-  409 when the episode has no proposal awaiting review (or another version is current).
-
-A segment in a request is ``{"start", "end", "template_id", "slots", "modifiers",
-"note"}`` in frames, half-open. The dataset root and labels directory are the server's;
-a request names only an ``episode_index``, checked against the dataset.
+Its routes, their bodies and answers are tabled in docs/segments.md, "The annotation page"
+and "Proposals and review". Every write goes through :mod:`strands_robots.segments`,
+guarded like the review page; a request names only an ``episode_index``, checked against
+the server's dataset. A segment in a request is ``{"start", "end", "template_id", "slots",
+"modifiers", "note"}`` in frames, half-open.
 """
 
 from __future__ import annotations
@@ -344,7 +318,7 @@ def default_cohort(ctx: ServerContext) -> str:
 
 
 def episode_payload(ctx: ServerContext, episode: int, cohort: str | None) -> dict[str, Any]:
-    """The episode endpoint's body (see the module docstring)."""
+    """The episode endpoint's body (docs/segments.md, "The annotation page")."""
     meta = ctx.dataset.episodes[episode]
     task = task_of(ctx, episode)
     try:
