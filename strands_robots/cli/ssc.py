@@ -1,15 +1,5 @@
-"""``strands-labels ssc events|build|check ROOT ...``: the Structured Subtask Chain.
-
-- ``events``: per-arm gripper open/close events of every episode.
-- ``build``: the chain per episode (JSON with ``--json`` / ``--out``) and its
-  natural-language rendering.
-- ``check``: build, then the I1-I4 anomaly report (a table; JSON with ``--json``) and,
-  with ``--reference``, the per-action accuracy against reference chains.
-
-Subtasks come from BEHAVIOR-1K annotation files (``--annotations DIR``, files named
-``episode_<index>.json`` anywhere below DIR) or, without that option, from the
-segmentations saved in ``episode_segments.json``. ``--model PROVIDER:MODEL_ID`` enables
-L3; without it L3 queries stay pending and are reported.
+"""``strands-labels ssc events|build|check ROOT ...``: the Structured Subtask Chain's gripper
+events, chains and I1-I4 checks (docs/ssc.md, "CLI": the options, where subtasks come from).
 """
 
 from __future__ import annotations

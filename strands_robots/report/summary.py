@@ -36,8 +36,6 @@ VERDICTS: tuple[str, ...] = ("success", "failure")
 NONE = "none"
 #: Failure-mode classes in plot order: the vocabulary, then ``none``.
 FAILURE_MODE_CLASSES: tuple[str, ...] = (*FAILURE_MODES, NONE)
-#: Quality classes in plot order: the grades, then ``none`` (not graded).
-QUALITY_CLASSES: tuple[str, ...] = (*QUALITY_GRADES, NONE)
 
 
 def _verdict(success: bool | None) -> str | None:

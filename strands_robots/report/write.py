@@ -1,17 +1,6 @@
-"""``write_report``: the PNG plots of a labelled dataset (docs/review.md, "Report").
-
-Written into ``out`` (default ``<labels dir>/report``):
-
-- ``quality_by_verdict.png``, ``failure_modes_by_verdict.png``: counts split by the
-  (effective) verdict;
-- ``judge_vs_human.png``: confusion matrices with kappa and baseline in the titles
-  (:func:`strands_robots.episode_labels.measure_agreement`);
-- ``disputes_over_time.png``;
-- ``episodes/episode_<index:06d>.png``: per episode, the state channels over the frames
-  with the frames a judge samples marked (``sample_indices(length, 4)``, the default of
-  the ``sample_frames`` tool) and their camera images above when the video exists.
-
-The review page serves the same figures (:func:`summary_figure`, :func:`episode_plot`).
+"""``write_report``: the PNG plots of a labelled dataset (the files and what each shows:
+docs/review.md, "The report"). The review page serves the same figures
+(:func:`summary_figure`, :func:`episode_plot`).
 """
 
 from __future__ import annotations
