@@ -8,7 +8,7 @@ commits what every writer has handed in meanwhile in one
 :func:`~strands_robots.episode_labels.judge.annotate_episodes` call (one locked journal
 append, one fsync), then wakes them; a writer returns only once its own label is written.
 A batch the store refuses (all or nothing) is written one label at a time, so only the
-writer at fault gets the error.
+writer at fault gets the error (:func:`write_each`, which the run's batch writer uses too).
 """
 
 from __future__ import annotations
@@ -20,6 +20,26 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.episode_labels.judge import annotate_episodes
+
+
+def write_each(root: Path, labels_dir: str | Path | None, annotations: list[dict[str, Any]]) -> list[Any]:
+    """Write ``annotations`` (items of :func:`~strands_robots.episode_labels.judge.annotate_episodes`)
+    in one commit; when the all-or-nothing batch is refused, one at a time.
+
+    Returns:
+        Per annotation, its stored record or the exception that refused it.
+    """
+    try:
+        return list(annotate_episodes(root, annotations, labels_dir=labels_dir))
+    except Exception:  # noqa: BLE001 - all or nothing refused the batch: find the annotations at fault
+        pass
+    out: list[Any] = []
+    for annotation in annotations:
+        try:
+            out.extend(annotate_episodes(root, [annotation], labels_dir=labels_dir))
+        except Exception as exc:  # noqa: BLE001 - handed to its own writer
+            out.append(exc)
+    return out
 
 
 @dataclass
@@ -36,7 +56,7 @@ class GroupCommit:
     """Concurrent label writes of one run, committed together (thread-safe).
 
     Attributes:
-        commits: ``annotate_episodes`` calls made (a figure for tests and benchmarks).
+        commits: Group commits made (a figure for tests and benchmarks).
     """
 
     def __init__(self) -> None:
@@ -93,16 +113,11 @@ class GroupCommit:
     def _commit(self, root: Path, labels_dir: Path | None, slots: list[_Slot]) -> None:
         try:
             self.commits += 1
-            records = annotate_episodes(root, [s.annotation for s in slots], labels_dir=labels_dir)
-            for slot, record in zip(slots, records, strict=True):
-                slot.record = record
-        except Exception:  # noqa: BLE001 - all or nothing refused the batch: find the label at fault
-            for slot in slots:
-                try:
-                    self.commits += 1
-                    (slot.record,) = annotate_episodes(root, [slot.annotation], labels_dir=labels_dir)
-                except Exception as exc:  # noqa: BLE001 - handed to its own writer
-                    slot.error = exc
+            for slot, outcome in zip(slots, write_each(root, labels_dir, [s.annotation for s in slots]), strict=True):
+                if isinstance(outcome, Exception):
+                    slot.error = outcome
+                else:
+                    slot.record = outcome
         finally:
             for slot in slots:
                 slot.done.set()

@@ -8,7 +8,7 @@ judge ROOT --ray`` run:
   so a worker never opens the sidecar: its ``write_label`` checks the label and returns
   it (:attr:`JudgeToolConfig.defer_writes`).
 - The driver writes each returned batch with one group commit
-  (:func:`~strands_robots.judges.runner.write_judged`, the offline thread executor's
+  (:class:`~strands_robots.judges.runner.RunWriter`, the offline thread executor's
   writer): the label files have one writer, so no file lock is ever needed across machines.
 - Bounded in-flight work: at most :data:`IN_FLIGHT_PER_WORKER` batches per actor.
 - A worker process that dies is restarted by Ray and its batch retried
@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +36,8 @@ from typing import Any
 from strands_robots.episode_labels import read_labels
 from strands_robots.errors import LabelValidationError, MissingExtraError
 from strands_robots.judges.retry import ModelServerUnreachableError, ServerBreaker
-from strands_robots.judges.runner import EpisodeResult, JudgeReport, RetryPolicy, judge_episode, write_judged
+from strands_robots.judges.runner import AgentSettings, EpisodeResult, RunWriter, judge_episode
+from strands_robots.tools.episode_judge import verdict_and_judge
 
 #: The pip command that installs Ray for this package.
 RAY_INSTALL = "pip install 'strands-robots-labels[ray]'"
@@ -70,55 +69,23 @@ class JudgeWorker:
     """One judge agent in a Ray actor; ``judge`` returns labels instead of writing them.
 
     Args:
-        model: What :func:`~strands_robots.tools.episode_judge.create_judge_agent` takes
-            (a strands ``Model`` copy or a ``PROVIDER:MODEL_ID`` spec built here).
+        settings: How the agent is built (the run's :class:`~strands_robots.judges.runner.AgentSettings`).
         root: Dataset root, a path this worker's node sees.
-        labels_dir: Directory of the sidecars (only recorded; the worker never opens them).
-        frames: Frames sampled per episode.
-        images: Ask for camera images.
-        retry: Backoff of transient model-call failures.
-        base_url: Server of a spec's provider (see :func:`~strands_robots.model_spec.build_model`).
         hub: ``(repo id, revision)`` when the dataset was named by repo id: the worker
             resolves its own local copy (metadata first, files as it reads them).
-        request_policy: ``timeout`` and ``max_requests`` of the agent's model requests
-            (see :func:`~strands_robots.tools.episode_judge.create_judge_agent`).
     """
 
-    def __init__(
-        self,
-        model: Any,
-        root: str,
-        labels_dir: str | None,
-        frames: int,
-        images: bool,
-        retry: RetryPolicy,
-        base_url: str | None = None,
-        hub: tuple[str, str | None] | None = None,
-        request_policy: dict[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, settings: AgentSettings, root: str, hub: tuple[str, str | None] | None = None) -> None:
         from strands_robots.dataset.hub import register_source, resolve_hub_dataset
-        from strands_robots.tools.episode_judge import create_judge_agent
 
         if hub is not None:
             root = str(resolve_hub_dataset(*hub).root)  # this node's copy of the dataset
             register_source(root, *hub)
-
         self.root = Path(root)
-        self.frames = frames
-        self.images = images
+        self.settings = settings
         # Refused connections / unresolved host names of this worker's requests: 3 in a row stop it.
-        self.breaker = ServerBreaker(base_url)
-        self.agent = create_judge_agent(
-            model,
-            roots=[self.root],
-            labels_dir=labels_dir,
-            base_url=base_url,
-            callback_handler=None,
-            retry_strategy=retry.strategy(self.breaker),
-            images=images,
-            breaker=self.breaker,
-            **(request_policy or {}),
-        )
+        self.breaker = ServerBreaker(settings.base_url)
+        self.agent = settings.agent(self.root, self.breaker)
         self.config = self.agent.judge_tools.config
         self.config.defer_writes = True
         self.config.records = {}
@@ -142,7 +109,7 @@ class JudgeWorker:
         for e in episodes:
             if self.breaker.open:
                 break
-            out.append(judge_episode(self.agent, self.root, e, self.frames, self.images))
+            out.append(judge_episode(self.agent, self.root, e, self.settings.frames, self.settings.images))
         seconds = {k: v - before.get(k, 0.0) for k, v in self.config.tool_seconds.items()}
         unreachable = str(self.breaker.error()) if self.breaker.open else None
         return {"results": out, "tool_seconds": seconds, "unreachable": unreachable}
@@ -160,22 +127,14 @@ def default_batch_size(episodes: int, workers: int) -> int:
 
 
 def judge_on_ray(
-    report: JudgeReport,
+    writer: RunWriter,
     todo: list[int],
+    settings: AgentSettings,
     *,
-    model: Any,
-    frames: int,
-    images: bool,
     workers: int | None,
-    labels_dir: str | Path | None,
-    retry: RetryPolicy,
-    base_url: str | None = None,
     address: str | None = None,
     hub: tuple[str, str | None] | None = None,
     batch_size: int | None = None,
-    on_result: Callable[[EpisodeResult], None] | None = None,
-    request_policy: dict[str, Any] | None = None,
-    claims: Any = None,
 ) -> None:
     """Judge ``todo`` on Ray and write the labels from this process (the driver).
 
@@ -183,25 +142,21 @@ def judge_on_ray(
     cluster when ``address`` and ``RAY_ADDRESS`` are unset, shut down at the end).
 
     Args:
-        report: Filled in place: one result per episode of ``todo``, tool seconds.
+        writer: The run's writer: the driver takes a batch's leases before sending it
+            (episodes another run holds or has labelled are left out), writes the labels
+            that come back and gives the leases back; one result per episode of ``todo``.
         todo: Episodes to judge (each has a verdict).
-        model: A strands ``Model`` (pickled to each worker) or a ``PROVIDER:MODEL_ID``
-            spec (each worker builds its own client).
-        frames, images, labels_dir, retry, base_url: As :func:`~strands_robots.judges.runner.run_judge`.
+        settings: How each worker builds its agent; a strands ``Model`` in it is pickled
+            to each worker, a ``PROVIDER:MODEL_ID`` spec is built by each worker.
         workers: Ray actors (default: the cluster's CPUs; never more than batches).
             Each reserves ``min(1, CPUs / workers)`` CPUs, so any count fits the cluster.
         address: Ray cluster to join (``ray.init(address=...)``).
         hub: ``(repo id, revision)`` of a dataset named by repo id (see :class:`JudgeWorker`).
-        request_policy: ``timeout`` / ``max_requests`` of each worker's model requests.
         batch_size: Episodes per task (default :func:`default_batch_size`).
-        on_result: Called on the driver with each result once its label is written.
-        claims: The run's :class:`~strands_robots.judges.runner.Claims`: the driver takes
-            a batch's leases before sending it and gives them back once its labels are
-            written; episodes another run holds or has labelled are left out of the batch.
 
     Raises:
         MissingExtraError: Ray is not installed.
-        LabelValidationError: ``model`` cannot be sent to the workers (not picklable).
+        LabelValidationError: the model cannot be sent to the workers (not picklable).
         ModelServerUnreachableError: a worker found no model server (3 requests in a row
             refused or unresolved): no further batch was sent; the labels of the batches
             that came back are written.
@@ -209,7 +164,8 @@ def judge_on_ray(
     ray = require_ray()
     from ray.exceptions import RayError
 
-    root = report.root
+    root = writer.report.root
+    claims = writer.claims
     started = False
     if not ray.is_initialized():
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
@@ -226,7 +182,7 @@ def judge_on_ray(
         try:
             from ray import cloudpickle  # the serializer Ray sends actor arguments with
 
-            cloudpickle.dumps(model)
+            cloudpickle.dumps(settings.model)
         except Exception as exc:  # noqa: BLE001 - pickling errors have no common type
             raise LabelValidationError(
                 f"the model object cannot be sent to Ray workers ({type(exc).__name__}: {exc}); pass a "
@@ -239,43 +195,24 @@ def judge_on_ray(
         actor_class = ray.remote(JudgeWorker).options(max_task_retries=ACTOR_RESTARTS, **options)
 
         def new_actor() -> Any:
-            return actor_class.remote(
-                model,
-                str(root),
-                None if labels_dir is None else str(labels_dir),
-                frames,
-                images,
-                retry,
-                base_url,
-                hub,
-                request_policy,
-            )
+            return actor_class.remote(settings, str(root), hub)
 
         actors = [new_actor() for _ in range(count)]
-        records = {int(k): v for k, v in read_labels(root, labels_dir=labels_dir)["episodes"].items()}
+        records = {int(k): v for k, v in read_labels(root, labels_dir=settings.labels_dir)["episodes"].items()}
         load = [0] * count
         in_flight: dict[Any, tuple[int, Any, _Batch]] = {}
-        reported: set[int] = set()
+        reported: set[int] = set()  # a retried batch that comes back twice is written once
         unreachable: str | None = None  # a worker's breaker opened: send nothing more
-
-        def finish(result: EpisodeResult) -> None:
-            if result.episode in reported:
-                return
-            reported.add(result.episode)
-            report.results.append(result)
-            if on_result is not None:
-                on_result(result)
 
         while (batches and unreachable is None) or in_flight:
             while batches and unreachable is None and min(load) < IN_FLIGHT_PER_WORKER:
                 slot = load.index(min(load))
                 batch = batches.popleft()
-                if claims is not None:
-                    batch.episodes = claims.take(batch.episodes)
-                    if not batch.episodes:
-                        continue  # every episode of it is another run's
+                batch.episodes = claims.take(batch.episodes)
+                if not batch.episodes:
+                    continue  # every episode of it is another run's
                 batch.attempts += 1
-                wanted = {e: _worker_record(records.get(e)) for e in batch.episodes}
+                wanted = {e: verdict_and_judge(records.get(e)) or {} for e in batch.episodes}
                 ref = actors[slot].judge.remote(batch.episodes, wanted)
                 in_flight[ref] = (slot, actors[slot], batch)
                 load[slot] += 1
@@ -291,25 +228,18 @@ def judge_on_ray(
                 if batch.attempts < BATCH_ATTEMPTS:
                     batches.appendleft(batch)
                 else:
-                    if claims is not None:
-                        claims.give_back(batch.episodes)
-                    for e in batch.episodes:
-                        finish(EpisodeResult(e, False, error=f"the Ray worker failed {batch.attempts} times: {exc}"))
+                    claims.give_back(batch.episodes)
+                    error = f"the Ray worker failed {batch.attempts} times: {exc}"
+                    failed = [EpisodeResult(e, False, error=error) for e in batch.episodes if e not in reported]
+                    reported.update(batch.episodes)
+                    writer.finish(failed)
                 continue
             if payload.get("unreachable") and unreachable is None:
                 unreachable = payload["unreachable"]
-            for name, seconds in payload["tool_seconds"].items():
-                report.tool_seconds[name] = report.tool_seconds.get(name, 0.0) + seconds
+            writer.add_tool_seconds(payload["tool_seconds"])
             pairs = [(r, j) for r, j in payload["results"] if r.episode in batch.episodes and r.episode not in reported]
-            written_at = time.perf_counter()
-            try:
-                written = write_judged(root, labels_dir, pairs)
-            finally:
-                if claims is not None:
-                    claims.give_back(batch.episodes)
-            report.write_seconds += time.perf_counter() - written_at
-            for result in written:
-                finish(result)
+            reported.update(r.episode for r, _j in pairs)
+            writer.write(pairs, batch.episodes)
         if unreachable is not None:
             raise ModelServerUnreachableError(unreachable)
     finally:
@@ -317,7 +247,3 @@ def judge_on_ray(
             ray.kill(actor, no_restart=True)
         if started:
             ray.shutdown()
-
-
-def _worker_record(record: dict[str, Any] | None) -> dict[str, Any]:
-    return {k: record[k] for k in ("deterministic", "judge") if k in record} if record else {}

@@ -40,9 +40,8 @@ from strands_robots.arguments import Limits, int_argument, number_argument, numb
 from strands_robots.dataset.hub import resolve_root
 from strands_robots.episode_labels import labels_path, read_labels
 from strands_robots.episode_labels.document import query_document
-from strands_robots.episode_labels.judge import annotate_episodes
 from strands_robots.errors import LabelsNotFoundError, LabelValidationError
-from strands_robots.judges.commit import GroupCommit
+from strands_robots.judges.commit import GroupCommit, write_each
 from strands_robots.judges.heuristic import HeuristicJudgeModel, judge_prompt
 from strands_robots.judges.offline_rules import JUDGE_MODEL
 from strands_robots.judges.profile import MIN_EPISODES, DatasetProfile
@@ -340,10 +339,6 @@ def judge_episode(
         ), None
 
 
-def _annotation(episode: int, judge: dict[str, Any]) -> dict[str, Any]:
-    return {"episode": episode, **{k: judge.get(k) for k in JUDGE_FIELDS}, "keep_history": True}
-
-
 def write_judged(
     root: Path, labels_dir: str | Path | None, pairs: list[tuple[EpisodeResult, dict[str, Any] | None]]
 ) -> list[EpisodeResult]:
@@ -351,7 +346,8 @@ def write_judged(
 
     One :func:`~strands_robots.episode_labels.judge.annotate_episodes` call (one journal
     line, one fsync); when the all-or-nothing batch is refused, one by one, so only the
-    episodes at fault fail. Replaced judge blocks go to ``judge_history``.
+    episodes at fault fail (:func:`~strands_robots.judges.commit.write_each`). Replaced
+    judge blocks go to ``judge_history``.
 
     Args:
         root: Dataset root.
@@ -366,19 +362,81 @@ def write_judged(
     out = [r for r, j in pairs if not (r.ok and j is not None)]
     if not labelled:
         return out
-    try:
-        annotate_episodes(root, [_annotation(r.episode, j) for r, j in labelled], labels_dir=labels_dir)
-        return out + [r for r, _ in labelled]
-    except Exception:  # noqa: BLE001 - all-or-nothing refused the batch: find which episodes it was
-        pass
-    for result, judge in labelled:
-        try:
-            annotate_episodes(root, [_annotation(result.episode, judge)], labels_dir=labels_dir)
-            out.append(result)
-        except Exception as exc:  # noqa: BLE001 - one episode's failure never stops the run
-            error = f"label not written: {type(exc).__name__}: {exc}"
-            out.append(EpisodeResult(result.episode, False, error=error, seconds=result.seconds))
+    annotations = [
+        {"episode": r.episode, **{k: j.get(k) for k in JUDGE_FIELDS}, "keep_history": True} for r, j in labelled
+    ]
+    for (result, _judge), outcome in zip(labelled, write_each(root, labels_dir, annotations), strict=True):
+        if isinstance(outcome, Exception):
+            error = f"label not written: {type(outcome).__name__}: {outcome}"
+            result = EpisodeResult(result.episode, False, error=error, seconds=result.seconds)
+        out.append(result)
     return out
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """How every worker of a run builds its judge agent (picklable: each Ray actor gets a copy).
+
+    ``model``: the offline judge, a ``PROVIDER:MODEL_ID`` spec (each worker builds its own
+    client) or a strands ``Model``; the other fields as :func:`run_judge`'s arguments.
+    """
+
+    model: Any
+    labels_dir: str | Path | None
+    frames: int
+    images: bool
+    retry: RetryPolicy
+    base_url: str | None
+    timeout: float | None
+    max_requests: int | None
+
+    def agent(self, root: Path, breaker: ServerBreaker) -> Any:
+        """A judge agent whose tools are bound to ``root`` (one per worker)."""
+        return create_judge_agent(
+            self.model,
+            roots=[root],
+            labels_dir=self.labels_dir,
+            base_url=self.base_url,
+            callback_handler=None,
+            retry_strategy=self.retry.strategy(breaker),
+            timeout=self.timeout,
+            images=self.images,
+            max_requests=self.max_requests,
+            breaker=breaker,
+        )
+
+
+@dataclass
+class RunWriter:
+    """Where a run's judged episodes go, whichever executor judged them: labels written in
+    group commits by this process, leases given back, results reported."""
+
+    report: JudgeReport
+    claims: Claims
+    labels_dir: str | Path | None
+    on_result: Callable[[EpisodeResult], None] | None
+
+    def finish(self, results: Iterable[EpisodeResult]) -> None:
+        """Add ``results`` to the report and call ``on_result`` with each."""
+        for result in results:
+            self.report.results.append(result)
+            if self.on_result is not None:
+                self.on_result(result)
+
+    def write(self, pairs: list[tuple[EpisodeResult, dict[str, Any] | None]], episodes: Iterable[int]) -> None:
+        """:func:`write_judged` the ``pairs``, give back the leases of ``episodes``, finish the results."""
+        started = time.perf_counter()
+        try:
+            written = write_judged(self.report.root, self.labels_dir, pairs)
+        finally:
+            self.claims.give_back(episodes)
+            self.report.write_seconds += time.perf_counter() - started
+        self.finish(written)
+
+    def add_tool_seconds(self, seconds: dict[str, float]) -> None:
+        """Add a worker's tool name -> seconds to the report."""
+        for name, spent in seconds.items():
+            self.report.tool_seconds[name] = self.report.tool_seconds.get(name, 0.0) + spent
 
 
 def _is_offline(model: Any) -> bool:
@@ -510,109 +568,83 @@ def run_judge(
         report.seconds = time.perf_counter() - start
         return report
     claims = Claims(root, labels_dir, relabel, selected_at)
+    writer = RunWriter(report, claims, labels_dir, on_result)
     try:
-        return _judge_claimed(
-            report,
-            claims,
-            todo,
-            start=start,
-            model=model,
-            base_url=base_url,
-            frames=frames,
-            images=images,
-            workers=workers,
-            labels_dir=labels_dir,
-            retry=retry,
-            on_result=on_result,
-            executor=executor,
-            ray_address=ray_address,
-            batch_size=batch_size,
-            offline=offline,
-            hub=hub,
-            timeout=timeout,
-            max_requests_per_episode=max_requests_per_episode,
+        evidence: EvidenceCache | None = None
+        agent_model = model
+        if offline:
+            profile_start = time.perf_counter()
+            evidence = EvidenceCache() if executor == "thread" else None  # Ray workers compute their own
+            profile = DatasetProfile.from_dataset(root, workers=workers or 1, evidence=evidence)
+            report.profile_seconds = time.perf_counter() - profile_start
+            if not profile.comparable:
+                report.warnings.append(
+                    f"only {profile.episodes} episode(s) could be profiled, fewer than {MIN_EPISODES}: too few to "
+                    "compare episodes with each other, so the offline judge used absolute thresholds and did not "
+                    "grade length (each note says so)."
+                )
+            agent_model = HeuristicJudgeModel({root: profile})
+        agent_base_url = base_url if isinstance(model, str) and not offline else None
+        settings = AgentSettings(
+            agent_model, labels_dir, frames, images, retry, agent_base_url, timeout, max_requests_per_episode
         )
+        if executor == "ray":
+            from strands_robots.judges.ray_executor import judge_on_ray
+
+            hub_source = None if hub is None else (hub.repo_id, hub.revision)
+            judge_on_ray(
+                writer, todo, settings, workers=workers, address=ray_address, hub=hub_source, batch_size=batch_size
+            )
+        else:
+            _judge_on_threads(writer, todo, settings, workers=workers or 1, evidence=evidence, offline=offline)
     finally:
         report.taken_elsewhere = claims.close()
+        report.results.sort(key=lambda r: r.episode)
+        report.seconds = time.perf_counter() - start
+    return report
 
 
-def _judge_claimed(
-    report: JudgeReport,
-    claims: Claims,
+def _judge_on_threads(
+    writer: RunWriter,
     todo: list[int],
+    settings: AgentSettings,
     *,
-    start: float,
-    model: Any,
-    base_url: str | None,
-    frames: int,
-    images: bool,
-    workers: int | None,
-    labels_dir: str | Path | None,
-    retry: RetryPolicy,
-    on_result: Callable[[EpisodeResult], None] | None,
-    executor: str,
-    ray_address: str | None,
-    batch_size: int | None,
+    workers: int,
+    evidence: EvidenceCache | None,
     offline: bool,
-    hub: Any,
-    timeout: float | None,
-    max_requests_per_episode: int | None,
-) -> JudgeReport:
-    """The judging part of :func:`run_judge`: each episode judged under its lease (``claims``)."""
-    root = report.root
-    shared_model: Any
-    evidence: EvidenceCache | None = None
-    if offline:
-        profile_start = time.perf_counter()
-        evidence = EvidenceCache() if executor == "thread" else None  # Ray workers compute their own
-        profile = DatasetProfile.from_dataset(root, workers=workers or 1, evidence=evidence)
-        report.profile_seconds = time.perf_counter() - profile_start
-        if not profile.comparable:
-            report.warnings.append(
-                f"only {profile.episodes} episode(s) could be profiled, fewer than {MIN_EPISODES}: too few to compare "
-                "episodes with each other, so the offline judge used absolute thresholds and did not grade length "
-                "(each note says so)."
-            )
-        shared_model = HeuristicJudgeModel({root: profile})
-    elif isinstance(model, str):
-        shared_model = None  # one model instance per worker, built by create_judge_agent
-    else:
-        shared_model = model
+) -> None:
+    """:func:`run_judge` in this process: ``workers`` threads, one agent each, each episode
+    judged under its lease.
 
+    Raises:
+        ModelServerUnreachableError: the run's server breaker opened.
+    """
+    report, claims = writer.report, writer.claims
+    root = report.root
     # Refused connections / unresolved host names, counted across the workers: 3 in a row stop the run.
-    breaker = None if offline else ServerBreaker(base_url)
+    breaker = ServerBreaker(settings.base_url)
     local = threading.local()
     agents: list[Any] = []
     agents_lock = threading.Lock()
     # The offline judge's labels are written in group commits by this thread (one journal line
-    # per batch); a model judge's write_label writes each label itself, durable when it returns.
-    deferred = offline and executor == "thread"
-    # A model judge's concurrent conversations share label commits (durable when write_label returns).
-    committer = GroupCommit() if not offline and (workers or 1) > 1 else None
-    records = {int(k): v for k, v in read_labels(root, labels_dir=labels_dir)["episodes"].items()} if deferred else None
+    # per batch); a model judge's write_label writes each label itself, durable when it returns,
+    # sharing commits with the concurrent conversations.
+    deferred = offline
+    committer = GroupCommit() if not offline and workers > 1 else None
+    records = (
+        {int(k): v for k, v in read_labels(root, labels_dir=settings.labels_dir)["episodes"].items()}
+        if deferred
+        else None
+    )
 
     def agent_for_thread() -> Any:
         agent = getattr(local, "agent", None)
         if agent is None:
-            agent = create_judge_agent(
-                shared_model if shared_model is not None else model,
-                roots=[root],
-                labels_dir=labels_dir,
-                base_url=base_url if isinstance(model, str) and not offline else None,
-                callback_handler=None,
-                retry_strategy=retry.strategy(breaker),
-                timeout=timeout,
-                images=images,
-                max_requests=max_requests_per_episode,
-                breaker=breaker,
-            )
-            if committer is not None:
-                agent.judge_tools.config.committer = committer
+            agent = settings.agent(root, breaker)
+            config = agent.judge_tools.config
+            config.committer = committer
             if deferred:
-                config = agent.judge_tools.config
-                config.evidence = evidence
-                config.records = records
-                config.defer_writes = True
+                config.evidence, config.records, config.defer_writes = evidence, records, True
             local.agent = agent
             with agents_lock:
                 agents.append(agent)
@@ -626,58 +658,19 @@ def _judge_claimed(
         except Exception as exc:  # noqa: BLE001 - one episode's failure never stops the run
             claims.give_back([episode])
             return EpisodeResult(episode, False, error=f"{type(exc).__name__}: {exc}"), None
-        result, judge = judge_episode(agent, root, episode, frames, images)
+        result, judge = judge_episode(agent, root, episode, settings.frames, settings.images)
         if not deferred or not result.ok:  # written by write_label, or nothing to write: the lease goes
             claims.give_back([episode])
         return result, judge
 
-    if executor == "ray":
-        from strands_robots.judges.ray_executor import judge_on_ray
-
-        try:
-            judge_on_ray(
-                report,
-                todo,
-                model=shared_model if shared_model is not None else model,
-                frames=frames,
-                images=images,
-                workers=workers,
-                labels_dir=labels_dir,
-                retry=retry,
-                base_url=base_url if isinstance(model, str) and not offline else None,
-                claims=claims,
-                address=ray_address,
-                hub=None if hub is None else (hub.repo_id, hub.revision),
-                batch_size=batch_size,
-                on_result=on_result,
-                request_policy={"timeout": timeout, "max_requests": max_requests_per_episode},
-            )
-        finally:
-            report.results.sort(key=lambda r: r.episode)
-            report.seconds = time.perf_counter() - start
-        return report
-
-    done: list[EpisodeResult] = []
     pending: list[tuple[EpisodeResult, dict[str, Any] | None]] = []
     pending_since = 0.0
-
-    def finish(results: list[EpisodeResult]) -> None:
-        done.extend(results)
-        if on_result is not None:
-            for r in results:
-                on_result(r)
 
     def drain() -> None:
         if pending:
             batch = list(pending)
             pending.clear()
-            started = time.perf_counter()
-            try:
-                written = write_judged(root, labels_dir, batch)
-            finally:
-                claims.give_back(r.episode for r, _j in batch)
-            report.write_seconds += time.perf_counter() - started
-            finish(written)
+            writer.write(batch, [r.episode for r, _j in batch])
 
     def collect(outcome: tuple[EpisodeResult, dict[str, Any] | None] | None) -> None:
         nonlocal pending_since
@@ -685,7 +678,7 @@ def _judge_claimed(
             return
         result, judge = outcome
         if not deferred or not result.ok:
-            finish([result])
+            writer.finish([result])
             return
         if not pending:
             pending_since = time.perf_counter()
@@ -693,14 +686,14 @@ def _judge_claimed(
         if len(pending) >= WRITE_BATCH or time.perf_counter() - pending_since >= WRITE_INTERVAL_S:
             drain()
 
-    pool = ThreadPoolExecutor(max_workers=workers or 1, thread_name_prefix="judge")
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge")
     futures = []
     collected: set[Any] = set()
     try:
         futures = [pool.submit(judge_one, e) for e in todo]
         for future in as_completed(futures):
             collected.add(future)
-            if breaker is not None and breaker.open:
+            if breaker.open:
                 break  # no server: stop submitting, report the one error below
             collect(future.result())
     finally:
@@ -709,13 +702,8 @@ def _judge_claimed(
             if future not in collected and future.done() and not future.cancelled() and future.exception() is None:
                 collect(future.result())
         drain()
-        report.results.extend(done)
         report.signals_reused = 0 if evidence is None else evidence.hits
-        report.results.sort(key=lambda r: r.episode)
         for agent in agents:
-            for name, seconds in agent.judge_tools.config.tool_seconds.items():
-                report.tool_seconds[name] = report.tool_seconds.get(name, 0.0) + seconds
-        report.seconds = time.perf_counter() - start
-    if breaker is not None and breaker.open:
+            writer.add_tool_seconds(agent.judge_tools.config.tool_seconds)
+    if breaker.open:
         raise breaker.error()
-    return report

@@ -246,20 +246,17 @@ def _optional_mode(value: object) -> str | None:
     return str(value)
 
 
+def verdict_and_judge(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The part of a sidecar record the tools read: its ``deterministic`` and ``judge`` blocks
+    (None for no record)."""
+    return {k: record[k] for k in ("deterministic", "judge") if k in record} if record else None
+
+
 def _record(cfg: JudgeToolConfig, root: Path, episode: int) -> dict[str, Any] | None:
     if cfg.records is not None:
-        record = cfg.records.get(episode)
-        return {k: record[k] for k in ("deterministic", "judge") if k in record} if record else None
-    return _sidecar_record(root, episode, cfg.labels_for(root))
-
-
-def _sidecar_record(root: Path, episode: int, labels_dir: Path | None) -> dict[str, Any] | None:
-    def get(document: dict[str, Any]) -> dict[str, Any] | None:
-        record = document["episodes"].get(str(episode))
-        return {k: record[k] for k in ("deterministic", "judge") if k in record} if record else None
-
+        return verdict_and_judge(cfg.records.get(episode))
     try:
-        return query_document(root, get, labels_dir)
+        return query_document(root, lambda d: verdict_and_judge(d["episodes"].get(str(episode))), cfg.labels_for(root))
     except LabelsNotFoundError:
         return None
 

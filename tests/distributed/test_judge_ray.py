@@ -15,7 +15,7 @@ from strands_robots.cli.main import app
 from strands_robots.episode_labels import read_labels
 from strands_robots.errors import LabelValidationError
 from strands_robots.judges import DatasetProfile, run_judge
-from strands_robots.judges import runner as runner_module
+from strands_robots.judges import commit as commit_module
 from tests.distributed.slow_models import SlowPidJudge
 
 JUDGE_KEYS = ("quality", "failure_mode", "note", "success_opinion", "model", "disputes_verdict")
@@ -43,10 +43,10 @@ def test_ray_labels_equal_the_thread_executors(ray_cluster, g1_with_verdicts, co
 
 
 def test_both_executors_write_through_one_group_commit_writer(ray_cluster, g1_with_verdicts, copy_dataset, monkeypatch):
-    """Threads and Ray both write with ``runner.write_judged``: same labels, same refusals."""
+    """Threads and Ray both write with ``runner.RunWriter``: same labels, same refusals."""
     twin = copy_dataset(g1_with_verdicts, "twin")
     commits: dict[str, list[tuple[int, ...]]] = {}
-    real = runner_module.annotate_episodes
+    real = commit_module.annotate_episodes
 
     def refuse_three(root, annotations, **kwargs):  # the store refuses episode 3's label
         commits.setdefault(Path(root).name, []).append(tuple(a["episode"] for a in annotations))
@@ -54,7 +54,7 @@ def test_both_executors_write_through_one_group_commit_writer(ray_cluster, g1_wi
             raise LabelValidationError("episode 3 refused")
         return real(root, annotations, **kwargs)
 
-    monkeypatch.setattr(runner_module, "annotate_episodes", refuse_three)
+    monkeypatch.setattr(commit_module, "annotate_episodes", refuse_three)
     threads = run_judge(g1_with_verdicts, workers=2)
     on_ray = run_judge(twin, executor="ray", workers=2, batch_size=10)
     for report in (threads, on_ray):

@@ -17,6 +17,7 @@ from strands_robots.dataset.cache import cached_dataset
 from strands_robots.episode_labels import read_labels, record_deterministic_verdicts
 from strands_robots.errors import LabelValidationError
 from strands_robots.judges import DatasetProfile, run_judge
+from strands_robots.judges import commit as commit_module
 from strands_robots.judges import runner as runner_module
 from strands_robots.tools.episode_judge import make_judge_tools
 from strands_robots.tools.evidence import EvidenceCache, episode_evidence
@@ -125,13 +126,13 @@ def test_offline_labels_are_the_same_without_the_cache(faulty_dataset, copy_data
 def test_offline_labels_are_written_in_one_group_commit_per_batch(faulty_dataset, monkeypatch):
     monkeypatch.setattr(runner_module, "WRITE_BATCH", 5)
     commits = []
-    real = runner_module.annotate_episodes
+    real = commit_module.annotate_episodes
 
     def spy(root, annotations, **kwargs):
         commits.append([a["episode"] for a in annotations])
         return real(root, annotations, **kwargs)
 
-    monkeypatch.setattr(runner_module, "annotate_episodes", spy)
+    monkeypatch.setattr(commit_module, "annotate_episodes", spy)
     seen = []
     report = run_judge(faulty_dataset, on_result=seen.append)
     assert len(report.labelled) == N and sorted(r.episode for r in seen) == list(range(N))
@@ -142,14 +143,14 @@ def test_offline_labels_are_written_in_one_group_commit_per_batch(faulty_dataset
 
 
 def test_a_batch_the_store_refuses_is_written_one_by_one(faulty_dataset, monkeypatch):
-    real = runner_module.annotate_episodes
+    real = commit_module.annotate_episodes
 
     def refuse_three(root, annotations, **kwargs):
         if any(a["episode"] == 3 for a in annotations):
             raise LabelValidationError("episode 3 refused")
         return real(root, annotations, **kwargs)
 
-    monkeypatch.setattr(runner_module, "annotate_episodes", refuse_three)
+    monkeypatch.setattr(commit_module, "annotate_episodes", refuse_three)
     report = run_judge(faulty_dataset)
     assert [r.episode for r in report.failed] == [3]
     assert report.failed[0].error == "label not written: LabelValidationError: episode 3 refused"
