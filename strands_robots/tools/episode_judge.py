@@ -192,17 +192,28 @@ class JudgeToolConfig:
         return self._hub_labels[key]
 
     def check_episode_files(self, root: Path, meta: Any, cameras: Iterable[str]) -> None:
-        """Refuse before reading when the episode's data file or a camera's mp4 resolves outside
-        (``root``: as :meth:`root` returned it, symlink free)."""
+        """Refuse before reading when the episode's data file or a camera's mp4 resolves outside,
+        or a camera's mp4 is missing (``root``: as :meth:`root` returned it).
+
+        Raises:
+            UnsafeRootError: a file resolves outside the allowed roots.
+            MissingVideoError: a camera's mp4 is not on disk.
+        """
         allowed = self.allowed()
         index = getattr(meta, "episode_index", "?")
-        check_file_inside(meta.data_file, root, allowed, f"data file of episode {index}", root_is_real=True)
+        check_file_inside(meta.data_file, root, allowed, f"data file of episode {index}")
         videos = getattr(meta, "videos", {}) or {}
         for camera in cameras:
             ref = videos.get(camera)
-            if ref is not None:
-                what = f"video of camera {quoted(camera)} of episode {index}"
-                check_file_inside(ref.path, root, allowed, what, root_is_real=True)
+            if ref is None:
+                continue
+            check_file_inside(ref.path, root, allowed, f"video of camera {quoted(camera)} of episode {index}")
+            if not Path(ref.path).is_file():
+                raise MissingVideoError(
+                    f"the video of camera {quoted(camera)} ({ref.path}) is missing, so episode {index} has no images "
+                    "from it.",
+                    remedy=MISSING_VIDEO_REMEDY,
+                )
 
     def record_write(self, root: Path, episode: int, judge: dict[str, Any]) -> None:
         """Remember a successful write (thread-safe)."""
@@ -324,17 +335,6 @@ def _load_episode(cfg: JudgeToolConfig, root: object, episode: object) -> dict[s
     return envelope.success(text_block(summary), json_block(info))
 
 
-def _check_videos(meta: Any, cameras: Iterable[str], index: int) -> None:
-    videos = getattr(meta, "videos", {}) or {}
-    for camera in cameras:
-        ref = videos.get(camera)
-        if ref is not None and not Path(ref.path).is_file():
-            raise MissingVideoError(
-                f"the video of camera {quoted(camera)} ({ref.path}) is missing, so episode {index} has no images from it.",
-                remedy=MISSING_VIDEO_REMEDY,
-            )
-
-
 def _check_state_width(dataset: Any, state: Any, index: int) -> None:
     """Refuse a state whose rows are not as wide as ``meta/info.json`` declares (signals would be wrong).
 
@@ -422,8 +422,7 @@ def _sample_frames(
             "(or include_images=false)."
         )
     cameras = sorted(dataset.camera_keys) if include_images else []
-    cfg.check_episode_files(path, meta, cameras)  # every file read below resolves inside the allowed roots
-    _check_videos(meta, cameras, index)  # before any work: the answer would be incomplete
+    cfg.check_episode_files(path, meta, cameras)  # before any work: every file read below is inside and there
     fps = dataset.fps
     cached = cfg.evidence.get(dataset, index, meta.data_file) if cfg.evidence is not None else None
     rows: Mapping[str, np.ndarray]
