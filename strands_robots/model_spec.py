@@ -56,23 +56,22 @@ def check_bedrock_credentials() -> None:
 
 @dataclass(frozen=True)
 class ProviderInfo:
-    """Where a provider's strands model class lives and how its model id is passed."""
+    """Where a provider's strands model class lives and how a base_url reaches it."""
 
     module: str
     cls: str
     extra: str  # strands-agents extra that installs the provider's SDK ("" = core)
-    id_keyword: str  # constructor keyword that carries the model id
     base_url: str  # how a base_url reaches the constructor (see _with_base_url)
 
 
 PROVIDERS: dict[str, ProviderInfo] = {
-    "bedrock": ProviderInfo("strands.models.bedrock", "BedrockModel", "", "model_id", "endpoint_url"),
-    "anthropic": ProviderInfo("strands.models.anthropic", "AnthropicModel", "anthropic", "model_id", "client_args"),
-    "openai": ProviderInfo("strands.models.openai", "OpenAIModel", "openai", "model_id", "client_args"),
-    "gemini": ProviderInfo("strands.models.gemini", "GeminiModel", "gemini", "model_id", "http_options"),
-    "litellm": ProviderInfo("strands.models.litellm", "LiteLLMModel", "litellm", "model_id", "api_base"),
-    "ollama": ProviderInfo("strands.models.ollama", "OllamaModel", "ollama", "model_id", "host"),
-    "llamacpp": ProviderInfo("strands.models.llamacpp", "LlamaCppModel", "", "model_id", "base_url"),
+    "bedrock": ProviderInfo("strands.models.bedrock", "BedrockModel", "", "endpoint_url"),
+    "anthropic": ProviderInfo("strands.models.anthropic", "AnthropicModel", "anthropic", "client_args"),
+    "openai": ProviderInfo("strands.models.openai", "OpenAIModel", "openai", "client_args"),
+    "gemini": ProviderInfo("strands.models.gemini", "GeminiModel", "gemini", "http_options"),
+    "litellm": ProviderInfo("strands.models.litellm", "LiteLLMModel", "litellm", "api_base"),
+    "ollama": ProviderInfo("strands.models.ollama", "OllamaModel", "ollama", "host"),
+    "llamacpp": ProviderInfo("strands.models.llamacpp", "LlamaCppModel", "", "base_url"),
 }
 
 #: Seconds one model request may take by default (``--timeout``, ``timeout=``).
@@ -294,5 +293,5 @@ def build_model(
         _with_base_url(parsed.provider, parsed.model_id, info.base_url, url, kwargs)
     if timeout is not None or single_attempt:
         _with_request_policy(parsed.provider, timeout, single_attempt, kwargs)
-    kwargs[info.id_keyword] = parsed.model_id
+    kwargs["model_id"] = parsed.model_id
     return cls(**kwargs)
