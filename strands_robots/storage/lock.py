@@ -33,6 +33,8 @@ import stat
 import threading
 import time
 import weakref
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from strands_robots.errors import StorageError
@@ -116,7 +118,7 @@ _locks: weakref.WeakValueDictionary[str, _FileLock] = weakref.WeakValueDictionar
 _registry = threading.Lock()
 
 
-def _file_lock(path: Path) -> _FileLock:
+def _file_lock(path: str | Path) -> _FileLock:
     key = os.fspath(path)
     with _registry:
         lock = _locks.get(key)
@@ -141,10 +143,11 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def sidecar_lock(sidecar: Path, timeout: float | None = None, *, reading: bool = False) -> SidecarLock:
+def sidecar_lock(sidecar: Path, timeout: float | None = None, *, reading: bool = False) -> AbstractContextManager[None]:
     """Hold the exclusive inter-process lock of ``sidecar`` (``with sidecar_lock(path): ...``).
 
-    Re-entrant within a thread.
+    Re-entrant within a thread. ``SidecarLock(sidecar).hold(...)`` is the same lock, its file
+    names computed once (a store that takes it on every call keeps one).
 
     Args:
         sidecar: The sidecar file the lock guards.
@@ -159,58 +162,61 @@ def sidecar_lock(sidecar: Path, timeout: float | None = None, *, reading: bool =
         SidecarError: (on entering) a symbolic link is where the state folder or the lock
             file goes.
     """
-    return SidecarLock(Path(sidecar), timeout, reading)
+    return SidecarLock(sidecar).hold(timeout, reading=reading)
 
 
 class SidecarLock:
-    """The context manager :func:`sidecar_lock` returns."""
+    """The lock of one sidecar: the names of its lock file, the state folder and the lock file
+    an earlier version kept beside the sidecar, computed once; :meth:`hold` takes it."""
 
-    __slots__ = ("_held", "reading", "sidecar", "timeout")
+    __slots__ = ("folder", "legacy", "path", "sidecar")
 
-    def __init__(self, sidecar: Path, timeout: float | None, reading: bool) -> None:
-        self.sidecar = sidecar
-        self.timeout = timeout
-        self.reading = reading
-        self._held: list[_FileLock] = []
+    def __init__(self, sidecar: Path) -> None:
+        self.sidecar = Path(sidecar)
+        self.folder = self.sidecar.parent
+        self.path = lock_path(self.sidecar)
+        self.legacy = os.fspath(legacy_lock_path(self.sidecar))
 
-    def __enter__(self) -> None:
-        wait = LOCK_TIMEOUT_S if self.timeout is None else self.timeout
-        path = lock_path(self.sidecar)
+    @contextlib.contextmanager
+    def hold(self, timeout: float | None = None, *, reading: bool = False) -> Iterator[None]:
+        """Hold the lock for the ``with`` block; arguments and errors as :func:`sidecar_lock`."""
+        wait = LOCK_TIMEOUT_S if timeout is None else timeout
+        held: list[_FileLock] = []
         try:
-            state_dir.ensure(self.sidecar.parent)
-            self._take(path, wait)
-        except TimeoutError as exc:
-            raise _timeout_error(self.sidecar, wait) from exc
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise state_dir.refuse_link(path) from exc
-            if not (self.reading and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
-                raise _create_error(path, exc) from exc
-            return  # a read in a read-only directory goes ahead unlocked
-        legacy = legacy_lock_path(self.sidecar)
+            try:
+                state_dir.ensure(self.folder)
+                held.append(_acquire(self.path, wait))
+            except OSError as exc:
+                if isinstance(exc, TimeoutError):
+                    raise _timeout_error(self.sidecar, wait) from exc
+                if exc.errno == errno.ELOOP:
+                    raise state_dir.refuse_link(self.path) from exc
+                if not (reading and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
+                    raise _create_error(self.path, exc) from exc
+            if held:
+                self._take_legacy(held, wait)
+            yield  # (a read in a read-only directory goes ahead unlocked)
+        finally:
+            while held:
+                held.pop().release()
+
+    def _take_legacy(self, held: list[_FileLock], wait: float) -> None:
         try:
-            if stat.S_ISREG(os.lstat(legacy).st_mode):
-                self._take(legacy, wait)
+            if stat.S_ISREG(os.lstat(self.legacy).st_mode):
+                held.append(_acquire(self.legacy, wait))
                 state_dir.adopt_legacy(self.sidecar)
         except FileNotFoundError:
             pass
         except TimeoutError as exc:
-            self.__exit__()
             raise _timeout_error(self.sidecar, wait) from exc
         except OSError as exc:  # adopted on a later write; an earlier version's files stay readable
             log.warning("could not move the files an earlier version left beside %s: %s", self.sidecar, exc)
-        except BaseException:
-            self.__exit__()
-            raise
 
-    def _take(self, path: Path, wait: float) -> None:
-        lock = _file_lock(path)
-        lock.acquire(wait)
-        self._held.append(lock)
 
-    def __exit__(self, *exc_info: object) -> None:
-        while self._held:
-            self._held.pop().release()
+def _acquire(path: str | Path, wait: float) -> _FileLock:
+    lock = _file_lock(path)
+    lock.acquire(wait)
+    return lock
 
 
 def _timeout_error(sidecar: Path, wait: float) -> StorageError:
@@ -229,4 +235,4 @@ def _create_error(path: Path, exc: OSError) -> StorageError:
     return err
 
 
-__all__ = ["LOCK_TIMEOUT_S", "lock_path", "sidecar_lock"]
+__all__ = ["LOCK_TIMEOUT_S", "SidecarLock", "lock_path", "sidecar_lock"]

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_robots.errors import LabelsError, LabelValidationError, SidecarError, StorageError
+from strands_robots.errors import LabelsError, LabelValidationError, RemapConflictError, SidecarError, StorageError
 from strands_robots.storage.atomic import atomic_write_bytes, atomic_write_chunks, check_target, fsync_dir, read_regular
 from strands_robots.storage.codec import dump_line, iter_canonical, json_copy, load_json_bytes
 from strands_robots.storage.journal import (
@@ -62,7 +62,7 @@ from strands_robots.storage.journal import (
     version_digest,
 )
 from strands_robots.storage.jsonl import append_encoded
-from strands_robots.storage.lock import sidecar_lock
+from strands_robots.storage.lock import SidecarLock
 from strands_robots.storage.registry import Identity, ProcessRegistry, appended_since, file_identity
 from strands_robots.storage.side_files import (
     conflicts_path,
@@ -71,6 +71,7 @@ from strands_robots.storage.side_files import (
     legacy_journal_path,
     legacy_temp_prefix,
     rejected_path,
+    remap_intent_path,
     temp_dir,
     temp_prefix,
 )
@@ -158,7 +159,7 @@ atexit.register(_flush_pending_at_exit)
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def _refuse_during_committed_remap(path: Path) -> None:
+def _refuse_during_committed_remap(path: Path, intent_file: str) -> None:
     """Refuse a write to a sidecar that an interrupted, committed remap has yet to install
     (its renumbered version waits in the state folder): written now, the change would be in
     the old numbering and the remap could no longer be completed (``docs/editing.md``).
@@ -167,12 +168,9 @@ def _refuse_during_committed_remap(path: Path) -> None:
     Raises:
         RemapConflictError: naming the remap to run again; nothing was written.
     """
-    from strands_robots.errors import RemapConflictError
-    from strands_robots.storage.side_files import remap_intent_path
-
-    intent_file = remap_intent_path(path.parent)
     try:
-        intent = load_json_bytes(intent_file.read_bytes(), intent_file)
+        with open(intent_file, "rb") as handle:
+            intent = load_json_bytes(handle.read(), intent_file)
     except (FileNotFoundError, SidecarError):
         return
     if not isinstance(intent, dict) or intent.get("phase") != "committed":
@@ -215,6 +213,8 @@ class RecordStore:
         self.path = Path(path)
         self.journal = journal_path(self.path)
         self._legacy_journal = legacy_journal_path(self.path)
+        self._lock = SidecarLock(self.path)
+        self._intent = os.fspath(remap_intent_path(self.path.parent))
         self.validate = validate
         self.empty = empty
         self.records_key = records_key
@@ -537,7 +537,7 @@ class RecordStore:
         Raises:
             SidecarError: the file is foreign, truncated, a future version, or not a file.
         """
-        with self._thread_lock, sidecar_lock(self.path, reading=True):
+        with self._thread_lock, self._lock.hold(reading=True):
             before = self._cache
             try:
                 cached = self._refresh()
@@ -560,7 +560,7 @@ class RecordStore:
         Raises:
             SidecarError: see :meth:`read`.
         """
-        with self._thread_lock, sidecar_lock(self.path, reading=True):
+        with self._thread_lock, self._lock.hold(reading=True):
             try:
                 cached = self._refresh()
             except BaseException:
@@ -577,7 +577,7 @@ class RecordStore:
         it past the call. No copy is made, so this is the cheap way to compute over a
         large document.
         """
-        with self._thread_lock, sidecar_lock(self.path, reading=True):
+        with self._thread_lock, self._lock.hold(reading=True):
             try:
                 document = self._refresh().document
             except BaseException:
@@ -603,8 +603,8 @@ class RecordStore:
                 on any error nothing on disk changed (or the error says exactly what
                 is stored) and the cache is dropped.
         """
-        with self._thread_lock, sidecar_lock(self.path):
-            _refuse_during_committed_remap(self.path)
+        with self._thread_lock, self._lock.hold():
+            _refuse_during_committed_remap(self.path, self._intent)
             try:
                 cached = self._refresh(writing=True)
                 change, result = mutate(cached.document)
@@ -793,7 +793,7 @@ class RecordStore:
         For edits that touch many records at once (remap). ``fn`` raises to abort; then
         nothing changes. Returns the new document (not a copy).
         """
-        with self._thread_lock, sidecar_lock(self.path):
+        with self._thread_lock, self._lock.hold():
             try:
                 cached = self._refresh(writing=True)
                 document = fn(json_copy(cached.document))
@@ -813,7 +813,7 @@ class RecordStore:
             StorageError: the fold failed; the labels stay in the journal and are still
                 read (the message says which file could not be written or removed).
         """
-        with self._thread_lock, sidecar_lock(self.path):
+        with self._thread_lock, self._lock.hold():
             try:
                 cached = self._refresh(writing=True)
                 if cached.journal_offset == 0 and not self.journal.exists():
@@ -836,7 +836,7 @@ class RecordStore:
         For views derived from the file (an index) that combine :meth:`journal_tail` with
         their own decode of the canonical file; both locks are re-entrant.
         """
-        with self._thread_lock, sidecar_lock(self.path, reading=True):
+        with self._thread_lock, self._lock.hold(reading=True):
             yield
 
     def journal_tail(self, digest: Callable[[], str | None], ino: int | None, offset: int) -> JournalTail | None:

@@ -38,14 +38,14 @@ def refuse_link(path: Path, what: str = "file") -> SidecarError:
     )
 
 
-def ensure(directory: Path) -> Path:
-    """The state folder of ``directory``, created (mode 0755) when missing.
+def ensure(directory: str | Path) -> None:
+    """Create the state folder of ``directory`` (mode 0755) when missing.
 
     Raises:
         SidecarError: the folder's name is taken by a symbolic link or a file.
         OSError: it cannot be created (read-only directory, permissions, a missing ``directory``).
     """
-    folder = side_files.state_dir(directory)
+    folder = os.path.join(directory, side_files.STATE_DIR)
     try:
         st = os.lstat(folder)
     except FileNotFoundError:
@@ -53,8 +53,7 @@ def ensure(directory: Path) -> Path:
             os.mkdir(folder, 0o755)
         st = os.lstat(folder)
     if not stat.S_ISDIR(st.st_mode):
-        raise refuse_link(folder, "directory")
-    return folder
+        raise refuse_link(Path(folder), "directory")
 
 
 def _regular(path: Path) -> bool:
