@@ -1,11 +1,4 @@
-"""Outcome labels: one versioned outcome label per episode, beside a LeRobot dataset.
-
-Implements the sequence-outcome schema of docs/outcomes.md. Modules:
-``model`` (schema and validation), ``store`` (``episode_outcomes.jsonl``), ``labels``
-(set/get/history/list), ``export`` (``meta/avala_sequence_outcomes.jsonl``), ``splits``
-(held-out splits by leakage group), ``recovery`` (the mistake-and-recovery track),
-``verdicts`` (deterministic verdicts from outcomes), ``remap`` (renumbered episodes).
-"""
+"""Outcome labels: one versioned outcome label per episode, beside a LeRobot dataset (docs/outcomes.md)."""
 
 from strands_robots.outcomes.checks import check_readable
 from strands_robots.outcomes.export import export_outcomes, import_outcomes

@@ -1,9 +1,5 @@
-"""The dataset facts outcome labels depend on: which episodes exist and how long they are.
-
-Episodes are keyed by their real ``episode_index`` (never a list position); a label for
-an episode the dataset does not have is refused (docs/outcomes.md, "Storage"). The duration of an
-episode is ``length / fps`` seconds (docs/outcomes.md, "The label"), used for its
-``end_ts <= duration + 1 s`` rule.
+"""The dataset facts outcome labels depend on: which episodes exist and how long they are
+(docs/outcomes.md, "Storage" and "Duration").
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
-"""Export current outcome labels as ``meta/avala_sequence_outcomes.jsonl`` and import them back.
-
-docs/outcomes.md, "Export and import": one JSON object per line and one
-line per episode of the dataset, sorted by ``episode_index``, with the keys
-``episode_index``, ``avala_sequence_uid``, ``outcome``, ``outcome_version``, ``progress``,
-``quality``, ``speed``, ``subtasks``, ``hand_actions`` (timestamps in seconds from the
-episode start), ``mistake_type``, ``recovery_type``, ``failure_stage``,
-``autonomy_level``, ``model_version``, ``evaluation_membership`` (``null`` instead of an
-empty value), ``leakage_groups``, ``outcome_source``, ``outcome_source_metadata`` and
-``outcome_confidence``. An unlabelled episode gets only ``episode_index``,
-``avala_sequence_uid`` and ``"outcome": null``.
-
-``avala_sequence_uid`` is a stable local id of the episode:
-``uuid5(uuid5(SEQUENCE_UID_NAMESPACE, dataset_id), str(episode_index))`` where
-``dataset_id`` is, unless given, the Hugging Face repo id ``owner/name`` when the root is
-a hub-cache snapshot (``.../datasets--owner--name/snapshots/<rev>``) and otherwise the
-name of the dataset's root directory. The same dataset (or a copy under the same
-directory name) always exports the same ids; pass ``dataset_id=`` to pin it.
+"""Export current outcome labels as ``meta/avala_sequence_outcomes.jsonl`` and import them back
+(docs/outcomes.md, "Export and import": the keys, ``avala_sequence_uid``, the import's checks
+and versions).
 """
 
 from __future__ import annotations
@@ -70,7 +55,8 @@ _HUB_SNAPSHOT = re.compile(r"datasets--(?P<owner>[^/]+?)--(?P<name>[^/]+)/snapsh
 
 
 def dataset_id_of(root: PathLike) -> str:
-    """The id ``avala_sequence_uid`` is derived from (see the module docstring)."""
+    """The id ``avala_sequence_uid`` is derived from: the repo id ``owner/name`` of a hub-cache snapshot, else
+    the root directory's name (docs/outcomes.md, "Export and import")."""
     resolved = Path(root).resolve()
     match = _HUB_SNAPSHOT.search(resolved.as_posix())
     if match:

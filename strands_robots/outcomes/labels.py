@@ -1,11 +1,5 @@
-"""Write and read outcome labels: one current label per episode, every version kept.
-
-docs/outcomes.md, "The label": each write
-replaces the current label completely (an omitted optional field is unset, never carried
-over) and records a new version (``version`` = previous + 1, a new ``uid``,
-``created_at``/``updated_at`` as ISO 8601 UTC, ``labeled_by``); earlier versions stay
-readable, newest first. Reading an episode without a label is a typed not-found error
-(a ``404``; docs/outcomes.md, "Reading and filtering").
+"""Write and read outcome labels: one current label per episode, every version kept
+(docs/outcomes.md, "The label", "Writes replace" and "Reading and filtering").
 """
 
 from __future__ import annotations

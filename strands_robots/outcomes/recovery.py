@@ -1,10 +1,4 @@
-"""The mistake-and-recovery track.
-
-docs/outcomes.md, "Recovery track and verdicts": recoverable mistakes ship as their own track,
-the episodes whose outcome is ``mistake_and_recovery`` or ``intervention``; their subtasks
-and hand actions mark where the mistake and the recovery happen. Unsafe episodes are not
-part of the track.
-"""
+"""The mistake-and-recovery track (docs/outcomes.md, "Recovery track and verdicts")."""
 
 from __future__ import annotations
 

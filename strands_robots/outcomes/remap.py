@@ -1,13 +1,6 @@
-"""Carry outcome labels across a dataset edit that renumbers episodes (the remap protocol).
-
-LeRobot's ``delete_episodes`` renumbers the remaining episodes. For outcomes a ``remap``
-line is appended to ``episode_outcomes.jsonl``: every labelled episode in the mapping
-moves to its new index with its whole version history; a labelled episode missing from
-the mapping was deleted and its labels are dropped from the index (the lines stay in the
-file, so nothing is erased) -- only when the caller says so (``allow_drop=True`` or the
-mapping of ``mapping_after_delete``). The mapping rule is that of
-:mod:`strands_robots.storage.mapping`; the append is a step of the transactional remap
-(:mod:`strands_robots.storage.remap_txn`).
+"""Carry outcome labels across a dataset edit that renumbers episodes: one appended ``remap``
+line, a step of the transactional remap (:mod:`strands_robots.storage.remap_txn`;
+docs/outcomes.md, "Storage", and docs/sidecar-format.md, "Remap").
 """
 
 from __future__ import annotations

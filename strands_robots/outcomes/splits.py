@@ -1,14 +1,5 @@
-"""Held-out evaluation splits by leakage group.
-
-docs/outcomes.md, "Held-out splits": hold out by group, never
-by random episode, so that no value of any chosen leakage group appears on both sides
-of the split. :func:`split_by_groups` joins every two labelled episodes that share a
-value of a chosen key (union-find over ``(key, value)``), so each connected component
-goes wholly to ``train`` or wholly to ``held_out_eval``; then it picks components whose
-episode count is the requested count (exactly) or the closest to the requested fraction,
-by subset sum over the seed-shuffled components. It fails loudly when that is impossible
-and never holds out nothing or everything. The assignment is written as a new version of
-each episode whose ``evaluation_membership`` changes (other fields unchanged).
+"""Held-out evaluation splits by leakage group: union-find over shared group values, then a
+subset sum over the seed-shuffled components (docs/outcomes.md, "Held-out splits").
 """
 
 from __future__ import annotations

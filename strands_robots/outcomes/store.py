@@ -1,28 +1,7 @@
-"""``episode_outcomes.jsonl``: every version of every outcome label, append-only.
-
-The file sits beside ``episode_labels.json`` (``labels_dir``, default the dataset root).
-Its lines are compact JSON objects (sorted keys, UTF-8) written with
-:func:`strands_robots.storage.append_jsonl` (one fsynced write; a torn last line left by a
-crash is ignored by readers and cut off by the next append) under the sidecar's
-inter-process lock (:func:`strands_robots.storage.sidecar_lock`):
-
-- line 1, the header: ``{"kind": "header", "format": "strands-robots-labels/episode_outcomes",
-  "version": 1}``. A file at this path without it (another tool's file) or with a newer
-  ``version`` is refused and never appended to.
-- ``{"kind": "outcome", "episode_index": ..., "uid": ..., "version": ..., <label fields>,
-  "created_at": ..., "updated_at": ...}``: one label version. The last one of an episode is
-  its current label.
-- ``{"kind": "remap", "mapping": {"<old>": new, ...}, "at": ...}``: LeRobot renumbered the
-  episodes (docs/sidecar-format.md, "Remap"). Every labelled episode listed moves with its whole
-  history to its new index; a labelled episode not listed was deleted and is dropped
-  from the index (its lines stay in the file).
-
-Nothing is ever rewritten, so no version is ever lost. Within one process an index of
-the file (episode -> versions) is cached with the file's inode and the byte offset read
-so far; a later read parses only the lines appended since, so reading the current label
-of every episode stays linear in the file size however often it is asked. Whether the
-cache still holds is :func:`strands_robots.storage.registry.appended_since`, the rule the
-record store's journal follows too.
+"""``episode_outcomes.jsonl``: every version of every outcome label, append-only, and its
+per-process index (docs/outcomes.md, "Storage": the header, outcome and remap lines, the
+refusal of a foreign or newer file, the index that reads only appended lines; whether it
+still holds is :func:`strands_robots.storage.registry.appended_since`).
 """
 
 from __future__ import annotations

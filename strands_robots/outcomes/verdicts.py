@@ -1,27 +1,6 @@
-"""Deterministic verdicts from human outcome labels (for real-robot datasets).
-
-A real-robot dataset has no simulator to judge success (docs/outcomes.md,
-"Recovery track and verdicts"). :func:`verdicts_from_outcomes` turns
-each labelled episode's current outcome into the per-episode verdict dict that
-``strands_robots.episode_labels.record_deterministic_verdicts`` takes, recorded with
-``benchmark="outcomes"``. The mapping (docs/outcomes.md, "Recovery track and verdicts"):
-
-================================  =========  =========
-outcome                           success    failure
-================================  =========  =========
-expert_success, slow_success      true       false
-novel_strategy,                   true       false
-inefficient_strategy              true       false
-mistake_and_recovery              true       false    (the actor recovers and completes the task)
-partial_success                   false      false    (goal state not reached, no failure event)
-intervention                      false      false    (a human corrected or ended the task)
-failure, aborted, unsafe          false      true
-================================  =========  =========
-
-``steps`` is the episode's ``length`` in frames from the dataset metadata;
-``cumulative_reward`` is the label's ``progress`` (0..1) when set, else 1.0 for a success
-and 0.0 otherwise; ``seed`` is None (a recorded real-robot episode has no seed).
-Unlabelled episodes get no verdict.
+"""Deterministic verdicts from human outcome labels, for real-robot datasets (docs/outcomes.md,
+"Recovery track and verdicts": the outcome -> success/failure table, ``steps``,
+``cumulative_reward`` and ``seed``).
 """
 
 from __future__ import annotations
@@ -48,7 +27,7 @@ BENCHMARK = "outcomes"
 
 
 def verdict_for(episode: int, outcome: str, progress: float | None, steps: int) -> dict[str, Any]:
-    """The verdict dict of one episode (see the module's mapping table)."""
+    """The verdict dict of one episode (docs/outcomes.md, "Recovery track and verdicts": the table)."""
     success = outcome in SUCCESS_OUTCOMES
     return {
         "episode": episode,

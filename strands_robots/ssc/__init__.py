@@ -1,14 +1,8 @@
-"""Structured Subtask Chain (SSC): a verifier for subtask labels (docs/ssc.md).
+"""Structured Subtask Chain (SSC): a verifier for subtask labels (docs/ssc.md; its "Modules"
+table names what each module holds).
 
 An episode's subtask labels plus its gripper trajectory become a chain of scene-graph
 transitions; the checker flags what does not add up (invariants I1-I4).
-
-Modules (one concept each): :mod:`.records` (Appendix A types), :mod:`.scene_graph`
-(Table 1, Appendix C), :mod:`.verbs` (Appendix E vocabulary, template table),
-:mod:`.gripper` (events), :mod:`.behavior` (BEHAVIOR-1K input), :mod:`.segmentation`
-(the project's segmentations as input), :mod:`.cascade` (L1/L2/L3), :mod:`.chain`
-(assembly), :mod:`.vlm` (the L3 model resolver), :mod:`.checker` (I1-I4, accuracy),
-:mod:`.render` (sentences).
 """
 
 from strands_robots.ssc.behavior import load_behavior_annotation, read_behavior_annotation

@@ -1,21 +1,6 @@
-"""BEHAVIOR-1K ``skill_annotation`` JSON -> subtasks (paper ``001``, Appendices B and E).
-
-An annotation file (``annotations/task-XXXX/episode_XXXXXXXX.json``) holds::
-
-    {"task_name": "turning on radio",
-     "meta_data": {"task_duration": 1776, "valid_duration": [0, 1776]},
-     "skill_annotation": [
-        {"skill_idx": 1, "skill_description": ["pick up from"],
-         "object_id": [["radio_89", "coffee_table_koagbh_0"]],
-         "manipulating_object_id": ["radio_89"], "skill_type": ["uncoordinated"],
-         "memory_prefix": [], "spatial_prefix": [], "frame_duration": [265, 1162]}, ...]}
-
-Each ``skill_description`` is matched against the verb table (longest verb first); the
-paper's own examples also name the arm and object in the text (``"left pick bowl"``).
-``object_id`` is a list of lists (the object, then its source or destination), one list
-per description; a flat list is accepted too. Instance indices (``pillar_candle_89``)
-are kept. ``frame_duration`` is read as ``[start, end)``; consecutive BEHAVIOR windows
-share their end frame, which the checker accepts on either side.
+"""BEHAVIOR-1K ``skill_annotation`` JSON -> subtasks (paper ``001``, Appendices B and E;
+docs/ssc.md, "Inputs": the fields read, the verb match, the arm word, objects, targets and
+conditions).
 """
 
 from __future__ import annotations

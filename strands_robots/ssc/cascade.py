@@ -1,25 +1,9 @@
-"""SST construction and the L1/L2/L3 resolution cascade (paper ``001``, Sec. 4.2-4.3, App. E).
+"""SST construction and the L1/L2/L3 resolution cascade (paper ``001``, Sec. 4.2-4.3, App. E;
+docs/ssc.md, "Construction and the cascade": the typed pending queries, the order of the
+levels, what each level settles and the fallback when none does).
 
-For one subtask and the running before-state ``g_{k-1}`` the :class:`EntryBuilder`:
-
-1. builds a draft per parsed action and records every field it cannot determine as a
-   typed :class:`~strands_robots.ssc.records.PendingQuery` (``arm_assignment``,
-   ``same_object``, ``empty_hand``);
-2. resolves the queries level by level: L1 trajectory inference (gripper events of the
-   window + the running state, including the cooperative release of a co-grasped
-   object), L2 annotation lookup (per field: ``spatial_prefix``, ``skill_type``,
-   ``memory_prefix``, ``instance_ids``), L3 a vision-language resolver. ``same_object`` queries go before
-   ``arm_assignment`` (App. F, "Resolution ordering"); after any resolution the cascade
-   starts again at L1, so a same-object answer settles the arm deterministically;
-3. re-advances the before-state snapshot with the resolved actions (App. E, "Online
-   cascade interleaving"). States are immutable values, so the snapshot is the
-   before-state itself and nothing is committed until the entry is final; the
-   after-state is the next entry's before-state, which is how one L3 answer at an
-   acquire lets L1 settle the later release (Figure 2).
-
-Without a resolver, L3 queries stay pending and the affected arm is ``unsure`` (or a
-free-arm heuristic marked ``arm_confidence="low"`` for stateless actions, the paper's
-gap g2 made visible).
+States are immutable values, so the before-state snapshot an entry is built from is
+committed only when the entry is final; its after-state is the next entry's before-state.
 """
 
 from __future__ import annotations

@@ -1,29 +1,5 @@
-"""Consistency checking of an SSC (paper ``001``, Sec. 4.4, Appendix C) and per-action accuracy.
-
-:func:`check_chain` validates the assembled chain against four invariants and returns
-typed :class:`~strands_robots.ssc.records.Anomaly` records; nothing is coerced:
-
-- I1 hold/release symmetry: ``release_without_hold`` (a release by a hand that holds
-  nothing), ``release_arm_mismatch`` (a cooperative release of a one-hand hold),
-  ``not_released_at_end`` (a hold never released; assumption A2).
-- I2 object-identity continuity: ``acquire_while_holding`` (gap g1: an acquire on an
-  occupied hand is not an overwrite), ``object_mismatch``, ``object_not_held``,
-  ``identity_unresolved`` (a D? released without a same-object answer),
-  ``state_mismatch`` (a recorded after-state its actions do not explain).
-- I3 gripper-event / window alignment: ``annotation_timing``, the close (acquire) or
-  open (release) event realising a grasp-type action is not inside ``[start, end]``
-  (+- ``tolerance`` frames; the end frame is accepted because the paper writes
-  ``(s, e]`` and BEHAVIOR windows share their end frame).
-  ``gripper_signature_mismatch``: the gripper signature recorded in the entry
-  (``actions_gripper``) does not match the trigger column of the action's transition row
-  (Appendix C: E -> L is "left close", L -> E "left open", a hand-over "giver open +
-  receiver close"); reported only when the events themselves were not already missing.
-- I4 hand-over legality: the giver holds the object, the receiver is empty, and the
-  window holds a giver open and a receiver close (``handover_*`` kinds).
-
-:func:`action_accuracy` is the separate local score on (arm, action_type, action_verb,
-action_obj) against a reference chain: a chain can be locally accurate and globally
-inconsistent, so the report shows both.
+"""Consistency checking of an SSC against invariants I1-I4 and the per-action accuracy (paper
+``001``, Sec. 4.4, Appendix C; docs/ssc.md, "Checker": every anomaly kind, the window rule).
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
-"""Per-arm gripper open/close events (paper ``001``, Sec. 4.2 and Appendix E).
-
-Two detectors:
-
-- ``mode="command"`` (the paper's): events are sign flips between non-zero values of a
-  gripper command stream; zero (or ``|value| <= threshold``) samples carry no sign and
-  are skipped, so ``+1, 0, 0, -1`` is one close at the ``-1``.
-- ``mode="position"`` (LeRobot datasets: ``gripper.pos`` never changes sign): a
-  threshold derived from the channel's range, with hysteresis (assumption A4's
-  relaxation path, Table 7). By default the threshold is relative: a move of more than
-  30% of the range away from the last turning point is an event, so a grasp that stops
-  on a wide object above mid-range, or a partial release, still counts, and noise
-  smaller than the band never does. With an explicit ``threshold`` the detector is a
-  fixed open/closed level with a hysteresis band around it. With ``value_range``, the
-  channel's range across the whole dataset (what the ``ssc`` commands pass by default), an
-  episode in which the channel moves less than 20% of that range is an idle hand holding
-  only sensor noise and yields no events, so the acting hand can be singled out; the
-  swing within an episode that does move stays relative to that episode's own range (a
-  grasp on a small object closes the gripper less far than the dataset's widest swing).
-
-Channels are found by name (:func:`find_gripper_channels`): ``gripper.pos``,
-``left_gripper``, ``right_gripper.pos``... A name without a side is a single-arm robot.
+"""Per-arm gripper open/close events and the gripper channels of a dataset (paper ``001``,
+Sec. 4.2 and Appendix E; docs/ssc.md, "Gripper events": the command and position
+detectors, the relative swing, the idle-hand rule of ``value_range``).
 """
 
 from __future__ import annotations

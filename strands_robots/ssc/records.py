@@ -2,9 +2,8 @@
 
 Every type is a ``msgspec.Struct``: typed, JSON-serialisable with :func:`to_dict` and
 loaded back with validation by :func:`from_dict`. Field names follow Appendix A; the
-fields the paper calls "internal-only" (resolution flags, provenance) are kept here,
-because the issue asks that nothing be silently coerced and every heuristic decision
-be visible.
+fields the paper calls "internal-only" (resolution flags, provenance) are kept, so every
+heuristic decision stays visible.
 
 Frame conventions: ``st_duration`` is the half-open window ``[start, end)`` in frames
 of the episode (``frame_index``). The paper writes ``(s, e]`` and BEHAVIOR-1K's

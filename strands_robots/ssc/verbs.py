@@ -1,13 +1,8 @@
 """The universal verb vocabulary (paper ``001``, Appendix E) and the template-to-verb table.
 
 Both are plain tables: a new verb is one new row of :data:`VERBS`, a new segmentation
-template one new row of :data:`TEMPLATE_VERBS`; nothing else changes.
-
-Four action types (Appendix E): ``idle`` (base motion or waiting), ``grasp`` with the
-sub-roles acquire / release / transient, ``contact`` (stateless), and ``tool_use`` with
-the sub-roles persistent / tool-release. The issue adds ``keep`` (H1 "hold ... under":
-the arm keeps an object it already holds) and treats ``hand_over`` as its own role
-(Table 6: the object moves from the giver's slot to the receiver's).
+template one new row of :data:`TEMPLATE_VERBS`; nothing else changes. The action types and
+sub-roles, ``keep`` and ``hand_over`` among them: docs/ssc.md, "Scene graph and transitions".
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""The L3 resolver: vision-language queries through a strands model (paper ``001``, App. F).
-
-The model comes from the same ``PROVIDER:MODEL_ID`` spec as the judge, through the
-low-level parser :func:`strands_robots.model_spec.build_model` (never the judge tools).
-Each query is one fresh ``strands.Agent`` call with the App. F system prompt, the
-prompt composed from the entry's structured fields, and one image: a grid of the start,
-middle and end frames of the subtask window for each camera (two cameras give the
-paper's 6-image grid). Replies go through :func:`extract_json`, which tolerates code
-fences, surrounding prose and a missing closing brace; a reply that still yields no JSON
-object is a model-side failure, recorded in :attr:`VLMResolver.failures`, and the query
-stays pending.
+"""The L3 resolver: vision-language queries through a strands model (paper ``001``, App. F;
+docs/ssc.md, "Construction and the cascade", L3: the model spec, the prompt, the frame
+grid, the tolerant JSON reading and the failures that leave a query pending).
 """
 
 from __future__ import annotations
