@@ -24,6 +24,7 @@ from strands_robots.segments.store import (
     open_store,
     prepare_record,
     put_record,
+    record_fingerprint,
 )
 from strands_robots.segments.success import failed_episodes
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
@@ -418,56 +419,6 @@ def _infer_cohort(items: list[list[Any]]) -> str:
     return infer_cohort([{"start": 0, "end": 1, "label": it[2]} for it in items])
 
 
-def prepare_episode(
-    facts: EpisodeFacts,
-    spans: Any,
-    *,
-    annotator: str,
-    cohort: str | None,
-    normalize: bool,
-    head: str,
-    tail: str,
-    fill_gaps: str,
-    end_inclusive: bool | None,
-    time_unit: str,
-    fps: float | None,
-    reference: bool,
-    report: EpisodeReport,
-    note: Any = None,
-    source: str = "import",
-    annotated_at: str | None = None,
-    failure: str | None = None,
-) -> dict[str, Any]:
-    """Normalise one episode's spans and build its record (raises on what cannot be fixed).
-
-    ``annotator``, ``note``, ``reference``, ``source`` and ``annotated_at`` are the record's
-    fields (see :func:`carried_fields` for an export read back).
-    """
-    raw = read_spans(spans, f"episode {facts.episode_index} spans", time_unit)
-    if not raw:
-        raise LabelValidationError("no spans for this episode.")
-    items = _frames(raw, facts.fps or fps, report)
-    _labels(items, normalize, cohort, report)
-    chosen = cohort or _infer_cohort(items)
-    _fix_boundaries(items, facts.length, end_inclusive, report)
-    _fill(items, facts.length, chosen, head, tail, fill_gaps, report, failure)
-    segments = [{"start": s, "end": e, "label": label, "note": note} for s, e, label, note, _ in items]
-    record, findings = prepare_record(
-        facts,
-        segments,
-        annotator=annotator,
-        note=note,
-        reference=reference,
-        cohort=chosen,
-        source=source,
-        annotated_at=annotated_at,
-        failure=failure,
-    )
-    report.findings = findings
-    report.segments = len(segments)
-    return record
-
-
 #: Record fields an episode object may carry (an export of ``strands-labels segments export``).
 CARRIED_FIELDS = ("annotator", "note", "reference", "source", "annotated_at")
 
@@ -635,30 +586,25 @@ def import_segmentations(
             facts = episode_facts(root, ep, length=length, dataset=dataset)
             if dataset is None and fps is None and obj.get("fps") is not None:
                 facts = EpisodeFacts(facts.episode_index, facts.length, facts.tasks, check_fps(obj["fps"]))
-            prepared[str(ep)] = prepare_episode(
-                facts,
-                spans,
-                **carried_fields(obj, annotator=annotator, reference=reference, report=ep_report),
-                cohort=cohort,
-                normalize=normalize,
-                head=head,
-                tail=tail,
-                fill_gaps=fill_gaps,
-                end_inclusive=end_inclusive,
-                time_unit=time_unit,
-                fps=fps,
-                report=ep_report,
-                failure=failed.get(ep),
+            fields = carried_fields(obj, annotator=annotator, reference=reference, report=ep_report)
+            raw = read_spans(spans, f"episode {ep} spans", time_unit)
+            if not raw:
+                raise LabelValidationError("no spans for this episode.")
+            items = _frames(raw, facts.fps or fps, ep_report)
+            _labels(items, normalize, cohort, ep_report)
+            chosen = cohort or _infer_cohort(items)
+            _fix_boundaries(items, facts.length, end_inclusive, ep_report)
+            _fill(items, facts.length, chosen, head, tail, fill_gaps, ep_report, failed.get(ep))
+            segments = [{"start": s, "end": e, "label": label, "note": note} for s, e, label, note, _ in items]
+            fingerprint = record_fingerprint(dataset, ep)
+            record, ep_report.findings = prepare_record(
+                facts, segments, **fields, cohort=chosen, failure=failed.get(ep), fingerprint=fingerprint
             )
-            if dataset is not None:
-                from strands_robots.segments.store import record_fingerprint
-
-                prepared[str(ep)]["fingerprint"] = record_fingerprint(dataset, ep)
+            ep_report.segments = len(segments)
+            prepared[str(ep)] = record
             ep_report.status = "would_import" if dry_run else "imported"
         except SegmentationRefused as exc:
             ep_report.errors.extend(f"{f.kind} at frames [{f.start}, {f.end}): {f.message}" for f in exc.findings)
-        except (LabelValidationError, EpisodeNotFoundError) as exc:
-            ep_report.errors.append(str(exc))
         except LabelsError as exc:
             ep_report.errors.append(str(exc))
 
