@@ -48,16 +48,13 @@ def export_segmentations(
             assert rate is not None
             lines.append({"episode_index": record["episode_index"], "subtasks": segments_to_subtasks(record, rate)})
             continue
-        line = dict(record, fps=rate)
-        segments = []
-        for seg in record["segments"]:
-            seg = dict(seg)
-            if rate is not None:
-                seg["start_ts"] = frame_to_seconds(seg["start"], rate)
-                seg["end_ts"] = frame_to_seconds(seg["end"], rate)
-            segments.append(seg)
-        line["segments"] = segments
-        lines.append(line)
+        if rate is not None:
+            seconds = [
+                dict(seg, start_ts=frame_to_seconds(seg["start"], rate), end_ts=frame_to_seconds(seg["end"], rate))
+                for seg in record["segments"]
+            ]
+            record = dict(record, segments=seconds)
+        lines.append(dict(record, fps=rate))
     if path is not None:
         atomic_write_bytes(Path(path), b"".join(dump_line(line) for line in lines))
     return lines

@@ -24,18 +24,10 @@ def flat_names(names: Any) -> list[str] | None:
     if names is None:
         return None
     if isinstance(names, dict):
-        out: list[str] = []
-        for value in names.values():
-            out.extend(flat_names(value) or [])
-        return out
+        return [name for value in names.values() for name in flat_names(value) or []]
     if isinstance(names, list | tuple):
-        out = []
-        for value in names:
-            if isinstance(value, list | tuple | dict):
-                out.extend(flat_names(value) or [])
-            else:
-                out.append(str(value))
-        return out
+        nested = (list, tuple, dict)
+        return [name for v in names for name in (flat_names(v) or [] if isinstance(v, nested) else [str(v)])]
     return [str(names)]
 
 
@@ -78,17 +70,6 @@ def _resolve_dims(features: dict[str, Any], column: str, dims: Sequence[int | st
     return out
 
 
-def _read_column(dataset: Any, episode: int, column: str) -> np.ndarray:
-    reader = getattr(dataset, "read_frames", None)
-    if reader is None:  # module-level reader
-        from strands_robots import dataset as dataset_module
-
-        frames = dataset_module.read_frames(dataset, episode, columns=[column])
-    else:
-        frames = reader(episode, columns=[column])
-    return np.asarray(frames[column], dtype=float)
-
-
 def episode_base_velocity(
     root: str | Path,
     episode: int,
@@ -125,7 +106,7 @@ def episode_base_velocity(
             f"the dataset has no feature {feature!r}; numeric features: "
             f"{sorted(k for k, v in features.items() if _numeric(v))}."
         )
-    values = _read_column(dataset, episode, feature)
+    values = np.asarray(dataset.read_frames(episode, columns=[feature])[feature], dtype=float)
     index = _resolve_dims(features, feature, dims)
     if index is not None:
         values = values.reshape(values.shape[0], -1)[:, index]

@@ -174,10 +174,7 @@ def query_records(
     store = open_store(root, labels_dir)
     if not _exists(store):
         return fn({})
-    query = getattr(store, "query", None)
-    if query is not None:
-        return query(lambda document: fn(document["episodes"]))
-    return fn(store.read()["episodes"])
+    return store.query(lambda document: fn(document["episodes"]))
 
 
 # -- input checks --------------------------------------------------------------------------------
