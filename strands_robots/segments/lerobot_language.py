@@ -161,13 +161,8 @@ def frame_at(timestamp: float, timestamps: np.ndarray, fps: float) -> int | None
 def rows_to_segments(
     rows: list[dict[str, Any]], timestamps: np.ndarray, fps: float
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """Segments (frames, half-open) from rows of one style, and what needed fixing.
-
-    A row starts a segment at its frame; the segment ends where the next row starts,
-    the last one at the episode's end (``len(timestamps)``). Fixed and reported: rows
-    out of order (sorted), rows without content or past the episode's end (dropped),
-    rows on the same frame (zero-length: the later row is kept), a first row after
-    frame 0 (its segment starts at frame 0: LeRobot shows no subtask before it).
+    """Segments (frames, half-open, the last one to ``len(timestamps)``) from rows of one style,
+    and what needed fixing (docs/segments.md, "Import (`import-lerobot`)" lists the fixes).
     """
     length = len(timestamps)
     changes: list[str] = []

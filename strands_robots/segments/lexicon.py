@@ -255,19 +255,10 @@ def _moved(text: str, position: int) -> bool:
 def count_requirement(task: str) -> tuple[int, bool] | None:
     """``(minimum instances, per_receptacle)`` when ``task`` is count-based, else None.
 
-    Rule: docs/segments.md, "Rules" (``count_task_pairs``). Only counts of objects to move
-    make a task count-based: a number followed by a noun (``three apples``) after a verb that
-    moves objects (``place``, ``put``, ``bring`` ...) in the same clause; a quantity
-    (``wait 2 minutes``, ``350 degrees``), a level (``set the knob to 350``), a single
-    object (``the pair of tongs``) or a number no verb moves (``turn on the two burners``)
-    does not. A per-receptacle distribution (``in each``/``on every`` receptacle, ``two per
-    plate``) multiplies, each instance being its own pick + place pair: ``place two ice cubes
-    in each of the three glasses`` -> ``(6, True)``; when the number of receptacles is not
-    stated, ``each`` means at least :data:`MIN_RECEPTACLES`: ``two yogurt containers on each
-    plate`` -> ``(4, True)``, ``a lemon on each plate`` -> ``(2, True)``. A total stated
-    elsewhere (``six cookies, two per plate``) raises the minimum to it. Without a
-    distribution the largest object count is the minimum: ``place three apples in the bowl``
-    -> ``(3, False)``; ``put the bowl away`` -> None.
+    The rule and its examples: docs/segments.md, "Validation and findings" (``count_task_pairs``):
+    ``place two ice cubes in each of the three glasses`` -> ``(6, True)``, ``a lemon on each
+    plate`` -> ``(2, True)``, ``place three apples in the bowl`` -> ``(3, False)``. A total stated
+    elsewhere (``six cookies, two per plate``) raises the minimum to it.
     """
     text = " ".join(task.lower().split())
     objects = [

@@ -304,12 +304,14 @@ def parse_label(text: str, *, cohort: str | None = None) -> TemplateInstance:
 # -- rendering -----------------------------------------------------------------------------------
 
 
-def _placeholders(parts: tuple, out: set[str]) -> set[str]:
+def _placeholders(parts: tuple) -> set[tuple[str, str]]:
+    """``(kind, name)`` of every slot and modifier in ``parts``, optional parts included."""
+    out: set[tuple[str, str]] = set()
     for part in parts:
         if part[0] in ("slot", "mod"):
-            out.add(("s:" if part[0] == "slot" else "m:") + part[1])
+            out.add((part[0], part[1]))
         elif part[0] == "opt":
-            _placeholders(part[1], out)
+            out |= _placeholders(part[1])
     return out
 
 
@@ -331,21 +333,15 @@ def _fill(parts: tuple, instance: TemplateInstance) -> str | None:
                 return None
             out.append(value)
         else:
-            names = _placeholders(part[1], set())
-            present = [n for n in names if _has(instance, n)]
-            if present and len(present) != len(names):
+            names = _placeholders(part[1])
+            present = {(k, n) for k, n in names if n in (instance.slots if k == "slot" else instance.modifiers)}
+            if present and present != names:
+                return None  # an optional part is written whole or not at all
+            inner = _fill(part[1], instance) if present else ""
+            if inner is None:
                 return None
-            if present:
-                inner = _fill(part[1], instance)
-                if inner is None:
-                    return None
-                out.append(inner)
+            out.append(inner)
     return "".join(out)
-
-
-def _has(instance: TemplateInstance, placeholder: str) -> bool:
-    kind, name = placeholder.split(":", 1)
-    return name in (instance.slots if kind == "s" else instance.modifiers)
 
 
 def render(instance: TemplateInstance) -> str:
@@ -363,7 +359,7 @@ def render(instance: TemplateInstance) -> str:
             continue
         if any(instance.modifiers.get(k) != v for k, v in c.form.fixed.items()):
             continue
-        expressible = {n.split(":", 1)[1] for n in _placeholders(c.parts, set()) if n.startswith("m:")}
+        expressible = {name for kind, name in _placeholders(c.parts) if kind == "mod"}
         expressible |= set(c.form.fixed)
         expressible |= {s.name + _ARTICLE_SUFFIX for s in template.slots}
         if set(instance.modifiers) - expressible:

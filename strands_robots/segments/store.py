@@ -293,17 +293,13 @@ def prepare_record(
 ) -> tuple[dict[str, Any], list[Finding]]:
     """Check a segmentation and build its record (without version/history).
 
-    ``base_velocity`` (shape ``(length,)`` or ``(length, dims)``) lets the navigate rule
-    run; without it that rule is reported as skipped. ``annotated_at`` (ISO-8601, kept by
-    an import of an export) defaults to now. ``failure`` says why the episode did not
-    succeed (see :func:`strands_robots.segments.success.episode_failure`); TASK_COMPLETE is
-    then refused.
+    ``base_velocity`` (shape ``(length,)`` or ``(length, dims)``) lets the navigate rule run;
+    ``annotated_at`` defaults to now; with ``failure`` (why the episode did not succeed)
+    TASK_COMPLETE is refused.
 
     Raises:
-        SegmentationRefused: a blocking finding (gap, overlap, out of range, bad label,
-            wrong cohort, misplaced TASK_COMPLETE, TASK_COMPLETE on an episode that did not
-            succeed), or with ``strict`` any error.
-        LabelValidationError: bad annotator, note or reference.
+        SegmentationRefused: a blocking finding, or with ``strict`` any error.
+        LabelValidationError: bad annotator, note, reference, cohort, time or source.
     """
     annotator = _text(annotator, "annotator", MAX_NAME_CHARS, required=True)
     note = _text(note, "note", MAX_NOTE_CHARS, required=False)
