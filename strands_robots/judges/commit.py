@@ -1,14 +1,7 @@
 """Group commits of model judges' labels: durable when ``write_label`` returns, one fsync for many.
 
-A model judge's label is durable when its ``write_label`` call returns (docs/judge.md,
-"Running it"). With ``--workers N`` the N conversations used to queue on the sidecar's
-lock, one journal append and fsync each (docs/judge.md, "Parallel conversations").
-:class:`GroupCommit` lets concurrent writers share a commit: the first writer to arrive
-commits what every writer has handed in meanwhile in one
-:func:`~strands_robots.episode_labels.judge.annotate_episodes` call (one locked journal
-append, one fsync), then wakes them; a writer returns only once its own label is written.
-A batch the store refuses (all or nothing) is written one label at a time, so only the
-writer at fault gets the error (:func:`write_each`, which the run's batch writer uses too).
+Concurrent writers share a commit (docs/judge.md, "Parallel conversations"): the first to
+arrive commits what every writer handed in meanwhile, then wakes them.
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
-"""``HeuristicJudgeModel``: the offline judge as a strands ``Model`` (``docs/judge.md``).
+"""``HeuristicJudgeModel``: the offline judge as a strands ``Model`` (docs/judge.md,
+"The offline judge (``heuristic-v1``)": its plan, the prompt it reads, ``drive``).
 
-It needs no model service. Like a real model it plans tool calls and reads their
-results, through the same tools, root checks and label checks as a VLM judge. Inside a
-strands ``Agent`` it streams its tool calls like any model; ``run_judge`` instead lets
-it call the tools directly (:meth:`HeuristicJudgeModel.drive`: same tool functions and
-inputs, no event loop, which was most of an offline episode's cost). The plan:
-
-1. ``read_predicate_verdict`` (no verdict -> the episode is skipped, nothing written);
-2. ``load_episode`` (its resolved root selects the dataset profile);
-3. ``sample_frames`` (state only; if images were asked for and fail, once more without);
-4. ``write_label`` with the grade of :func:`strands_robots.judges.offline_rules.grade_episode`
-   and ``judge_model="heuristic-v1"``;
-5. a final text message listing what it wrote.
-
-The request is the user prompt :func:`judge_prompt` builds (``Label episode 3 of the
-dataset at "/data/x". Sample 4 frames each, without images.``); several episodes may be
-listed (``episodes 1, 2 and 5``). The dataset profile (every episode's signals) is its
-prior knowledge of the dataset: pass one, or it is computed once per root on first use.
+It grades with :func:`strands_robots.judges.offline_rules.grade_episode` against the
+dataset profile (every episode's signals): pass one, or it is computed once per root on
+first use.
 """
 
 from __future__ import annotations

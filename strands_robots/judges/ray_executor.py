@@ -1,27 +1,8 @@
-"""The judge on a Ray cluster: workers judge, the driver alone writes (docs/distributed.md).
+"""The judge on a Ray cluster: workers judge, the driver alone writes.
 
-:func:`judge_on_ray` is what ``run_judge(..., executor="ray")`` and ``strands-labels
-judge ROOT --ray`` run:
-
-- A pool of Ray actors, one judge agent (one model client) each, built once per actor.
-- Episodes go out in batches, with each batch's sidecar records (verdict, judge block),
-  so a worker never opens the sidecar: its ``write_label`` checks the label and returns
-  it (:attr:`JudgeToolConfig.defer_writes`).
-- The driver writes each returned batch with one group commit
-  (:class:`~strands_robots.judges.runner.RunWriter`, the offline thread executor's
-  writer): the label files have one writer, so no file lock is ever needed across machines.
-- Bounded in-flight work: at most :data:`IN_FLIGHT_PER_WORKER` batches per actor.
-- A worker process that dies is restarted by Ray and its batch retried
-  (``max_restarts`` / ``max_task_retries``); past that the driver replaces the actor and
-  re-sends the batch, up to :data:`BATCH_ATTEMPTS` times, then reports its episodes as
-  failed. An episode's label is written at most once per run (a retried batch that
-  comes back twice is written once), and a re-run skips labelled episodes.
-- A dead model server stops the run, as on threads: each worker counts refused
-  connections and unresolvable host names in its own
-  :class:`~strands_robots.judges.retry.ServerBreaker`; a worker whose breaker opens
-  judges nothing more and says so, and the driver then sends no further batch, writes
-  the labels of the batches still coming back and raises the one
-  :class:`~strands_robots.judges.retry.ModelServerUnreachableError` naming the URL.
+:func:`judge_on_ray` is what ``run_judge(..., executor="ray")`` and ``strands-labels judge
+ROOT --ray`` run; batches, backpressure, restarts, exactly-once writes and the stop on a
+dead model server are described in docs/distributed.md, "How it works".
 """
 
 from __future__ import annotations

@@ -1,25 +1,10 @@
-"""Which model-call failures a judge retries, and when a run stops (docs/judge.md, "Retries and timeouts").
+"""Which model-call failures a judge retries, and when a run stops.
 
-One policy for every provider (bedrock, anthropic, openai, gemini, litellm, ollama,
-llamacpp): the provider SDKs' own retries are switched off where they have any
-(:func:`strands_robots.model_spec.build_model`), so every request a run sends is one this
-policy decided on.
-
-- **Credentials** (HTTP 401/403, an SDK's authentication or permission error, "missing
-  credentials", "api_key ... must be set") are never retried: no wait makes a key appear.
-- **Transient** failures are retried with exponential backoff: throttling (HTTP 429, a
-  provider's throttling/rate-limit error), server errors (HTTP 5xx, "overloaded",
-  "service unavailable"), timeouts, dropped connections and refused connections
-  (HTTP client transport errors of httpx, botocore, aiohttp and the standard library).
-- Anything else (a 400 or 404, a bad request, a programming error) is not retried.
-- **A dead server stops the run.** :class:`ServerBreaker` counts refused connections and
-  unresolvable host names across the whole run; after :data:`UNREACHABLE_LIMIT` in a row
-  (no request answered in between) the run stops with one
-  :class:`ModelServerUnreachableError` naming the URL.
-
-The classification reads the exception and its ``__cause__`` / ``__context__`` chain
-(SDKs wrap the transport error), by HTTP status, by class name and, for SDKs that wrap
-everything in one class, by message.
+One policy for every provider, the SDKs' own retries off; the rule (credentials never,
+throttling/5xx/timeouts/dropped connections with backoff, three unreachable requests in a
+row stop the run) is docs/judge.md, "Retries and timeouts". The classification reads the
+exception and its ``__cause__`` / ``__context__`` chain by HTTP status, class name and,
+for SDKs that wrap everything in one class, message.
 """
 
 from __future__ import annotations

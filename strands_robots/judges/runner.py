@@ -1,28 +1,10 @@
-"""Label a whole dataset with a judge agent: selection, workers, retries, report.
+"""Label a whole dataset with a judge agent: selection, workers, leases, group commits, report.
 
-Used by ``strands-labels judge`` (docs/judge.md, "Running it"). Every episode goes through
-:func:`strands_robots.tools.episode_judge.create_judge_agent`: the offline judge
-(:class:`~strands_robots.judges.heuristic.HeuristicJudgeModel`) and a real model run
-the same loop.
-
-- Selection: episodes with a verdict and no judge block (so a run interrupted half way
-  resumes where it stopped); ``relabel=True`` redoes labelled ones too and each
-  replaced judge block is kept in the record's ``judge_history``.
-- ``workers`` threads, one agent each (a fresh conversation per episode).
-- A model call failing transiently (throttling, timeouts, dropped connections) is
-  retried with exponential backoff (:class:`TransientRetryStrategy`).
-- A failing episode never stops the run: it is reported in :class:`JudgeReport`.
-- Two runs on one dataset share the work: each takes an episode's lease
-  (:class:`~strands_robots.storage.lease.EpisodeLeases`, in the labels directory) before
-  judging it and gives it back once the label is written; an episode whose lease another
-  run holds, or that another run labelled since this run selected it, is skipped and
-  counted in :attr:`JudgeReport.taken_elsewhere` (docs/judge.md, "Two runs on one dataset").
-- The offline judge computes every episode's signals once, in the profile pass: an
-  :class:`~strands_robots.tools.evidence.EvidenceCache` hands them to ``sample_frames``.
-  Its ``write_label`` checks each label and this thread writes them in group commits
-  (:func:`write_judged`: at most ``WRITE_BATCH`` episodes or ``WRITE_INTERVAL_S`` seconds
-  per commit), from a snapshot of the sidecar's records taken at the start. A model
-  judge's ``write_label`` writes each label itself (durable when it returns).
+Used by ``strands-labels judge``; the rules (resume, ``--relabel`` and ``judge_history``,
+retries, the leases two runs share, the offline judge's group commits) are in
+docs/judge.md, "Running it" and "Two runs on one dataset". Every episode goes through
+:func:`strands_robots.tools.episode_judge.create_judge_agent`, the offline judge's and a
+model's alike.
 """
 
 from __future__ import annotations

@@ -1,30 +1,8 @@
 """What a model judge sends over the wire: labelled images, once; bounded requests; the cost.
 
-:class:`WireModel` wraps the strands model of a judge agent (docs/judge.md, "Model judges
-over the wire"). At every model request it:
-
-- **keeps each image next to its label** on every provider. ``sample_frames`` returns
-  ``frame F, camera K:`` text blocks, each followed by its image, inside the tool result.
-  Bedrock and Anthropic keep a tool result's blocks in order, so the images stay there
-  (:data:`INSIDE`). The OpenAI-compatible providers (``openai``, ``litellm``,
-  ``llamacpp``) cannot carry images in a tool message (strands moves them, unlabelled,
-  into a separate user message), Gemini turns a tool result into JSON, and ollama makes
-  one message per block: for them each label and its image move out of the tool result
-  into the same user message, right after the tool results (:data:`BESIDE`), where every
-  one of those classes keeps their order; ollama's messages are then merged so a label
-  and its image are one message (``content`` + ``images``).
-- **sends no image twice**: an image in a message the model has already answered is
-  replaced by a text note (:data:`NOT_REPEATED`), and so is an image of the new message
-  whose bytes an earlier message of the conversation already carried.
-- **bounds the conversation**: the request that would exceed ``max_requests`` (model
-  requests of one conversation, retries not counted) raises :class:`RequestLimitError`.
-- **counts the cost** (:class:`Cost`): requests, request body bytes (read from the HTTP
-  request itself where the provider's client lets a hook see it: openai, litellm,
-  ollama, llamacpp, anthropic, bedrock, gemini; otherwise unknown),
-  images sent, and input/output tokens where the provider reports usage.
-- **feeds the run's** :class:`~strands_robots.judges.retry.ServerBreaker`: a refused
-  connection or an unresolvable host counts, any answer resets it, and an open breaker
-  refuses the next request at once.
+:class:`WireModel` wraps the strands model of a judge agent; what it does at every
+request (each image beside its label per provider, no image twice, the request limit,
+the cost meter, the server breaker) is docs/judge.md, "Model judges over the wire".
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
-"""The judge agent's four strands tools and ``create_judge_agent`` (docs/judge.md).
+"""The judge agent's four strands tools and ``create_judge_agent`` (docs/judge.md, "The four tools").
 
-Two stages, one precedence: the deterministic verdict (the simulator's predicates) is
-authoritative; the judge grades the execution on top of it and can annotate the verdict
-(``success_opinion`` -> ``disputes_verdict``) but never overturn it.
-
-Tools (each returns a fresh ``{"status": "success"|"error", "content": [...]}`` dict
-and never raises; see :mod:`strands_robots.tools.envelope`):
-
-- ``load_episode(root, episode)``
-- ``sample_frames(root, episode, n_frames=4, include_images=False)``
-- ``read_predicate_verdict(root, episode)``
-- ``write_label(root, episode, quality, failure_mode=None, note="", success_opinion=None, judge_model="")``
-
-A model chooses every argument, so roots go through :mod:`strands_robots.tools.root_safety`.
-The module-level tools read the allow-list from ``STRANDS_LABELS_ROOTS`` at each call;
-:func:`make_judge_tools` / :func:`create_judge_agent` bind one (``roots=[...]``).
+The deterministic verdict is authoritative; the judge grades the execution on top of it
+and can annotate the verdict (``success_opinion`` -> ``disputes_verdict``), never
+overturn it. Each tool returns a fresh ``{"status", "content"}`` envelope and never
+raises (:mod:`strands_robots.tools.envelope`); roots go through
+:mod:`strands_robots.tools.root_safety`.
 """
 
 from __future__ import annotations

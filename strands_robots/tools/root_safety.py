@@ -1,28 +1,10 @@
 """Root safety for tools whose arguments a model chooses (docs/judge.md, "Root safety").
 
-A model picks the ``root`` argument of every judge tool, so it is untrusted input. A
-root is accepted only when it
-
-- is a non-empty string or path without NUL bytes and without ``..`` components,
-- resolves (symlinks followed) to an existing directory that is not a system
-  directory (``/``, ``/etc``, ``/proc``, ``/usr`` ...) nor inside one,
-- holds ``meta/info.json`` (it is a LeRobot dataset root), and
-- lies inside one of the allowed roots, when an allow-list is in force.
-
-The dataset's own metadata is untrusted too: every file a tool opens (the metadata
-files, the episode's data parquet, its mp4 files) must resolve, symlinks followed,
-inside an allowed root (or, with no allow-list, outside the system directories); see
-:func:`check_dataset_files`. A ``data/`` symlink or a ``video_path`` template that leads
-out of the allowed roots is refused before anything is read.
-
-The allow-list comes from ``create_judge_agent(roots=[...])`` (tools bound to it) or,
-for the module-level tools, from the environment variable ``STRANDS_LABELS_ROOTS``
-(``os.pathsep``-separated, read at each call). No
-allow-list means any dataset root that passes the other checks. These refusals are for
-model-chosen arguments: the CLI resolves the paths a person types before it calls
-anything. Checks work on strings (``os.path``), one ``realpath`` per path; a root that
-passed is remembered while its directory and metadata directories keep their ``lstat``
-stamps (:func:`check_root_and_metadata`: the one fast path, see there).
+A model-chosen ``root`` is accepted only when it is a plain path (no NUL, no ``..``) to an
+existing LeRobot dataset root, outside the system directories and inside the allow-list
+when one is in force (``create_judge_agent(roots=[...])``, else ``STRANDS_LABELS_ROOTS``
+read at each call); every file a tool then opens must resolve inside it too
+(:func:`check_dataset_files`, :func:`check_file_inside`).
 """
 
 from __future__ import annotations
