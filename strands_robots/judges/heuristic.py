@@ -71,15 +71,13 @@ class HeuristicJudgeModel(Model):
     Args:
         profiles: ``{resolved root: DatasetProfile}`` known in advance (the runner
             computes it once); other roots are profiled on first use.
-        profile_workers: Threads used when profiling a root on first use.
     """
 
     judge_model_name = JUDGE_MODEL
     offline = True  # no request leaves the process: never wrapped for the wire (judges.wire)
 
-    def __init__(self, profiles: dict[str | Path, DatasetProfile] | None = None, *, profile_workers: int = 1):
+    def __init__(self, profiles: dict[str | Path, DatasetProfile] | None = None):
         self._profiles = {str(Path(k)): v for k, v in (profiles or {}).items()}
-        self._profile_workers = profile_workers
         self._lock = threading.Lock()
         self.config: dict[str, Any] = {"model_id": JUDGE_MODEL}
 
@@ -105,7 +103,7 @@ class HeuristicJudgeModel(Model):
         with self._lock:
             found = self._profiles.get(key)
             if found is None:
-                found = DatasetProfile.from_dataset(key, workers=self._profile_workers)
+                found = DatasetProfile.from_dataset(key)
                 self._profiles[key] = found
             return found
 

@@ -105,8 +105,7 @@ class JudgeToolConfig:
     """What a tool set is bound to (none of it chosen by the model).
 
     Attributes:
-        roots: Resolved allow-list, or None; ignored when ``roots_from_env``.
-        roots_from_env: Read the allow-list from ``STRANDS_LABELS_ROOTS`` at each call.
+        roots: Resolved allow-list, or None to read ``STRANDS_LABELS_ROOTS`` at each call.
         labels_dir: Directory of the label sidecars (None = the dataset root).
         judge_model: Recorded as the judge block's ``model`` when the model passes "".
         max_side: Longest side of images sent to the model, in pixels.
@@ -131,7 +130,6 @@ class JudgeToolConfig:
     """
 
     roots: list[Path] | None = None
-    roots_from_env: bool = True
     labels_dir: Path | None = None
     judge_model: str = ""
     max_side: int = DEFAULT_MAX_SIDE
@@ -145,7 +143,6 @@ class JudgeToolConfig:
     tool_seconds: dict[str, float] = field(default_factory=dict)
     tool_calls: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _hub_labels: dict[str, Path | None] = field(default_factory=dict, repr=False)
 
     def run(self, tool: str, episode: object, body: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """:func:`run_tool` plus the time and call count spent in ``tool``."""
@@ -160,7 +157,7 @@ class JudgeToolConfig:
 
     def allowed(self) -> list[Path] | None:
         """The allow-list in force for this call (None: no list)."""
-        return allowed_roots_from_env() if self.roots_from_env else self.roots
+        return allowed_roots_from_env() if self.roots is None else self.roots
 
     def root(self, value: object) -> Path:
         """Resolve a model-chosen root under this configuration's allow-list; its metadata
@@ -174,12 +171,7 @@ class JudgeToolConfig:
     def labels_for(self, root: Path) -> Path | None:
         """Where ``root``'s labels live: :attr:`labels_dir`, else for a Hub dataset's copy its
         labels dir keyed by repo id and revision (the download cache is not written), else None."""
-        if self.labels_dir is not None:
-            return self.labels_dir
-        key = str(root)
-        if key not in self._hub_labels:
-            self._hub_labels[key] = hub_labels_dir_of(root)
-        return self._hub_labels[key]
+        return self.labels_dir if self.labels_dir is not None else hub_labels_dir_of(root)
 
     def check_episode_files(self, root: Path, meta: Any, cameras: Iterable[str]) -> None:
         """Refuse before reading when the episode's data file or a camera's mp4 resolves outside,
@@ -589,7 +581,6 @@ def _write_label(
 def make_judge_tools(
     *,
     roots: Iterable[str | os.PathLike[str]] | None = None,
-    roots_from_env: bool | None = None,
     labels_dir: str | os.PathLike[str] | None = None,
     judge_model: str = "",
     max_side: int = DEFAULT_MAX_SIDE,
@@ -599,8 +590,6 @@ def make_judge_tools(
     Args:
         roots: Directories outside which the tools read and write nothing. None reads
             ``STRANDS_LABELS_ROOTS`` at each call (unset: any dataset root).
-        roots_from_env: Force (True) or forbid (False) reading the environment; default
-            ``roots is None``.
         labels_dir: Where the label sidecars live (default: each dataset's root).
         judge_model: Recorded as the judge block's ``model`` when the model passes none.
         max_side: Longest side of images sent to the model, in pixels.
@@ -615,7 +604,6 @@ def make_judge_tools(
 
     cfg = JudgeToolConfig(
         roots=normalise_allow_list(roots),
-        roots_from_env=(roots is None) if roots_from_env is None else roots_from_env,
         labels_dir=None if labels_dir is None else Path(labels_dir),
         judge_model=judge_model,
         max_side=max_side,
