@@ -307,7 +307,7 @@ class OutcomeLabels(_Store):
 
     def recovery_track(self) -> list[int]:
         """Episodes whose current outcome is a mistake and recovery (``recovery_track``)."""
-        return self._call("recovery", "recovery_track")
+        return self._call("verdicts", "recovery_track")
 
     def verdicts(self) -> list[dict[str, Any]]:
         """Deterministic verdicts derived from the outcome labels (``verdicts_from_outcomes``)."""

@@ -1,9 +1,9 @@
 """Outcome labels: one versioned outcome label per episode, beside a LeRobot dataset (docs/outcomes.md)."""
 
-from strands_robots.outcomes.checks import check_readable
 from strands_robots.outcomes.export import export_outcomes, import_outcomes
 from strands_robots.outcomes.labels import (
     OutcomeNotFoundError,
+    check_readable,
     current_outcomes,
     get_outcome,
     list_outcomes,
@@ -12,11 +12,10 @@ from strands_robots.outcomes.labels import (
     stale_outcomes,
 )
 from strands_robots.outcomes.model import OUTCOMES, OutcomeValidationError, Violation
-from strands_robots.outcomes.recovery import recovery_track
 from strands_robots.outcomes.remap import remap
 from strands_robots.outcomes.splits import SplitImpossibleError, split_by_groups
 from strands_robots.outcomes.store import outcomes_path
-from strands_robots.outcomes.verdicts import record_verdicts_from_outcomes, verdicts_from_outcomes
+from strands_robots.outcomes.verdicts import record_verdicts_from_outcomes, recovery_track, verdicts_from_outcomes
 
 __all__ = [
     "OUTCOMES",

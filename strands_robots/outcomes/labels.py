@@ -93,6 +93,11 @@ def load_store(root: PathLike, labels_dir: PathLike | None) -> OutcomeStore:
     return open_outcome_store(root, labels_dir).refresh()
 
 
+def check_readable(root: PathLike, *, labels_dir: PathLike | None = None) -> None:
+    """Raise now if ``episode_outcomes.jsonl`` exists but cannot be used (foreign, newer, corrupt)."""
+    load_store(root, labels_dir)
+
+
 def set_outcome(root: PathLike, episode: int, *, labels_dir: PathLike | None = None, **fields: Any) -> dict[str, Any]:
     """Record a new version of the outcome label of ``episode``; it becomes the current label.
 

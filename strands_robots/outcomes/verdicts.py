@@ -1,6 +1,6 @@
-"""Deterministic verdicts from human outcome labels, for real-robot datasets (docs/outcomes.md,
-"Recovery track and verdicts": the outcome -> success/failure table, ``steps``,
-``cumulative_reward`` and ``seed``).
+"""The mistake-and-recovery track, and deterministic verdicts from human outcome labels for
+real-robot datasets (docs/outcomes.md, "Recovery track and verdicts": the track's outcomes,
+the outcome -> success/failure table, ``steps``, ``cumulative_reward`` and ``seed``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,18 @@ SUCCESS_OUTCOMES: tuple[str, ...] = (
 #: Outcomes recorded as a failure event (``failure: true``).
 FAILURE_OUTCOMES: tuple[str, ...] = ("failure", "aborted", "unsafe")
 BENCHMARK = "outcomes"
+#: The outcomes of the recovery track (never ``unsafe``).
+RECOVERY_OUTCOMES: tuple[str, ...] = ("mistake_and_recovery", "intervention")
+
+
+def recovery_track(root: PathLike, *, labels_dir: PathLike | None = None) -> list[int]:
+    """Sorted ``episode_index`` values whose current outcome is in :data:`RECOVERY_OUTCOMES`.
+
+    Read each episode's subtasks and hand actions with ``get_outcome`` to see where the
+    mistake and the recovery are.
+    """
+    store = load_store(root, labels_dir)
+    return sorted(e for e, v in store.versions.items() if v[-1].get("outcome") in RECOVERY_OUTCOMES)
 
 
 def verdict_for(episode: int, outcome: str, progress: float | None, steps: int) -> dict[str, Any]:
