@@ -26,18 +26,22 @@ canonical file the journal started from (``os.replace`` by any tool leaves it in
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from strands_robots.errors import LabelsError, StorageError
+from strands_robots.storage.atomic import atomic_write_bytes, fsync_dir, read_regular
 from strands_robots.storage.codec import dump_line
 from strands_robots.storage.jsonl import append_jsonl, read_jsonl
-from strands_robots.storage.side_files import conflicts_path, journal_path, rejected_path
+from strands_robots.storage.side_files import conflicts_path, journal_base_path, journal_path, rejected_path
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +55,71 @@ MISSING = object()  # "no such record" in a merge (distinct from a JSON null)
 JOURNAL_VERSION = 2
 
 
-def journal_header_matches(header: Any, digest: str | None) -> bool:
-    """True when a journal's first line says it applies to the canonical file of ``digest``."""
-    return isinstance(header, dict) and header.get("journal") == JOURNAL_VERSION and header.get("base_sha256") == digest
+def entries_for(lines: list[tuple[int, Any]], digest: str | None) -> list[tuple[int, Any]] | None:
+    """The numbered lines after the header when the journal's first line says it applies to
+    the canonical file of ``digest`` (its sha256); None when it names another file or is missing."""
+    header = lines[0][1] if lines and lines[0][0] == 1 else None
+    if isinstance(header, dict) and header.get("journal") == JOURNAL_VERSION and header.get("base_sha256") == digest:
+        return lines[1:]
+    return None
+
+
+def start_journal(sidecar: Path, digest: str | None) -> bytes:
+    """Keep the canonical file a new journal starts from (a hard link, for a later three-way
+    merge; a copy when the file system has no links) and return the header line naming it."""
+    base = journal_base_path(sidecar)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(base)
+    if digest is not None:
+        try:
+            os.link(sidecar, base, follow_symlinks=False)
+        except OSError:
+            try:
+                atomic_write_bytes(base, read_regular(sidecar))
+            except (OSError, LabelsError) as exc:  # a later merge only gets more cautious
+                log.warning("could not keep the journal's base %s: %s", base, exc)
+    return dump_line({"journal": JOURNAL_VERSION, "base_sha256": digest})
+
+
+def load_base(
+    sidecar: Path, header: Any, empty: Callable[[], dict[str, Any]], decode: Callable[[bytes, Path], dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The document a journal was written against (``decode(bytes, path)`` checks it), or None when it is lost."""
+    if not isinstance(header, dict) or header.get("journal") != JOURNAL_VERSION:
+        return None
+    want = header.get("base_sha256")
+    if want is None:
+        return empty()
+    base = journal_base_path(sidecar)
+    try:
+        data = read_regular(base)
+        return decode(data, base) if hashlib.sha256(data).hexdigest() == want else None
+    except (OSError, LabelsError):
+        return None
+
+
+def remove_journal(sidecar: Path) -> None:
+    """Delete the journal of ``sidecar`` and its base (after their entries reached the canonical file).
+
+    Raises:
+        StorageError: a file could not be removed; the message says the labels are stored.
+    """
+    journal = journal_path(sidecar)
+    for path in (journal, journal_base_path(sidecar)):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            err = StorageError(
+                f"the labels are stored in {sidecar}, but {path} could not be removed ({exc.strerror or exc}); "
+                "nothing is lost. Remove that file (or make the directory writable) - until then it is "
+                "re-checked against the file on every load."
+            )
+            err.errno = exc.errno
+            raise err from exc
+    with contextlib.suppress(OSError):
+        fsync_dir(journal.parent)
 
 
 @dataclass

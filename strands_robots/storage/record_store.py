@@ -1,25 +1,16 @@
 """A JSON document of per-episode records, with O(1) single-record writes.
 
-The canonical file (e.g. ``episode_labels.json``) stays the interchangeable format.
-Small documents are rewritten whole on every write (write-through). Once the canonical
-file passes ``write_through_bytes``, a write appends the changed records to a fsynced
-journal beside it (``.<name>.journal``) instead; readers merge the journal over the
-canonical file, and the journal is folded back into the canonical file when it grows
-past the canonical size (amortised O(1): a fold rewrites at most about twice the bytes
-journaled since the last one), on :meth:`RecordStore.flush`, and at the end of each CLI
-run. Every read and write holds the sidecar's inter-process lock.
+The canonical file (e.g. ``episode_labels.json``) stays the interchangeable format. Small
+documents are rewritten whole on every write (write-through). Once the canonical file passes
+``write_through_bytes``, a write appends the changed records to the journal instead
+(:mod:`.journal`: its format, screening, base and three-way merge); readers merge it over
+the canonical file, and it is folded back when it grows past the canonical size (amortised
+O(1)), on :meth:`RecordStore.flush`, at the end of each CLI run and at process exit. Every
+read and write holds the sidecar's inter-process lock.
 
-The journal's first line names the sha256 of the canonical file its entries apply to
-(a content digest, so a copied dataset — ``cp -r``, rsync, tar — keeps its pending
-labels). Every journal line is screened before it is applied; a refused line is kept
-aside, never folded. If another tool has replaced the canonical file since, the pending
-entries are merged per record over the new file (three-way, against a hard link to the
-journal's base); conflicts are kept beside the file. See :mod:`.journal`.
-
-Within one process the parsed document is cached under the canonical file's identity
-(inode, size, mtime) and the journal's read offset, so a writer re-reads only new
-journal lines, and none while the journal keeps the stamp (device, inode, size, mtime,
-ctime) its own last append or read left it with. A process that journaled writes folds them at exit (``atexit``), and
+Within one process the parsed document is cached under the canonical file's identity and
+the journal's read offset (``storage.registry``), and not re-read while the journal keeps
+the stamp (device, inode, size, mtime, ctime) this cache's own last append or read left;
 caches are dropped in a forked child.
 """
 
@@ -41,23 +32,25 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.errors import LabelsError, LabelValidationError, RemapConflictError, SidecarError, StorageError
-from strands_robots.storage.atomic import atomic_write_bytes, atomic_write_chunks, check_target, fsync_dir, read_regular
+from strands_robots.storage.atomic import atomic_write_chunks, check_target, read_regular
 from strands_robots.storage.codec import dump_line, iter_canonical, json_copy, load_json_bytes
 from strands_robots.storage.journal import (
-    JOURNAL_VERSION,
     JournalTail,
     RecordCheck,
     Rejected,
     Screened,
     apply_ops,
     count_lines,
-    journal_header_matches,
+    entries_for,
     journal_keys,
     keep_aside,
+    load_base,
     read_lines,
     record_conflicts,
+    remove_journal,
     report,
     screen,
+    start_journal,
     three_way,
     version_digest,
 )
@@ -66,7 +59,6 @@ from strands_robots.storage.lock import SidecarLock
 from strands_robots.storage.registry import Identity, ProcessRegistry, appended_since, file_identity
 from strands_robots.storage.side_files import (
     conflicts_path,
-    journal_base_path,
     journal_path,
     legacy_journal_path,
     legacy_temp_prefix,
@@ -256,6 +248,11 @@ class RecordStore:
         self.validate(document, self.path)
         return identity, content_digest(data), document
 
+    def _read_base(self, data: bytes, path: Path) -> dict[str, Any]:
+        document = load_json_bytes(data, path)
+        self.validate(document, self.path)
+        return document
+
     def _field_problem(self, name: str, value: Any) -> str | None:
         candidate = self.empty()
         candidate[name] = value
@@ -279,26 +276,6 @@ class RecordStore:
         report(self.path, screened.rejected)
         return screened
 
-    def _load_base(self, header: Any) -> dict[str, Any] | None:
-        """The document the journal was written against, or None when it is lost."""
-        if not isinstance(header, dict) or header.get("journal") != JOURNAL_VERSION:
-            return None
-        want = header.get("base_sha256")
-        if want is None:
-            return self.empty()
-        try:
-            data = read_regular(journal_base_path(self.path))
-        except (OSError, SidecarError):
-            return None
-        if content_digest(data) != want:
-            return None
-        try:
-            document = load_json_bytes(data, journal_base_path(self.path))
-            self.validate(document, self.path)
-        except SidecarError:
-            return None
-        return document
-
     def _merge_stale(
         self,
         cached: _Cached,
@@ -316,7 +293,7 @@ class RecordStore:
                 Rejected(1, "the journal has no header line", None)
             ]
         screened = self.screen_lines(body, undecodable)
-        base = self._load_base(header)
+        base = load_base(self.path, header, self.empty, self._read_base)
         merge = three_way(base, cached.document, screened.ops, self.records_key, self._versions())
         log.warning(
             "%s was written for another version of %s (another tool replaced the file since); merged per record: "
@@ -334,7 +311,7 @@ class RecordStore:
             if merge.applied:
                 journal_keys = [op["key"] for op in screened.ops if op["op"] == "put"]
                 cached.digest, cached.identity = self._write_canonical(merge.document, cached.identity, journal_keys)
-            self._remove_journal()
+            remove_journal(self.path)
         except (OSError, LabelsError) as exc:
             if writing:
                 raise StorageError(
@@ -348,28 +325,6 @@ class RecordStore:
         cached.document = merge.document
         cached.journal_ino, cached.journal_offset, cached.journal_seen = None, 0, None
         return cached
-
-    def _remove_journal(self) -> None:
-        """Delete the journal and its base link (after their entries reached the canonical file).
-
-        Raises:
-            StorageError: a file could not be removed; the message says the labels are stored.
-        """
-        for path in (self.journal, journal_base_path(self.path)):
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                continue
-            except OSError as exc:
-                err = StorageError(
-                    f"the labels are stored in {self.path}, but {path} could not be removed ({exc.strerror or exc}); "
-                    "nothing is lost. Remove that file (or make the directory writable) - until then it is "
-                    "re-checked against the file on every load."
-                )
-                err.errno = exc.errno
-                raise err from exc
-        with contextlib.suppress(OSError):
-            fsync_dir(self.journal.parent)
 
     def _refresh(self, *, writing: bool = False) -> _Cached:
         """Bring the cache up to date with disk. Caller holds both locks.
@@ -430,8 +385,8 @@ class RecordStore:
             if not lines and not undecodable:
                 fresh.journal_ino, fresh.journal_offset = journal_ino, end  # empty or a torn first line
                 fresh.journal_seen = _read_to_end(journal_stat, end)
-            elif lines and lines[0][0] == 1 and journal_header_matches(lines[0][1], digest):
-                screened = self.screen_lines(lines[1:], undecodable)
+            elif (entries := entries_for(lines, digest)) is not None:
+                screened = self.screen_lines(entries, undecodable)
                 apply_ops(document, screened.ops, self.records_key)
                 fresh.rejected = screened.rejected
                 fresh.journal_ino, fresh.journal_offset = journal_ino, end
@@ -736,8 +691,7 @@ class RecordStore:
                 raise
             raise self._non_finite(entry) from exc
         if cached.journal_offset == 0:
-            self._link_base(cached)
-            payload = dump_line({"journal": JOURNAL_VERSION, "base_sha256": cached.digest}) + payload
+            payload = start_journal(self.path, cached.digest) + payload
         end, after = append_encoded(self.journal, payload, valid_end=cached.journal_offset)
         cached.journal_ino = after.st_ino
         cached.journal_offset = end
@@ -757,21 +711,6 @@ class RecordStore:
                     exc,
                 )
 
-    def _link_base(self, cached: _Cached) -> None:
-        """Keep the canonical file the journal starts from (for a three-way merge later)."""
-        base = journal_base_path(self.path)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(base)
-        if cached.identity is None:
-            return
-        try:
-            os.link(self.path, base, follow_symlinks=False)
-        except OSError:
-            try:
-                atomic_write_bytes(base, read_regular(self.path))
-            except (OSError, LabelsError) as exc:  # a later merge only gets more cautious
-                log.warning("could not keep the journal's base %s: %s", base, exc)
-
     def _fold(self, cached: _Cached, change: Change | None = None) -> None:
         keep_aside(self.path, cached.rejected)
         keep = None if change is None or cached.journal_offset else change.records
@@ -785,7 +724,7 @@ class RecordStore:
         cached.journal_seen = None
         _pending.discard(self)
         if had_journal:
-            self._remove_journal()
+            remove_journal(self.path)
 
     def transform(self, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
         """Replace the whole document with ``fn(copy_of_document)`` in one lock hold.
@@ -863,9 +802,10 @@ class RecordStore:
         start = offset if appended_since(self.journal, identity, ino, offset) else 0
         lines, undecodable, end = read_lines(self.journal, offset=start)
         if start == 0 and (lines or undecodable):
-            if not (lines and lines[0][0] == 1 and journal_header_matches(lines[0][1], digest())):
+            entries = entries_for(lines, digest())
+            if entries is None:
                 return None
-            lines = lines[1:]
+            lines = entries
         return JournalTail(identity[0], self.screen_lines(lines, undecodable, start).ops, end)
 
     def problems(self) -> dict[str, int]:
