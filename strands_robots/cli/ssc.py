@@ -5,6 +5,7 @@ events, chains and I1-I4 checks (docs/ssc.md, "CLI": the options, where subtasks
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -258,13 +259,7 @@ def _subtask_sources(root: Path, annotations: Path | None, labels_dir: Path | No
                 "source": str(path),
             }
         return out
-    try:
-        from strands_robots.segments import list_segmentations
-    except ImportError as exc:
-        raise LabelValidationError(
-            "no --annotations given and the segmentations module is unavailable; pass --annotations DIR "
-            "(BEHAVIOR-1K annotation files)."
-        ) from exc
+    from strands_robots.segments import list_segmentations
     from strands_robots.ssc.segmentation import subtasks_from_segments
 
     for record in list_segmentations(root, labels_dir=labels_dir):
@@ -279,39 +274,36 @@ def _subtask_sources(root: Path, annotations: Path | None, labels_dir: Path | No
     return out
 
 
-def _build_all(
-    root: Path,
-    *,
-    annotations: Path | None,
-    labels_dir: Path | None,
-    episodes: str | None,
-    gripper: list[str] | None,
-    detector: Detector,
-    single_arm: str,
-    model: str | None,
-    tolerance: int,
-    vl_only: bool,
-    base_speed_threshold: float | None = None,
-) -> tuple[Any, dict[int, dict[str, Any]], Any]:
+def _detector(params: dict[str, Any]) -> Detector:
+    """The gripper detector of an ``ssc`` command, from its click parameters, checked."""
+    names = ("mode", "threshold", "hysteresis", "min_range", "polarity", "range_scope")
+    return Detector(*(params[name] for name in names)).check()
+
+
+def _build_all(params: dict[str, Any]) -> tuple[dict[int, dict[str, Any]], Any]:
+    """Each episode's chain (or why it has none) and the L3 resolver (None without ``--model``)
+    of ``ssc build``/``check``; ``params`` are the command's click parameters."""
     from strands_robots.dataset import open_dataset
     from strands_robots.segments.navigate import episode_base_velocity
     from strands_robots.ssc.cascade import ANNOTATION_FIELDS
     from strands_robots.ssc.chain import build_chain
 
+    detector = _detector(params)
+    root = resolve(params["root"])
     ds = open_dataset(root)
-    channels = _channels(ds, gripper, detector.mode, single_arm)
-    sources = _subtask_sources(root, resolve(annotations), labels_dir)
-    wanted = _episodes(episodes)
+    channels = _channels(ds, params["gripper"], detector.mode, params["single_arm"])
+    sources = _subtask_sources(root, resolve(params["annotations"]), resolve(params["labels_dir"]))
+    wanted = _episodes(params["episodes"])
     if not sources:
         raise LabelValidationError(
             "no subtasks found: save segmentations (`strands-labels segments ...`) or pass --annotations DIR."
         )
     ranges = _ranges(ds, channels, detector)
     resolver = None
-    if model is not None:
+    if params["model"] is not None:
         from strands_robots.ssc.vlm import VLMResolver
 
-        resolver = VLMResolver(model)
+        resolver = VLMResolver(params["model"])
     results: dict[int, dict[str, Any]] = {}
     for ep in sorted(sources):
         if wanted is not None and ep not in wanted:
@@ -332,16 +324,35 @@ def _build_all(
             task_name=task_name,
             object_list=src["object_list"],
             resolver=resolver,
-            tolerance=tolerance,
-            annotation_fields=() if vl_only else ANNOTATION_FIELDS,
+            tolerance=params["tolerance"],
+            annotation_fields=() if params["vl_only"] else ANNOTATION_FIELDS,
             episode_index=ep,
             task_duration=src["task_duration"],
             arms=tuple(channels),
             base_velocity=episode_base_velocity(root, ep, dataset=ds),
-            base_speed_threshold=base_speed_threshold,
+            base_speed_threshold=params["base_speed_threshold"],
         )
         results[ep] = {"chain": chain, "events": events, "source": src["source"]}
-    return ds, results, resolver
+    return results, resolver
+
+
+def _document(params: dict[str, Any], item_of: Callable[[int, dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """The JSON of ``ssc build``/``check``: ``item_of`` each built chain (``{"chain", "events",
+    "source"}``), an episode without one as its ``error``, and the L3 model's failures."""
+    results, resolver = _build_all(params)
+    episodes = {str(ep): {"error": res["error"]} if "error" in res else item_of(ep, res) for ep, res in results.items()}
+    return {"episodes": episodes, "model_failures": list(resolver.failures) if resolver else []}
+
+
+def _print_document(doc: dict[str, Any], show: Callable[[str, dict[str, Any]], None]) -> None:
+    """The text of ``ssc build``/``check``: ``show`` each episode's item (an error in red), then the model's failures."""
+    for ep, item in doc["episodes"].items():
+        if "error" in item:
+            console.print(styled((f"episode {ep}:", "red"), f" {item['error']}"))
+        else:
+            show(ep, item)
+    for line in doc["model_failures"]:
+        console.print(styled(("model failure:", "yellow"), f" {line}"))
 
 
 def _write_out(out: Path | None, doc: Any) -> None:
@@ -353,6 +364,7 @@ def _write_out(out: Path | None, doc: Any) -> None:
 
 
 def events_cmd(
+    ctx: typer.Context,
     root: RootArg,
     episodes: EpisodesOpt = None,
     gripper: GripperOpt = None,
@@ -370,7 +382,7 @@ def events_cmd(
     from strands_robots.dataset import open_dataset
     from strands_robots.ssc.records import to_dict
 
-    detector = Detector(mode, threshold, hysteresis, min_range, polarity, range_scope).check()
+    detector = _detector(ctx.params)
     ds = open_dataset(resolve(root))
     channels = _channels(ds, gripper, mode, single_arm)
     ranges = _ranges(ds, channels, detector)
@@ -406,6 +418,7 @@ def events_cmd(
 
 
 def build_cmd(
+    ctx: typer.Context,
     root: RootArg,
     annotations: AnnotationsOpt = None,
     model: ModelOpt = None,
@@ -430,46 +443,25 @@ def build_cmd(
     from strands_robots.ssc.records import to_dict
     from strands_robots.ssc.render import render_chain
 
-    _, results, resolver = _build_all(
-        resolve(root),
-        annotations=annotations,
-        labels_dir=resolve(labels_dir),
-        episodes=episodes,
-        gripper=gripper,
-        detector=Detector(mode, threshold, hysteresis, min_range, polarity, range_scope).check(),
-        single_arm=single_arm,
-        model=model,
-        tolerance=tolerance,
-        vl_only=vl_only,
-        base_speed_threshold=base_speed_threshold,
-    )
-    doc: dict[str, Any] = {"episodes": {}, "model_failures": list(resolver.failures) if resolver else []}
-    for ep, res in results.items():
-        if "error" in res:
-            doc["episodes"][str(ep)] = {"error": res["error"]}
-            continue
-        chain = res["chain"]
-        doc["episodes"][str(ep)] = {
-            "chain": to_dict(chain),
-            "rendering": render_chain(chain),
-            "pending_queries": len(chain.pending()),
-        }
+    def episode_item(_: int, built: dict[str, Any]) -> dict[str, Any]:
+        chain = built["chain"]
+        return {"chain": to_dict(chain), "rendering": render_chain(chain), "pending_queries": len(chain.pending())}
+
+    def show(ep: str, item: dict[str, Any]) -> None:
+        console.print(styled((f"episode {ep}", "bold"), f" ({item['pending_queries']} pending queries)"))
+        for line in item["rendering"]:
+            console.print(f"  {line}", markup=False)
+
+    doc = _document(ctx.params, episode_item)
     _write_out(out, doc)
     if json_out:
         print_json(doc)
         return
-    for ep, item in doc["episodes"].items():
-        if "error" in item:
-            console.print(styled((f"episode {ep}:", "red"), f" {item['error']}"))
-            continue
-        console.print(styled((f"episode {ep}", "bold"), f" ({item['pending_queries']} pending queries)"))
-        for line in item["rendering"]:
-            console.print(f"  {line}", markup=False)
-    for line in doc["model_failures"]:
-        console.print(styled(("model failure:", "yellow"), f" {line}"))
+    _print_document(doc, show)
 
 
 def check_cmd(
+    ctx: typer.Context,
     root: RootArg,
     annotations: AnnotationsOpt = None,
     model: ModelOpt = None,
@@ -497,19 +489,6 @@ def check_cmd(
     from strands_robots.ssc.checker import action_accuracy, check_chain, summarize_anomalies
     from strands_robots.ssc.records import to_dict
 
-    _, results, resolver = _build_all(
-        resolve(root),
-        annotations=annotations,
-        labels_dir=resolve(labels_dir),
-        episodes=episodes,
-        gripper=gripper,
-        detector=Detector(mode, threshold, hysteresis, min_range, polarity, range_scope).check(),
-        single_arm=single_arm,
-        model=model,
-        tolerance=tolerance,
-        vl_only=vl_only,
-        base_speed_threshold=base_speed_threshold,
-    )
     refs = {}
     if reference is not None:
         ref_doc = load_json_file(resolve(reference))
@@ -517,21 +496,29 @@ def check_cmd(
             k: v["chain"] for k, v in (ref_doc.get("episodes") or {}).items() if isinstance(v, dict) and "chain" in v
         }
     all_anoms = []
-    doc: dict[str, Any] = {"episodes": {}, "model_failures": list(resolver.failures) if resolver else []}
-    for ep, res in results.items():
-        if "error" in res:
-            doc["episodes"][str(ep)] = {"error": res["error"]}
-            continue
-        anomalies = check_chain(res["chain"], res["events"], tolerance=tolerance)
-        all_anoms += anomalies
-        item: dict[str, Any] = {
+
+    def episode_item(ep: int, built: dict[str, Any]) -> dict[str, Any]:
+        anomalies = check_chain(built["chain"], built["events"], tolerance=tolerance)
+        all_anoms.extend(anomalies)
+        found = {
             "anomalies": [to_dict(a) for a in anomalies],
             "summary": summarize_anomalies(anomalies),
-            "pending_queries": [{"st_idx": st, "kind": q.kind, "reason": q.reason} for st, q in res["chain"].pending()],
+            "pending_queries": [
+                {"st_idx": st, "kind": q.kind, "reason": q.reason} for st, q in built["chain"].pending()
+            ],
         }
         if str(ep) in refs:
-            item["accuracy"] = action_accuracy(res["chain"], refs[str(ep)])
-        doc["episodes"][str(ep)] = item
+            found["accuracy"] = action_accuracy(built["chain"], refs[str(ep)])
+        return found
+
+    def show(ep: str, item: dict[str, Any]) -> None:
+        if item["pending_queries"]:
+            console.print(f"episode {ep}: {len(item['pending_queries'])} pending queries (no L3 answer)", markup=False)
+        if "accuracy" in item:
+            acc = item["accuracy"]
+            console.print(f"episode {ep}: per-action accuracy {acc['correct']}/{acc['cells']}", markup=False)
+
+    doc = _document(ctx.params, episode_item)
     doc["summary"] = summarize_anomalies(all_anoms)
     _write_out(out, doc)
     if json_out:
@@ -547,17 +534,7 @@ def check_cmd(
     console.print(table)
     s = doc["summary"]
     console.print(f"{s['total']} anomalies; by invariant {s['by_invariant']}; by arm {s['by_arm']}", markup=False)
-    for ep, item in doc["episodes"].items():
-        if "error" in item:
-            console.print(styled((f"episode {ep}:", "red"), f" {item['error']}"))
-            continue
-        if item["pending_queries"]:
-            console.print(f"episode {ep}: {len(item['pending_queries'])} pending queries (no L3 answer)", markup=False)
-        if "accuracy" in item:
-            acc = item["accuracy"]
-            console.print(f"episode {ep}: per-action accuracy {acc['correct']}/{acc['cells']}", markup=False)
-    for line in doc["model_failures"]:
-        console.print(styled(("model failure:", "yellow"), f" {line}"))
+    _print_document(doc, show)
 
 
 def register(app: typer.Typer) -> None:
