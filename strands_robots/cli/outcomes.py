@@ -33,7 +33,13 @@ from strands_robots.cli.common import (
     whole_number,
 )
 from strands_robots.errors import LabelValidationError, quoted
-from strands_robots.outcomes.model import AUTONOMY_LEVELS, LEAKAGE_GROUP_KEYS, OUTCOMES, READ_ONLY_FIELDS
+from strands_robots.outcomes.model import (
+    AUTONOMY_LEVELS,
+    LEAKAGE_GROUP_KEYS,
+    OUTCOMES,
+    READ_ONLY_FIELDS,
+    WRITABLE_FIELDS,
+)
 from strands_robots.outcomes.splits import held_out_argument
 
 EpisodeArg = Annotated[
@@ -68,6 +74,7 @@ def _json_text(text: str, option: str) -> Any:
 
 
 def set_cmd(
+    ctx: typer.Context,
     root: RootArg,
     episode: EpisodeArg,
     file: Annotated[Path | None, typer.Option("--file", help="JSON file of the whole label.")] = None,
@@ -106,22 +113,8 @@ def set_cmd(
         if not isinstance(document, dict):
             raise LabelValidationError(f"{file} must hold one JSON object (the label).")
         fields = {k: v for k, v in document.items() if k not in READ_ONLY_FIELDS}
-    flags = {
-        "outcome": outcome,
-        "progress": progress,
-        "quality": quality,
-        "speed": speed,
-        "mistake_type": mistake_type,
-        "recovery_type": recovery_type,
-        "failure_stage": failure_stage,
-        "autonomy_level": autonomy_level,
-        "model_version": model_version,
-        "evaluation_membership": evaluation_membership,
-        "source": source,
-        "confidence": confidence,
-        "labeled_by": labeled_by,
-    }
-    fields.update({k: v for k, v in flags.items() if v is not None})
+    # the options named as the label's fields override --file (the JSON of --source-metadata is read below)
+    fields.update({name: ctx.params[name] for name in WRITABLE_FIELDS if ctx.params.get(name) is not None})
     if subtasks_file is not None:
         fields["subtasks"] = load_json_file(resolve(subtasks_file))
     if hand_actions_file is not None:
