@@ -83,16 +83,9 @@ _REVISION_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
 
 
 def revision_problem(revision: str) -> str | None:
-    """Why ``revision`` is not a Hub revision, or None.
-
-    A revision is a branch, a tag (``refs/pr/1`` too) or a commit id. The Hub keeps them
-    as git refs, so a revision is held to git's rules for ref names (``git
-    check-ref-format``): no ``.`` or ``..`` path component or any component starting with
-    ``.``, no ``..`` anywhere, no empty component (``//``, a leading or trailing ``/``),
-    no component ending in ``.lock``, no trailing ``.``, no ``@{``, not ``@`` alone, no
-    space, control character or any of ``~ ^ : ? * [`` and the backslash; and at most
-    :data:`MAX_REVISION_CHARS` characters. Such a revision can never name a directory
-    other than its own once quoted into one path component.
+    """Why ``revision`` is not a Hub revision (a branch, tag or commit id held to git's rules for
+    ref names, ``git check-ref-format``; docs/dataset.md, "Datasets by repo id"), or None. Such a
+    revision can never name a directory other than its own once quoted into one path component.
     """
     if not revision:
         return "is empty"
@@ -242,19 +235,9 @@ def _in_local_directory(name: str) -> bool:
 
 
 def resolve_root(root: str | os.PathLike[str], revision: str | None = None) -> tuple[Path, HubDataset | None]:
-    """A ROOT as a person gives it: an existing path, or a repo id resolved to its local copy.
-
-    The rule (docs/dataset.md, "Datasets by repo id"):
-
-    1. An existing path is that path, whatever its spelling.
-    2. Text that does not read ``OWNER/NAME[@REVISION]`` is a path.
-    3. A repo id whose local copy is there (``meta/info.json`` under
-       :func:`lerobot_home`) is that copy; nothing is downloaded.
-    4. When ``./OWNER`` is an existing directory, ``OWNER/NAME`` is a path in it that
-       does not exist (a typo is never a download): returned as a path for the caller's
-       usual not-found error.
-    5. Otherwise it is a repo id: its metadata is downloaded (or, offline, a
-       :class:`HubDatasetError` names the remedy).
+    """A ROOT as a person gives it: an existing path, or a repo id resolved to its local copy,
+    by the five steps of docs/dataset.md, "Datasets by repo id" (a typo such as ``data/x``,
+    where ``./data`` exists, is a path that does not exist, never a download).
 
     Returns:
         ``(absolute dataset root, HubDataset or None)``.

@@ -311,16 +311,11 @@ def _template_problem(template: str, major: int) -> str | None:
 
 
 def _check_template(name: str, template: Any, major: int, path: Path) -> None:
-    """Refuse a ``data_path``/``video_path`` this reader would not fill as LeRobot does.
-
-    A template names only the fields of its version (:data:`TEMPLATE_FIELDS`), with no
-    attribute or index access, no conversion, ``video_key`` unformatted and a number
-    field unformatted, ``d`` or zero-padded to at most :data:`MAX_TEMPLATE_WIDTH`
-    digits; it stays inside the root (no absolute path, no ``..``).
+    """Refuse a ``data_path``/``video_path`` this reader would not fill as LeRobot does
+    (docs/dataset.md, "Path templates").
 
     Raises:
-        DatasetError: any of those is broken; the message quotes at most ~200
-            characters of the template.
+        DatasetError: it breaks the rule; the message quotes at most ~200 characters of it.
     """
     if not isinstance(template, str):
         raise DatasetError(f"{path}: {name} is {quoted(template)}, not a path template string; fix the header.")

@@ -63,7 +63,6 @@ class RequestError(LabelsError):
 
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
-        self.status = status
         self.http_status = status
 
 
