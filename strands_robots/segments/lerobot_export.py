@@ -9,11 +9,11 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_robots.errors import LabelValidationError, SidecarError, did_you_mean
+from strands_robots.errors import LabelValidationError, SidecarError
 from strands_robots.segments import lerobot_language as language
 from strands_robots.segments import sarm
 from strands_robots.segments.proposals import is_approved
@@ -35,20 +35,12 @@ class ExportReport:
     mode: str
     episodes: list[int] = field(default_factory=list)
     rewritten: list[str] = field(default_factory=list)
-    linked: int = 0
-    copied: int = 0
+    videos_linked: int = 0
+    files_copied: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {
-            "root": self.root,
-            "target": self.target,
-            "mode": self.mode,
-            "episodes": self.episodes,
-            "rewritten": self.rewritten,
-            "videos_linked": self.linked,
-            "files_copied": self.copied,
-        }
+        return asdict(self)
 
 
 def _stat(path: Path) -> tuple[int, int, int]:
@@ -183,12 +175,12 @@ def _copy_tree(root: Path, target: Path, skip: set[Path], report: ExportReport) 
             if rel.parts[:1] == ("videos",):
                 try:
                     os.link(src, dst)
-                    report.linked += 1
+                    report.videos_linked += 1
                     continue
                 except OSError:
                     pass
             shutil.copy2(src, dst)
-            report.copied += 1
+            report.files_copied += 1
 
 
 def export_lerobot(
@@ -225,11 +217,8 @@ def export_lerobot(
         raise LabelValidationError("pass exactly one of out=NEW_ROOT (CLI: --out) and in_place=True (--in-place).")
     if sarm_prefix is not None:
         sarm.check_prefix(sarm_prefix)
-    elif style not in language.PERSISTENT_STYLES:
-        raise LabelValidationError(
-            f"style={style!r}; use one of {', '.join(language.PERSISTENT_STYLES)}."
-            + did_you_mean(style, language.PERSISTENT_STYLES)
-        )
+    else:
+        language.check_style(style)
     dataset = language.open_v3(root)
     target = root if out is None else Path(out).resolve()
     if out is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.errors import LabelsError, did_you_mean
+from strands_robots.errors import LabelsError
 from strands_robots.segments import lerobot_language as language
 from strands_robots.segments import sarm
 from strands_robots.segments.episodes import episode_facts
@@ -97,11 +97,8 @@ def import_lerobot(
     check_cohort(cohort)
     if sarm_prefix is not None:
         sarm.check_prefix(sarm_prefix)
-    elif style not in language.PERSISTENT_STYLES:
-        raise LabelValidationError(
-            f"style={style!r} is not a persistent language style; use one of {', '.join(language.PERSISTENT_STYLES)}."
-            + did_you_mean(style, language.PERSISTENT_STYLES)
-        )
+    else:
+        language.check_style(style)
     source, found = _proposals(root, style, sarm_prefix)
     dataset = language.open_v3(root)
     report = ImportReport(f"{root} ({source})", dry_run=dry_run)

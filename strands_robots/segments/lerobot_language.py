@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from strands_robots.errors import DatasetError
+from strands_robots.errors import DatasetError, LabelValidationError, did_you_mean
 
 LANGUAGE_PERSISTENT = "language_persistent"
 LANGUAGE_EVENTS = "language_events"
@@ -30,6 +30,16 @@ LANGUAGE_FEATURES = {
     LANGUAGE_PERSISTENT: {"dtype": "language", "shape": [1], "names": None},
     LANGUAGE_EVENTS: {"dtype": "language", "shape": [1], "names": None},
 }
+
+
+def check_style(style: str) -> str:
+    """``style``, or a :class:`LabelValidationError` naming :data:`PERSISTENT_STYLES` when it is none of them."""
+    if style not in PERSISTENT_STYLES:
+        raise LabelValidationError(
+            f"style={style!r} is not a persistent language style; use one of {', '.join(PERSISTENT_STYLES)}."
+            + did_you_mean(style, PERSISTENT_STYLES)
+        )
+    return style
 
 
 def _rows_type(*, timestamp: bool) -> Any:

@@ -266,7 +266,7 @@ def test_other_styles_rows_come_back_unchanged(round_trip, name):
 def test_videos_are_linked_not_re_encoded(round_trip):
     r = round_trip["lerobot-written-v30-video"]
     source = sorted(p for p in (r["root"] / "videos").rglob("*.mp4"))
-    assert source and r["out"].linked == len(source)
+    assert source and r["out"].videos_linked == len(source)
     for video in source:
         copy = Path(r["out"].target) / video.relative_to(r["root"])
         assert copy.stat().st_ino == video.stat().st_ino
