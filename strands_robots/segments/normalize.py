@@ -210,15 +210,12 @@ DOCUMENT_EXAMPLES: tuple[tuple[str, str], ...] = (
 
 
 def _raw(original: str, cleaned: str, why: str, instance: TemplateInstance | None, rewrites=()) -> Normalized:
-    return Normalized(
-        text=original.strip(),
-        changed=False,
-        exception=why,
-        rewrites=tuple(rewrites),
-        instance=instance,
-        original=original,
-        operation=operation_of(cleaned),
-    )
+    return Normalized(original.strip(), False, why, tuple(rewrites), instance, original, operation_of(cleaned))
+
+
+def _fitted(instance: TemplateInstance, original: str, rewrites: tuple[str, ...]) -> Normalized:
+    final = instance.render()
+    return Normalized(final, final != original, None, rewrites, instance, original, instance.operation)
 
 
 def normalize_official_label(text: str) -> Normalized:
@@ -235,16 +232,13 @@ def normalize_official_label(text: str) -> Normalized:
     original = str(text)
     cleaned = clean_text(original).lower()
     if cleaned == "task complete" or cleaned == TASK_COMPLETE.lower():
-        instance = parse_candidates(TASK_COMPLETE)[0]
-        return Normalized(TASK_COMPLETE, original != TASK_COMPLETE, None, ("terminal",), instance, original, "terminal")
+        return _fitted(parse_candidates(TASK_COMPLETE)[0], original, ("terminal",))
     raw_parse = parse_candidates(cleaned)
     if raw_parse and not {OFFICIAL_COHORT, "generic"} & set(raw_parse[0].template.cohorts):
         # A cohort label (AgiBot ``Pick``, Allex ``Rotate Box``, docs/segments.md, "Templates") is
         # already its template: the RoboCasa365 rewrites and verb lexicon do not apply to it
         # ('rotate' is G1's agitate verb there, but ``Rotate Box`` is its own operation).
-        instance = raw_parse[0]
-        final = instance.render()
-        return Normalized(final, final != original, None, (), instance, original, instance.operation)
+        return _fitted(raw_parse[0], original, ())
     raw_operation = operation_of(cleaned)
     second = bundled_action(cleaned)
     if second:
@@ -285,13 +279,4 @@ def normalize_official_label(text: str) -> Normalized:
             raw_parse[0] if raw_parse else None,
             applied,
         )
-    final = instance.render()
-    return Normalized(
-        text=final,
-        changed=final != original,
-        exception=None,
-        rewrites=tuple(applied),
-        instance=instance,
-        original=original,
-        operation=instance.operation,
-    )
+    return _fitted(instance, original, tuple(applied))

@@ -108,7 +108,7 @@ def review_proposal(
     """
     if decision not in DECISIONS:
         raise LabelValidationError(
-            f"decision={decision!r}; use one of {', '.join(DECISIONS)}." + did_you_mean(decision, DECISIONS)
+            f"decision={decision!r}; use one of {', '.join(DECISIONS)}." + did_you_mean(decision, tuple(DECISIONS))
         )
     if (segments is None) == (decision == "edit"):
         raise LabelValidationError(
