@@ -22,12 +22,6 @@ class EpisodeFacts:
     fps: float | None
 
 
-def dataset_fps(root: str | Path) -> float | None:
-    """The dataset's fps, or None without metadata."""
-    dataset = open_dataset_if_present(root)
-    return float(dataset.fps) if dataset is not None else None
-
-
 def _tasks(info: Any) -> tuple[str, ...]:
     tasks = getattr(info, "tasks", None) or ()
     if isinstance(tasks, str):

@@ -7,7 +7,7 @@ from typing import Any
 
 from strands_robots.errors import LabelValidationError, did_you_mean
 from strands_robots.segments.convert import frame_to_seconds, segments_to_subtasks
-from strands_robots.segments.episodes import dataset_fps
+from strands_robots.segments.episodes import open_dataset_if_present
 from strands_robots.segments.store import list_segmentations
 from strands_robots.storage import atomic_write_bytes
 from strands_robots.storage.codec import dump_line
@@ -39,7 +39,8 @@ def export_segmentations(
         raise LabelValidationError(
             f"format={format!r}; use one of {', '.join(FORMATS)}." + did_you_mean(format, FORMATS)
         )
-    rate = dataset_fps(root) or fps
+    dataset = open_dataset_if_present(root)
+    rate = float(dataset.fps) if dataset is not None else fps
     if format == "subtasks" and rate is None:
         raise LabelValidationError("subtasks are in seconds and the fps is unknown; pass fps= (CLI: --fps).")
     lines = []

@@ -14,7 +14,7 @@ from typing import Any
 
 from strands_robots.arguments import int_argument
 from strands_robots.errors import LabelValidationError
-from strands_robots.segments.findings import Finding
+from strands_robots.segments.findings import SEVERITIES, Finding
 from strands_robots.segments.guideline_rules import COHORT_RULES, Context, Seg
 from strands_robots.segments.motion import DEFAULT_THRESHOLD, check_threshold
 from strands_robots.segments.parse import FreeLabel, LabelParseError, TemplateInstance, coerce_in_cohort, render
@@ -251,14 +251,8 @@ def validate_segmentation(
     usable = [s for s in parsed if cohort in s.instance.template.cohorts]
     for rule in COHORT_RULES.get(cohort, ()):  # the generic set and label sets of your own: structure only
         findings.extend(rule(usable, ctx))
-    order = {"error": 0, "warning": 1, "skipped": 2}
-    findings.sort(key=lambda f: (f.start, f.end, order[f.severity], f.kind))
+    findings.sort(key=lambda f: (f.start, f.end, SEVERITIES.index(f.severity), f.kind))
     return findings
-
-
-def is_valid(findings: list[Finding]) -> bool:
-    """True when no finding is an error (warnings and skipped rules allowed)."""
-    return not any(f.severity == "error" for f in findings)
 
 
 def sorted_segments(
