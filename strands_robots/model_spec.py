@@ -153,26 +153,22 @@ def check_base_url(base_url: object) -> str | None:
     return url
 
 
+def _args(kwargs: dict[str, Any], key: str = "client_args") -> dict[str, Any]:
+    """``kwargs[key]`` as a fresh dict put back in ``kwargs`` (the caller's dict is not changed)."""
+    kwargs[key] = dict(kwargs.get(key) or {})
+    return kwargs[key]
+
+
 def _with_base_url(provider: str, model_id: str, how: str, url: str, kwargs: dict[str, Any]) -> None:
     """Put ``url`` where ``provider``'s strands class expects a server address."""
-    if how == "client_args":  # openai, anthropic: the SDK client's base_url
-        client_args = dict(kwargs.get("client_args") or {})
-        client_args.setdefault("base_url", url)
-        if provider == "openai" and "api_key" not in client_args and not os.environ.get("OPENAI_API_KEY"):
+    if how in ("client_args", "api_base"):  # openai, anthropic: the SDK client's base_url; litellm: api_base
+        client_args = _args(kwargs)
+        client_args.setdefault("base_url" if how == "client_args" else "api_base", url)
+        openai_compatible = provider == "openai" or (provider == "litellm" and model_id.startswith("openai/"))
+        if openai_compatible and "api_key" not in client_args and not os.environ.get("OPENAI_API_KEY"):
             client_args["api_key"] = LOCAL_API_KEY
-        kwargs["client_args"] = client_args
     elif how == "http_options":  # gemini: google-genai's HttpOptions
-        client_args = dict(kwargs.get("client_args") or {})
-        options = dict(client_args.get("http_options") or {})
-        options.setdefault("base_url", url)
-        client_args["http_options"] = options
-        kwargs["client_args"] = client_args
-    elif how == "api_base":  # litellm: completion(api_base=...)
-        client_args = dict(kwargs.get("client_args") or {})
-        client_args.setdefault("api_base", url)
-        if model_id.startswith("openai/") and "api_key" not in client_args and not os.environ.get("OPENAI_API_KEY"):
-            client_args["api_key"] = LOCAL_API_KEY
-        kwargs["client_args"] = client_args
+        _args(_args(kwargs), "http_options").setdefault("base_url", url)
     else:  # a constructor keyword: host (ollama), base_url (llamacpp), endpoint_url (bedrock)
         kwargs[how] = url
 
@@ -183,31 +179,26 @@ def _with_request_policy(provider: str, timeout: float | None, single_attempt: b
     User-given keyword arguments win (``setdefault``).
     """
     if provider in ("openai", "anthropic", "litellm"):
-        client_args = dict(kwargs.get("client_args") or {})
+        client_args = _args(kwargs)
         if timeout is not None:
             client_args.setdefault("timeout", timeout)
         if single_attempt:
             client_args.setdefault("max_retries", 0)
             if provider == "litellm":
                 client_args.setdefault("num_retries", 0)
-        kwargs["client_args"] = client_args
     elif provider == "ollama":
-        client_args = dict(kwargs.get("ollama_client_args") or {})
+        client_args = _args(kwargs, "ollama_client_args")
         if timeout is not None:
             client_args.setdefault("timeout", timeout)
-        kwargs["ollama_client_args"] = client_args
     elif provider == "llamacpp":
         if timeout is not None:
             kwargs.setdefault("timeout", timeout)
     elif provider == "gemini":
-        client_args = dict(kwargs.get("client_args") or {})
-        options = dict(client_args.get("http_options") or {})
+        options = _args(_args(kwargs), "http_options")
         if timeout is not None:
             options.setdefault("timeout", int(timeout * 1000))  # google-genai: milliseconds
         if single_attempt:
             options.setdefault("retry_options", {"attempts": 1})
-        client_args["http_options"] = options
-        kwargs["client_args"] = client_args
     elif provider == "bedrock" and "boto_client_config" not in kwargs:
         from botocore.config import Config
 
