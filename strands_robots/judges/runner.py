@@ -9,6 +9,8 @@ model's alike.
 
 from __future__ import annotations
 
+import functools
+import operator
 import threading
 import time
 from collections import Counter
@@ -141,12 +143,7 @@ class JudgeReport:
     def cost(self) -> Cost | None:
         """Model requests of the whole run added up over its episodes (None: no request left the process)."""
         costs = [r.cost for r in self.results if r.cost is not None]
-        if not costs:
-            return None
-        total = costs[0]
-        for cost in costs[1:]:
-            total = total + cost
-        return total
+        return functools.reduce(operator.add, costs) if costs else None
 
 
 def _at_least_one(value: Any, what: str) -> int:

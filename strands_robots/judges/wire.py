@@ -73,15 +73,14 @@ class Cost:
         def plus(a: int | None, b: int | None) -> int | None:
             return b if a is None else a if b is None else a + b
 
-        total = Cost(self.requests + other.requests, None, self.images + other.images)
-        total.request_bytes = (
-            None
-            if self.request_bytes is None or other.request_bytes is None
-            else self.request_bytes + other.request_bytes
+        unknown_bytes = self.request_bytes is None or other.request_bytes is None
+        return Cost(
+            self.requests + other.requests,
+            None if unknown_bytes else plus(self.request_bytes, other.request_bytes),
+            self.images + other.images,
+            plus(self.input_tokens, other.input_tokens),
+            plus(self.output_tokens, other.output_tokens),
         )
-        total.input_tokens = plus(self.input_tokens, other.input_tokens)
-        total.output_tokens = plus(self.output_tokens, other.output_tokens)
-        return total
 
     def as_dict(self) -> dict[str, int | None]:
         """The fields as a plain dict."""
