@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
@@ -108,24 +108,38 @@ def _utf8(text: str, value: Any, *, newline: bool = True) -> bytes:
         ) from exc
 
 
-def surrogate_at(value: Any, where: str = "$") -> str | None:
+def surrogate_at(value: Any) -> str | None:
     """JSON path of the first string (value or key) that UTF-8 cannot encode (a lone surrogate), or None."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return where
-        return None
+    return _first_at(value, lambda item: isinstance(item, str) and not _encodes(item))
+
+
+def non_finite_at(value: Any) -> str | None:
+    """JSON path of the first NaN or infinite float in ``value``, or None."""
+    return _first_at(value, lambda item: isinstance(item, float) and not math.isfinite(item))
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _first_at(value: Any, bad: Callable[[Any], bool], where: str = "$") -> str | None:
+    """JSON path of the first value (or key: ``"$.a (a key)"``) in ``value`` that is ``bad``."""
+    if bad(value):
+        return where
     if isinstance(value, dict):
         for key, item in value.items():
-            if surrogate_at(str(key)) is not None:
+            if bad(str(key)):
                 return f"{where} (a key)"
-            found = surrogate_at(item, f"{where}.{key}")
+            found = _first_at(item, bad, f"{where}.{key}")
             if found:
                 return found
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            found = surrogate_at(item, f"{where}[{i}]")
+            found = _first_at(item, bad, f"{where}[{i}]")
             if found:
                 return found
     return None

@@ -104,9 +104,7 @@ def append_jsonl(path: Path, records: list[Any], *, valid_end: int | None = None
             nothing was written.
         StorageError: the append failed; the file is cut back to its previous end.
     """
-    exists = check_target(path)
-    payload = b"".join(dump_line(r) for r in records)
-    return _append(path, payload, valid_end, exists)[0]
+    return append_encoded(path, b"".join(dump_line(r) for r in records), valid_end=valid_end)[0]
 
 
 def append_encoded(path: Path, payload: bytes, *, valid_end: int | None = None) -> tuple[int, os.stat_result]:
@@ -124,15 +122,12 @@ def append_encoded(path: Path, payload: bytes, *, valid_end: int | None = None) 
     Raises:
         SidecarError, StorageError: as :func:`append_jsonl`.
     """
-    return _append(path, payload, valid_end, check_target(path))
-
-
-def _append(path: Path, payload: bytes, valid_end: int | None, exists: bool) -> tuple[int, os.stat_result]:
+    exists = check_target(path)
     if valid_end is None:
         _, valid_end = read_jsonl(path, bad_lines=[])
     fd = _open_for_append(path)
     try:
-        after = _write_at(fd, path, payload, valid_end, None)
+        after = _write_at(fd, path, payload, valid_end)
     finally:
         os.close(fd)
     if not exists:
@@ -149,12 +144,12 @@ def _open_for_append(path: Path) -> int:
         raise storage_error(exc, path, "open") from exc
 
 
-def _write_at(fd: int, path: Path, payload: bytes, valid_end: int, size: int | None) -> os.stat_result:
-    """Cut any torn tail past ``valid_end`` (``size``: the file's length when known), write
+def _write_at(fd: int, path: Path, payload: bytes, valid_end: int) -> os.stat_result:
+    """Cut any torn tail past ``valid_end``, write
     ``payload`` there and fsync; returns the file's ``fstat`` after. On an error the file
     is cut back to ``valid_end`` (or the error says what is stored)."""
     try:
-        if (os.fstat(fd).st_size if size is None else size) != valid_end:
+        if os.fstat(fd).st_size != valid_end:
             os.ftruncate(fd, valid_end)
         os.lseek(fd, valid_end, os.SEEK_SET)
         view = memoryview(payload)

@@ -22,7 +22,6 @@ import errno
 import functools
 import hashlib
 import logging
-import math
 import os
 import stat
 import threading
@@ -33,7 +32,7 @@ from typing import Any
 
 from strands_robots.errors import LabelsError, LabelValidationError, RemapConflictError, SidecarError, StorageError
 from strands_robots.storage.atomic import atomic_write_chunks, check_target, read_regular
-from strands_robots.storage.codec import dump_line, iter_canonical, json_copy, load_json_bytes
+from strands_robots.storage.codec import dump_line, iter_canonical, json_copy, load_json_bytes, non_finite_at
 from strands_robots.storage.journal import (
     JournalTail,
     RecordCheck,
@@ -600,7 +599,7 @@ class RecordStore:
                     displaced=functools.partial(self._read_displaced, expected, displaced),
                 )
             except LabelValidationError as exc:
-                if _non_finite_at(document) is None:
+                if non_finite_at(document) is None:
                     raise  # the caller's value (e.g. text that is not valid Unicode)
                 raise self._non_finite(document) from exc
             if digest is not None and not displaced:
@@ -664,7 +663,7 @@ class RecordStore:
         return journal_keys(self.journal)
 
     def _non_finite(self, value: Any) -> SidecarError:
-        where = _non_finite_at(value) or "?"
+        where = non_finite_at(value) or "?"
         return SidecarError(
             f"{self.path} (or its journal) holds a number JSON cannot store at {where} (NaN, or a value such as "
             "1e400 read as infinity); nothing was changed. Fix or remove that value in the file and retry."
@@ -687,7 +686,7 @@ class RecordStore:
         try:
             payload = dump_line(entry)  # encoded once, before anything is touched
         except LabelValidationError as exc:
-            if _non_finite_at(entry) is None:
+            if non_finite_at(entry) is None:
                 raise
             raise self._non_finite(entry) from exc
         if cached.journal_offset == 0:
@@ -822,20 +821,3 @@ def _read_to_end(journal_stat: os.stat_result | None, offset: int) -> Seen | Non
     if journal_stat is None or journal_stat.st_size != offset or not stat.S_ISREG(journal_stat.st_mode):
         return None
     return _seen(journal_stat)
-
-
-def _non_finite_at(value: Any, where: str = "$") -> str | None:
-    """JSON path of the first NaN/infinite float in ``value``."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return where
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = _non_finite_at(item, f"{where}.{key}")
-            if found:
-                return found
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found = _non_finite_at(item, f"{where}[{i}]")
-            if found:
-                return found
-    return None
