@@ -177,9 +177,7 @@ def episodes_of(data: Any, episode: int | None = None) -> list[tuple[Any, Any, d
                     f"item {i} of the input is not an episode object with one of {list(SPAN_KEYS)}; see the accepted "
                     "shapes in docs/segments.md."
                 )
-            out.extend(
-                single(_spans_of(obj), obj) if _index_of(obj) is None else [(_index_of(obj), _spans_of(obj), obj)]
-            )
+            out.extend(single(_spans_of(obj), obj))
         return out
     if isinstance(data, dict):
         if _spans_of(data) is not None:

@@ -247,17 +247,16 @@ def now_iso() -> str:
 
 def stored_segments(segments: Any, cohort: str | None = None) -> list[dict[str, Any]]:
     """The stored form of valid segments, in start order (label strings read as ``cohort``'s)."""
-    out = []
-    for i, (start, end, instance, note) in enumerate(sorted_segments(segments, cohort)):
-        stored = {
+    return [
+        {
             "start": start,
             "end": end,
             "label": instance.render(),
             **instance.to_dict(),
             "note": _text(note, f"segments[{i}].note", MAX_NOTE_CHARS, required=False),
         }
-        out.append(stored)
-    return out
+        for i, (start, end, instance, note) in enumerate(sorted_segments(segments, cohort))
+    ]
 
 
 def task_text(tasks: Any) -> str | None:
@@ -372,12 +371,9 @@ def put_record(document: dict[str, Any], record: dict[str, Any]) -> dict[str, An
     history: list[dict[str, Any]] = []
     version = 1
     if previous is not None:
-        history = list(previous.get("history", []))
-        older = {k: v for k, v in previous.items() if k != "history"}
-        history.insert(0, older)
+        history = [_public(previous), *previous.get("history", [])]
         version = int(previous.get("version", len(history))) + 1
-    stored = dict(record, version=version, history=history)
-    episodes[key] = stored
+    episodes[key] = stored = dict(record, version=version, history=history)
     return stored
 
 
@@ -506,7 +502,7 @@ def get_segmentation(root: str | Path, episode: int, *, labels_dir: str | Path |
             f"no segmentation saved for episode {episode} in {path}."
             + (moved or " Save one (save_segmentation or `strands-labels segments import`).")
         )
-    return _public(record)
+    return record
 
 
 def segmentation_history(
