@@ -12,6 +12,7 @@ fits L2 and L4), the parse that leaves the least free text in its slots wins (L4
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -162,23 +163,19 @@ def _regex(template: Template, parts: tuple) -> str:
     return "".join(out)
 
 
-_compiled_cache: dict[int, tuple[_Compiled, ...]] = {}
-
-
 def _compiled() -> tuple[_Compiled, ...]:
     """Every form of every template, compiled; recompiled when a label set joins the registry."""
-    version = registry_version()
-    found = _compiled_cache.get(version)
-    if found is None:
-        result = []
-        for template in all_templates():
-            for form in template.forms:
-                parts = _parse_form(form.pattern)
-                result.append(_Compiled(template, form, re.compile(_regex(template, parts)), parts))
-        found = tuple(result)
-        _compiled_cache.clear()
-        _compiled_cache[version] = found
-    return found
+    return _compile(registry_version())
+
+
+@functools.lru_cache(maxsize=1)
+def _compile(version: int) -> tuple[_Compiled, ...]:
+    result = []
+    for template in all_templates():
+        for form in template.forms:
+            parts = _parse_form(form.pattern)
+            result.append(_Compiled(template, form, re.compile(_regex(template, parts)), parts))
+    return tuple(result)
 
 
 def clean_text(text: str) -> str:

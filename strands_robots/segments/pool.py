@@ -71,10 +71,8 @@ def template_choices(root: str | Path, task: str, cohort: str = "robocasa365", *
     """
     pool = {p["template_id"]: p["count"] for p in label_pool(root, task, **kwargs)}
     templates = cohort_templates(cohort)
-    first = [t for t in templates if t.id in pool]
-    first.sort(key=lambda t: -pool[t.id])
-    rest = [t for t in templates if t.id not in pool]
-    return [dict(t.to_dict(), in_pool=t.id in pool, count=pool.get(t.id, 0)) for t in first + rest]
+    ordered = sorted(templates, key=lambda t: -pool.get(t.id, 0))  # stable: the pool first, ties in registry order
+    return [dict(t.to_dict(), in_pool=t.id in pool, count=pool.get(t.id, 0)) for t in ordered]
 
 
 def reference_examples(
