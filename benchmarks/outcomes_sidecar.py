@@ -10,7 +10,8 @@ Each row runs in a fresh process (imports, lazy ones included, are paid by the c
 
     .venv/bin/python benchmarks/outcomes_sidecar.py [--episodes 10000] [--repeat 3]
 
-Writes only under a temporary directory; prints the median seconds of each row.
+Writes only under a temporary directory; prints each row's median wall and CPU seconds (the
+CPU time is what a loaded machine inflates less).
 """
 
 from __future__ import annotations
@@ -95,19 +96,20 @@ PRELUDE = """
 import json, sys, time
 LABEL = json.loads(sys.argv[1]); N = int(sys.argv[2]); ROOT = sys.argv[3]; EXPORT = sys.argv[4]
 MEMBERSHIP = ("train", "held_out_eval", "none")
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 """
 
 
-def run(row: str, n: int, root: Path, export: Path) -> float:
-    code = PRELUDE + ROWS[row] + "\nprint(time.perf_counter() - start)\n"
+def run(row: str, n: int, root: Path, export: Path) -> tuple[float, float]:
+    code = PRELUDE + ROWS[row] + "\nprint(time.perf_counter() - start, time.process_time() - cpu)\n"
     out = subprocess.run(
         [sys.executable, "-c", code, json.dumps(LABEL), str(n), str(root), str(export)],
         check=True,
         capture_output=True,
         text=True,
     )
-    return float(out.stdout.strip().splitlines()[-1])
+    wall, cpu = out.stdout.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
 
 
 def main() -> None:
@@ -129,14 +131,16 @@ def main() -> None:
             for e in range(args.episodes):
                 line = export_line(e, f"uid-{e}", {**record, "evaluation_membership": membership[e % 3]})
                 out.write(json.dumps(line) + "\n")
-        results: dict[str, list[float]] = {row: [] for row in ROWS}
+        results: dict[str, list[tuple[float, float]]] = {row: [] for row in ROWS}
         for _ in range(args.repeat):
             for row in ROWS:
                 if row == "import":
                     (root / "episode_outcomes.jsonl").unlink(missing_ok=True)
                 results[row].append(run(row, args.episodes, root, export))
         for row, times in results.items():
-            print(f"{row:10s} {statistics.median(times):8.3f} s  (runs: {', '.join(f'{t:.3f}' for t in times)})")
+            wall = statistics.median(t for t, _ in times)
+            cpu = statistics.median(c for _, c in times)
+            print(f"{row:10s} wall {wall:7.3f} s  cpu {cpu:7.3f} s  (median of {len(times)})")
 
 
 if __name__ == "__main__":

@@ -17,9 +17,11 @@ from collections.abc import Callable, Sized
 from typing import Annotated, Any, ClassVar, cast
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    StringConstraints,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -65,21 +67,13 @@ def _choice(allowed: tuple[str, ...], *, empty_ok: bool = False) -> Any:
     return BeforeValidator(check)
 
 
-def _text(min_len: int, max_len: int, *, optional: bool = False) -> Any:
-    """A string of ``min_len`` to ``max_len`` characters; ``optional``: None, and "" stored as None."""
+def _text(min_len: int, max_len: int) -> Any:
+    """A string of ``min_len`` to ``max_len`` characters (pydantic's check; its words: :func:`_violation`)."""
+    return StringConstraints(strict=True, min_length=min_len, max_length=max_len)
 
-    def check(value: Any) -> str | None:
-        if value is None and optional:
-            return None
-        if not isinstance(value, str):
-            raise ValueError(f"must be a string, got {type(value).__name__} {describe(value)}")
-        if len(value) < min_len:
-            raise ValueError(f'must have at least {min_len} character{"s" if min_len != 1 else ""}, got ""')
-        if len(value) > max_len:
-            raise ValueError(f"has {len(value)} characters; at most {max_len} are allowed")
-        return (value or None) if optional else value
 
-    return BeforeValidator(check)
+def _empty_is_none(value: str | None) -> str | None:
+    return value or None
 
 
 def _seconds(value: Any) -> float:
@@ -206,7 +200,9 @@ class _Part(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _an_object(cls, value: Any) -> Any:
-        return _container(dict, cls.shape)(value)
+        if not isinstance(value, dict):
+            raise ValueError(f"must be {cls.shape}, got {describe(value)}")
+        return value
 
 
 class Subtask(_Part):
@@ -226,8 +222,8 @@ class HandAction(_Part):
     start_ts: Seconds
     end_ts: Seconds
     action: Annotated[str, _text(1, MAX_TEXT)]
-    object: Annotated[str | None, _text(0, 255, optional=True)] = None
-    verb: Annotated[str | None, _text(0, 64, optional=True)] = None
+    object: Annotated[str | None, _text(0, 255), AfterValidator(_empty_is_none)] = None
+    verb: Annotated[str | None, _text(0, 64), AfterValidator(_empty_is_none)] = None
     contact: Annotated[bool | None, BeforeValidator(_contact)] = None
 
     _end = field_validator("end_ts")(_end_ts)
@@ -334,7 +330,7 @@ class Label(_Part):
         BeforeValidator(_container(dict, "a flat object", MAX_METADATA_KEYS, "keys; at most {limit}")),
     ] = {}
     confidence: Fraction = None
-    labeled_by: Annotated[str | None, _text(0, NAME_CHARS, optional=True)] = None
+    labeled_by: Annotated[str | None, _text(0, NAME_CHARS), AfterValidator(_empty_is_none)] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -392,6 +388,14 @@ def _violation(error: Any) -> Violation:
         return Violation(_path(loc if isinstance(key, str) else parent), unknown_key(key, tuple(part.model_fields)))
     if kind == "missing":
         return Violation(_path(loc), "is required" + _REQUIRED.get(loc[-1], ""))
+    value, limits = error["input"], error.get("ctx", {})
+    if kind == "string_type":
+        return Violation(_path(loc), f"must be a string, got {type(value).__name__} {describe(value)}")
+    if kind == "string_too_short":
+        n = limits["min_length"]
+        return Violation(_path(loc), f'must have at least {n} character{"s" if n != 1 else ""}, got ""')
+    if kind == "string_too_long":
+        return Violation(_path(loc), f"has {len(value)} characters; at most {limits['max_length']} are allowed")
     return Violation(_path(loc), plain_message(error["msg"]))
 
 
