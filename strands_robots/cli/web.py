@@ -105,12 +105,6 @@ def segment(
 ) -> None:
     """Serve the segment page: split episodes into subtasks (B splits, S saves) in the browser."""
     _require_extra("segments page")
-    label_sets = [resolve(path) for path in labels or ()]
-    if label_sets:
-        from strands_robots.segments.label_sets import load_label_set
-
-        for path in label_sets:  # a bad file is refused before the server starts
-            load_label_set(path)
     _serve(
         root,
         labels_dir,
@@ -119,7 +113,7 @@ def segment(
         reviewer=annotator,
         page="/segment",
         title="segment page",
-        label_sets=label_sets,
+        label_sets=[resolve(path) for path in labels or ()],  # a bad file is refused before anything is served
         allow_remote=allow_remote,
     )
 

@@ -155,30 +155,31 @@ class VideoCursor:
         return best_t, best
 
 
-def downscale(image: Image.Image, max_side: int | None) -> Image.Image:
-    """Shrink ``image`` so its longer side is at most ``max_side`` pixels, keeping aspect."""
+def _scaled_size(width: int, height: int, max_side: int | None) -> tuple[int, int] | None:
+    """``(width, height)`` shrunk so the longer side is at most ``max_side`` pixels (aspect kept),
+    or None when the image fits already (or ``max_side`` is None)."""
     if max_side is None:
-        return image
+        return None
     if max_side < 1:
         raise ValueError(f"max_side must be >= 1, got {max_side}")
-    width, height = image.size
     scale = max_side / max(width, height)
     if scale >= 1:
-        return image
-    size = (max(1, round(width * scale)), max(1, round(height * scale)))
-    return image.resize(size, Image.Resampling.BILINEAR)
+        return None
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def downscale(image: Image.Image, max_side: int | None) -> Image.Image:
+    """Shrink ``image`` so its longer side is at most ``max_side`` pixels (bilinear), keeping aspect."""
+    size = _scaled_size(*image.size, max_side)
+    return image if size is None else image.resize(size, Image.Resampling.BILINEAR)
 
 
 def _to_array(frame: av.VideoFrame, max_side: int | None) -> np.ndarray:
-    """RGB pixels, shrunk by libswscale (bilinear) when ``max_side`` asks for it."""
-    if max_side is not None and max_side < 1:
-        raise ValueError(f"max_side must be >= 1, got {max_side}")
-    scale = 1.0 if max_side is None else max_side / max(frame.width, frame.height)
-    if scale >= 1:
+    """RGB pixels, shrunk by libswscale (bilinear) as :func:`downscale` shrinks an image."""
+    size = _scaled_size(frame.width, frame.height, max_side)
+    if size is None:
         return frame.to_ndarray(format="rgb24")
-    width = max(1, round(frame.width * scale))
-    height = max(1, round(frame.height * scale))
-    return frame.to_ndarray(width=width, height=height, format="rgb24", interpolation="BILINEAR")
+    return frame.to_ndarray(width=size[0], height=size[1], format="rgb24", interpolation="BILINEAR")
 
 
 def frame_index_argument(frame: Any, episode: int, length: int) -> int:
@@ -206,10 +207,8 @@ def frame_times(ds: Layout, ep: Episode) -> np.ndarray:
 
     From the data's ``timestamp`` column when the data file has one, else ``frame_index / fps``.
     """
-    if ep.data_file.is_file():
-        frames = read_frames(ds, ep, ["timestamp"]) if _has_timestamp(ep.data_file) else None
-        if frames is not None:
-            return frames["timestamp"].astype(np.float64)
+    if ep.data_file.is_file() and _has_timestamp(ep.data_file):
+        return read_frames(ds, ep, ["timestamp"])["timestamp"].astype(np.float64)
     return np.arange(ep.length, dtype=np.float64) / float(ds.fps)
 
 
