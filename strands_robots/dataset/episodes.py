@@ -334,20 +334,14 @@ def _float_column(table: pa.Table, name: str, source: str) -> tuple[np.ndarray, 
             f"{source}: column {name!r} is {column.type}, not a number; rewrite the episodes metadata with "
             "timestamps in seconds."
         )
-    if column.type != pa.float64():
-        column = pc.cast(column, pa.float64())
-    if column.null_count:
-        valid = column.is_valid().to_numpy(zero_copy_only=False)
-        column = pc.fill_null(column, 0.0)
-    else:
-        valid = np.ones(len(column), dtype=bool)
-    return column.to_numpy(), valid
+    return _filled(column if column.type == pa.float64() else pc.cast(column, pa.float64()), 0.0)
 
 
-def _index_column(column: pa.ChunkedArray) -> np.ndarray:
-    if column.null_count:
-        column = pc.fill_null(column, 0)
-    return column.to_numpy().astype(np.int64, copy=False)
+def _filled(column: pa.ChunkedArray, fill: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(values with nulls as fill, valid mask)`` of a numeric column."""
+    if not column.null_count:
+        return column.to_numpy(), np.ones(len(column), dtype=bool)
+    return pc.fill_null(column, fill).to_numpy(), column.is_valid().to_numpy(zero_copy_only=False)
 
 
 def _check_indices(indices: np.ndarray, lengths: np.ndarray, source: str) -> np.ndarray | None:
@@ -455,20 +449,13 @@ def _build_table(root: Path, info: DatasetInfo, table: pa.Table, source: str) ->
         if chunk is None or file_ is None or start is None:
             continue  # listed as a problem (video_columns_missing)
         end = _float_column(table, f"videos/{key}/to_timestamp", source)
-        valid = start[1]
-        if chunk.null_count or file_.null_count:
-            valid = (
-                valid
-                & chunk.is_valid().to_numpy(zero_copy_only=False)
-                & file_.is_valid().to_numpy(zero_copy_only=False)
-            )
-        end_values = end[0] if end is not None else start[0] + lengths / float(info.fps)
+        (chunks, chunk_valid), (files, file_valid) = _filled(chunk, 0), _filled(file_, 0)
         videos[key] = VideoColumns(
-            chunk=_index_column(chunk),
-            file=_index_column(file_),
+            chunk=chunks.astype(np.int64, copy=False),
+            file=files.astype(np.int64, copy=False),
             from_ts=start[0],
-            to_ts=end_values,
-            valid=valid,
+            to_ts=end[0] if end is not None else start[0] + lengths / float(info.fps),
+            valid=start[1] & chunk_valid & file_valid,
         )
     tasks = None
     if "tasks" in table.column_names:
