@@ -255,12 +255,7 @@ def _record(cfg: JudgeToolConfig, root: Path, episode: int) -> dict[str, Any] | 
 
 
 def _episode_meta(dataset: Any, episode: int, root: Path) -> Any:
-    """The episode's metadata row.
-
-    Raises:
-        EpisodeNotFoundError: ``"Episode N not in dataset ROOT; it has no frames there: ..."``
-            followed by the episode indices the dataset has.
-    """
+    """The episode's metadata row; a missing episode's error names the dataset."""
     try:
         return dataset.episodes[episode]
     except EpisodeNotFoundError as exc:
@@ -268,11 +263,7 @@ def _episode_meta(dataset: Any, episode: int, root: Path) -> Any:
 
 
 def _require_parquet() -> None:
-    """Fail now, with a remedy naming pyarrow, when the parquet reader cannot be imported.
-
-    Raises:
-        ImportError: ``pyarrow.parquet`` is not importable (a broken or partial install).
-    """
+    """An ImportError now (its envelope's remedy names pyarrow) when the parquet reader is missing."""
     importlib.import_module("pyarrow.parquet")
 
 
@@ -318,11 +309,7 @@ def _load_episode(cfg: JudgeToolConfig, root: object, episode: object) -> dict[s
 
 
 def _check_state_width(dataset: Any, state: Any, index: int) -> None:
-    """Refuse a state whose rows are not as wide as ``meta/info.json`` declares (signals would be wrong).
-
-    Raises:
-        DatasetError: the widths differ (the message gives both).
-    """
+    """A DatasetError when the state's rows are not as wide as ``meta/info.json`` declares."""
     shape = (dataset.features.get(STATE_KEY) or {}).get("shape") or []
     if state is None or not shape or np.asarray(state).ndim != 2:
         return
@@ -336,11 +323,8 @@ def _check_state_width(dataset: Any, state: Any, index: int) -> None:
 
 
 def _frame_stats(dataset: Any, meta: Any, index: int, timestamps: Any) -> dict[str, Any] | None:
-    """Occlusion statistics of ``STAT_FRAMES`` evenly spaced frames per camera (None without cameras).
-
-    A camera that cannot be decoded (a missing or broken mp4) is listed under ``errors``
-    instead of failing the tool: the statistics are evidence, not the answer.
-    """
+    """Occlusion statistics of ``STAT_FRAMES`` frames per camera (None without cameras); a camera
+    that cannot be decoded is listed under ``errors``: the statistics are evidence, not the answer."""
     cameras = sorted(dataset.camera_keys)
     if not cameras or meta.length < 1:
         return None
