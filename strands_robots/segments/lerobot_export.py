@@ -63,30 +63,34 @@ def _parquet_bytes(table: Any, episodes: list[int]) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+def _set_column(table: Any, name: str, new_of: dict[int, Any], kind: Any, missing: Any) -> Any:
+    """``table`` with column ``name`` holding ``new_of[episode]`` on those episodes' rows; the other rows keep
+    their value (``missing`` in a column the table did not have, which is appended with type ``kind``)."""
+    import pyarrow as pa
+
+    episodes = table.column("episode_index").to_pylist()
+    present = name in table.column_names
+    old = table.column(name).to_pylist() if present else [missing] * len(episodes)
+    new = [new_of[ep] if ep in new_of else old[i] for i, ep in enumerate(episodes)]
+    if present:
+        return table.set_column(table.column_names.index(name), name, pa.array(new, type=table.schema.field(name).type))
+    return table.append_column(name, pa.array(new, type=kind))
+
+
 def _language_table(path: Path, rows_of: dict[int, list[dict[str, Any]]]) -> tuple[Any, list[int]] | None:
     """The data file with its persistent rows replaced for ``rows_of``'s episodes (None: unchanged)."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
     episodes = table.column("episode_index").to_pylist()
-    names = table.column_names
-    has = language.LANGUAGE_PERSISTENT in names
+    has = language.LANGUAGE_PERSISTENT in table.column_names
     if has and not any(ep in rows_of for ep in episodes):
         return None
-    kind = table.schema.field(language.LANGUAGE_PERSISTENT).type if has else language.persistent_arrow_type()
-    old = table.column(language.LANGUAGE_PERSISTENT).to_pylist() if has else [[] for _ in episodes]
-    new = [rows_of[ep] if ep in rows_of else old[i] for i, ep in enumerate(episodes)]
-    column = pa.array(new, type=kind)
-    if has:
-        table = table.set_column(names.index(language.LANGUAGE_PERSISTENT), language.LANGUAGE_PERSISTENT, column)
-    else:
-        table = table.append_column(language.LANGUAGE_PERSISTENT, column)
+    table = _set_column(table, language.LANGUAGE_PERSISTENT, rows_of, language.persistent_arrow_type(), [])
+    if not has:
         table = table.replace_schema_metadata(None)  # its features description no longer matches the columns
     if language.LANGUAGE_EVENTS not in table.column_names:
-        table = table.append_column(
-            language.LANGUAGE_EVENTS, pa.array([[] for _ in episodes], type=language.events_arrow_type())
-        )
+        table = _set_column(table, language.LANGUAGE_EVENTS, {}, language.events_arrow_type(), [])
     return table, episodes
 
 
@@ -96,8 +100,7 @@ def _sarm_table(path: Path, values_of: dict[int, dict[str, list[Any]]], prefix: 
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
-    episodes = table.column("episode_index").to_pylist()
-    if not any(ep in values_of for ep in episodes):
+    if not any(ep in values_of for ep in table.column("episode_index").to_pylist()):
         return None
     types = {
         "subtask_names": pa.list_(pa.string()),
@@ -107,15 +110,8 @@ def _sarm_table(path: Path, values_of: dict[int, dict[str, list[Any]]], prefix: 
         "subtask_end_frames": pa.list_(pa.int64()),
     }
     for name, kind in types.items():
-        col = f"{prefix}_{name}"
-        present = col in table.column_names
-        old = table.column(col).to_pylist() if present else [None] * len(episodes)
-        new = [values_of[ep][name] if ep in values_of else old[i] for i, ep in enumerate(episodes)]
-        column = pa.array(new, type=table.schema.field(col).type if present else kind)
-        if present:
-            table = table.set_column(table.column_names.index(col), col, column)
-        else:
-            table = table.append_column(col, column)
+        new_of = {ep: values[name] for ep, values in values_of.items()}
+        table = _set_column(table, f"{prefix}_{name}", new_of, kind, None)
     return table
 
 
