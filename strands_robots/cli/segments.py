@@ -31,13 +31,10 @@ from strands_robots.cli.common import (
 from strands_robots.errors import DatasetError, LabelValidationError, did_you_mean
 from strands_robots.segments import (
     export_segmentations,
-    get_segmentation,
     import_segmentations,
     label_pool,
-    list_segmentations,
     prefill_navigate,
     reference_examples,
-    segmentation_history,
 )
 from strands_robots.segments.checks import validate_episode
 from strands_robots.segments.episodes import episode_facts, open_dataset_if_present
@@ -110,28 +107,27 @@ def validate_cmd(
 ) -> None:
     """Check saved segmentations against the structure and the cohort's rules."""
     threshold = check_threshold(threshold, "--threshold")
-    root = resolve(root)
+    handle = labels_of(root, labels_dir)
     cohort = _cohort(cohort, labels)
-    records = list_segmentations(root, labels_dir=resolve(labels_dir))
+    records = handle.segments.list()
     if episodes:
         wanted = set(episodes)
         missing = sorted(wanted - {r["episode_index"] for r in records})
         if missing:
             raise LabelValidationError(f"no segmentation saved for episodes {missing}.")
         records = [r for r in records if r["episode_index"] in wanted]
-    handle = labels_of(root, labels_dir)
     stale = flag_stale(handle, handle.segments.stale())
     records = [r for r in records if r["episode_index"] not in stale]  # checked against another recording: no
-    dataset = open_dataset_if_present(root)
+    dataset = open_dataset_if_present(handle.root)
     results: dict[int, list[Finding]] = {
         record["episode_index"]: validate_episode(
-            root,
+            handle.root,
             record["episode_index"],
             cohort=cohort,
             base_velocity_feature=base_velocity,
             use_base_velocity=not no_base_velocity,
             base_speed_threshold=threshold,
-            labels_dir=resolve(labels_dir),
+            labels_dir=handle.labels_dir,
             dataset=dataset,
         )
         for record in records
@@ -163,18 +159,16 @@ def show_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """A summary of saved segmentations, or one episode's segments (frames and seconds)."""
-    root = resolve(root)
-    labels_dir = resolve(labels_dir)
-    dataset = open_dataset_if_present(root)
+    handle = labels_of(root, labels_dir)
+    dataset = open_dataset_if_present(handle.root)
     fps = float(dataset.fps) if dataset is not None else None
     if episode is None:
-        records = list_segmentations(root, labels_dir=labels_dir)
-        handle = labels_of(root, labels_dir)
+        records = handle.segments.list()
         stale = flag_stale(handle, handle.segments.stale())
         if as_json:
             print_json(records)
             return
-        table = Table(title=f"segmentations in {root}")
+        table = Table(title=f"segmentations in {handle.root}")
         for column in ("episode", "version", "cohort", "segments", "annotator", "annotated_at", "reference", "task"):
             table.add_column(column, overflow="fold")
         for r in records:
@@ -190,11 +184,7 @@ def show_cmd(
             )
         console.print(table)
         return
-    versions = (
-        segmentation_history(root, episode, labels_dir=labels_dir)
-        if history
-        else [get_segmentation(root, episode, labels_dir=labels_dir)]
-    )
+    versions: list[Any] = handle.segments.history(episode) if history else [handle.segments.get(episode)]
     if as_json:
         print_json(versions if history else versions[0])
         return
