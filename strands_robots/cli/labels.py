@@ -506,9 +506,8 @@ def remap(
     is completed by running the same command again (docs/sidecar-format.md, "Remap";
     docs/editing.md for every lerobot-edit-dataset operation).
     """
-    from strands_robots.remap import EpisodeMapping, mapping_after_delete, remap_dataset
+    from strands_robots.remap import EpisodeMapping, mapping_after_delete
 
-    root, labels_dir = resolve(root), resolve(labels_dir)
     if source and deleted is not None:
         raise LabelValidationError("give --from OLD_ROOT or --deleted, not both (--from finds the mapping).")
     if not source and (deleted is None) == (mapping is None):
@@ -518,16 +517,11 @@ def remap(
     table = EpisodeMapping.parse(load_json_file(resolve(mapping))) if mapping is not None else None
     if deleted is not None:
         gone = _index_list(deleted)
-        before = total_episodes if total_episodes is not None else _episodes_before(root, len(gone))
+        before = total_episodes if total_episodes is not None else _episodes_before(resolve(root), len(gone))
         table = mapping_after_delete(before, gone)
     sources = [resolve(s) for s in source or ()]
-    result = remap_dataset(
-        root,
-        table,
-        source=(sources[0] if len(sources) == 1 else sources) or None,
-        labels_dir=labels_dir,
-        allow_drop=allow_drop,
-        dry_run=dry_run,
+    result = labels_of(root, labels_dir).remap(
+        table, source=(sources[0] if len(sources) == 1 else sources) or None, allow_drop=allow_drop, dry_run=dry_run
     )
     _report_remap(result, dry_run)
 
