@@ -21,6 +21,7 @@ from strands_robots.segments.store import (
     SOURCES,
     SegmentationRefused,
     check_time,
+    infer_cohort,
     open_store,
     prepare_record,
     put_record,
@@ -411,12 +412,6 @@ def _labels(items: list[list[Any]], normalize: bool, cohort: str | None, report:
     items[:] = kept
 
 
-def _infer_cohort(items: list[list[Any]]) -> str:
-    from strands_robots.segments.store import infer_cohort
-
-    return infer_cohort([{"start": 0, "end": 1, "label": it[2]} for it in items])
-
-
 #: Record fields an episode object may carry (an export of ``strands-labels segments export``).
 CARRIED_FIELDS = ("annotator", "note", "reference", "source", "annotated_at")
 
@@ -590,7 +585,7 @@ def import_segmentations(
                 raise LabelValidationError("no spans for this episode.")
             items = _frames(raw, facts.fps or fps, ep_report)
             _labels(items, normalize, cohort, ep_report)
-            chosen = cohort or _infer_cohort(items)
+            chosen = cohort or infer_cohort([{"label": it[2]} for it in items])
             _fix_boundaries(items, facts.length, end_inclusive, ep_report)
             _fill(items, facts.length, chosen, head, tail, fill_gaps, ep_report, failed.get(ep))
             segments = [{"start": s, "end": e, "label": label, "note": note} for s, e, label, note, _ in items]
