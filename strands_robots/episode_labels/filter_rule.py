@@ -358,10 +358,6 @@ def _from_document(document: dict[str, Any]) -> LabelIndex:
     return LabelIndex(**columns, fp_meta=fp_meta)  # type: ignore[arg-type]
 
 
-def _index_path(sidecar: Path) -> Path:
-    return index_cache_path(sidecar)
-
-
 def _save(index: LabelIndex, path: Path) -> None:
     meta = json.dumps(
         {
@@ -425,7 +421,7 @@ def _fresh(store: RecordStore, identity: tuple[int, int, int] | None) -> LabelIn
         return LabelIndex(**_empty_columns(0), identity=None)  # type: ignore[arg-type]
     check_target(store.path)  # a FIFO or a directory there: a typed refusal, never a hang in open()
     persisted = identity[1] >= PERSIST_MIN_BYTES
-    index = _load(_index_path(store.path), identity) if persisted else None
+    index = _load(index_cache_path(store.path), identity) if persisted else None
     if index is not None:
         return index
     try:
@@ -438,7 +434,7 @@ def _fresh(store: RecordStore, identity: tuple[int, int, int] | None) -> LabelIn
         columns, fp_meta = _build_from_document(store.read(copy_document=False))
     index = LabelIndex(**columns, identity=identity, fp_meta=fp_meta)  # type: ignore[arg-type]
     if persisted:
-        _save(index, _index_path(store.path))
+        _save(index, index_cache_path(store.path))
     return index
 
 

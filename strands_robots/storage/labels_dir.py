@@ -37,7 +37,6 @@ from strands_robots.storage.codec import dump_canonical, load_json_bytes
 from strands_robots.storage.record_store import file_identity
 from strands_robots.storage.side_files import labels_dir_key_path, legacy_labels_dir_key_path
 
-KEY_NAME = labels_dir_key_path(".").name
 KEY_FORMAT = "strands-robots-labels/labels-dir"
 KEY_VERSION = 1
 SAMPLE_SIZE = 64
@@ -157,11 +156,6 @@ def create_labels_dir(directory: Path) -> None:
         raise StorageError(f"cannot create the labels directory {directory} ({exc.strerror or exc}).") from exc
 
 
-def key_path(labels_dir: str | Path) -> Path:
-    """The key file of a labels directory."""
-    return labels_dir_key_path(labels_dir)
-
-
 def _sample_positions(count: int) -> list[int]:
     if count <= SAMPLE_SIZE:
         return list(range(count))
@@ -217,7 +211,7 @@ def check_labels_dir(root: str | Path, labels_dir: str | Path | None, *, write_k
         return
     from strands_robots.dataset.cache import metadata_signature
 
-    path = key_path(dir_abs)
+    path = labels_dir_key_path(dir_abs)
     stamp = (file_identity(path), metadata_signature(root_abs))
     with _lock:
         if _checked.get((root_abs, dir_abs)) == stamp:
@@ -267,11 +261,9 @@ def _all_tokens(root: str) -> set[str]:
 
 
 __all__ = [
-    "KEY_NAME",
     "LABELS_DIR_PYTHON",
     "LABELS_ONLY_PYTHON",
     "check_labels_dir",
     "dataset_key",
-    "key_path",
     "require_dataset_root",
 ]

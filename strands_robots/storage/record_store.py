@@ -605,7 +605,7 @@ class RecordStore:
             if digest is not None and not displaced:
                 return digest, written[0]
             if keep is None:
-                keep = self._journal_keys()
+                keep = journal_keys(self.journal)  # the journal's records (ours, pending)
             if digest is None:
                 expected = self._take_theirs(document, keep, fields or [])
             else:  # ours is in place, over what another tool wrote after the check: bring that in, write again
@@ -657,10 +657,6 @@ class RecordStore:
         for name, value in theirs.items():
             if name != self.records_key and name not in document:
                 document[name] = value
-
-    def _journal_keys(self) -> list[str]:
-        """The records the journal on disk holds (ours, pending)."""
-        return journal_keys(self.journal)
 
     def _non_finite(self, value: Any) -> SidecarError:
         where = non_finite_at(value) or "?"

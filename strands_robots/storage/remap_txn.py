@@ -49,7 +49,6 @@ from strands_robots.storage.side_files import (
     remap_staged_path,
 )
 
-INTENT_NAME = remap_intent_path(".").name
 INTENT_FORMAT = "strands-robots-labels/remap-intent"
 INTENT_VERSION = 1
 
@@ -99,11 +98,6 @@ class RemapResult:
     already_applied: str | None = None  # the id of a remap found recorded as applied: nothing changed
     retasked: dict[int, tuple[Any, Any]] = field(default_factory=dict)  # new episode: (old tasks, new tasks)
     source: str | None = None  # the dataset the sidecars were carried from
-
-
-def intent_path(directory: Path) -> Path:
-    """The intent file of a labels directory."""
-    return remap_intent_path(directory)
 
 
 def _write_intent(path: Path, intent: dict[str, Any]) -> None:
@@ -156,7 +150,7 @@ def _apply_step(directory: Path, txn: str, step: dict[str, Any]) -> None:
             raise RemapConflictError(
                 f"{sidecar} changed since the interrupted remap {txn} was prepared (another writer ran before this "
                 f"re-run), so its renumbered version was not installed. It is kept at {staged}. Compare the two, "
-                f"keep the right one at {sidecar}, then delete {intent_path(directory)} and the file you did not keep."
+                f"keep the right one at {sidecar}, then delete {remap_intent_path(directory)} and the file you did not keep."
             )
         try:
             os.replace(staged, sidecar)
@@ -179,14 +173,14 @@ def _roll_back(directory: Path, intent: dict[str, Any]) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(remap_staged_path(directory / step["sidecar"], intent["txn"]))
     with contextlib.suppress(FileNotFoundError):
-        os.unlink(intent_path(directory))
+        os.unlink(remap_intent_path(directory))
     fsync_dir(directory)
 
 
 def _complete(directory: Path, intent: dict[str, Any]) -> None:
     for step in intent["steps"]:
         _apply_step(directory, intent["txn"], step)
-    os.unlink(intent_path(directory))
+    os.unlink(remap_intent_path(directory))
     fsync_dir(directory)
 
 
@@ -202,7 +196,7 @@ def _adopt_legacy_intent(directory: Path) -> dict[str, Any] | None:
         old = sidecar.with_name(f"{legacy_temp_prefix(sidecar)}remap-{intent['txn']}")
         if os.path.lexists(old):
             os.replace(old, remap_staged_path(sidecar, intent["txn"]))
-    _write_intent(intent_path(directory), intent)
+    _write_intent(remap_intent_path(directory), intent)
     os.unlink(legacy)
     return intent
 
@@ -226,7 +220,7 @@ def recover(directory: Path) -> tuple[str | None, dict[str, Any] | None]:
         RemapConflictError: a sidecar changed since the remap was prepared.
         SidecarError: the intent file is not readable.
     """
-    intent = _read_intent(intent_path(directory))
+    intent = _read_intent(remap_intent_path(directory))
     if intent is None:
         intent = _adopt_legacy_intent(Path(directory))
     if intent is None:
@@ -261,7 +255,7 @@ def run_remap(
             message says to run the same remap again, which completes it.
     """
     directory = Path(directory)
-    intent_file = intent_path(directory)
+    intent_file = remap_intent_path(directory)
     result = RemapResult()
     with sidecar_lock(remap_lock_target(directory)):
         if not dry_run:
@@ -359,7 +353,6 @@ __all__ = [
     "RemapConflictError",
     "RemapResult",
     "Step",
-    "intent_path",
     "recover",
     "remap_sidecar",
     "run_remap",

@@ -19,7 +19,7 @@ from strands_robots.cli.main import app
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, StorageError
 from strands_robots.remap import EpisodeMapping, mapping_after_delete, remap_dataset
 from strands_robots.storage import remap_txn
-from strands_robots.storage.side_files import state_dir
+from strands_robots.storage.side_files import remap_intent_path, state_dir
 from tests.storage.remap_helpers import delete_episodes_meta, labelled_dataset, sidecar_bytes, state
 
 REPO = Path(__file__).resolve().parents[2]
@@ -113,7 +113,7 @@ def test_remap_after_delete_moves_every_sidecar_and_clears_staleness(root):
     assert result.counts == {"episode_labels": 3, "outcomes": 1, "segments": 1}
     assert state(root) == AFTER_DELETE
     assert el.stale_episodes(root) == {}
-    assert not remap_txn.intent_path(root).exists()
+    assert not remap_intent_path(root).exists()
     assert not [p for p in os.listdir(state_dir(root)) if ".remap-" in p or p == "remap-intent.json"]
 
 
@@ -212,13 +212,13 @@ def test_a_failure_between_sidecars_is_completed_by_a_rerun(root, monkeypatch):
     with pytest.raises(StorageError, match="run the same remap again"):
         remap_dataset(root, mapping_after_delete(5, [0, 3]))
     assert installed == ["episode_labels.json"]
-    assert remap_txn.intent_path(root).exists()
+    assert remap_intent_path(root).exists()
     monkeypatch.undo()
     # a different mapping is not applied over the interrupted one
     with pytest.raises(LabelValidationError, match="was found and completed first"):
         remap_dataset(root, mapping_after_delete(5, [4]))
     assert state(root) == AFTER_DELETE
-    assert not remap_txn.intent_path(root).exists()
+    assert not remap_intent_path(root).exists()
 
 
 def test_rerunning_the_interrupted_remap_completes_it_once(root, monkeypatch):
@@ -267,7 +267,7 @@ def test_a_remap_killed_between_sidecars_is_finished_by_a_rerun(root, where):
     before = sidecar_bytes(root)
     proc = subprocess.run([sys.executable, "-c", KILLER, str(root), where], cwd=REPO, capture_output=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
-    intent = json.loads(remap_txn.intent_path(root).read_text())
+    intent = json.loads(remap_intent_path(root).read_text())
     assert intent["phase"] == ("committed" if where == "install" else "staging")
     if where == "staging":
         assert {k: v for k, v in sidecar_bytes(root).items() if "remap" not in k} == before

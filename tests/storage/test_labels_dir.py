@@ -13,7 +13,7 @@ from strands_robots.cli.main import app
 from strands_robots.errors import LabelsDirMismatchError
 from strands_robots.outcomes import set_outcome
 from strands_robots.segments import save_segmentation
-from strands_robots.storage.labels_dir import key_path
+from strands_robots.storage.side_files import labels_dir_key_path as key_path
 from tests.storage.remap_helpers import delete_episodes_meta
 from tests.synth import make_v3_dataset
 
