@@ -184,7 +184,6 @@ def judge(
     from strands_robots.judges.runner import run_judge
 
     dataset_root, sidecar_dir = resolve(root), resolve(labels_dir)
-    assert dataset_root is not None
     address = ray_cluster_address(ray, ray_address)
     wanted = parse_episode_list(episodes) if episodes is not None else None
     if wanted is not None:

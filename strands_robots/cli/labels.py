@@ -431,8 +431,6 @@ def show(
 def fold_orphaned_journal(labels: Labels) -> None:
     """Fold a journal left by a process that was killed before its exit fold (read-only
     commands too), when the sidecar's directory is writable; a read-only one is read as is."""
-    from strands_robots.errors import StorageError
-
     with contextlib.suppress(StorageError):  # a read-only directory or a busy lock: readers merge it
         labels.episodes.flush()
 

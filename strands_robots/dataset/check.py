@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from strands_robots.dataset.episodes import data_shards
 from strands_robots.dataset.layout import Layout
+from strands_robots.dataset.problems import shown_path
 from strands_robots.errors import DatasetError
 
 
@@ -75,10 +76,6 @@ class CheckReport:
         return not self.damaged
 
 
-def _relative(ds: Layout, path: Path) -> str:
-    return str(path.relative_to(ds.root)) if path.is_relative_to(ds.root) else str(path)
-
-
 def _data_files(ds: Layout) -> dict[Path, list[int]]:
     """Each data file the episodes use -> the episodes in it (every shard when none is named)."""
     table = ds.episodes
@@ -115,7 +112,7 @@ def check_files(ds: Layout, *, on_episode: Callable[[int], None] | None = None) 
             pq.read_table(path)
         except (pa.ArrowException, OSError) as exc:
             bad_data.add(path)
-            report.damaged.append(DamagedFile(_relative(ds, path), "data", str(exc), tuple(sorted(episodes))))
+            report.damaged.append(DamagedFile(shown_path(ds, path), "data", str(exc), tuple(sorted(episodes))))
     videos: dict[tuple[str, str], DamagedFile] = {}
     for episode in ds.episodes:
         meta = ds.episodes[episode]
@@ -126,7 +123,7 @@ def check_files(ds: Layout, *, on_episode: Callable[[int], None] | None = None) 
             if ref is None or not ref.path.is_file():
                 report.videos_missing += 1  # no video reference, or missing: listed as problems
                 continue
-            key = (camera, _relative(ds, ref.path))
+            key = (camera, shown_path(ds, ref.path))
             if key in videos:
                 found = videos[key]
                 videos[key] = DamagedFile(found.path, found.kind, found.error, (*found.episodes, episode), camera)

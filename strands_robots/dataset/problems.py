@@ -57,6 +57,11 @@ def abridge(values: Sequence[object] | np.ndarray, limit: int = 8) -> str:
     return f"{head}, ... ({len(values)} in all)"
 
 
+def shown_path(ds: Layout, path: Path) -> str:
+    """``path`` as messages name it: relative to the dataset root when inside it."""
+    return str(path.relative_to(ds.root)) if path.is_relative_to(ds.root) else str(path)
+
+
 def find_problems(ds: Layout) -> list[Problem]:
     """Run every listed (non-raising) cross-check on an open dataset.
 
@@ -240,7 +245,7 @@ def _missing_files(ds: Layout) -> list[Problem]:
         if not missing:
             continue
         episodes = np.sort(np.concatenate([eps for _, eps in missing]))
-        files = [str(p.relative_to(ds.root)) if p.is_relative_to(ds.root) else str(p) for p, _ in missing]
+        files = [shown_path(ds, p) for p, _ in missing]
         if key is None:
             message = (
                 f"{len(missing)} data file(s) missing ({abridge(files, 3)}), needed by episodes "
