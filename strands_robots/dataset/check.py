@@ -1,15 +1,6 @@
-"""``check_dataset`` / :func:`check_files`: read every data file and decode the ends of every episode's videos.
-
-Opening a dataset reads only its metadata, so a data parquet cut in half or a truncated
-mp4 is found only when an episode is read. This check reads them all up front
-(docs/dataset.md, "Checking the files: info --check"):
-
-- every data parquet the episodes use is read whole (every column, every row group);
-- for every camera of every episode, the first and the last frame are decoded.
-
-A file that fails is reported once, by name, with the episodes that use it and the first
-error. Missing files are not repeated here: they are listed as problems already
-(``missing_data_file``, ``missing_video``).
+"""``check_dataset`` / :func:`check_files`: read every data file and decode the first and last
+frame of every episode's videos, naming each file that fails once (docs/dataset.md,
+"Checking the files: info --check"). Missing files are not repeated: they are problems already.
 """
 
 from __future__ import annotations

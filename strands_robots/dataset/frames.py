@@ -5,12 +5,8 @@ Reads only the parquet file that holds the episode and only the requested column
 statistics exclude the episode (LeRobot writes one row group per episode or so). Rows come
 back sorted by ``frame_index``. NaN values are kept and counted (:attr:`Frames.nan_counts`).
 
-When the episodes metadata does not say which file holds an episode (a v3.0 table of only
-``episode_index`` and ``length``), every data file is read
-(:func:`~strands_robots.dataset.episodes.data_shards`) and one
-that cannot be read refuses the episode, naming every damaged file: a missing shard would
-leave a hole in the frame series that reads as a discontinuity. Source: docs/dataset.md,
-"Episodes spread over several data files".
+When the episodes metadata does not say which file holds an episode, every data file is read
+(docs/dataset.md, "Episodes spread over several data files").
 """
 
 from __future__ import annotations
