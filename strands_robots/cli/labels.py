@@ -37,11 +37,12 @@ from strands_robots.errors import LabelsNotFoundError, LabelValidationError, Sto
 from strands_robots.labels import Labels
 from strands_robots.storage.atomic import atomic_write_bytes
 
-
-class Quality(str, Enum):
-    low = "low"
-    medium = "medium"
-    high = "high"
+#: The fixed words of the label vocabulary as option choices, so ``--help`` lists them and a
+#: typo is refused with the list.
+Quality = Enum("Quality", {grade: grade for grade in el.QUALITY_GRADES}, type=str)  # type: ignore[misc]
+FailureMode = Enum("FailureMode", {mode: mode for mode in el.FAILURE_MODES}, type=str)  # type: ignore[misc]
+Decision = Enum("Decision", {word: word for word in el.REVIEW_DECISIONS}, type=str)  # type: ignore[misc]
+FAILURE_MODE_HELP = "What went wrong: " + ", ".join(el.FAILURE_MODES) + "."
 
 
 class Opinion(str, Enum):
@@ -53,11 +54,6 @@ class FilterFormat(str, Enum):
     json = "json"
     lerobot = "lerobot"
     lerobot_delete = "lerobot-delete"
-
-
-#: One choice per failure mode, so ``--help`` lists them and a typo is refused with the list.
-FailureMode = Enum("FailureMode", {mode: mode for mode in el.FAILURE_MODES}, type=str)  # type: ignore[misc]
-FAILURE_MODE_HELP = "What went wrong: " + ", ".join(el.FAILURE_MODES) + "."
 
 
 def lerobot_argument(episodes: list[int]) -> str:
@@ -178,7 +174,7 @@ def filter_cmd(
             help="Keep only successful episodes (the verdict, flipped by a human overrule).",
         ),
     ] = True,
-    min_quality: Annotated[Quality, typer.Option(help="Lowest acceptable quality.")] = Quality.medium,
+    min_quality: Annotated[Quality, typer.Option(help="Lowest acceptable quality.")] = Quality("medium"),
     exclude_disputed: Annotated[bool, typer.Option("--exclude-disputed", help="Drop open disputes.")] = False,
     outcome: Annotated[
         list[str] | None, typer.Option(metavar="OUTCOME", help="Keep episodes with this outcome (repeatable).")
@@ -590,12 +586,6 @@ def disputes(
             status,
         )
     console.print(table)
-
-
-class Decision(str, Enum):
-    uphold_verdict = "uphold_verdict"
-    overrule_verdict = "overrule_verdict"
-    grade_only = "grade_only"
 
 
 def resolve_cmd(
