@@ -158,6 +158,13 @@ class ServerContext:
         return response
 
 
+def next_after(episodes: list[int], after: int) -> int | None:
+    """The first of ``episodes`` (in their order) after ``after``, wrapping around to the first;
+    None when there is no other (the page's "next" of a list)."""
+    others = [e for e in episodes if e != after]
+    return next((e for e in others if e > after), others[0] if others else None)
+
+
 def json_response(data: Any, status: int = 200) -> Response:
     """JSON (NaN refused) that is never cached."""
     body = json.dumps(data, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

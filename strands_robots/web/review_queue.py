@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES
 from strands_robots.report.summary import NONE, summarize
+from strands_robots.web.context import next_after
 from strands_robots.web.query import Count, QueryModel, at_most, one_of, parse_query
 
 #: Filter name -> (row field, accepted values).
@@ -104,8 +105,4 @@ def build_queue(
 def next_dispute(document: Mapping[str, Any], episodes: list[int], after: int) -> int | None:
     """The first open dispute after episode ``after`` (wrapping around), or None."""
     records = document.get("episodes", {})
-    open_ = [e for e in episodes if summarize(e, records.get(str(e)))["dispute"] == "open"]
-    later = [e for e in open_ if e > after]
-    if later:
-        return later[0]
-    return open_[0] if open_ and open_[0] != after else None
+    return next_after([e for e in episodes if summarize(e, records.get(str(e)))["dispute"] == "open"], after)

@@ -42,7 +42,7 @@ from strands_robots.segments.store import (
     text_problem,
 )
 from strands_robots.segments.templates import known_cohorts
-from strands_robots.web.context import RequestError, ServerContext, json_response, read_json_body
+from strands_robots.web.context import RequestError, ServerContext, json_response, next_after, read_json_body
 from strands_robots.web.media import camera_list
 from strands_robots.web.query import BodyModel, Count, QueryModel, at_most, parse_body, parse_query
 
@@ -246,27 +246,11 @@ def saved_summaries(ctx: ServerContext) -> dict[int, dict[str, Any]]:
     return query_records(ctx.root, summarize, labels_dir=ctx.labels_dir)
 
 
-def next_unsegmented(episodes: list[int], saved: dict[int, Any], after: int) -> int | None:
-    """The first episode after ``after`` (wrapping around) without a saved segmentation, or None."""
-    later = [e for e in episodes if e > after and e not in saved]
-    if later:
-        return later[0]
-    earlier = [e for e in episodes if e < after and e not in saved]
-    return earlier[0] if earlier else None
-
-
 def _one_filter(value: Any) -> Any:
     """``None``, empty or ``unreviewed`` (a pydantic validator)."""
     if value not in (None, "", "unreviewed"):
         raise ValueError("must be unreviewed or empty")
     return value or None
-
-
-def next_unreviewed(episodes: list[int], saved: dict[int, Any], after: int) -> int | None:
-    """The first episode after ``after`` (wrapping around) whose proposal awaits review, or None."""
-    waiting = [e for e in episodes if (saved.get(e) or {}).get("status") == "proposed" and e != after]
-    later = [e for e in waiting if e > after]
-    return (later or waiting)[0] if waiting else None
 
 
 class ListQuery(QueryModel):
@@ -474,8 +458,10 @@ def _saved(ctx: ServerContext, episode: int, result: Any) -> Response:
             "episode": episode,
             "record": result.record,
             "findings": [f.to_dict() for f in result.findings],
-            "next_episode": next_unsegmented(order, saved, episode),
-            "next_unreviewed": next_unreviewed(order, saved, episode),
+            "next_episode": next_after([e for e in order if e not in saved], episode),
+            "next_unreviewed": next_after(
+                [e for e in order if (saved.get(e) or {}).get("status") == "proposed"], episode
+            ),
             "following": _neighbours(order, episode)[1],
             "saved_to": SIDECAR_FILENAME,
         }
