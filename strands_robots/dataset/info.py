@@ -164,8 +164,6 @@ def parse_fps(value: Any, path: Path) -> int | float:
             '(e.g. "fps": 30). Fix the header.'
         )
 
-    if not isinstance(value, int | float):  # JSON holds no other number
-        raise refuse(value)
     number_argument(value, refuse, FPS)
     return value
 
