@@ -23,14 +23,6 @@ if TYPE_CHECKING:
     from strands_robots.dataset.check import CheckReport
 
 
-def _index_span(ds: Dataset) -> str:
-    table = ds.episodes
-    if len(table) == 0:
-        return "none"
-    first, last = int(table.indices[0]), int(table.indices[-1])
-    return f"{first}..{last}" + ("" if table.contiguous else " (not contiguous)")
-
-
 def _camera_line(ds: Dataset, key: str, status: dict[str, tuple[int, int]]) -> str:
     feature = ds.features[key]
     shape = "x".join(str(v) for v in feature.get("shape", [])) or "?"
@@ -90,7 +82,7 @@ def summary_dict(ds: Dataset) -> dict[str, Any]:
         "robot_type": ds.robot_type,
         "fps": ds.fps,
         "episodes": len(ds.episodes),
-        "episode_index": _index_span(ds),
+        "episode_index": ds.episodes.span,
         "frames": ds.total_frames,
         "tasks": {str(k): v for k, v in ds.tasks.items()},
         "cameras": cameras,
@@ -107,7 +99,7 @@ def format_summary(ds: Dataset) -> str:
         f"dataset   {ds.root}",
         f"version   {ds.codebase_version}" + (f"  robot {ds.robot_type}" if ds.robot_type else ""),
         f"fps       {ds.fps}",
-        f"episodes  {len(ds.episodes)}  (episode_index {_index_span(ds)})",
+        f"episodes  {len(ds.episodes)}  (episode_index {ds.episodes.span})",
         f"frames    {ds.total_frames}",
         f"tasks     {len(ds.tasks)}",
     ]

@@ -188,10 +188,16 @@ class EpisodeTable(Mapping[int, Episode]):
             return f"episode {key!r} is not an integer episode_index"
         return (
             f"episode {key} not found in {self._root}: it has {len(self)} episodes with episode_index "
-            f"{int(self.indices[0])}..{int(self.indices[-1])}"
-            + ("" if self.contiguous else " (not contiguous)")
-            + ". Use a real episode_index, not a list position."
+            f"{self.span}. Use a real episode_index, not a list position."
         )
+
+    @property
+    def span(self) -> str:
+        """``first..last`` of the ``episode_index`` values (`` (not contiguous)`` after it when
+        there are gaps), or ``none`` for no episodes."""
+        if len(self) == 0:
+            return "none"
+        return f"{int(self.indices[0])}..{int(self.indices[-1])}" + ("" if self.contiguous else " (not contiguous)")
 
     @property
     def contiguous(self) -> bool:
