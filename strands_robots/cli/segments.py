@@ -74,10 +74,6 @@ def _cohort(value: str | None, label_sets: list[Path] | None = None) -> str | No
     return value
 
 
-def _seconds(frame: int, fps: float | None) -> str:
-    return f"{frame / fps:.2f}" if fps else ""
-
-
 def _findings_table(title: str, findings: list[Finding]) -> Table:
     table = Table(title=title, show_lines=False)
     for column in ("severity", "kind", "frames", "message"):
@@ -197,7 +193,7 @@ def show_cmd(
         for column in ("frames", "seconds", "template", "label", "note"):
             table.add_column(column, overflow="fold")
         for seg in record["segments"]:
-            seconds = f"{_seconds(seg['start'], fps)}-{_seconds(seg['end'], fps)}" if fps else ""
+            seconds = f"{seg['start'] / fps:.2f}-{seg['end'] / fps:.2f}" if fps else ""
             table.add_row(
                 f"[{seg['start']}, {seg['end']})",
                 seconds,
