@@ -319,7 +319,11 @@ class BackgroundServer:
 
         self._sock = bind(self.host, 0)
         self.address, self.port = bound_address(self._sock)
-        self.app = create_app(self.root, host=self.address, port=self.port, **self.options)
+        try:
+            self.app = create_app(self.root, host=self.address, port=self.port, **self.options)
+        except BaseException:
+            self.stop()
+            raise
         self._server = _uvicorn_server(self.app, self.limits)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True, name="labels-web"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -374,3 +375,17 @@ def test_a_review_without_valid_stamps_is_refused(client, labelled_toy, stamps, 
     response = client.post("/api/episodes/0/review", json={"decision": "grade_only", **stamps}, headers=WRITE)
     assert response.status_code in (400, 422) and message in response.json()["error"]
     assert sidecar(labelled_toy) == before
+
+
+def test_a_server_whose_app_cannot_be_built_releases_its_socket(tmp_path):
+    """BackgroundServer binds before it builds the app: a refused root leaves no socket open."""
+    from strands_robots.web.server import BackgroundServer
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    server = BackgroundServer(tmp_path)
+    before = open_fds()
+    with pytest.raises(Exception, match="dataset"):
+        server.start()
+    assert open_fds() == before  # while the server object lives on
