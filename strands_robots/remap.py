@@ -202,7 +202,7 @@ def _run_with_record(
     rid = remap_id(mapping, source)
     if any(a.get("id") == rid for a in applied_remaps(directory)):
         return RemapResult(already_applied=rid)
-    entry = {"id": rid, "mapping": mapping.to_json(), "deleted": sorted(mapping.deleted)}
+    entry: dict[str, Any] = {"id": rid, "mapping": mapping.to_json(), "deleted": sorted(mapping.deleted)}
     if source is not None:
         entry["source"] = _described_source(source)
     participants = [*_participants(root, labels_dir, allow_drop), _record_participant(directory, entry)]
@@ -364,14 +364,14 @@ def _given_match(
     """
     from strands_robots.fingerprint.match import EpisodeMatch
 
-    fingerprints, disagree = old, []
-    for old, new in sorted(given.table.items()):
-        if old in match.table and match.table[old] != new:
-            disagree.append(f"{old} -> {new} (its recording is episode {match.table[old]})")
-        elif old in match.ambiguous and new not in match.ambiguous[old]:
-            disagree.append(f"{old} -> {new} (its recording is one of episodes {match.ambiguous[old]})")
-        elif old in match.unmatched and "length" in fingerprints.get(old, {}) and "content" in fingerprints[old]:
-            disagree.append(f"{old} -> {new} (no episode of {root} holds its recording)")
+    disagree = []
+    for episode, new in sorted(given.table.items()):
+        if episode in match.table and match.table[episode] != new:
+            disagree.append(f"{episode} -> {new} (its recording is episode {match.table[episode]})")
+        elif episode in match.ambiguous and new not in match.ambiguous[episode]:
+            disagree.append(f"{episode} -> {new} (its recording is one of episodes {match.ambiguous[episode]})")
+        elif episode in match.unmatched and "length" in old.get(episode, {}) and "content" in old[episode]:
+            disagree.append(f"{episode} -> {new} (no episode of {root} holds its recording)")
     if disagree:
         raise MappingMismatchError(
             f"the mapping disagrees with the recordings' fingerprints, {len(disagree)} move(s): "
