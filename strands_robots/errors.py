@@ -96,6 +96,16 @@ def did_you_mean(value: object, choices: tuple[str, ...]) -> str:
     return ""
 
 
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    """The one refusal of an option outside a fixed list: ``name='x'; use one of a, b.`` and :func:`did_you_mean`.
+
+    Raises:
+        LabelValidationError: ``value`` is not one of ``choices``.
+    """
+    if value not in choices:
+        raise LabelValidationError(f"{name}={value!r}; use one of {', '.join(choices)}." + did_you_mean(value, choices))
+
+
 def bounded_message(message: object, limit: int = MESSAGE_CHARS) -> str:
     """The text of ``message`` (an exception or a string) cut to at most ``limit`` characters.
 

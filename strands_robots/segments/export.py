@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.errors import LabelValidationError, did_you_mean
+from strands_robots.errors import LabelValidationError, check_choice
 from strands_robots.segments.convert import frame_to_seconds, segments_to_subtasks
 from strands_robots.segments.episodes import open_dataset_if_present
 from strands_robots.segments.store import list_segmentations
@@ -35,10 +35,7 @@ def export_segmentations(
         LabelValidationError: unknown format, or ``subtasks`` with no fps known.
         StorageError: the file could not be written.
     """
-    if format not in FORMATS:
-        raise LabelValidationError(
-            f"format={format!r}; use one of {', '.join(FORMATS)}." + did_you_mean(format, FORMATS)
-        )
+    check_choice("format", format, FORMATS)
     dataset = open_dataset_if_present(root)
     rate = float(dataset.fps) if dataset is not None else fps
     if format == "subtasks" and rate is None:

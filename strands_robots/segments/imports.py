@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import ANY_NUMBER, number_argument
-from strands_robots.errors import EpisodeNotFoundError, LabelsError, LabelValidationError, did_you_mean
+from strands_robots.errors import EpisodeNotFoundError, LabelsError, LabelValidationError, check_choice
 from strands_robots.segments.convert import check_fps
 from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
 from strands_robots.segments.findings import Finding
@@ -546,10 +546,7 @@ def import_segmentations(
         ("fill_gaps", fill_gaps, GAP_POLICIES),
         ("time_unit", time_unit, ("auto", "frames", "seconds")),
     ):
-        if value not in allowed:
-            raise LabelValidationError(
-                f"{name}={value!r}; use one of {', '.join(allowed)}." + did_you_mean(value, allowed)
-            )
+        check_choice(name, value, allowed)
     if cohort is not None:
         check_cohort(cohort)
         if cohort != "agibot" and "idle" in (head, tail):

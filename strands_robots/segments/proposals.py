@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.errors import LabelValidationError, did_you_mean
+from strands_robots.errors import LabelValidationError, check_choice
 from strands_robots.segments.store import (
     SaveResult,
     StaleVersionError,
@@ -106,10 +106,7 @@ def review_proposal(
         SegmentationRefused: the edited segments have a blocking finding.
         EpisodeNotFoundError: nothing saved for the episode.
     """
-    if decision not in DECISIONS:
-        raise LabelValidationError(
-            f"decision={decision!r}; use one of {', '.join(DECISIONS)}." + did_you_mean(decision, tuple(DECISIONS))
-        )
+    check_choice("decision", decision, tuple(DECISIONS))
     if (segments is None) == (decision == "edit"):
         raise LabelValidationError(
             "pass segments with decision='edit' only (accept and reject keep the proposal's segments)."

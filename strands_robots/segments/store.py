@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import NAME_CHARS, bool_argument, path_argument
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError, did_you_mean
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError, check_choice
 from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
 from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD
@@ -306,10 +306,7 @@ def prepare_record(
     cohort = check_cohort(cohort) if cohort is not None else infer_cohort(segments)
     if annotated_at is not None:
         check_time(annotated_at)
-    if source not in SOURCES:
-        raise LabelValidationError(
-            f"source={source!r}; use one of {', '.join(SOURCES)}." + did_you_mean(source, SOURCES)
-        )
+    check_choice("source", source, SOURCES)
     findings = validate_segmentation(
         facts.length,
         segments,
