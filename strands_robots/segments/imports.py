@@ -361,9 +361,7 @@ def _fill(
         else:
             items.insert(0, [0, gap, idle, None, False])
             report.changes.append(f"head gap [0, {gap}) labelled Idle")
-    i = 0
-    while i + 1 < len(items):
-        a, b = items[i], items[i + 1]
+    for a, b in zip(items, items[1:], strict=False):
         if b[0] > a[1]:
             if fill_gaps != "extend":
                 raise LabelValidationError(
@@ -372,7 +370,6 @@ def _fill(
                 )
             report.changes.append(f"gap [{a[1]}, {b[0]}) folded into the preceding segment")
             a[1] = b[0]
-        i += 1
     if items and items[-1][1] < length:
         start = items[-1][1]
         if tail == "error":

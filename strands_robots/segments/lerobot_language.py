@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from strands_robots.errors import DatasetError, LabelValidationError, did_you_mean
+from strands_robots.segments.validate import segments_from_starts
 
 LANGUAGE_PERSISTENT = "language_persistent"
 LANGUAGE_EVENTS = "language_events"
@@ -197,23 +198,12 @@ def rows_to_segments(
             changes.append(f"row {i} at {ts:.4f} s snapped to frame {frame} ({float(timestamps[frame]):.4f} s)")
         starts.append((frame, text, ts))
     starts.sort(key=lambda s: (s[0], s[2]))
-    kept: list[tuple[int, str]] = []
-    for frame, text, _ in starts:
-        if kept and kept[-1][0] == frame:
-            changes.append(
-                f"rows {kept[-1][1]!r} and {text!r} start at the same frame {frame} (zero-length): kept {text!r}"
-            )
-            kept[-1] = (frame, text)
-        else:
-            kept.append((frame, text))
-    if kept and kept[0][0] > 0:
-        changes.append(f"frames [0, {kept[0][0]}) before the first row: folded into the first segment")
-        kept[0] = (0, kept[0][1])
-    segments = [
-        {"start": frame, "end": kept[i + 1][0] if i + 1 < len(kept) else length, "label": text}
-        for i, (frame, text) in enumerate(kept)
-    ]
-    return segments, changes
+    for (frame, text, _), (after, later, _) in zip(starts, starts[1:], strict=False):
+        if after == frame:
+            changes.append(f"rows {text!r} and {later!r} start at the same frame {frame} (zero-length): kept {later!r}")
+    if starts and starts[0][0] > 0:
+        changes.append(f"frames [0, {starts[0][0]}) before the first row: folded into the first segment")
+    return segments_from_starts([(frame, text) for frame, text, _ in starts], length), changes
 
 
 def segment_rows(segments: list[dict[str, Any]], timestamps: np.ndarray, style: str) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.errors import LabelValidationError, did_you_mean
+from strands_robots.segments.validate import segments_from_starts
 
 PREFIXES = ("sparse", "dense")
 FIELDS = ("subtask_names", "subtask_start_times", "subtask_end_times", "subtask_start_frames", "subtask_end_frames")
@@ -114,30 +115,21 @@ def spans_to_segments(
     order = sorted(items, key=lambda it: (it[0], it[1], it[3]))
     if order != items:
         changes.append("spans out of order: sorted by start frame")
-    items = order
-    kept: list[list[Any]] = []
-    for it in items:
-        if kept and it[0] < kept[-1][1]:
-            prev = kept[-1]
+    for prev, it in zip(order, order[1:], strict=False):
+        if it[0] < prev[1]:
             changes.append(
                 f"spans {prev[2]!r} and {it[2]!r} overlap at frames [{it[0]}, {prev[1]}): "
                 f"{prev[2]!r} now ends at {it[0]}"
             )
-            prev[1] = it[0]
-            if prev[1] <= prev[0]:
+            if it[0] == prev[0]:
                 changes.append(f"span {prev[2]!r} became zero-length: dropped")
-                kept.pop()
-        if kept and it[0] > kept[-1][1]:
-            changes.append(f"frames [{kept[-1][1]}, {it[0]}) between spans: {kept[-1][2]!r} runs on")
-            kept[-1][1] = it[0]
-        kept.append(it)
-    if kept and kept[0][0] > 0:
-        changes.append(f"frames [0, {kept[0][0]}) before the first span: folded into it")
-        kept[0][0] = 0
-    if kept and kept[-1][1] < length:
-        changes.append(f"frames [{kept[-1][1]}, {length}) after the last span: it runs to the episode's end")
-        kept[-1][1] = length
-    return [{"start": s, "end": e, "label": name} for s, e, name, _ in kept], changes
+        elif it[0] > prev[1]:
+            changes.append(f"frames [{prev[1]}, {it[0]}) between spans: {prev[2]!r} runs on")
+    if order and order[0][0] > 0:
+        changes.append(f"frames [0, {order[0][0]}) before the first span: folded into it")
+    if order and order[-1][1] < length:
+        changes.append(f"frames [{order[-1][1]}, {length}) after the last span: it runs to the episode's end")
+    return segments_from_starts([(start, name) for start, _, name, _ in order], length), changes
 
 
 def episode_values(segments: list[dict[str, Any]], fps: float) -> dict[str, list[Any]]:

@@ -272,3 +272,16 @@ def sorted_segments(
         items.append((start, end, label, seg.note))
     items.sort(key=lambda t: (t[0], t[1]))
     return items
+
+
+def segments_from_starts(starts: Sequence[tuple[int, str]], length: int) -> list[dict[str, Any]]:
+    """The segmentation whose segments start at ``starts`` (``(frame, label)`` in frame order):
+    each runs until the next one starts, the first from frame 0, the last to ``length``; of two
+    starting on one frame the later is kept (docs/segments.md, "Import (`import-lerobot`)").
+    """
+    kept = dict(starts)  # one label per frame, the later winning; keys stay in frame order
+    if not kept:
+        return []
+    begins = [0, *list(kept)[1:]]
+    ends = [*begins[1:], length]
+    return [{"start": s, "end": e, "label": label} for s, e, label in zip(begins, ends, kept.values(), strict=True)]
