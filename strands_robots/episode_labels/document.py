@@ -19,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from strands_robots.arguments import path_argument
 from strands_robots.episode_labels.vocab import (
     FAILURE_MODES,
     QUALITY_GRADES,
@@ -32,20 +31,10 @@ from strands_robots.storage.labels_dir import check_labels_dir, create_labels_di
 
 
 def labels_path(root: str | Path, *, labels_dir: str | Path | None = None) -> Path:
-    """``<root>/episode_labels.json`` (beside ``meta/``, not inside it).
-
-    Args:
-        root: Dataset root.
-        labels_dir: Keep labels in this directory instead (e.g. for a dataset in a
-            read-only cache).
-
-    Raises:
-        LabelArgumentError: ``root`` or ``labels_dir`` is not a path (str or Path).
-    """
-    root = path_argument(root, "root")
-    if labels_dir is not None:
-        return path_argument(labels_dir, "labels_dir") / SIDECAR_FILENAME
-    return root / SIDECAR_FILENAME
+    """``<root>/episode_labels.json`` (beside ``meta/``, not inside it), or in ``labels_dir``
+    (e.g. for a dataset in a read-only cache). The arguments are checked where they enter:
+    :class:`~strands_robots.labels.Labels`."""
+    return Path(root if labels_dir is None else labels_dir) / SIDECAR_FILENAME
 
 
 def empty_document(benchmark: str = "") -> dict[str, Any]:
