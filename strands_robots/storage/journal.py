@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from strands_robots.errors import LabelsError, StorageError
 from strands_robots.storage.atomic import atomic_write_bytes, fsync_dir, read_regular
 from strands_robots.storage.codec import dump_line
@@ -320,10 +322,22 @@ def _final_values(ops: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, 
     return records, fields
 
 
-def version_digest(record: Any) -> str:
-    """The digest of one version of a record (its canonical JSON line): how a version this
-    package wrote is recognised when another tool writes it back."""
-    return hashlib.sha256(dump_line(record)).hexdigest()[:32]
+def version_digest(record: Any, line: bytes | None = None) -> str:
+    """The digest of one version of a record (its canonical JSON line, ``line`` when the
+    caller has it already): how a version this package wrote is recognised when another
+    tool writes it back."""
+    return hashlib.sha256(dump_line(record) if line is None else line).hexdigest()[:32]
+
+
+def entry_line(fields: dict[str, bytes], records: dict[str, bytes]) -> bytes:
+    """The journal line of one write from the :func:`~.codec.dump_line` of each value set
+    and record put (so a record is encoded once: for this line and for its
+    :func:`version_digest`); byte for byte ``dump_line`` of the entry, a ``batch`` of more
+    than one."""
+    ops = [{"op": "set", "field": name, "value": msgspec.Raw(value[:-1])} for name, value in fields.items()]
+    ops += [{"op": "put", "key": key, "record": msgspec.Raw(record[:-1])} for key, record in records.items()]
+    entry = ops[0] if len(ops) == 1 else {"op": "batch", "entries": ops}
+    return msgspec.json.encode(entry, order="sorted") + b"\n"
 
 
 def three_way(

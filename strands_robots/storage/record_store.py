@@ -41,6 +41,7 @@ from strands_robots.storage.journal import (
     apply_ops,
     count_lines,
     entries_for,
+    entry_line,
     journal_keys,
     keep_aside,
     load_base,
@@ -407,8 +408,9 @@ class RecordStore:
 
     # -- mixing with another tool that rewrites the file without a lock (docs/compatibility.md) ---------
 
-    def _remember(self, records: dict[str, Any], keys: list[str]) -> None:
-        """Remember the versions of ``keys`` this process has just stored (acknowledged)."""
+    def _remember(self, records: dict[str, Any], keys: list[str], lines: dict[str, bytes] | None = None) -> None:
+        """Remember the versions of ``keys`` this process has just stored (acknowledged);
+        ``lines``: their :func:`dump_line` when the write encoded them already."""
         if len(keys) > REMEMBERED_PER_WRITE:
             return
         for key in keys:
@@ -417,7 +419,8 @@ class RecordStore:
             superseded = self._loaded.pop(key, None)  # the version read from the file, replaced now
             if superseded is not None and superseded not in digests:
                 digests = [*digests, superseded]
-            digests = [*digests[-(REMEMBERED_VERSIONS - 1) :], version_digest(record)]
+            digest = version_digest(record, lines[key] if lines else None)
+            digests = [*digests[-(REMEMBERED_VERSIONS - 1) :], digest]
             self._ours[key] = (None if record is None else json_copy(record), digests)
         while len(self._ours) > REMEMBERED_RECORDS:
             del self._ours[next(iter(self._ours))]
@@ -676,15 +679,15 @@ class RecordStore:
             self._remember(cached.document.get(self.records_key, {}), change.records)
             return
         records = cached.document.get(self.records_key, {})
-        ops: list[Any] = [{"op": "set", "field": f, "value": cached.document.get(f)} for f in change.fields]
-        ops.extend({"op": "put", "key": k, "record": records.get(k)} for k in change.records)
-        entry = ops[0] if len(ops) == 1 else {"op": "batch", "entries": ops}  # one line: all or nothing
-        try:
-            payload = dump_line(entry)  # encoded once, before anything is touched
+        try:  # encoded once, before anything is touched: one line, all or nothing
+            fields = {f: dump_line(cached.document.get(f)) for f in change.fields}
+            lines = {k: dump_line(records.get(k)) for k in change.records}
         except LabelValidationError as exc:
-            if non_finite_at(entry) is None:
+            changed = {f: cached.document.get(f) for f in change.fields} | {k: records.get(k) for k in change.records}
+            if non_finite_at(changed) is None:
                 raise
-            raise self._non_finite(entry) from exc
+            raise self._non_finite(changed) from exc
+        payload = entry_line(fields, lines)
         if cached.journal_offset == 0:
             payload = start_journal(self.path, cached.digest) + payload
         end, after = append_encoded(self.journal, payload, valid_end=cached.journal_offset)
@@ -693,7 +696,7 @@ class RecordStore:
         cached.journal_seen = _seen(after)
         _pending.add(self)
         self._repairs.clear()
-        self._remember(records, change.records)
+        self._remember(records, change.records, lines)
         if end > max(canonical_size, MIN_FOLD_BYTES):
             try:
                 self._fold(cached)
