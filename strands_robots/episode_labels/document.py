@@ -119,12 +119,9 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None, *, write:
         LabelsDirMismatchError: ``labels_dir`` holds another dataset's labels.
     """
     path = labels_path(root, labels_dir=labels_dir)
-    if labels_dir is None:
-        require_directory(path.parent)
-    else:
-        if write:
-            create_labels_dir(path.parent)
-        require_directory(path.parent, "Labels directory")
+    if labels_dir is not None and write:
+        create_labels_dir(path.parent)
+    require_directory(path.parent, "Dataset root" if labels_dir is None else "Labels directory")
     check_labels_dir(root, labels_dir, write_key=write)
     return _store(path)
 
