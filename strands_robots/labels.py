@@ -338,8 +338,8 @@ class SegmentLabels(_Store):
         """Save a segmentation of ``episode`` (``save_segmentation``'s keywords)."""
         return self._call("store", "save_segmentation", episode, segments, **options)
 
-    def get(self, episode: int) -> dict[str, Any] | None:
-        """The current segmentation of ``episode`` (``get_segmentation``)."""
+    def get(self, episode: int) -> dict[str, Any]:
+        """The current segmentation of ``episode`` (``get_segmentation``; raises when it has none)."""
         return self._call("store", "get_segmentation", episode)
 
     def history(self, episode: int) -> list[dict[str, Any]]:
