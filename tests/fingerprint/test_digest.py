@@ -80,3 +80,22 @@ def test_other_fingerprint_rules_give_another_digest(dataset, monkeypatch):
     before = metadata_digest(dataset)
     monkeypatch.setattr(signature, "FINGERPRINT_RULES", signature.FINGERPRINT_RULES + 1)
     assert metadata_digest(dataset) not in (before, None)  # labels tagged under the old rules are read again
+
+
+def test_unchanged_metadata_is_not_read_again(dataset, monkeypatch):
+    """A judge checks the digest once per episode: reading every metadata file each time made a
+    10,000-episode run quadratic (docs/judge.md, "Throughput (synthetic, 10,000 episodes)")."""
+    reads = []
+    file_digest = signature.hashlib.file_digest
+    monkeypatch.setattr(
+        signature.hashlib, "file_digest", lambda handle, name: reads.append(handle.name) or file_digest(handle, name)
+    )
+    before = metadata_digest(dataset)
+    files = len(reads)
+    assert files >= 2
+    assert [metadata_digest(dataset) for _ in range(3)] == [before] * 3
+    assert len(reads) == files  # nothing read again
+    info = dataset / "meta" / "info.json"
+    info.write_bytes(info.read_bytes() + b" ")  # an edit: read again, another digest
+    assert metadata_digest(dataset) not in (before, None)
+    assert len(reads) == 2 * files
