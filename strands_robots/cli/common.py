@@ -15,11 +15,10 @@ from rich.text import Text
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from strands_robots.errors import LabelValidationError, bounded_message, quoted
-from strands_robots.labels import Labels, open_labels
-from strands_robots.storage.textfile import read_user_text
 
 if TYPE_CHECKING:
     from strands_robots.dataset.hub import HubDataset
+    from strands_robots.labels import Labels
 
 # Markup is off: messages carry user data (paths with ``[...]``, ``pip install 'pkg[extra]'``,
 # notes with ``[/x]``) that must print as typed. Styled words go through :func:`styled`.
@@ -235,6 +234,8 @@ def output_path(path: Path | None) -> Path | None:
 
 def labels_of(root: Path, labels_dir: Path | None) -> Labels:
     """The :class:`~strands_robots.labels.Labels` of a command's ROOT and ``--labels-dir`` (made absolute)."""
+    from strands_robots.labels import open_labels
+
     return open_labels(resolve(root), resolve(labels_dir))
 
 
@@ -242,9 +243,11 @@ def load_json_file(path: Path) -> Any:
     """Parse a JSON file a person passed, or raise a clear error.
 
     Raises:
-        InputFileError: missing, a directory, not UTF-8, unreadable (:func:`read_user_text`).
+        InputFileError: missing, a directory, not UTF-8, unreadable (:func:`~strands_robots.storage.textfile.read_user_text`).
         LabelValidationError: not valid JSON.
     """
+    from strands_robots.storage.textfile import read_user_text
+
     text = read_user_text(path, kind="JSON file")
     try:
         return json.loads(text)
@@ -268,9 +271,11 @@ def load_json_or_jsonl(path: Path) -> Any:
     """A JSON document, or a JSON Lines file as a list of objects.
 
     Raises:
-        InputFileError: missing, a directory, not UTF-8, unreadable (:func:`read_user_text`).
+        InputFileError: missing, a directory, not UTF-8, unreadable (:func:`~strands_robots.storage.textfile.read_user_text`).
         LabelValidationError: a line of a JSON Lines file is not valid JSON.
     """
+    from strands_robots.storage.textfile import read_user_text
+
     example = '[{"episode": 0, "success": true}]'
     text = read_user_text(path, kind=f"JSON file (a list such as {example}) or JSON Lines file (one object per line)")
     try:

@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from strands_robots.cli.common import RevisionOpt, RootArg
-from strands_robots.dataset import Dataset, open_dataset
-from strands_robots.dataset.hub import DEFAULT_REVISION, HubDataset
-from strands_robots.dataset.problems import abridge
 
 if TYPE_CHECKING:
+    from strands_robots.dataset import Dataset
     from strands_robots.dataset.check import CheckReport
+    from strands_robots.dataset.hub import HubDataset
 
 
 def _camera_line(ds: Dataset, key: str, status: dict[str, tuple[int, int]]) -> str:
@@ -141,6 +140,8 @@ def register(app: typer.Typer) -> None:
         revision: RevisionOpt = None,
     ) -> None:
         """Summarise a LeRobot dataset: version, fps, episodes, frames, tasks, cameras, state, problems."""
+        from strands_robots.dataset import open_dataset
+
         ds = open_dataset(root)
         hub = getattr(root, "hub", None)
         checked = None
@@ -169,6 +170,8 @@ def check_dict(report: CheckReport) -> dict[str, Any]:
 
 def format_check(report: CheckReport) -> str:
     """The ``checked`` and ``damaged`` lines of ``info --check``."""
+    from strands_robots.dataset.problems import abridge
+
     videos = f"first and last frame decoded for {report.videos_decoded} of {report.videos} episode video(s)"
     if report.videos_missing:
         videos += f"; {report.videos_missing} missing (listed under problems)"
@@ -184,6 +187,8 @@ def format_check(report: CheckReport) -> str:
 
 def hub_dict(hub: HubDataset) -> dict[str, Any]:
     """Where a repo-id ROOT came from and where its labels go (``info --json``'s ``hub``)."""
+    from strands_robots.dataset.hub import DEFAULT_REVISION
+
     return {
         "repo_id": hub.repo_id,
         "revision": hub.revision or DEFAULT_REVISION,
@@ -194,6 +199,8 @@ def hub_dict(hub: HubDataset) -> dict[str, Any]:
 
 def format_hub(hub: HubDataset) -> str:
     """The ``hub`` and ``labels`` lines of ``info`` for a repo-id ROOT."""
+    from strands_robots.dataset.hub import DEFAULT_REVISION
+
     return (
         f"hub       {hub.repo_id} @ {hub.revision or DEFAULT_REVISION}  (local copy above; data and videos "
         "are fetched for the episodes a command reads)\n"

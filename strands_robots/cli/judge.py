@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 from typer.core import TyperCommand
 
 from strands_robots.cli.common import (
@@ -263,6 +262,8 @@ def group_failures(failed: list) -> list[tuple[list[int], str]]:  # noqa: ANN001
 
 
 def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
+    from rich.table import Table
+
     if not report.results:
         console.print(
             f"nothing to judge: {report.already_labelled} episode(s) already labelled (--relabel redoes them)."
@@ -316,6 +317,8 @@ COST_ROWS = 20
 
 def _print_cost(report) -> None:  # noqa: ANN001 - JudgeReport
     """The model requests of the run, per episode and in total (nothing for the offline judge)."""
+    from rich.table import Table
+
     total = report.cost()
     if total is None:
         return

@@ -8,12 +8,10 @@ import json
 import warnings
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
-from strands_robots import episode_labels as el
 from strands_robots.cli.common import (
     LabelsDirOpt,
     RevisionOpt,
@@ -33,16 +31,18 @@ from strands_robots.cli.common import (
     styled,
     whole_number,
 )
+from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES, REVIEW_DECISIONS
 from strands_robots.errors import LabelsNotFoundError, LabelValidationError, StorageError
-from strands_robots.labels import Labels
-from strands_robots.storage.atomic import atomic_write_bytes
+
+if TYPE_CHECKING:
+    from strands_robots.labels import Labels
 
 #: The fixed words of the label vocabulary as option choices, so ``--help`` lists them and a
 #: typo is refused with the list.
-Quality = Enum("Quality", {grade: grade for grade in el.QUALITY_GRADES}, type=str)  # type: ignore[misc]
-FailureMode = Enum("FailureMode", {mode: mode for mode in el.FAILURE_MODES}, type=str)  # type: ignore[misc]
-Decision = Enum("Decision", {word: word for word in el.REVIEW_DECISIONS}, type=str)  # type: ignore[misc]
-FAILURE_MODE_HELP = "What went wrong: " + ", ".join(el.FAILURE_MODES) + "."
+Quality = Enum("Quality", {grade: grade for grade in QUALITY_GRADES}, type=str)  # type: ignore[misc]
+FailureMode = Enum("FailureMode", {mode: mode for mode in FAILURE_MODES}, type=str)  # type: ignore[misc]
+Decision = Enum("Decision", {word: word for word in REVIEW_DECISIONS}, type=str)  # type: ignore[misc]
+FAILURE_MODE_HELP = "What went wrong: " + ", ".join(FAILURE_MODES) + "."
 
 
 class Opinion(str, Enum):
@@ -239,8 +239,10 @@ def filter_cmd(
         except (StaleRecordError, UnreadableRecordError) as exc:
             err_console.print(str(exc), highlight=False)
             raise typer.Exit(3) from None
+    from strands_robots.episode_labels.filtering import StaleLabelsWarning
+
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", el.StaleLabelsWarning)  # the explanation below counts them
+        warnings.simplefilter("ignore", StaleLabelsWarning)  # the explanation below counts them
         episodes = labels.filter(**options)
     explanation = labels.explain(**options)
     _print_drops(explanation["dropped"], len(episodes), explain)
@@ -267,6 +269,8 @@ def filter_cmd(
     if out is None:
         typer.echo(text)
         return
+    from strands_robots.storage.atomic import atomic_write_bytes
+
     out = output_path(out)
     try:
         atomic_write_bytes(out, (text + "\n").encode("utf-8"))  # a link at --out is refused by name
@@ -317,6 +321,8 @@ def agreement(
     revision: RevisionOpt = None,
 ) -> None:
     """Judge-versus-human agreement with baseline and Cohen's kappa."""
+    from rich.table import Table
+
     from strands_robots.episode_labels.agreement import read_human_labels
 
     holdout = None if human is None else read_human_labels(resolve(human))
@@ -370,6 +376,8 @@ def show(
     A verdict a human overruled shows as e.g. ``failure (overruled success)``; a quality a
     review replaced as ``high (review; judge low)``.
     """
+    from rich.table import Table
+
     from strands_robots.episode_labels.review import (
         dispute_open,
         effective_quality,
@@ -567,6 +575,8 @@ def disputes(
     revision: RevisionOpt = None,
 ) -> None:
     """List judge opinions that contradict the verdict."""
+    from rich.table import Table
+
     rows = labels_of(root, labels_dir).episodes.disputes(include_resolved=show_all)
     if as_json:
         print_json(rows)

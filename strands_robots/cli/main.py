@@ -8,7 +8,6 @@ commands; this file only assembles them and handles errors uniformly: a
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import sys
 from typing import Annotated
 
@@ -45,6 +44,8 @@ def _version(value: bool) -> None:
 
 def conflicting_distribution_installed() -> str | None:
     """Version of the other ``strands-robots`` distribution if it is installed, else None."""
+    import importlib.metadata  # ~40 ms: paid by the run, not by importing the CLI
+
     try:
         return importlib.metadata.version(CONFLICTING_DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:

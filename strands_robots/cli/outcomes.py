@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from strands_robots.arguments import HELD_OUT_SHARE, UNIT_FRACTION, number_argument
 from strands_robots.cli.common import (
@@ -40,7 +39,6 @@ from strands_robots.outcomes.model import (
     READ_ONLY_FIELDS,
     WRITABLE_FIELDS,
 )
-from strands_robots.outcomes.splits import held_out_argument
 
 EpisodeArg = Annotated[
     int, typer.Argument(metavar="EPISODE", help="The episode's real episode_index.", parser=whole_number)
@@ -154,6 +152,8 @@ def list_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """List current outcome labels matching the filters."""
+    from rich.table import Table
+
     handle = labels_of(root, labels_dir)
     labels = handle.outcomes.list(
         outcome=_csv(outcome),
@@ -234,6 +234,8 @@ def _held_out_option(text: str | float) -> int | float:
             f"{quoted(text, 40)} is neither an episode count (a whole number, at least 1) nor a fraction "
             f"{HELD_OUT_SHARE.describe()}; pass e.g. --held-out 12 or --held-out 0.2."
         )
+
+    from strands_robots.outcomes.splits import held_out_argument
 
     return held_out_argument(_number(text), refuse)
 

@@ -7,10 +7,9 @@ episode remains; bad input exits 2 (the CLI's rule for ``LabelsError``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from strands_robots.cli.common import (
     JsonOpt,
@@ -29,18 +28,11 @@ from strands_robots.cli.common import (
     whole_number,
 )
 from strands_robots.errors import DatasetError, LabelValidationError, did_you_mean
-from strands_robots.segments import (
-    export_segmentations,
-    import_segmentations,
-    label_pool,
-    prefill_navigate,
-    reference_examples,
-)
-from strands_robots.segments.checks import validate_episode
-from strands_robots.segments.episodes import episode_facts, open_dataset_if_present
-from strands_robots.segments.findings import Finding
-from strands_robots.segments.motion import check_threshold
-from strands_robots.segments.templates import cohort_templates, known_cohorts
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from strands_robots.segments.findings import Finding
 
 app = typer.Typer(
     name="segments",
@@ -61,6 +53,8 @@ LabelSetsOpt = Annotated[
 
 def _cohort(value: str | None, label_sets: list[Path] | None = None) -> str | None:
     """``--cohort`` checked, after the ``--labels`` files are registered as cohorts."""
+    from strands_robots.segments.templates import known_cohorts
+
     if label_sets:
         from strands_robots.segments.label_sets import load_label_set, register_label_set
 
@@ -75,6 +69,8 @@ def _cohort(value: str | None, label_sets: list[Path] | None = None) -> str | No
 
 
 def _findings_table(title: str, findings: list[Finding]) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, show_lines=False)
     for column in ("severity", "kind", "frames", "message"):
         table.add_column(column, overflow="fold")
@@ -102,6 +98,10 @@ def validate_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Check saved segmentations against the structure and the cohort's rules."""
+    from strands_robots.segments.checks import validate_episode
+    from strands_robots.segments.episodes import open_dataset_if_present
+    from strands_robots.segments.motion import check_threshold
+
     threshold = check_threshold(threshold, "--threshold")
     handle = labels_of(root, labels_dir)
     cohort = _cohort(cohort, labels)
@@ -155,6 +155,10 @@ def show_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """A summary of saved segmentations, or one episode's segments (frames and seconds)."""
+    from rich.table import Table
+
+    from strands_robots.segments.episodes import open_dataset_if_present
+
     handle = labels_of(root, labels_dir)
     dataset = open_dataset_if_present(handle.root)
     fps = float(dataset.fps) if dataset is not None else None
@@ -233,6 +237,8 @@ def import_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Import segmentations (frames or seconds) with label normalisation and a report."""
+    from strands_robots.segments import import_segmentations
+
     require_dataset_root(resolve(root), total_episodes, "segments import")
     report = import_segmentations(
         resolve(root),
@@ -295,6 +301,8 @@ def export_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Export saved segmentations as JSON Lines (frames and seconds)."""
+    from strands_robots.segments import export_segmentations
+
     lines = export_segmentations(
         resolve(root), output_path(out), format=format, fps=fps, labels_dir=resolve(labels_dir)
     )
@@ -319,6 +327,11 @@ def pool_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """A task's label pool (templates used in its saved segmentations) and its reference examples."""
+    from rich.table import Table
+
+    from strands_robots.segments import label_pool, reference_examples
+    from strands_robots.segments.episodes import episode_facts
+
     root = resolve(root)
     labels_dir = resolve(labels_dir)
     if task is None:
@@ -357,6 +370,10 @@ def templates_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """The template registry of a cohort."""
+    from rich.table import Table
+
+    from strands_robots.segments.templates import cohort_templates
+
     cohort = _cohort(cohort, labels)
     if cohort is None and labels:
         from strands_robots.segments.label_sets import load_label_set
@@ -385,6 +402,9 @@ def prefill_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """NAVIGATE segments prefilled from the base motion (JSON, for an annotator to edit)."""
+    from strands_robots.segments import prefill_navigate
+    from strands_robots.segments.motion import check_threshold
+
     threshold = check_threshold(threshold, "--threshold")
     segments: list[dict[str, Any]] = prefill_navigate(resolve(root), episode, feature, threshold=threshold)
     print_json(segments)

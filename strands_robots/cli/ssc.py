@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from strands_robots.cli.common import (
     JsonOpt,
@@ -486,6 +485,8 @@ def check_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Build each chain and report I1-I4 anomalies (and accuracy against --reference)."""
+    from rich.table import Table
+
     from strands_robots.ssc.checker import action_accuracy, check_chain, summarize_anomalies
     from strands_robots.ssc.records import to_dict
 

@@ -1,6 +1,6 @@
-"""Importing the label API stays light: no dataset reader library (pyarrow, PyAV, Pillow),
-no agents SDK and no numpy until an operation needs them (each costs tens of MB and
-milliseconds per process)."""
+"""Importing the label API and the ``strands-labels`` CLI stays light: no dataset reader
+library (pyarrow, PyAV, Pillow), no agents SDK and no numpy until an operation needs them
+(each costs tens of MB and milliseconds per process; every CLI command pays its start-up)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,5 @@ def _loaded_after(code: str, cwd) -> dict[str, bool]:
 
 
 def test_import_loads_no_heavy_module(tmp_path):
-    assert _loaded_after("import strands_robots, strands_robots.episode_labels", tmp_path) == dict.fromkeys(
-        HEAVY, False
-    )
+    code = "import strands_robots, strands_robots.episode_labels, strands_robots.cli.main"
+    assert _loaded_after(code, tmp_path) == dict.fromkeys(HEAVY, False)
