@@ -77,10 +77,11 @@ def _plain_path(value: Any) -> bool:
     if type(value) not in _PLAIN_PATH_TYPES:
         return False
     text = value if type(value) is str else str(value)
-    return "\x00" not in text and (text.isascii() or _encodes(text))
+    return "\x00" not in text and (text.isascii() or encodes_utf8(text))
 
 
-def _encodes(text: str) -> bool:
+def encodes_utf8(text: str) -> bool:
+    """True when ``text`` has no lone surrogate (UTF-8 can encode it)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

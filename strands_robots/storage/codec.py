@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from strands_robots.arguments import encodes_utf8
 from strands_robots.errors import LabelValidationError, NonFiniteNumberWarning, SidecarError
 
 #: Compact, sorted, non-ASCII kept: ``json``'s C encoder (it is only used without indent).
@@ -110,20 +111,12 @@ def _utf8(text: str, value: Any, *, newline: bool = True) -> bytes:
 
 def surrogate_at(value: Any) -> str | None:
     """JSON path of the first string (value or key) that UTF-8 cannot encode (a lone surrogate), or None."""
-    return _first_at(value, lambda item: isinstance(item, str) and not _encodes(item))
+    return _first_at(value, lambda item: isinstance(item, str) and not encodes_utf8(item))
 
 
 def non_finite_at(value: Any) -> str | None:
     """JSON path of the first NaN or infinite float in ``value``, or None."""
     return _first_at(value, lambda item: isinstance(item, float) and not math.isfinite(item))
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _first_at(value: Any, bad: Callable[[Any], bool], where: str = "$") -> str | None:
