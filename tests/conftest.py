@@ -66,12 +66,17 @@ def copy_dataset(tmp_path):
     return _copy
 
 
-@pytest.fixture
-def toy_dataset(copy_dataset):
-    """A writable copy of ``examples/toy_dataset``."""
+def toy_copy(dst: Path) -> Path:
+    """A writable copy of ``examples/toy_dataset`` at ``dst`` (skips the test when it is not built)."""
     if not (TOY_DATASET / "meta" / "info.json").is_file():
         pytest.skip("examples/toy_dataset is not built")
-    return copy_dataset(TOY_DATASET, "toy_dataset")
+    return writable_copy(TOY_DATASET, dst)
+
+
+@pytest.fixture
+def toy_dataset(tmp_path):
+    """A writable copy of ``examples/toy_dataset``."""
+    return toy_copy(tmp_path / "toy_dataset")
 
 
 #: Verdicts of the toy dataset (standing in for a benchmark run): 0 and 1 succeed, 2 fails.

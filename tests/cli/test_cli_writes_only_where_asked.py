@@ -225,16 +225,11 @@ OUTPUT_DEFAULTS = {"outcome export": "meta/avala_sequence_outcomes.jsonl"}
 
 @pytest.fixture(scope="module")
 def labelled_copy(tmp_path_factory) -> Path:
-    import shutil
-
     from strands_robots import outcomes as oc
     from strands_robots import segments as sg
-    from tests.conftest import TOY_DATASET
+    from tests.conftest import toy_copy
 
-    if not (TOY_DATASET / "meta" / "info.json").is_file():
-        pytest.skip("examples/toy_dataset is not built")
-    root = tmp_path_factory.mktemp("outputs") / "ds"
-    shutil.copytree(TOY_DATASET, root)
+    root = toy_copy(tmp_path_factory.mktemp("outputs") / "ds")
     el.record_deterministic_verdicts(root, [{"episode": e, "success": True} for e in range(3)])
     el.annotate_episode(root, 0, quality="high")
     oc.set_outcome(root, 0, outcome="expert_success", labeled_by="tester")

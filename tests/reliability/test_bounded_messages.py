@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from strands_robots.errors import (
     clipped,
     quoted,
 )
-from tests.conftest import TOY_DATASET
+from tests.conftest import toy_copy
 
 
 def test_quoted_is_repr_for_short_values_and_bounded_for_long_ones():
@@ -70,13 +69,10 @@ def test_bounded_message_keeps_the_remedy_at_the_end():
     assert bounded_message(Unprintable()) == "Unprintable"
 
 
-def test_the_cli_prints_a_bounded_error(tmp_path, monkeypatch, capsys):
-    if not (TOY_DATASET / "meta" / "info.json").is_file():
-        pytest.skip("examples/toy_dataset is not built")
+def test_the_cli_prints_a_bounded_error(toy_dataset, monkeypatch, capsys):
     from strands_robots.cli.main import run
 
-    root = tmp_path / "ds"
-    shutil.copytree(TOY_DATASET, root)
+    root = toy_dataset
     monkeypatch.setattr(sys, "argv", ["strands-labels", "info", f"{root}@{'r' * 100_000}"])
     with pytest.raises(SystemExit) as exited:
         run()
@@ -102,10 +98,7 @@ def _assert_bounded(text: str) -> None:
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory) -> Path:
-    if not (TOY_DATASET / "meta" / "info.json").is_file():
-        pytest.skip("examples/toy_dataset is not built")
-    root = tmp_path_factory.mktemp("bounded") / "ds"
-    shutil.copytree(TOY_DATASET, root)
+    root = toy_copy(tmp_path_factory.mktemp("bounded") / "ds")
     el.record_deterministic_verdicts(root, [{"episode": e, "success": e != 1} for e in range(3)])
     el.flush(root)
     return root

@@ -15,7 +15,6 @@ import json
 import math
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from strands_robots import outcomes as oc
 from strands_robots import segments as sg
 from strands_robots.cli.main import app
 from strands_robots.errors import MESSAGE_CHARS, QUOTE_CHARS, LabelsError
-from tests.conftest import TOY_DATASET
+from tests.conftest import toy_copy
 
 SEGMENTS = [
     {"start": 0, "end": 30, "template_id": "P1", "slots": {"theme": "yellow bottle", "source": "table"}},
@@ -42,11 +41,8 @@ WRITE = {"origin": BASE, "x-labels-token": TOKEN}
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> dict[str, Path]:
-    if not (TOY_DATASET / "meta" / "info.json").is_file():
-        pytest.skip("examples/toy_dataset is not built")
     base = tmp_path_factory.mktemp("hostile")
-    ds = base / "ds"
-    shutil.copytree(TOY_DATASET, ds)
+    ds = toy_copy(base / "ds")
     el.record_deterministic_verdicts(ds, [{"episode": i, "success": i != 1} for i in range(3)], benchmark="toy")
     el.annotate_episode(ds, 0, quality="high", success_opinion=False, model="judge")  # a dispute on 0
     el.annotate_episode(ds, 2, quality="low", model="judge")
