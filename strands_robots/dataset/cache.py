@@ -28,8 +28,13 @@ def metadata_signature(root: str | Path) -> tuple[Any, ...]:
     Covers ``meta/info.json``, ``meta/*.jsonl``, ``meta/*.parquet`` and
     ``meta/episodes/*/*.parquet``; missing files are left out.
     """
+    return signature_of(metadata_files(root))
+
+
+def signature_of(files: list[str] | tuple[str, ...]) -> tuple[Any, ...]:
+    """``(name, inode, size, mtime_ns)`` of each of ``files`` that exists (:func:`metadata_signature`'s stamp)."""
     signature = []
-    for path in metadata_files(root):
+    for path in files:
         try:
             st = os.stat(path)
         except FileNotFoundError:

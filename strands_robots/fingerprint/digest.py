@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from strands_robots.dataset.cache import metadata_files, metadata_signature
+from strands_robots.dataset.cache import metadata_files, signature_of
 
 #: The version of the rules that read fingerprint values from the metadata
 #: (:mod:`strands_robots.fingerprint.columns`).
@@ -38,7 +38,8 @@ def metadata_digest(root: str | Path) -> str | None:
     "Throughput (synthetic, 10,000 episodes)").
     """
     root = os.path.abspath(root)
-    return _digest(root, tuple(metadata_files(root)), metadata_signature(root), FINGERPRINT_RULES)
+    files = tuple(metadata_files(root))
+    return _digest(root, files, signature_of(files), FINGERPRINT_RULES)
 
 
 @functools.lru_cache(maxsize=8)
