@@ -227,7 +227,7 @@ def episode_signals(
             for name, c in closures.items()
         }
     out["channel_range"] = _rlist(list(motion.channel_ranges(array)))
-    out["end_state"] = _rlist(list(motion.end_state(array)))
+    out["end_state"] = _rlist(motion.end_state(array))
     typical, peak_jerk = motion.windowed_jerk(array, period)
     out["jerk_typical"], out["jerk_peak"] = _rlist(typical), _rlist(peak_jerk)
     out["step_typical"] = _rlist(motion.typical_steps(array))
@@ -254,13 +254,8 @@ def episode_signals(
     out["step_prominence"] = _rlist(motion.step_prominence(heights, array, period))
     out["action_pairs"] = [[i, j] for i, j in pairs]
     out["action_pair_fitted"] = fitted
-    residual = motion.residual_signals(array, act, pairs, period, fitted) if act is not None else {}
-    width = array.shape[1]
-    out["residual_trend"] = _rlist(residual.get("residual_trend", [None] * width))
-    out["residual_step"] = _rlist(residual.get("residual_step", [None] * width))
-    out["residual_step_frame"] = residual.get("residual_step_frame", [None] * width)
-    out["residual_step_prominence"] = _rlist(residual.get("residual_step_prominence", [None] * width))
-    out["residual_fit"] = residual.get("residual_fit", [None] * width)
+    for key, values in motion.residual_signals(array, act, pairs, period).items():  # all None without a pair
+        out[key] = values if key in ("residual_step_frame", "residual_fit") else _rlist(values)
     out["pair_fits"] = (
         motion.candidate_fits(array, act, pairs, fitted, out["gripper_channels"], period) if act is not None else []
     )

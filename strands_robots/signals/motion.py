@@ -22,7 +22,8 @@ list holding None) where a value is undefined, never a made-up "typical" number.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,53 @@ def _finite_or_none(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
+def _per_channel(reduce: Callable[..., Any], array: np.ndarray) -> list[float | None]:
+    """``reduce(column, axis=0)`` of each channel's finite samples; None for a channel without one.
+
+    One call over the whole array when every sample is finite (several times faster).
+    """
+    if array.shape[0] and np.isfinite(array).all():
+        return [float(v) for v in reduce(array, axis=0)]
+    columns = (array[:, c][np.isfinite(array[:, c])] for c in range(array.shape[1]))
+    return [float(reduce(column, axis=0)) if column.size else None for column in columns]
+
+
+def _velocity(a: np.ndarray) -> np.ndarray:
+    """Per-frame velocity of an action channel (zeros when it has a NaN)."""
+    return np.gradient(a) if np.isfinite(a).all() else np.zeros(len(a))
+
+
+def _change_span(frames: int, dt: float) -> int:
+    """Frames of ``CHANGE_SPAN_S`` (at least 1, at most a quarter of the episode)."""
+    return int(max(1, min(round(CHANGE_SPAN_S / dt), frames // 4)))
+
+
+def _free_channels(
+    state: np.ndarray, action: np.ndarray, pairs: Sequence[tuple[int, int]], skip: Sequence[int]
+) -> tuple[list[int], list[int]]:
+    """The state channels not in ``pairs`` nor ``skip`` and the action channels not in ``pairs``."""
+    used_s = {i for i, _ in pairs} | set(skip)
+    used_a = {j for _, j in pairs}
+    return [i for i in range(state.shape[1]) if i not in used_s], [j for j in range(action.shape[1]) if j not in used_a]
+
+
+def _change_correlation(
+    state: np.ndarray, action: np.ndarray, free_s: Sequence[int], free_a: Sequence[int], span: int
+) -> np.ndarray | None:
+    """Absolute Pearson correlation (``(len(free_s), len(free_a))``, NaN for a flat channel) of the
+    state and action channels' changes over ``span`` frames (a slow drift or an offset does not
+    move them), over the frames where all are finite; None with fewer than 8 such frames."""
+    x = state[:, free_s].astype(np.float64)
+    a = action[:, free_a].astype(np.float64)
+    x, a = x[span:] - x[:-span], a[span:] - a[:-span]
+    ok = np.isfinite(x).all(axis=1) & np.isfinite(a).all(axis=1)
+    if np.count_nonzero(ok) < 8:
+        return None
+    x, a = x[ok] - x[ok].mean(axis=0), a[ok] - a[ok].mean(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.abs(x.T @ a) / np.outer(np.sqrt((x**2).sum(axis=0)), np.sqrt((a**2).sum(axis=0)))
+
+
 def channel_ranges(array: np.ndarray) -> np.ndarray:
     """Robust range (99th - 1st percentile) of each channel, NaN where all samples are NaN."""
     if not array.size:
@@ -76,33 +124,19 @@ def channel_ranges(array: np.ndarray) -> np.ndarray:
     return np.asarray(hi - lo, dtype=np.float64)
 
 
-def end_state(array: np.ndarray, frames: int = END_FRAMES) -> np.ndarray:
-    """Where each channel ends: the median of its last ``frames`` finite samples (NaN if none).
+def end_state(array: np.ndarray, frames: int = END_FRAMES) -> list[float | None]:
+    """Where each channel ends: the median of its last ``frames`` finite samples (None if none).
 
     A complete demonstration ends in its task's final pose (the object placed, the arm
     back home); a truncated one ends wherever the motion was cut.
     """
-    dims = array.shape[1] if array.ndim == 2 else 0
-    out = np.full(dims, np.nan)
-    for c in range(dims):
-        column = array[:, c]
-        column = column[np.isfinite(column)]
-        if column.size:
-            out[c] = float(np.median(column[-frames:]))
-    return out
+    return _per_channel(lambda column, axis: np.median(column[-frames:], axis=axis), array)
 
 
 def typical_steps(array: np.ndarray) -> list[float | None]:
     """Median absolute frame-to-frame change ``|x[t+1] - x[t]|`` of each channel (state units;
     None for a channel without two consecutive finite frames)."""
-    steps = np.abs(np.diff(array, axis=0))
-    if steps.shape[0] and np.isfinite(steps).all():
-        return [float(v) for v in np.median(steps, axis=0)]
-    out: list[float | None] = []
-    for c in range(array.shape[1]):
-        column = steps[:, c][np.isfinite(steps[:, c])]
-        out.append(float(np.median(column)) if column.size else None)
-    return out
+    return _per_channel(np.median, np.abs(np.diff(array, axis=0)))
 
 
 def windowed_jerk(array: np.ndarray, dt: float) -> tuple[list[float | None], list[float | None]]:
@@ -135,16 +169,7 @@ def windowed_jerk(array: np.ndarray, dt: float) -> tuple[list[float | None], lis
     counts = ccount[window:] - ccount[:-window]
     with np.errstate(invalid="ignore", divide="ignore"):
         rms = np.sqrt(np.where(counts >= max(1, window // 2), sums / np.maximum(counts, 1), np.nan))
-    if np.isfinite(rms).all():
-        return [float(v) for v in np.median(rms, axis=0)], [float(v) for v in rms.max(axis=0)]
-    typical: list[float | None] = []
-    peak: list[float | None] = []
-    for c in range(dims):
-        column = rms[:, c]
-        column = column[np.isfinite(column)]
-        typical.append(float(np.median(column)) if column.size else None)
-        peak.append(float(column.max()) if column.size else None)
-    return typical, peak
+    return _per_channel(np.median, rms), _per_channel(np.max, rms)
 
 
 def persistent_steps(
@@ -190,18 +215,10 @@ def persistent_steps(
             lead = sliding_window_view(np.pad(a_score, ((2 * side, 0), (0, 0))), 2 * side + 1, axis=0).max(axis=-1)
             for i, j in pairs:
                 score[:, i] = np.clip(score[:, i] - lead[:, j], 0.0, None)
-    heights: list[float | None] = []
-    where: list[int | None] = []
-    for c in range(dims):
-        column = score[:, c]
-        if not np.isfinite(column).any():
-            heights.append(None)
-            where.append(None)
-            continue
-        k = int(np.nanargmax(column))
-        heights.append(float(column[k]))
-        where.append(int(t[k] + 1))
-    return heights, where
+    found = np.isfinite(score).any(axis=0)
+    k = np.nanargmax(np.where(found, score, 0.0), axis=0)
+    heights = [float(score[k[c], c]) if found[c] else None for c in range(dims)]
+    return heights, [int(t[k[c]] + 1) if found[c] else None for c in range(dims)]
 
 
 def step_prominence(heights: Sequence[float | None], state: np.ndarray, dt: float) -> list[float | None]:
@@ -212,21 +229,10 @@ def step_prominence(heights: Sequence[float | None], state: np.ndarray, dt: floa
     is None; 0 for a channel that never moves.
     """
     steps = np.abs(np.diff(state, axis=0))
-    finite = steps.shape[0] >= 2 and bool(np.isfinite(steps).all())
-    usual_all = np.percentile(steps, 95, axis=0) if finite else None
-    out: list[float | None] = []
-    for c, height in enumerate(heights):
-        if height is None or steps.shape[0] < 2:
-            out.append(None)
-            continue
-        if usual_all is not None:
-            usual = float(usual_all[c])
-        else:
-            column = steps[:, c]
-            column = column[np.isfinite(column)]
-            usual = float(np.percentile(column, 95)) if column.size else 0.0
-        out.append(float(height / usual) if usual > 0 else 0.0)
-    return out
+    if steps.shape[0] < 2:
+        return [None] * len(heights)
+    usual = _per_channel(partial(np.percentile, q=95), steps)
+    return [None if h is None else float(h / u) if u else 0.0 for h, u in zip(heights, usual, strict=True)]
 
 
 def match_action_channels(
@@ -267,25 +273,12 @@ def correlated_action_channels(
         The new pairs, sorted by state channel (``pairs`` not included).
     """
     frames = state.shape[0]
-    if frames < 8 or action.shape[0] != frames:
+    free_s, free_a = _free_channels(state, action, pairs, skip)
+    if frames < 8 or action.shape[0] != frames or not free_s or not free_a:
         return []
-    used_s = {i for i, _ in pairs} | set(skip)
-    used_a = {j for _, j in pairs}
-    free_s = [i for i in range(state.shape[1]) if i not in used_s]
-    free_a = [j for j in range(action.shape[1]) if j not in used_a]
-    if not free_s or not free_a:
+    corr = _change_correlation(state, action, free_s, free_a, int(max(1, min(lag, frames // 4))))
+    if corr is None:
         return []
-    x = state[:, free_s].astype(np.float64)
-    a = action[:, free_a].astype(np.float64)
-    span = int(max(1, min(lag, frames // 4)))
-    x, a = x[span:] - x[:-span], a[span:] - a[:-span]  # changes: a slow drift or an offset does not move them
-    ok = np.isfinite(x).all(axis=1) & np.isfinite(a).all(axis=1)
-    if np.count_nonzero(ok) < 8:
-        return []
-    x, a = x[ok] - x[ok].mean(axis=0), a[ok] - a[ok].mean(axis=0)
-    sx, sa = np.sqrt((x**2).sum(axis=0)), np.sqrt((a**2).sum(axis=0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        corr = np.abs(x.T @ a) / np.outer(sx, sa)
     corr = np.where(np.isfinite(corr), corr, 0.0)
     found: list[tuple[int, int]] = []
     for flat in np.argsort(-corr, axis=None):
@@ -300,10 +293,9 @@ def correlated_action_channels(
 
 def residual_signals(
     state: np.ndarray,
-    action: np.ndarray,
+    action: np.ndarray | None,
     pairs: Sequence[tuple[int, int]],
     dt: float,
-    fitted: Sequence[bool] = (),
 ) -> dict[str, list[Any]]:
     """State-vs-action residual of each matched state channel: its kept step and its slow trend.
 
@@ -332,8 +324,8 @@ def residual_signals(
     Returns:
         ``{"residual_step": [...], "residual_step_frame": [...],
         "residual_step_prominence": [...], "residual_trend": [...], "residual_fit": [...]}``,
-        one entry per state channel, None where the channel has no pair or fewer than 8
-        finite frames.
+        one entry per state channel, None where the channel has no pair (every channel
+        without an ``action``) or fewer than 8 finite frames.
     """
     frames, dims = state.shape
     out: dict[str, list[Any]] = {
@@ -343,16 +335,15 @@ def residual_signals(
         "residual_trend": [None] * dims,
         "residual_fit": [None] * dims,
     }
-    if frames < 8 or not pairs:
+    if frames < 8 or not pairs or action is None:
         return out
-    lag = int(max(1, min(round(CHANGE_SPAN_S / dt), frames // 4)))
+    lag = _change_span(frames, dt)
     residuals = np.full((frames, len(pairs)), np.nan)
     velocity = np.zeros((frames, len(pairs)))
     gains: list[float] = []
     for k, (i, j) in enumerate(pairs):
         x = state[:, i].astype(np.float64)
         a = action[:, j].astype(np.float64)
-        v = np.gradient(a) if np.isfinite(a).all() else np.zeros(frames)
         dx, da = x[lag:] - x[:-lag], a[lag:] - a[:-lag]
         ok = np.isfinite(dx) & np.isfinite(da)
         gain = 1.0
@@ -361,7 +352,7 @@ def residual_signals(
             if float(np.dot(ca, ca)) > 0:
                 gain = float(np.dot(cx, ca) / np.dot(ca, ca))
         residuals[:, k] = x - gain * a
-        velocity[:, k] = v
+        velocity[:, k] = _velocity(a)
         gains.append(gain)
     heights, where = persistent_steps(residuals, dt)
     prominence = step_prominence(heights, residuals, dt)
@@ -431,31 +422,19 @@ def candidate_fits(
     """
     frames = state.shape[0]
     named = [p for p, f in zip(pairs, fitted, strict=True) if not f]
-    used_s = {i for i, _ in named} | set(skip)
-    used_a = {j for _, j in named}
-    free_s = [i for i in range(state.shape[1]) if i not in used_s]
-    free_a = [j for j in range(action.shape[1]) if j not in used_a]
-    taken = set(pairs)
-    lag = int(max(1, min(round(CHANGE_SPAN_S / dt), frames // 4)))
+    free_s, free_a = _free_channels(state, action, named, skip)
     if frames < 8 or not free_s or not free_a:
         return []
-    x = state[:, free_s].astype(np.float64)
-    a = action[:, free_a].astype(np.float64)
-    dx, da = x[lag:] - x[:-lag], a[lag:] - a[:-lag]
-    ok = np.isfinite(dx).all(axis=1) & np.isfinite(da).all(axis=1)
-    if np.count_nonzero(ok) < 8:
+    corr = _change_correlation(state, action, free_s, free_a, _change_span(frames, dt))
+    if corr is None:
         return []
-    dx, da = dx[ok] - dx[ok].mean(axis=0), da[ok] - da[ok].mean(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        corr = np.abs(dx.T @ da) / np.outer(np.sqrt((dx**2).sum(axis=0)), np.sqrt((da**2).sum(axis=0)))
     out: list[list[Any]] = []
     for r, i in enumerate(free_s):
         for c, j in enumerate(free_a):
-            if (i, j) in taken or not np.isfinite(corr[r, c]) or corr[r, c] < CANDIDATE_CORRELATION:
+            if (i, j) in pairs or not np.isfinite(corr[r, c]) or corr[r, c] < CANDIDATE_CORRELATION:
                 continue
             column = action[:, j].astype(np.float64)
-            velocity = np.gradient(column) if np.isfinite(column).all() else np.zeros(frames)
-            fit = trend_fit(state[:, i], column, velocity)
+            fit = trend_fit(state[:, i], column, _velocity(column))
             if fit is not None:
                 out.append([i, j, *fit])
     return out
@@ -520,35 +499,23 @@ def frozen_runs(state: np.ndarray, action: np.ndarray | None, pairs: Sequence[tu
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)  # transitions [s, e) are "same"
     result["identical_run"] = int((ends - starts).max()) + 1
     best = 0
-    for s, e in zip(starts, ends, strict=True):
-        run = int(e - s) + 1  # rows s .. e are identical
-        if run <= best:
-            continue
-        jump = None
-        if e + 1 < frames:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                jump = float(np.nanmax(np.abs(state[e + 1] - state[e]) / ranges))
-        moved = False
-        if action is not None and pairs:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                for i, j in pairs:
-                    seg = action[s : e + 1, j].astype(np.float64)
-                    travel = float(np.nanmax(seg) - np.nanmin(seg)) if np.isfinite(seg).any() else 0.0
-                    if np.isfinite(ranges[i]) and travel >= FROZEN_MIN_TRAVEL * ranges[i]:
-                        moved = True
-                        break
-        caught_up = jump is None or not np.isfinite(jump) or jump >= FROZEN_MIN_JUMP
-        if not (action is not None and pairs):
-            moved = jump is not None and np.isfinite(jump) and jump >= FROZEN_MIN_JUMP
-        if moved and caught_up:
-            best = run
-            result.update(
-                frozen_frames=run,
-                frozen_start=int(s),
-                frozen_jump=None if jump is None or not np.isfinite(jump) else round(jump, 6),
-            )
+    with warnings.catch_warnings():  # an all-NaN row or action channel compares as not moving
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for s, e in zip(starts, ends, strict=True):
+            run = int(e - s) + 1  # rows s .. e are identical
+            if run <= best:
+                continue
+            jump = float(np.nanmax(np.abs(state[e + 1] - state[e]) / ranges)) if e + 1 < frames else np.nan
+            known = bool(np.isfinite(jump))
+            if action is not None and pairs:
+                seg = action[s : e + 1, [j for _, j in pairs]].astype(np.float64)
+                travel = np.nanmax(seg, axis=0) - np.nanmin(seg, axis=0)
+                moved = bool(np.any(travel >= FROZEN_MIN_TRAVEL * ranges[[i for i, _ in pairs]]))
+            else:
+                moved = known and jump >= FROZEN_MIN_JUMP
+            if moved and (not known or jump >= FROZEN_MIN_JUMP):
+                best = run
+                result.update(frozen_frames=run, frozen_start=int(s), frozen_jump=round(jump, 6) if known else None)
     return result
 
 

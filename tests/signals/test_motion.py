@@ -128,7 +128,8 @@ def test_pooled_map_over_episodes():
 
 
 def test_end_state_and_gripper_counts_with_the_dataset_range():
-    assert end_state(np.array([[0.0, 1.0], [5.0, np.nan], [6.0, 2.0], [7.0, np.nan]])).tolist() == [6.0, 1.5]
+    assert end_state(np.array([[0.0, 1.0], [5.0, np.nan], [6.0, 2.0], [7.0, np.nan]])) == [6.0, 1.5]
+    assert end_state(np.array([[np.nan], [np.nan]])) == [None]
     idle = 0.5 + 0.03 * np.sin(np.linspace(0, 40, 300))  # an idle hand: sensor noise only
     assert count_gripper_events(idle) > 4  # alone, its own range makes noise look like grasps
     assert count_gripper_events(idle, value_range=(0.2, 0.9)) == 0
