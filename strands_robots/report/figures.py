@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from strands_robots.errors import MissingExtraError
-from strands_robots.report.summary import FAILURE_MODE_CLASSES, VERDICTS
+from strands_robots.report.summary import VERDICTS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -72,7 +72,38 @@ def _empty(ax: Axes, message: str) -> None:
         spine.set_visible(False)
 
 
-def _grouped_bars(ax: Axes, counts: Mapping[str, Mapping[str, int]], classes: Sequence[str], horizontal: bool) -> None:
+#: Per counted field: figure height (inches), horizontal bars, title, what to say when
+#: nothing is graded, the class axis label (vertical bars only).
+_VERDICT_BARS = {
+    "quality": (
+        4.0,
+        False,
+        "Quality by verdict",
+        "no graded episodes yet: run a judge or grade episodes on the review page",
+        "quality (a current human grade replaces the judge's)",
+    ),
+    "failure_mode": (4.8, True, "Failure modes by verdict", "no graded episodes yet", ""),
+}
+
+
+def verdict_bars(field: str, counts: Mapping[str, Mapping[str, int]]) -> Figure:
+    """Grouped bars: episodes per class of ``field``, one bar per verdict.
+
+    Args:
+        field: ``quality`` (vertical bars per grade) or ``failure_mode`` (horizontal bars per
+            mode, ``none`` last).
+        counts: ``counts[verdict][class]`` from
+            :func:`strands_robots.report.summary.counts_by_verdict` of ``field``.
+    """
+    height, horizontal, title, nothing, axis_label = _VERDICT_BARS[field]
+    figure = _new_figure(6.4, height)
+    ax = figure.add_subplot()
+    total = sum(sum(c.values()) for c in counts.values())
+    ax.set_title(f"{title} ({total} graded episodes)")
+    if not total:
+        _empty(ax, nothing)
+        return figure
+    classes = list(next(iter(counts.values())))
     positions = np.arange(len(classes), dtype=float)
     width = 0.8 / len(VERDICTS)
     for i, verdict in enumerate(VERDICTS):
@@ -85,53 +116,17 @@ def _grouped_bars(ax: Axes, counts: Mapping[str, Mapping[str, int]], classes: Se
             bars = ax.bar(offset, values, width=width, color=VERDICT_COLORS[verdict], label=label)
         ax.bar_label(bars, labels=[str(v) if v else "" for v in values], fontsize=8, padding=2)
     if horizontal:
-        ax.set_yticks(positions, list(classes))
+        ax.set_yticks(positions, classes)
         ax.invert_yaxis()
         ax.xaxis.set_major_locator(_integer_locator())
         ax.set_xlabel("episodes")
     else:
-        ax.set_xticks(positions, list(classes))
+        ax.set_xticks(positions, classes)
         ax.yaxis.set_major_locator(_integer_locator())
         ax.set_ylabel("episodes")
+        ax.set_xlabel(axis_label)
     ax.legend(title="verdict (overrules applied)", fontsize=8, title_fontsize=8, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
-
-
-def quality_by_verdict(counts: Mapping[str, Mapping[str, int]]) -> Figure:
-    """Grouped bars: episodes per quality grade, one bar per verdict.
-
-    Args:
-        counts: ``counts[verdict][grade]`` from
-            :func:`strands_robots.report.summary.counts_by_verdict` (``quality``).
-    """
-    figure = _new_figure(6.4, 4.0)
-    ax = figure.add_subplot()
-    classes = list(next(iter(counts.values())).keys())
-    total = sum(sum(c.values()) for c in counts.values())
-    if not total:
-        _empty(ax, "no graded episodes yet: run a judge or grade episodes on the review page")
-    else:
-        _grouped_bars(ax, counts, classes, horizontal=False)
-        ax.set_xlabel("quality (a current human grade replaces the judge's)")
-    ax.set_title(f"Quality by verdict ({total} graded episodes)")
-    return figure
-
-
-def failure_modes_by_verdict(counts: Mapping[str, Mapping[str, int]]) -> Figure:
-    """Horizontal grouped bars: episodes per failure mode (``none`` last), per verdict.
-
-    Args:
-        counts: ``counts[verdict][mode]`` from
-            :func:`strands_robots.report.summary.counts_by_verdict` (``failure_mode``).
-    """
-    figure = _new_figure(6.4, 4.8)
-    ax = figure.add_subplot()
-    total = sum(sum(c.values()) for c in counts.values())
-    if not total:
-        _empty(ax, "no graded episodes yet")
-    else:
-        _grouped_bars(ax, counts, FAILURE_MODE_CLASSES, horizontal=True)
-    ax.set_title(f"Failure modes by verdict ({total} graded episodes)")
     return figure
 
 

@@ -104,10 +104,9 @@ def summary_figure(
     if name not in SUMMARY_PLOTS:
         raise KeyError(f"unknown plot {name!r}; plots: {', '.join(SUMMARY_PLOTS)}")
     rows = summaries(document, episodes)
-    if name == "quality_by_verdict":
-        return figures.quality_by_verdict(counts_by_verdict(rows, "quality")), ""
-    if name == "failure_modes_by_verdict":
-        return figures.failure_modes_by_verdict(counts_by_verdict(rows, "failure_mode")), ""
+    if name.endswith("_by_verdict"):
+        field = "quality" if name == "quality_by_verdict" else "failure_mode"
+        return figures.verdict_bars(field, counts_by_verdict(rows, field)), ""
     if name == "disputes_over_time":
         return figures.disputes_over_time(dispute_timeline(document)), ""
     try:
