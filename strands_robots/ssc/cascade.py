@@ -161,12 +161,15 @@ class _Plan:
     idx: int
     parsed: ParsedAction
     row: Verb
-    role: str
+    role: str = field(init=False)  # the verb's role until the cascade finds a take-over
     arms: list[str] | None = None
     same: bool | str | None = None
     source: str = "unresolved"
     confidence: str = "high"
     giver: str | None = None  # take_over: the arm that lets go
+
+    def __post_init__(self) -> None:
+        self.role = self.row.role
 
 
 class EntryBuilder:
@@ -211,15 +214,12 @@ class EntryBuilder:
         self.tolerance = tolerance
         self.fields = frozenset(annotation_fields)
         self.base_speed = None if base_speed is None else np.asarray(base_speed, dtype=float).ravel()
-        if base_speed_threshold is None and base_speed is not None:
-            from strands_robots.segments.motion import DEFAULT_THRESHOLD  # one default with the segment rules
-
-            base_speed_threshold = DEFAULT_THRESHOLD
         self.base_speed_threshold = 0.0
-        if base_speed is not None:
-            from strands_robots.segments.motion import check_threshold  # one set of limits with the segment rules
+        if base_speed is not None:  # one default and one set of limits with the segment rules
+            from strands_robots.segments.motion import DEFAULT_THRESHOLD, check_threshold
 
-            self.base_speed_threshold = check_threshold(base_speed_threshold)
+            given = base_speed_threshold
+            self.base_speed_threshold = check_threshold(DEFAULT_THRESHOLD if given is None else given)
 
     def motion(self, subtask: Subtask, plans: list[_Plan]) -> str:
         """``move`` or ``idle`` for a window: the base speed when known, else the verbs."""
@@ -234,12 +234,8 @@ class EntryBuilder:
     def build(self, subtask: Subtask, before: SceneGraph) -> SubtaskEntry:
         """Construct ``S_k`` from ``subtask`` and ``g_{k-1}`` = ``before``, resolving its queries."""
         sig = window_signal(self.events, subtask.start, subtask.end, self.tolerance)
-        plans = []
-        for i, parsed in enumerate(subtask.actions):
-            row = lookup_verb(parsed.verb)
-            plans.append(_Plan(i, parsed, row, row.role))
-        queries: list[PendingQuery] = []
-        ctx = _Ctx(self, subtask, before, sig, plans, queries)
+        ctx = _Ctx(self, subtask, before, sig)
+        plans, queries = ctx.plans, ctx.queries
         ctx.construct()
         ctx.resolve()
         ctx.fallback()
@@ -265,16 +261,15 @@ class EntryBuilder:
 class _Ctx:
     """Resolution state of one entry (construction, cascade, fallback, materialisation)."""
 
-    def __init__(self, b: EntryBuilder, st: Subtask, before: SceneGraph, sig: WindowSignal, plans, queries):
+    def __init__(self, b: EntryBuilder, st: Subtask, before: SceneGraph, sig: WindowSignal):
         self.b, self.st, self.before, self.sig = b, st, before, sig
-        self.plans: list[_Plan] = plans
-        self.queries: list[PendingQuery] = queries
+        self.plans = [_Plan(i, parsed, lookup_verb(parsed.verb)) for i, parsed in enumerate(st.actions)]
+        self.queries: list[PendingQuery] = []
 
     # ------------------------------------------------------------ helpers
     def query(self, kind: str, idx: int, reason: str, *, requires_vl: bool = True, branch: str | None = None) -> None:
-        for q in self.queries:
-            if q.kind == kind and q.target_action_idx == idx:
-                return
+        if any(q.kind == kind and q.target_action_idx == idx for q in self.queries):
+            return
         self.queries.append(
             PendingQuery(
                 kind=cast(Any, kind), target_action_idx=idx, requires_vl=requires_vl, reason=reason, branch=branch
@@ -351,28 +346,18 @@ class _Ctx:
     # ------------------------------------------------------------ cascade
     def resolve(self) -> None:
         levels = (("L1", self._l1), ("L2", self._l2), ("L3", self._l3))
-        while True:
-            progress = False
+        while True:  # cheaper levels first again after any resolution
             for name, level in levels:
-                for q in sorted(self.pending(), key=lambda q: QUERY_ORDER[q.kind]):
-                    if q.status != "pending":
-                        continue
-                    result = level(q)
-                    if result is None:
-                        continue
-                    answer, confidence, note = result
-                    q.status, q.resolved_by = "resolved", cast(Any, name)
-                    q.answer, q.confidence = answer, confidence
-                    q.attempts.append(f"{name}: {note}")
-                    progress = True
-                    break  # cheaper levels first again after any resolution
-                if progress:
+                pending = sorted((q for q in self.queries if q.status == "pending"), key=lambda q: QUERY_ORDER[q.kind])
+                found = next(((name, q, result) for q in pending if (result := level(q)) is not None), None)
+                if found is not None:
                     break
-            if not progress:
+            else:
                 return
-
-    def pending(self) -> list[PendingQuery]:
-        return [q for q in self.queries if q.status == "pending"]
+            name, q, (answer, confidence, note) = found
+            q.status, q.resolved_by = "resolved", cast(Any, name)
+            q.answer, q.confidence = answer, confidence
+            q.attempts.append(f"{name}: {note}")
 
     # L1 ------------------------------------------------------------------
     def _l1(self, q: PendingQuery):
