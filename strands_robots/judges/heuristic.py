@@ -183,26 +183,10 @@ class HeuristicJudgeModel(Model):
             name, tool_input = step
             use_id = f"tooluse_{step_number}"
             result = getattr(tools, name)(**tool_input)
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": [{"toolUse": {"toolUseId": use_id, "name": name, "input": tool_input}}],
-                }
-            )
-            messages.append(
-                {
-                    "role": "user",
-                    "content": [
-                        {
-                            "toolResult": {
-                                "toolUseId": use_id,
-                                "status": result.get("status"),
-                                "content": result.get("content", []),
-                            }
-                        }
-                    ],
-                }
-            )
+            use = {"toolUseId": use_id, "name": name, "input": tool_input}
+            answer = {"toolUseId": use_id, "status": result.get("status"), "content": result.get("content", [])}
+            messages.append({"role": "assistant", "content": [{"toolUse": use}]})
+            messages.append({"role": "user", "content": [{"toolResult": answer}]})
         messages.append({"role": "assistant", "content": [{"text": f"stopped after {max_steps} tool calls"}]})
         return messages
 

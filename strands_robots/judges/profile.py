@@ -275,42 +275,23 @@ class DatasetProfile:
             abs(float(v)) for r in rows.values() for v in (r.get("channel_range") or []) if v is not None and v > 0
         ]
         floor = CHANNEL_FLOOR_SHARE * float(np.median(ranges)) if ranges else 0.0
-        for name in LINEAR_CHANNEL_SIGNALS:
-            width = max((len(r.get(name) or []) for r in rows_for_stats.values()), default=0)
-            per: list[RobustStat | None] = []
-            for c in range(width):
-                values = [(r.get(name) or [])[c] for r in rows_for_stats.values() if c < len(r.get(name) or [])]
-                scale = abs(float(np.median([abs(v) for v in values if v is not None] or [0.0])))
-                ranges_c = [
-                    (r.get("channel_range") or [])[c]
-                    for r in rows.values()
-                    if c < len(r.get("channel_range") or []) and (r.get("channel_range") or [])[c] is not None
-                ]
-                typical_range = float(np.median(ranges_c)) if ranges_c else scale
-                per.append(
-                    robust_stat(values, log=False, min_scale=max(LINEAR_CHANNEL_FLOOR * typical_range, floor, 1e-12))
-                )
-            if width:
-                channel_stats[name] = per
+        range_values = _per_channel(rows.values(), "channel_range")
         for name in CHANNEL_SIGNALS:
-            if name in LINEAR_CHANNEL_SIGNALS:
-                continue
-            width = max((len(r.get(name) or []) for r in rows.values()), default=0)
-            per = []
-            for c in range(width):
-                values = []
-                for r in rows.values():
-                    column = r.get(name) or []
-                    if c < len(column) and column[c] is not None:
-                        values.append(max(abs(float(column[c])), floor) if name in FLOORED_SIGNALS else abs(column[c]))
-                per.append(robust_stat(values, log=True, min_scale=MIN_CHANNEL_LOG_SCALE))
-            if width:
+            per: list[RobustStat | None] = []
+            for c, values in enumerate(_per_channel(rows_for_stats.values(), name)):
+                if name in LINEAR_CHANNEL_SIGNALS:
+                    ranges_c = range_values[c] if c < len(range_values) else []
+                    typical_range = float(np.median(ranges_c if ranges_c else [abs(v) for v in values] or [0.0]))
+                    min_scale = max(LINEAR_CHANNEL_FLOOR * typical_range, floor, 1e-12)
+                    per.append(robust_stat(values, log=False, min_scale=min_scale))
+                else:
+                    floored = [max(abs(float(v)), floor) if name in FLOORED_SIGNALS else abs(v) for v in values]
+                    per.append(robust_stat(floored, log=True, min_scale=MIN_CHANNEL_LOG_SCALE))
+            if per:
                 channel_stats[name] = per
-        end_stats: list[RobustStat | None] = []
-        width = max((len(r.get("end_state") or []) for r in rows.values()), default=0)
         range_stats = channel_stats.get("channel_range") or []
-        for c in range(width):
-            values = [(r.get("end_state") or [])[c] for r in rows.values() if c < len(r.get("end_state") or [])]
+        end_stats: list[RobustStat | None] = []
+        for c, values in enumerate(_per_channel(rows.values(), "end_state")):
             spread = range_stats[c] if c < len(range_stats) else None
             typical = spread.typical() if spread is not None else 0.0
             end_stats.append(robust_stat(values, log=False, min_scale=max(END_SCALE_FLOOR * typical, 1e-9)))
@@ -379,6 +360,13 @@ class DatasetProfile:
             parts = [_profile_file(dataset, path, group, evidence) for path, group in jobs]
         tasks = {i: meta.tasks[0] for i, meta in metas.items() if meta.tasks}
         return cls.from_signals({i: sig for part in parts for i, sig in part.items()}, tasks)
+
+
+def _per_channel(rows: Iterable[Mapping[str, Any]], name: str) -> list[list[Any]]:
+    """Per channel of the per-channel signal ``name``, its values over ``rows`` (None left out)."""
+    columns = [r.get(name) or [] for r in rows]
+    width = max((len(column) for column in columns), default=0)
+    return [[column[c] for column in columns if c < len(column) and column[c] is not None] for c in range(width)]
 
 
 def episode_fits(signals: Mapping[str, Any]) -> dict[tuple[int, int], list[Any]]:

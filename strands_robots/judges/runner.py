@@ -29,12 +29,7 @@ from strands_robots.judges.commit import GroupCommit, write_each
 from strands_robots.judges.heuristic import HeuristicJudgeModel, judge_prompt
 from strands_robots.judges.offline_rules import JUDGE_MODEL
 from strands_robots.judges.profile import MIN_EPISODES, DatasetProfile
-from strands_robots.judges.retry import (  # noqa: F401 - is_transient, TransientRetryStrategy: kept importable here
-    RetryPolicy,
-    ServerBreaker,
-    TransientRetryStrategy,
-    is_transient,
-)
+from strands_robots.judges.retry import RetryPolicy, ServerBreaker
 from strands_robots.judges.wire import Cost, WireModel
 from strands_robots.model_spec import DEFAULT_MAX_REQUESTS, DEFAULT_TIMEOUT_S, ModelSpecError, build_model
 from strands_robots.tools.episode_judge import create_judge_agent, model_name
@@ -259,13 +254,6 @@ class Claims:
         return sorted(set(self.elsewhere))
 
 
-def reviewed_episodes(root: str | Path, episodes: Iterable[int], labels_dir: str | Path | None) -> list[int]:
-    """Those of ``episodes`` whose record carries a human review block."""
-    wanted = set(episodes)
-    records = read_labels(root, labels_dir=labels_dir)["episodes"]
-    return sorted(e for e in wanted if isinstance(records.get(str(e), {}).get("review"), dict))
-
-
 def _words(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters at a word boundary, ``…`` marking a cut."""
     if len(text) <= limit:
@@ -286,10 +274,7 @@ def judge_episode(
     wire = agent.model if isinstance(agent.model, WireModel) else None
     if wire is not None:
         wire.start_episode()
-
-    def done(result: EpisodeResult) -> EpisodeResult:
-        return result if wire is None else replace(result, cost=replace(wire.cost))
-
+    judge: dict[str, Any] | None = None
     try:
         agent.messages = []
         prompt = judge_prompt(root, [episode], frames, images)
@@ -301,21 +286,20 @@ def judge_episode(
         if judge is None:
             reply = str(agent.messages[-1]["content"][0].get("text", "")) if agent.messages else ""
             error = f"the judge wrote no label. Its last words: {_words(reply, 600)}"
-            return done(EpisodeResult(episode, False, error=error, seconds=time.perf_counter() - t0)), None
-        result = EpisodeResult(
-            episode,
-            True,
-            quality=judge.get("quality"),
-            failure_mode=judge.get("failure_mode"),
-            disputes_verdict=bool(judge.get("disputes_verdict")),
-            seconds=time.perf_counter() - t0,
-        )
-        return done(result), judge
+            result = EpisodeResult(episode, False, error=error)
+        else:
+            result = EpisodeResult(
+                episode,
+                True,
+                quality=judge.get("quality"),
+                failure_mode=judge.get("failure_mode"),
+                disputes_verdict=bool(judge.get("disputes_verdict")),
+            )
     except Exception as exc:  # noqa: BLE001 - one episode's failure never stops the run
         exc = getattr(exc, "original_exception", None) or exc  # strands' EventLoopException wraps the cause
-        return done(
-            EpisodeResult(episode, False, error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - t0)
-        ), None
+        result, judge = EpisodeResult(episode, False, error=f"{type(exc).__name__}: {exc}"), None
+    cost = None if wire is None else replace(wire.cost)
+    return replace(result, seconds=time.perf_counter() - t0, cost=cost), judge
 
 
 def write_judged(
@@ -531,7 +515,10 @@ def run_judge(
     todo, missing, already = select_episodes(
         root, episodes=episodes, limit=limit, relabel=relabel, labels_dir=labels_dir
     )
-    reviewed = frozenset(reviewed_episodes(root, todo, labels_dir) if relabel else ())
+    reviewed: frozenset[int] = frozenset()
+    if relabel:  # episodes with a human review: a new judge label never undoes it
+        records = read_labels(root, labels_dir=labels_dir)["episodes"]
+        reviewed = frozenset(e for e in todo if isinstance(records.get(str(e), {}).get("review"), dict))
     images = (not offline) if images is None else images
     report = JudgeReport(
         root, JUDGE_MODEL if offline else model_name(model), already_labelled=already, reviewed=reviewed

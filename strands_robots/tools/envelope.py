@@ -7,7 +7,6 @@ builds a fresh dict (strands adds ``toolUseId`` to the returned dict in place).
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable
@@ -141,8 +140,3 @@ def run_tool(tool: str, episode: Any, body: Callable[[], dict[str, Any]]) -> dic
         if not isinstance(exc, LabelsError):
             message = f"{type(exc).__name__}: {message}"
         return error(tool, episode, message, remedy_for(exc))
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON text of ``value`` (NaN-free)."""
-    return json.dumps(json_safe(value), ensure_ascii=False, separators=(",", ":"))

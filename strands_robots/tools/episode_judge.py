@@ -245,13 +245,14 @@ def verdict_and_judge(record: Mapping[str, Any] | None) -> dict[str, Any] | None
     return {k: record[k] for k in ("deterministic", "judge") if k in record} if record else None
 
 
-def _record(cfg: JudgeToolConfig, root: Path, episode: int) -> dict[str, Any] | None:
+def _stored(cfg: JudgeToolConfig, root: Path, episode: int, part: Callable[[Any], Any] = verdict_and_judge) -> Any:
+    """``part`` of the episode's record (``cfg.records``, else the sidecar; None without a sidecar)."""
     if cfg.records is not None:
-        return verdict_and_judge(cfg.records.get(episode))
+        return part(cfg.records.get(episode))
     try:
-        return query_document(root, lambda d: verdict_and_judge(d["episodes"].get(str(episode))), cfg.labels_for(root))
+        return query_document(root, lambda d: part(d["episodes"].get(str(episode))), cfg.labels_for(root))
     except LabelsNotFoundError:
-        return None
+        return part(None)
 
 
 def _episode_meta(dataset: Any, episode: int, root: Path) -> Any:
@@ -277,7 +278,7 @@ def _load_episode(cfg: JudgeToolConfig, root: object, episode: object) -> dict[s
     _require_parquet()
     dataset = cached_dataset(path)
     meta = _episode_meta(dataset, index, path)
-    record = _record(cfg, path, index) or {}
+    record = _stored(cfg, path, index) or {}
     fps = dataset.fps
     features = {
         name: {"dtype": spec.get("dtype"), "shape": list(spec.get("shape") or [])}
@@ -467,7 +468,7 @@ def _read_predicate_verdict(cfg: JudgeToolConfig, root: object, episode: object)
     if cfg.records is None:
         verdict = deterministic_verdict(path, index, labels_dir=cfg.labels_for(path))
     else:
-        verdict = dict((_record(cfg, path, index) or {}).get("deterministic") or {})
+        verdict = dict((_stored(cfg, path, index) or {}).get("deterministic") or {})
         if not verdict:
             raise VerdictNotFoundError(
                 f"No deterministic verdict recorded for episode {index}; record it first with "
@@ -499,15 +500,7 @@ def _stale_reason(cfg: JudgeToolConfig, root: Path, episode: int) -> str | None:
     :func:`strands_robots.fingerprint.stale_records`)."""
     from strands_robots.fingerprint import stale_records
 
-    if cfg.records is not None:
-        fingerprint = (cfg.records.get(episode) or {}).get("fingerprint")
-    else:
-        try:
-            fingerprint = query_document(
-                root, lambda d: (d["episodes"].get(str(episode)) or {}).get("fingerprint"), cfg.labels_for(root)
-            )
-        except LabelsNotFoundError:
-            return None
+    fingerprint = _stored(cfg, root, episode, lambda record: (record or {}).get("fingerprint"))
     return stale_records(root, {episode: fingerprint}).get(episode)
 
 
@@ -542,7 +535,7 @@ def _write_label(
         "model": recorded_model,
     }
     if cfg.defer_writes:
-        record = dict(_record(cfg, path, index) or {})
+        record = dict(_stored(cfg, path, index) or {})
         record["judge"] = judge_block(record, index, **fields)
         if cfg.records is not None:
             cfg.records[index] = record

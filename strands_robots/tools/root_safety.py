@@ -148,15 +148,8 @@ def resolve_dataset_root(root: object, allowed: list[Path] | None = None) -> Pat
             f"root {quoted(text)} ({clipped(resolved)}) is outside the allowed roots {_listed(allowed)}; pass a dataset inside them "
             f"(the allow-list comes from create_judge_agent(roots=...) or {ROOTS_ENV})."
         )
-    try:
-        is_dir = os.path.isdir(resolved)
-        exists = is_dir or os.path.exists(resolved)
-        has_info = is_dir and os.path.isfile(os.path.join(resolved, "meta", "info.json"))
-    except (OSError, ValueError) as exc:  # pragma: no cover - os.path.* swallow most OSErrors
-        raise UnsafeRootError(
-            f"root {quoted(text)} cannot be checked ({exc}); pass a plain dataset directory."
-        ) from exc
-    if not exists:
+    is_dir = os.path.isdir(resolved)  # False, not an error, for a path the OS refuses to stat
+    if not is_dir and not os.path.exists(resolved):
         raise UnsafeRootError(
             f"Dataset root {quoted(text)} is not an existing directory (it does not exist); pass an existing dataset "
             "directory."
@@ -165,7 +158,7 @@ def resolve_dataset_root(root: object, allowed: list[Path] | None = None) -> Pat
         raise UnsafeRootError(
             f"Dataset root {quoted(text)} is not an existing directory (it is a file); pass the dataset directory."
         )
-    if not has_info:
+    if not os.path.isfile(os.path.join(resolved, "meta", "info.json")):
         raise UnsafeRootError(
             f"root {quoted(text)} is not a LeRobot dataset root (no meta/info.json); pass the directory that holds meta/."
         )
@@ -204,7 +197,7 @@ def check_file_inside(path: str | os.PathLike[str], root: Path, allowed: list[Pa
     )
 
 
-def check_dataset_files(root: Path, allowed: list[Path] | None) -> None:
+def check_dataset_files(root: Path, allowed: list[Path] | None) -> tuple[list[str], bool]:
     """Check ``meta/`` and every file the reader may open in it (``meta/*``, ``meta/episodes/*/*``)
     before the dataset is opened; see :func:`check_file_inside`.
 
@@ -215,15 +208,13 @@ def check_dataset_files(root: Path, allowed: list[Path] | None) -> None:
         root: The dataset root.
         allowed: The allow-list in force.
 
+    Returns:
+        The metadata directories it listed, and whether any entry (``meta/`` included)
+        was a symbolic link.
+
     Raises:
         UnsafeRootError: ``meta/`` or an entry resolves outside the allowed roots.
     """
-    _walk_metadata(root, allowed)
-
-
-def _walk_metadata(root: Path, allowed: list[Path] | None) -> tuple[list[str], bool]:
-    """:func:`check_dataset_files`; returns the directories it listed and whether any entry
-    (``meta/`` included) was a symbolic link."""
     meta = os.path.join(root, "meta")
     check_file_inside(meta, root, allowed, "metadata directory meta/")
     listed: list[str] = []
@@ -321,7 +312,7 @@ def check_root_and_metadata(root: object, allowed: list[Path] | None = None) -> 
         return Path(remembered.resolved)
     started = time.time()
     path = resolve_dataset_root(text, allowed)
-    listed, links = _walk_metadata(path, allowed)
+    listed, links = check_dataset_files(path, allowed)
     resolved = str(path)
     try:
         stamps = tuple((d, _dir_stamp(d)) for d in listed)

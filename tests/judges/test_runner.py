@@ -12,7 +12,8 @@ from strands_robots.episode_labels import labels_path, read_labels
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
 from strands_robots.judges import HeuristicJudgeModel, RetryPolicy, run_judge
 from strands_robots.judges.heuristic import judge_prompt, parse_request
-from strands_robots.judges.runner import NoVerdictsError, is_transient
+from strands_robots.judges.retry import is_transient
+from strands_robots.judges.runner import NoVerdictsError
 from strands_robots.model_spec import ModelSpecError
 from tests.judges.judge_fakes import ScriptedModel
 
