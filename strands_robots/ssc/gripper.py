@@ -13,6 +13,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from strands_robots.dataset.info import feature_names
 from strands_robots.dataset.keys import ACTION_KEY, STATE_KEY
 from strands_robots.errors import LabelValidationError
 from strands_robots.ssc.records import HANDS, GripperEvent, GripperKind, Hand
@@ -163,17 +164,14 @@ def _check_range(value_range: Any) -> tuple[float, float] | None:
 
 
 def _command_events(x: np.ndarray, arm: Hand, dead: float, open_is_high: bool) -> list[GripperEvent]:
-    events: list[GripperEvent] = []
-    sign = 0
-    for i, v in enumerate(x):
-        if math.isnan(v) or abs(v) <= dead:
-            continue
-        s = 1 if v > 0 else -1
-        if sign and s != sign:
-            opened = (s > 0) == open_is_high
-            events.append(GripperEvent(frame=i, arm=arm, kind="open" if opened else "close", value=float(v)))
-        sign = s
-    return events
+    """An event at each non-zero command whose sign differs from the last non-zero one (NaN skipped)."""
+    live = np.flatnonzero(np.abs(np.nan_to_num(x, nan=0.0)) > dead)
+    positive = x[live] > 0
+    flips = live[1:][positive[1:] != positive[:-1]]
+    return [
+        GripperEvent(frame=int(i), arm=arm, kind="open" if (x[i] > 0) == open_is_high else "close", value=float(x[i]))
+        for i in flips
+    ]
 
 
 def _position_events(
@@ -284,22 +282,6 @@ class GripperChannel:
     name: str
 
 
-def _flat_names(names: Any) -> list[str] | None:
-    if names is None:
-        return None
-    if isinstance(names, Mapping):  # {"motors": [...]} style
-        for value in names.values():
-            flat = _flat_names(value)
-            if flat:
-                return flat
-        return None
-    if isinstance(names, Sequence) and not isinstance(names, str):
-        if len(names) == 1 and isinstance(names[0], Sequence) and not isinstance(names[0], str):
-            return [str(n) for n in names[0]]  # nested [[...]]
-        return [str(n) for n in names]
-    return None
-
-
 def find_gripper_channels(
     features: Mapping[str, Any],
     *,
@@ -325,9 +307,7 @@ def find_gripper_channels(
         spec = features.get(key)
         if not isinstance(spec, Mapping):
             continue
-        names = _flat_names(spec.get("names"))
-        if not names:
-            continue
+        names = feature_names(dict(spec))  # the dataset's one reading of a feature's names
         found: dict[str, GripperChannel] = {}
         sideless: list[tuple[int, str]] = []
         for i, name in enumerate(names):
@@ -376,10 +356,8 @@ def events_for_channels(
     for arm, ch in channels.items():
         if ch.feature not in columns:
             raise LabelValidationError(f"feature {ch.feature!r} was not read; include it in the columns.")
-        data = np.asarray(columns[ch.feature])
-        series = data[:, ch.index] if data.ndim == 2 else data
         events += detect_gripper_events(
-            series,
+            _component(columns[ch.feature], ch.index),
             arm=arm,
             mode=mode,
             threshold=threshold,
@@ -408,13 +386,18 @@ def channel_range(dataset: Any, channel: GripperChannel) -> tuple[float, float] 
         lo, hi = float(stored[0][channel.index]), float(stored[1][channel.index])
         if math.isfinite(lo) and math.isfinite(hi) and lo <= hi:
             return lo, hi
-    lows: list[float] = []
-    highs: list[float] = []
-    for episode in dataset.episodes:
-        data = np.asarray(dataset.read_frames(episode, columns=[channel.feature])[channel.feature], dtype=np.float64)
-        series = data[:, channel.index] if data.ndim == 2 else data
-        finite = series[np.isfinite(series)]
-        if finite.size:
-            lows.append(float(finite.min()))
-            highs.append(float(finite.max()))
-    return (min(lows), max(highs)) if lows else None
+    values = np.concatenate(
+        [np.empty(0)]
+        + [
+            _component(dataset.read_frames(episode, columns=[channel.feature])[channel.feature], channel.index)
+            for episode in dataset.episodes
+        ]
+    )
+    finite = values[np.isfinite(values)]
+    return (float(finite.min()), float(finite.max())) if finite.size else None
+
+
+def _component(data: Any, index: int) -> np.ndarray:
+    """Column ``index`` of a ``(frames, dims)`` feature (a ``(frames,)`` feature is its own column)."""
+    data = np.asarray(data, dtype=np.float64)
+    return data[:, index] if data.ndim == 2 else data
