@@ -15,10 +15,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from strands_robots.dataset.info import DatasetInfo
@@ -27,6 +27,8 @@ from strands_robots.dataset.stats import check_unique_columns
 from strands_robots.dataset.text import json_object_lines
 from strands_robots.errors import DatasetError, EpisodeNotFoundError
 
+#: The largest value an int64 holds: uint64 values above it would wrap to negative indices.
+INT64_MAX = 2**63 - 1
 #: Per-camera columns of the v3.0 episodes parquet: ``videos/<key>/<field>``.
 VIDEO_FIELDS = ("chunk_index", "file_index", "from_timestamp", "to_timestamp")
 
@@ -293,27 +295,17 @@ def _int_column(table: pa.Table, name: str, source: str, *, required: bool = Fal
         )
     if column.null_count and not nulls:
         raise DatasetError(f"{source}: column {name!r} has {column.null_count} null values; fill them.")
-    _check_int64_range(column, name, source)
+    largest = pc.max(column).as_py() if pa.types.is_uint64(column.type) and len(column) else None
+    if largest is not None and largest > INT64_MAX:  # it would wrap to a negative index
+        raise DatasetError(
+            f"{source}: column {name!r} holds {largest}, beyond the int64 range (at most {INT64_MAX}); "
+            "rewrite the episodes metadata with values that fit a signed 64-bit integer."
+        )
     if nulls:
         return column
     # int64 now, not in EpisodeTable: uint64 minus int64 is float64 in numpy, which rounds the
     # index ranges computed from large lengths
     return column.to_numpy().astype(np.int64, copy=False)
-
-
-#: The largest value an int64 holds: uint64 values above it would wrap to negative indices.
-INT64_MAX = 2**63 - 1
-
-
-def _check_int64_range(column: pa.ChunkedArray, name: str, source: str) -> None:
-    """Refuse unsigned 64-bit values that do not fit an int64 (they would wrap to negatives)."""
-    if pa.types.is_uint64(column.type) and len(column):
-        largest = pc.max(column).as_py()
-        if largest is not None and largest > INT64_MAX:
-            raise DatasetError(
-                f"{source}: column {name!r} holds {largest}, beyond the int64 range (at most {INT64_MAX}); "
-                "rewrite the episodes metadata with values that fit a signed 64-bit integer."
-            )
 
 
 def _check_tasks_type(column: pa.ChunkedArray, source: str) -> None:
@@ -482,30 +474,15 @@ def _build_table(root: Path, info: DatasetInfo, table: pa.Table, source: str) ->
     )
 
 
-def _opens_with_an_object(path: Path) -> bool:
-    """Whether the first JSON value in ``path`` (after a UTF-8 BOM and JSON whitespace) is an
-    object. pyarrow's JSON reader (26.0) crashes the process on a file whose first value is
-    ``null``; any other first value is a bad line for the line-by-line reader to name."""
-    with open(path, "rb") as handle:
-        if handle.read(3) != b"\xef\xbb\xbf":
-            handle.seek(0)
-        while block := handle.read(65_536):
-            block = block.lstrip(b" \t\r\n")
-            if block:
-                return block.startswith(b"{")
-    return False
-
-
 def _read_jsonl(path: Path) -> pa.Table:
-    if _opens_with_an_object(path):
-        try:
-            table = pa_json.read_json(path)
-        except pa.ArrowInvalid:
-            pass  # mixed types or a bad line: fall back to the line-by-line reader for a precise message
-        else:
-            _check_utf8(table, path)
-            return table
-    rows = [record for _, record in json_object_lines(path, "repair or remove that line")]
+    """The objects of a JSON Lines file as a table: decoded by msgspec (a UTF-8 BOM and blank lines
+    allowed); when that fails or a line is not an object, the line reader names the line."""
+    try:
+        rows = msgspec.json.Decoder().decode_lines(path.read_bytes().removeprefix(b"\xef\xbb\xbf"))
+    except msgspec.DecodeError:
+        rows = None
+    if rows is None or not all(type(row) is dict for row in rows):
+        rows = [record for _, record in json_object_lines(path, "repair or remove that line")]
     try:
         return pa.Table.from_pylist(rows)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
@@ -515,21 +492,6 @@ def _read_jsonl(path: Path) -> pa.Table:
             f"{path}: a string holds a \\u escape of a lone surrogate, which is not UTF-8 text ({exc}); "
             "rewrite that text as valid UTF-8."
         ) from exc
-
-
-def _check_utf8(table: pa.Table, path: Path) -> None:
-    """pyarrow's JSON reader stores invalid UTF-8 bytes in string columns unchecked (they would
-    fail later, when an episode's tasks are read): refuse them here."""
-    for column in table.columns:
-        for chunk in column.chunks:
-            while pa.types.is_list(chunk.type) or pa.types.is_large_list(chunk.type):
-                chunk = chunk.flatten()
-            if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)):
-                continue
-            try:
-                chunk.validate(full=True)
-            except pa.ArrowInvalid as exc:
-                raise DatasetError(f"{path} is not valid UTF-8 ({exc}); re-save it as UTF-8 text.") from exc
 
 
 def load_episodes_v2(root: Path, info: DatasetInfo) -> EpisodeTable:

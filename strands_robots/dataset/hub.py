@@ -8,11 +8,9 @@ downloaded.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -23,7 +21,6 @@ __all__ = [
     "DEFAULT_REVISION",
     "HubDataset",
     "HubDatasetError",
-    "accepts_repo_id",
     "check_revision",
     "fetch_missing",
     "hub_dataset_of",
@@ -262,42 +259,20 @@ def resolve_root(root: str | os.PathLike[str], revision: str | None = None) -> t
     return hub.root, hub
 
 
-def hub_dataset_of(root: object) -> HubDataset | None:
-    """The Hub dataset a public API's ``root`` argument names, or None when it is a path.
+def _names_repo_id(root: object) -> bool:
+    """Whether a public API's ``root`` argument names a repo id: only a ``str`` of the repo-id shape
+    that is not an existing path can (a :class:`pathlib.Path` is always a path)."""
+    return type(root) is str and looks_like_repo_id(root) and not os.path.exists(os.path.expanduser(root))
 
-    Only a ``str`` can name a repo id (a :class:`pathlib.Path` is always a path): one
-    of the repo-id shape that is not an existing path goes through :func:`resolve_root`
-    (its local copy; metadata downloaded when absent and allowed). Anything else costs one ``type`` check, a
-    regular-expression match and, for a relative ``A/B``, one ``stat``.
+
+def hub_dataset_of(root: object) -> HubDataset | None:
+    """The Hub dataset a public API's ``root`` argument names (its local copy, metadata downloaded when
+    absent and allowed: :func:`resolve_root`), or None when it is a path.
 
     Raises:
         HubDatasetError: as :func:`resolve_hub_dataset`.
     """
-    if type(root) is not str or not looks_like_repo_id(root) or os.path.exists(os.path.expanduser(root)):
-        return None
-    return resolve_root(root)[1]
-
-
-def accepts_repo_id[**P, R](fn: Callable[P, R]) -> Callable[P, R]:
-    """Let ``fn``'s ``root`` argument (its first) name a Hub dataset (``"lerobot/pusht[@REVISION]"``).
-
-    A repo id (by :func:`hub_dataset_of`) is replaced by its local copy; anything else
-    reaches ``fn`` untouched.
-    """
-
-    def local(root: object) -> object:
-        hub = hub_dataset_of(root)
-        return root if hub is None else hub.root
-
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        if args:
-            args = (local(args[0]), *args[1:])  # type: ignore[assignment]
-        elif "root" in kwargs:
-            kwargs["root"] = local(kwargs["root"])
-        return fn(*args, **kwargs)
-
-    return wrapper
+    return resolve_root(root)[1] if _names_repo_id(root) else None
 
 
 def local_copy_of(root: object) -> object:
@@ -310,9 +285,9 @@ def local_copy_of(root: object) -> object:
     Raises:
         HubDatasetError: the revision after ``@`` is not a Hub revision (:func:`check_revision`).
     """
-    if type(root) is not str or not looks_like_repo_id(root) or os.path.exists(os.path.expanduser(root)):
+    if not _names_repo_id(root):
         return root
-    name, revision = split_revision(root)
+    name, revision = split_revision(str(root))
     check_revision(revision)
     copy = (lerobot_home() / name).resolve()
     if not (copy / "meta" / "info.json").is_file():

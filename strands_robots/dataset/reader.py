@@ -15,7 +15,7 @@ from strands_robots.arguments import path_argument
 from strands_robots.dataset.check import CheckReport, check_files
 from strands_robots.dataset.episodes import Episode, load_episodes_v2, load_episodes_v3
 from strands_robots.dataset.frames import Frames, read_frames
-from strands_robots.dataset.hub import accepts_repo_id
+from strands_robots.dataset.hub import hub_dataset_of
 from strands_robots.dataset.info import load_info_document, parse_info
 from strands_robots.dataset.layout import Layout
 from strands_robots.dataset.problems import Problem, file_status, find_problems
@@ -73,7 +73,6 @@ class Dataset(Layout):
         )
 
 
-@accepts_repo_id
 def open_dataset(root: str | Path) -> Dataset:
     """Open a LeRobot dataset read-only.
 
@@ -81,7 +80,8 @@ def open_dataset(root: str | Path) -> Dataset:
     v2.x: ``meta/episodes.jsonl``) and the tasks. Frames and videos are read on demand.
 
     Args:
-        root: The dataset root (holding ``meta/``).
+        root: The dataset root (holding ``meta/``), or a Hub repo id
+            (``"lerobot/pusht[@REVISION]"``: its local copy, docs/dataset.md, "Datasets by repo id").
 
     Returns:
         A :class:`Dataset`.
@@ -91,7 +91,8 @@ def open_dataset(root: str | Path) -> Dataset:
             "Which checks raise and which are listed").
         UnsupportedVersionError: A ``codebase_version`` other than v3.*, v2.1, v2.0.
     """
-    root = path_argument(root, "root").expanduser().resolve()
+    hub = hub_dataset_of(root)
+    root = path_argument(root if hub is None else hub.root, "root").expanduser().resolve()
     info = parse_info(load_info_document(root), root)
     if info.major == 3:
         episodes = load_episodes_v3(root, info)
@@ -102,7 +103,6 @@ def open_dataset(root: str | Path) -> Dataset:
     return Dataset(root, info, episodes, tasks)
 
 
-@accepts_repo_id
 def check_dataset(root: str | Path | Dataset) -> CheckReport:
     """Read every data file and decode the first and last frame of every episode of every camera.
 

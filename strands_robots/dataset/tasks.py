@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from strands_robots.arguments import encodes_utf8
 from strands_robots.dataset.text import json_object_lines
 from strands_robots.errors import DatasetError
 
@@ -63,14 +64,6 @@ def load_tasks_v3(root: Path) -> dict[int, str]:
     return _check_unique({int(i): str(t) for i, t in zip(indices, names, strict=True)}, len(names), path)
 
 
-def _has_lone_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 def load_tasks_v2(root: Path) -> dict[int, str]:
     """Read ``meta/tasks.jsonl`` (``{"task_index": 0, "task": "..."}`` per line).
 
@@ -88,7 +81,7 @@ def load_tasks_v2(root: Path) -> dict[int, str]:
         index, task = record["task_index"], str(record["task"])
         if not isinstance(index, int) or isinstance(index, bool):
             raise DatasetError(f"{path} line {lineno}: task_index {index!r} is not an integer.")
-        if not task.isascii() and _has_lone_surrogate(task):
+        if not task.isascii() and not encodes_utf8(task):
             raise DatasetError(
                 f"{path} line {lineno}: the task holds a \\u escape of a lone surrogate, which is not UTF-8 "
                 "text; rewrite that task as valid UTF-8."

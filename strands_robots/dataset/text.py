@@ -10,20 +10,8 @@ from typing import Any
 from strands_robots.errors import DatasetError
 
 
-def read_utf8(path: Path) -> str:
-    """The text of ``path``.
-
-    Raises:
-        DatasetError: The file is not valid UTF-8 (LeRobot writes its metadata as UTF-8).
-    """
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path} is not valid UTF-8 ({exc}); re-save it as UTF-8 text.") from exc
-
-
 def json_object_lines(path: Path, remedy: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` of each non-blank line of a JSON Lines metadata file.
+    """``(line number, object)`` of each non-blank line of a JSON Lines metadata file (a UTF-8 BOM allowed).
 
     Args:
         path: The ``*.jsonl`` file.
@@ -31,9 +19,14 @@ def json_object_lines(path: Path, remedy: str) -> Iterator[tuple[int, dict[str, 
             remove that line").
 
     Raises:
-        DatasetError: The file is not UTF-8, or a line is not JSON or not a JSON object.
+        DatasetError: The file is not UTF-8 (LeRobot writes its metadata as UTF-8), or a line
+            is not JSON or not a JSON object.
     """
-    for lineno, line in enumerate(read_utf8(path).splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path} is not valid UTF-8 ({exc}); re-save it as UTF-8 text.") from exc
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:

@@ -34,23 +34,12 @@ PathLike = str | Path
 SEQUENCE_UID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "strands-robots-labels:avala_sequence_uid")
 #: The label fields exported under another name.
 RENAMED = {"source": "outcome_source", "source_metadata": "outcome_source_metadata", "confidence": "outcome_confidence"}
-_LABEL_KEYS = (
-    "progress",
-    "quality",
-    "speed",
-    "subtasks",
-    "hand_actions",
-    *EMPTY_STRING_FIELDS,
-    "leakage_groups",
-)
-EXPORT_KEYS: tuple[str, ...] = (
-    "episode_index",
-    "avala_sequence_uid",
-    "outcome",
-    "outcome_version",
-    *_LABEL_KEYS,
-    *RENAMED.values(),
-)
+_SAME = ("outcome", "progress", "quality", "speed", "subtasks", "hand_actions", *EMPTY_STRING_FIELDS, "leakage_groups")
+#: Label field -> its key in the export, in the export's order.
+EXPORTED: dict[str, str] = {**{key: key for key in _SAME}, **RENAMED}
+#: The keys of an export line (``outcome_version`` follows ``outcome``).
+EXPORT_KEYS: tuple[str, ...] = ("episode_index", "avala_sequence_uid", "outcome", "outcome_version", *_SAME[1:])
+EXPORT_KEYS += tuple(RENAMED.values())
 _HUB_SNAPSHOT = re.compile(r"datasets--(?P<owner>[^/]+?)--(?P<name>[^/]+)/snapshots/[^/]+/?$")
 
 
@@ -74,14 +63,9 @@ def export_line(episode: int, uid: str, record: dict[str, Any] | None) -> dict[s
     line: dict[str, Any] = {"episode_index": episode, "avala_sequence_uid": uid, "outcome": None}
     if record is None:
         return line
-    line["outcome"] = record["outcome"]
     line["outcome_version"] = record["version"]
-    for key in _LABEL_KEYS:
-        line[key] = record.get(key)
-    for key in EMPTY_STRING_FIELDS:
-        line[key] = line[key] or None
-    for key, name in RENAMED.items():
-        line[name] = record.get(key)
+    line.update((name, record.get(key)) for key, name in EXPORTED.items())
+    line.update((key, line[key] or None) for key in EMPTY_STRING_FIELDS)
     return line
 
 
@@ -118,17 +102,6 @@ def export_outcomes(
 
 
 # -- import -----------------------------------------------------------------------------------------
-
-
-def _line_fields(line: dict[str, Any]) -> dict[str, Any]:
-    fields: dict[str, Any] = {"outcome": line.get("outcome")}
-    for key in _LABEL_KEYS:
-        if key in line:
-            fields[key] = line[key]
-    for key, name in RENAMED.items():
-        if name in line:
-            fields[key] = line[name]
-    return fields
 
 
 def _export_path(path: str) -> str:
@@ -196,7 +169,8 @@ def _parse_line(
                 )
             )
     try:
-        label = validate_label(_line_fields(line), duration=duration_s(dataset, episode))
+        fields = {key: line[name] for key, name in EXPORTED.items() if name in line}
+        label = validate_label(fields, duration=duration_s(dataset, episode))
     except OutcomeValidationError as exc:
         problems.extend(Violation(f"{where}: {_export_path(v.path)}", v.message) for v in exc.violations)
         return None
