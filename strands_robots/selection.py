@@ -2,10 +2,10 @@
 
 This module sits above the label stores (``episode_labels`` and ``outcomes``), so neither
 store imports the other to select (docs/architecture.md, "Layers"). The label rules are
-:func:`strands_robots.episode_labels.filtering.select_episodes`'s; this module adds the
-outcome filters and the held-out rule (docs/outcomes.md, "Held-out episodes").
-``strands_robots.episode_labels.filter_episodes`` is :func:`filter_episodes` (the name
-strands-robots 0.5.3 has).
+:meth:`strands_robots.episode_labels.filter_rule.LabelIndex.drop_codes`'s; this module adds
+the outcome filters, the held-out rule (docs/outcomes.md, "Held-out episodes") and the
+stale check. ``strands_robots.episode_labels.filter_episodes`` is :func:`filter_episodes`
+(the name strands-robots 0.5.3 has).
 
 The outcomes package is imported inside the functions that read it: it loads the
 dataset reader (pyarrow), and a directory without outcome labels costs one ``stat``.
@@ -13,18 +13,27 @@ dataset reader (pyarrow), and a directory without outcome labels costs one ``sta
 
 from __future__ import annotations
 
+import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
+import strands_robots
 from strands_robots.arguments import names_argument
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
-from strands_robots.episode_labels.filtering import select_episodes
+from strands_robots.episode_labels.filtering import StaleLabelsWarning
 from strands_robots.episode_labels.vocab import LABEL_DROP_REASONS, QUALITY_RANK
 from strands_robots.errors import LabelValidationError, did_you_mean
 from strands_robots.storage.side_files import OUTCOMES
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from strands_robots.episode_labels.filter_rule import LabelIndex
     from strands_robots.labels import Labels
+
+#: This package's directory: the stale warning is shown at the first caller outside it.
+PACKAGE = os.path.dirname(strands_robots.__file__) + os.sep
 
 #: The ``evaluation_membership`` that keeps an episode out of every training release.
 HELD_OUT = "held_out_eval"
@@ -92,18 +101,34 @@ def held_out_episodes(labels: Labels) -> set[int]:
     return {e for e, label in current.items() if label.get("evaluation_membership") == HELD_OUT}
 
 
-class _OutcomeFilter:
-    """The outcome half of one selection: wanted values, checked once, and the labels read lazily."""
+class _Selection:
+    """One selection's arguments, checked once: the label bar and the outcome filters (read lazily)."""
 
-    def __init__(self, labels: Labels, outcomes: Any, evaluation_membership: Any, include_held_out: bool) -> None:
+    def __init__(self, labels: Labels, options: dict[str, Any], context: str = "") -> None:
+        """``options``: the keyword arguments of :func:`filter_episodes` or :func:`explain_filter`
+        (its ``locals()`` on entry); ``context`` starts the message of a refused grade."""
         self.labels = labels
+        self.bar = {
+            "require_success": checks.boolean(options["require_success"], "require_success"),
+            "exclude_disputed": checks.boolean(options["exclude_disputed"], "exclude_disputed"),
+        }
+        include_held_out = checks.boolean(options["include_held_out"], "include_held_out")
+        self.bar["min_rank"] = QUALITY_RANK[checks.quality(options["min_quality"], "min_quality", context=context)]
         self.outcomes = self.membership = None
-        if outcomes is not None or evaluation_membership is not None:  # the vocabulary: only when asked
+        outcomes, membership = options["outcomes"], options["evaluation_membership"]
+        if outcomes is not None or membership is not None:  # the vocabulary: only when asked
             from strands_robots.outcomes.model import EVALUATION_MEMBERSHIPS, OUTCOMES
 
             self.outcomes = _as_set(outcomes, "outcomes", OUTCOMES)
-            self.membership = _as_set(evaluation_membership, "evaluation_membership", (*EVALUATION_MEMBERSHIPS, ""))
+            self.membership = _as_set(membership, "evaluation_membership", (*EVALUATION_MEMBERSHIPS, ""))
         self.keep_held_out = include_held_out or bool(self.membership and HELD_OUT in self.membership)
+
+    def drop_codes(self) -> tuple[LabelIndex, np.ndarray]:
+        """The label index and, per record, the first label rule it fails (:meth:`LabelIndex.drop_codes`)."""
+        from strands_robots.episode_labels.filter_rule import label_index  # numpy
+
+        index = label_index(existing_store(self.labels.root, self.labels.labels_dir))
+        return index, index.drop_codes(**self.bar)
 
     @property
     def active(self) -> bool:
@@ -164,8 +189,6 @@ def filter_episodes(
     - labels whose dataset fingerprint no longer matches (the dataset was renumbered)
       are excluded with a ``StaleLabelsWarning``.
 
-    Files without reviews give exactly the other implementation's answer.
-
     Args:
         labels: The dataset's :class:`~strands_robots.labels.Labels` (``Labels.filter`` calls this).
         require_success: Keep only (effectively) successful episodes.
@@ -185,25 +208,29 @@ def filter_episodes(
     Raises:
         LabelValidationError: a flag is not a boolean or the grade or an outcome value is unknown.
         LabelsNotFoundError: no sidecar yet (a ``FileNotFoundError``).
+        RootNotFoundError: the root or ``labels_dir`` is not a directory.
         StaleRecordError: ``strict`` and some labels no longer match the dataset (listed).
         UnreadableRecordError: ``strict`` and some labels cannot be read or checked
             (:func:`refuse_stale_labels`).
     """
+    selection = _Selection(labels, locals(), context="filter_episodes")
     if checks.boolean(strict, "strict"):
         refuse_stale_labels(labels)
-    require_success = checks.boolean(require_success, "require_success")
-    exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
-    include_held_out = checks.boolean(include_held_out, "include_held_out")
-    checks.quality(min_quality, "min_quality", context="filter_episodes")
-    wanted = _OutcomeFilter(labels, outcomes, evaluation_membership, include_held_out)
-    return select_episodes(
-        labels.root,
-        require_success=require_success,
-        min_quality=min_quality,
-        exclude_disputed=exclude_disputed,
-        labels_dir=labels.labels_dir,
-        narrow=wanted.narrow,
-    )
+    index, codes = selection.drop_codes()
+    chosen = selection.narrow(index.episode[codes == 0].tolist())
+    # only records that carry a fingerprint can be stale (files written by other tools have none)
+    stale = labels.episodes.stale() if index.with_fingerprint(chosen) else {}
+    dropped = sorted(set(chosen) & set(stale))
+    if dropped:
+        warnings.warn(
+            f"labels of episodes {dropped[:20]} are stale (the dataset changed since they were recorded, "
+            f"e.g. {stale[dropped[0]]}); they were left out. Run `strands-labels remap` to carry labels "
+            "across a dataset edit.",
+            StaleLabelsWarning,
+            skip_file_prefixes=(PACKAGE,),  # shown at the user's call
+        )
+        chosen = [i for i in chosen if i not in stale]
+    return chosen
 
 
 def explain_filter(
@@ -229,15 +256,8 @@ def explain_filter(
         LabelValidationError: a flag is not a boolean or a value is unknown.
         LabelsNotFoundError: no sidecar yet (a ``FileNotFoundError``).
     """
-    require_success = checks.boolean(require_success, "require_success")
-    exclude_disputed = checks.boolean(exclude_disputed, "exclude_disputed")
-    include_held_out = checks.boolean(include_held_out, "include_held_out")
-    minimum = QUALITY_RANK[checks.quality(min_quality, "min_quality")]
-    wanted = _OutcomeFilter(labels, outcomes, evaluation_membership, include_held_out)
-    from strands_robots.episode_labels.filter_rule import label_index  # numpy
-
-    index = label_index(existing_store(labels.root, labels.labels_dir))
-    codes = index.drop_codes(require_success=require_success, min_rank=minimum, exclude_disputed=exclude_disputed)
+    wanted = _Selection(labels, locals())
+    index, codes = wanted.drop_codes()
     current = wanted.current() if wanted.active else {}
     held_out = wanted.held_out()
     stale = labels.episodes.stale() if index.has_fingerprint.any() else {}

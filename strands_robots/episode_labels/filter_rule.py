@@ -55,16 +55,7 @@ from strands_robots.storage.side_files import index_cache_path
 
 INDEX_VERSION = 4
 PERSIST_MIN_BYTES = 8 << 20
-COLUMNS = (
-    "episode",
-    "has_verdict",
-    "verdict_success",
-    "success",
-    "has_judge",
-    "quality",
-    "open_dispute",
-    "has_fingerprint",
-)
+#: The columns of the index and their dtypes, ``episode`` first.
 _DTYPES = {
     "episode": np.int64,
     "has_verdict": bool,
@@ -75,6 +66,7 @@ _DTYPES = {
     "open_dispute": bool,
     "has_fingerprint": bool,
 }
+COLUMNS = tuple(_DTYPES)
 _NonNegative = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
 
 
@@ -132,15 +124,8 @@ class _Document(msgspec.Struct):
     benchmark: str = ""
 
 
-class _FullRecord(msgspec.Struct, gc=False):
-    deterministic: msgspec.Raw | UnsetType = UNSET
-    judge: msgspec.Raw | UnsetType = UNSET
-    review: msgspec.Raw | UnsetType = UNSET
-    fingerprint: msgspec.Raw | UnsetType = UNSET
-
-
-class _FullDocument(msgspec.Struct):
-    episodes: dict[str, _FullRecord]
+class _RawDocument(msgspec.Struct):
+    episodes: dict[str, msgspec.Raw]
 
 
 _DECODER = msgspec.json.Decoder(_Document)
@@ -181,11 +166,6 @@ class LabelIndex:
         codes[~self.has_judge] = 1
         return codes
 
-    def select(self, *, require_success: bool, min_rank: int, exclude_disputed: bool) -> np.ndarray:
-        """Episodes that clear the bar (see :meth:`drop_codes`), sorted."""
-        codes = self.drop_codes(require_success=require_success, min_rank=min_rank, exclude_disputed=exclude_disputed)
-        return self.episode[codes == 0]
-
     def with_fingerprint(self, episodes: np.ndarray | list[int]) -> list[int]:
         """Those of ``episodes`` whose record carries a fingerprint (the only ones that can be stale)."""
         positions = np.searchsorted(self.episode, np.asarray(episodes, dtype=np.int64))
@@ -202,20 +182,16 @@ class _InvalidForIndex(Exception):
     """The typed decode refused the file: the full reader decides (its error, or the slow build)."""
 
 
+#: 10, 100, ... 10**18: an int64 ``e`` has ``1 + searchsorted(_POWERS, e, "right")`` digits.
+_POWERS = 10 ** np.arange(1, 19, dtype=np.int64)
+
+
 def _canonical_keys(keys: list[str], episode: np.ndarray) -> bool:
     """Every key is the plain decimal spelling of its parsed value (no sign, space, ``_`` or leading 0)."""
     joined = "".join(keys)
     if not (joined.isascii() and joined.isdigit()):
         return False
-    digits = np.ones(len(episode), dtype=np.int64)
-    bound = 10
-    for _ in range(19):  # int64 has at most 19 digits
-        more = episode >= bound
-        if not more.any():
-            break
-        digits += more
-        bound *= 10
-    return len(joined) == int(digits.sum())
+    return len(joined) == len(episode) + int(np.searchsorted(_POWERS, episode, side="right").sum())
 
 
 def _decode(data: Any) -> _Document:
@@ -277,19 +253,16 @@ def _build(data: Any) -> tuple[dict[str, np.ndarray], str | None]:
     reviewed = np.flatnonzero(codes & 64).tolist()
     del values
     if reviewed:  # rare: decode those records whole and apply the review rules
-        full = msgspec.json.decode(data, type=_FullDocument).episodes
-        full_records = list(full.values())
+        raw = list(msgspec.json.decode(data, type=_RawDocument).episodes.values())
         for i in reviewed:
-            raw = full_records[i]
-            record = {
-                name: msgspec.json.decode(getattr(raw, name))
-                for name in ("deterministic", "judge", "review", "fingerprint")
-                if getattr(raw, name) is not UNSET
-            }
-            for name, value in zip(COLUMNS[1:], row_of(record), strict=True):
-                columns[name][i] = value
-        del full, full_records
+            _set_row(columns, i, row_of(msgspec.json.decode(raw[i])))
+        del raw
     return _sorted(columns), common_meta(metas)
+
+
+def _set_row(columns: dict[str, np.ndarray], i: int, row: tuple[Any, ...]) -> None:
+    for name, value in zip(COLUMNS[1:], row, strict=True):
+        columns[name][i] = value
 
 
 def _sorted(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -308,8 +281,7 @@ def _build_from_document(document: dict[str, Any]) -> tuple[dict[str, np.ndarray
     for i, (key, record) in enumerate(records.items()):
         columns["episode"][i] = int(key)
         row = row_of(record)
-        for name, value in zip(COLUMNS[1:], row, strict=True):
-            columns[name][i] = value
+        _set_row(columns, i, row)
         if row[-1]:
             metas.add(meta_of(record["fingerprint"]))
     return _sorted(columns), common_meta(metas)
@@ -329,8 +301,8 @@ def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
         if len(index.episode)
         else np.zeros(len(keys), bool)
     )
-    for name in COLUMNS:  # copy on write: a caller may still be reading the old arrays
-        setattr(index, name, getattr(index, name).copy())
+    # copy on write: a caller may still be reading the old arrays
+    columns = {name: getattr(index, name).copy() for name in COLUMNS}
     empty = (False, False, False, False, -1, False, False)
     new_rows = []
     for key, pos, found in zip(keys.tolist(), positions.tolist(), present.tolist(), strict=True):
@@ -339,23 +311,16 @@ def _apply_journal(index: LabelIndex, entries: list[Any]) -> None:
         if row[-1] and meta_of(record["fingerprint"]) != index.fp_meta:  # type: ignore[index]
             index.fp_meta = None
         if found:
-            for name, value in zip(COLUMNS[1:], row, strict=True):
-                getattr(index, name)[pos] = value
+            _set_row(columns, pos, row)
         else:
             new_rows.append((key, *row))
     if new_rows:
-        columns = {name: getattr(index, name) for name in COLUMNS}
         extra = list(zip(*new_rows, strict=True))
         for name, values in zip(COLUMNS, extra, strict=True):
             columns[name] = np.concatenate([columns[name], np.asarray(values, dtype=columns[name].dtype)])
-        for name, column in _sorted(columns).items():
-            setattr(index, name, column)
-
-
-def _from_document(document: dict[str, Any]) -> LabelIndex:
-    """An index of a merged document held in memory (not cached)."""
-    columns, fp_meta = _build_from_document(document)
-    return LabelIndex(**columns, fp_meta=fp_meta)  # type: ignore[arg-type]
+        columns = _sorted(columns)
+    for name, column in columns.items():
+        setattr(index, name, column)
 
 
 def _save(index: LabelIndex, path: Path) -> None:
@@ -467,8 +432,9 @@ def label_index(store: RecordStore) -> LabelIndex:
         if tail is None:  # the journal is for a replaced file: the store merges it
             document = store.read(copy_document=False)
             _memory.pop(key, None)
-            if store.journal.exists():  # the merge could not be stored (read-only): index it as read
-                return _from_document(document)
+            if store.journal.exists():  # the merge could not be stored (read-only): index it as read (no cache)
+                columns, fp_meta = _build_from_document(document)
+                return LabelIndex(**columns, fp_meta=fp_meta)  # type: ignore[arg-type]
             return label_index(store)  # both locks are re-entrant; the journal is gone now
         if tail.ino is None:
             index.journal_ino, index.journal_offset = None, 0
