@@ -23,11 +23,12 @@ instead of 0.13 s (``benchmarks/compare_upstream.py``, rows ``read``, ``annotate
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Callable
 from pathlib import Path, PosixPath, WindowsPath
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from strands_robots.errors import LabelArgumentError, LabelValidationError, quoted
 
@@ -43,23 +44,18 @@ def _plain_path_text(value: str | Path) -> str | Path:
     return value
 
 
-_adapters: dict[str, Any] = {}
-
-
+@functools.cache
 def _adapter(kind: str) -> Any:
     """The pydantic ``TypeAdapter`` of one kind of argument (built once, on first need)."""
-    adapter = _adapters.get(kind)
-    if adapter is None:
-        from pydantic import AfterValidator, StrictBool, StrictStr, TypeAdapter
+    from pydantic import AfterValidator, StrictBool, StrictStr, TypeAdapter
 
-        _adapters.update(
-            path=TypeAdapter(Annotated[StrictStr | Path, AfterValidator(_plain_path_text)]),
-            flag=TypeAdapter(StrictBool),
-            names=TypeAdapter(list[StrictStr] | None),
-            items=TypeAdapter(list[Any]),
-        )
-        adapter = _adapters[kind]
-    return adapter
+    types = {
+        "path": Annotated[StrictStr | Path, AfterValidator(_plain_path_text)],
+        "flag": StrictBool,
+        "names": list[StrictStr] | None,
+        "items": list[Any],
+    }
+    return TypeAdapter(types[kind])
 
 
 def _validation_error() -> type[Exception]:
@@ -135,11 +131,6 @@ def path_argument(value: Any, what: str = "root") -> Path:
         ) from None
 
 
-def optional_path_argument(value: Any, what: str) -> Path | None:
-    """:func:`path_argument`, with None passed through."""
-    return None if value is None else path_argument(value, what)
-
-
 def flag_argument(value: Any, what: str) -> bool:
     """A real ``True``/``False`` (``"no"``, ``0`` and ``None`` are refused).
 
@@ -188,15 +179,12 @@ def items_argument(value: Any, what: str, example: str) -> list[Any]:
         raise _refusal(exc, what, value, f"pass a list such as {example}.") from None
 
 
+@functools.cache
 def _int_adapter(minimum: int | None, maximum: int | None) -> Any:
     """The strict-int adapter of one range (built once per range, on first need)."""
-    kind = f"int:{minimum}:{maximum}"
-    adapter = _adapters.get(kind)
-    if adapter is None:
-        from pydantic import Field, StrictInt, TypeAdapter
+    from pydantic import Field, StrictInt, TypeAdapter
 
-        adapter = _adapters[kind] = TypeAdapter(Annotated[StrictInt, Field(ge=minimum, le=maximum)])
-    return adapter
+    return TypeAdapter(Annotated[StrictInt, Field(ge=minimum, le=maximum)])
 
 
 def int_argument(
@@ -225,12 +213,8 @@ def int_argument(
     Raises:
         Exception: ``refuse(value)`` when ``value`` is not such an integer.
     """
-    if type(value) is int:
-        if (minimum is None or value >= minimum) and (maximum is None or value <= maximum):
-            return value
-        raise refuse(value)
     np = sys.modules.get("numpy")  # a process that has not imported numpy cannot hold a numpy value
-    if np is not None and isinstance(value, np.integer):  # its value is a plain int: the same check
+    if type(value) is int or (np is not None and isinstance(value, np.integer)):  # a numpy int: its plain value
         number = int(value)
         if (minimum is None or number >= minimum) and (maximum is None or number <= maximum):
             return number
@@ -261,7 +245,7 @@ def bool_argument(value: Any, refuse: Callable[[Any], Exception]) -> bool:
         raise refuse(value) from None
 
 
-class Limits:
+class Limits(NamedTuple):
     """The bounds of one kind of number; ``None`` leaves a side open.
 
     Args:
@@ -271,12 +255,10 @@ class Limits:
         le: Values must be at most this.
     """
 
-    __slots__ = ("gt", "ge", "lt", "le")
-
-    def __init__(
-        self, *, gt: float | None = None, ge: float | None = None, lt: float | None = None, le: float | None = None
-    ) -> None:
-        self.gt, self.ge, self.lt, self.le = gt, ge, lt, le
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
 
     def holds(self, x: float) -> bool:
         """True when the finite float ``x`` is within the bounds."""
@@ -303,10 +285,6 @@ class Limits:
             return f"less than {high}" if self.lt is not None else f"{high} or less"
         return ""
 
-    def __repr__(self) -> str:
-        bounds = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__ if getattr(self, k) is not None)
-        return f"Limits({bounds})"
-
 
 #: Any finite number (no bounds).
 ANY_NUMBER = Limits()
@@ -332,16 +310,13 @@ SPEED_THRESHOLD = Limits(gt=0)
 NON_NEGATIVE = Limits(ge=0)
 
 
+@functools.cache
 def _number_adapter(limits: Limits) -> Any:
     """The strict, finite float adapter of one set of limits (built once per set, on first need)."""
-    kind = f"float:{limits!r}"
-    adapter = _adapters.get(kind)
-    if adapter is None:
-        from pydantic import Field, StrictFloat, TypeAdapter
+    from pydantic import Field, StrictFloat, TypeAdapter
 
-        bounds = Field(allow_inf_nan=False, gt=limits.gt, ge=limits.ge, lt=limits.lt, le=limits.le)
-        adapter = _adapters[kind] = TypeAdapter(Annotated[StrictFloat, bounds])
-    return adapter
+    bounds = Field(allow_inf_nan=False, gt=limits.gt, ge=limits.ge, lt=limits.lt, le=limits.le)
+    return TypeAdapter(Annotated[StrictFloat, bounds])
 
 
 def number_argument(value: Any, refuse: Callable[[Any], Exception], limits: Limits = ANY_NUMBER) -> float:

@@ -146,6 +146,9 @@ class LabelsError(Exception):
         if remedy is not None:
             self.remedy = remedy
 
+    def __str__(self) -> str:  # the message as written (KeyError would quote it, OSError format errno, strerror)
+        return str(self.args[0]) if self.args else ""
+
 
 class DatasetError(LabelsError, ValueError):
     """A LeRobot dataset cannot be read as asked (bad layout, version, metadata)."""
@@ -164,9 +167,6 @@ class EpisodeNotFoundError(LabelsError, KeyError):
     remedy = "use an episode_index the dataset has (load_episode lists it) and that has a verdict."
     http_status = 404
 
-    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
-        return str(self.args[0]) if self.args else ""
-
 
 class FrameDecodeError(DatasetError):
     """A requested video frame could not be matched to a decoded frame."""
@@ -183,9 +183,6 @@ class MissingFileError(DatasetError, FileNotFoundError):
     """
 
     http_status = 404
-
-    def __str__(self) -> str:  # OSError formats (errno, strerror); keep our sentence
-        return str(self.args[0]) if self.args else ""
 
 
 class SidecarError(LabelsError, ValueError):
@@ -222,9 +219,6 @@ class InputFileNotFoundError(InputFileError, FileNotFoundError):
 
     remedy = "pass the path of an existing file."
 
-    def __str__(self) -> str:  # OSError formats (errno, strerror); keep our sentence
-        return str(self.args[0]) if self.args else ""
-
 
 class StorageError(LabelsError, OSError):
     """Writing a sidecar failed (disk full, permission); the previous file is intact."""
@@ -248,9 +242,6 @@ class LabelsNotFoundError(LabelsError, FileNotFoundError):
 
     remedy = "record the verdicts first (strands-labels verdicts ROOT FILE), then label."
     http_status = 409
-
-    def __str__(self) -> str:  # OSError formats (errno, strerror); keep our sentence
-        return str(self.args[0]) if self.args else ""
 
 
 class MissingExtraError(LabelsError, ImportError):

@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from strands_robots.arguments import optional_path_argument, path_argument
+from strands_robots.arguments import path_argument
 from strands_robots.dataset.hub import hub_dataset_of
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class Labels:
 
     def __init__(self, root: str | Path, labels_dir: str | Path | None = None) -> None:
         path_argument(root, "root")
-        self._given = (root, optional_path_argument(labels_dir, "labels_dir"))
+        self._given = (root, None if labels_dir is None else path_argument(labels_dir, "labels_dir"))
 
     @cached_property
     def _resolved(self) -> tuple[Path, Path | None, str | None, str | None]:
