@@ -39,11 +39,6 @@ def boolean(value: Any, what: str) -> bool:
     )
 
 
-def optional_boolean(value: Any, what: str) -> bool | None:
-    """``None`` or a real boolean."""
-    return None if value is None else boolean(value, what)
-
-
 def finite_number(value: Any, what: str) -> float | int:
     """A finite number (:func:`~strands_robots.arguments.number_argument`, no bounds): ints
     stay ints, anything else becomes a float; ``bool``, text, NaN and infinity refused."""

@@ -25,15 +25,15 @@ from strands_robots.storage.record_store import Change
 _ANNOTATION_KEYS = {"quality", "failure_mode", "note", "success_opinion", "model", "keep_history"}
 
 
-def _judge_fields(
-    *, quality: Any, failure_mode: Any, note: Any, success_opinion: Any, model: Any, context: str
-) -> dict[str, Any]:
+def _judge_fields(given: Mapping[str, Any], context: str) -> dict[str, Any]:
+    """The checked judge fields of ``given`` (``quality`` required; the others default as in :func:`annotate_episode`)."""
+    success_opinion = given.get("success_opinion")
     return {
-        "quality": checks.quality(quality, context=context),
-        "failure_mode": checks.failure_mode(failure_mode, context=context),
-        "note": checks.text(note, "note"),
-        "success_opinion": checks.optional_boolean(success_opinion, "success_opinion"),
-        "model": checks.name(model, "model"),
+        "quality": checks.quality(given["quality"], context=context),
+        "failure_mode": checks.failure_mode(given.get("failure_mode"), context=context),
+        "note": checks.text(given.get("note", ""), "note"),
+        "success_opinion": None if success_opinion is None else checks.boolean(success_opinion, "success_opinion"),
+        "model": checks.name(given.get("model", ""), "model"),
     }
 
 
@@ -89,14 +89,7 @@ def judge_block(
         VerdictNotFoundError: ``record`` has no deterministic verdict.
     """
     index = checks.episode_index(episode)
-    fields = _judge_fields(
-        quality=quality,
-        failure_mode=failure_mode,
-        note=note,
-        success_opinion=success_opinion,
-        model=model,
-        context="annotate_episode",
-    )
+    fields = _judge_fields(locals(), "annotate_episode")  # the judge keywords as passed
     records = {str(index): dict(record)} if record else {}
     _apply(records, index, fields, False, time.time())
     return dict(records[str(index)]["judge"])
@@ -146,14 +139,7 @@ def annotate_episode(
     """
     index = checks.episode_index(episode)
     keep_history = checks.boolean(keep_history, "keep_history")
-    fields = _judge_fields(
-        quality=quality,
-        failure_mode=failure_mode,
-        note=note,
-        success_opinion=success_opinion,
-        model=model,
-        context="annotate_episode",
-    )
+    fields = _judge_fields(locals(), "annotate_episode")  # the judge keywords as passed
     return _write(root, labels_dir, [(index, fields, keep_history)])[0]
 
 
@@ -198,14 +184,7 @@ def annotate_episodes(
                 f"(e.g. {{'episode': {item['episode']!r}, 'quality': 'medium'}})."
             )
         index = checks.episode_index(item["episode"], f"annotations[{position}].episode")
-        fields = _judge_fields(
-            quality=item["quality"],
-            failure_mode=item.get("failure_mode"),
-            note=item.get("note", ""),
-            success_opinion=item.get("success_opinion"),
-            model=item.get("model", ""),
-            context=f"annotate_episodes: annotations[{position}]",
-        )
+        fields = _judge_fields(item, f"annotate_episodes: annotations[{position}]")
         keep = checks.boolean(item.get("keep_history", False), f"annotations[{position}].keep_history")
         items.append((index, fields, keep))
     if not items:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -140,13 +141,9 @@ def _stamps(seen: Any) -> dict[str, str | None]:
         )
     for name in STAMP_KEYS:
         value = seen[name]
-        if value is not None and not (isinstance(value, str) and len(value) == 16 and _is_hex(value)):
+        if value is not None and not (isinstance(value, str) and re.fullmatch("[0-9a-f]{16}", value)):
             raise LabelValidationError(f"seen[{name!r}] must be 16 hex digits or None, got {value!r}.")
     return {name: seen[name] for name in STAMP_KEYS}
-
-
-def _is_hex(text: str) -> bool:
-    return all(c in "0123456789abcdef" for c in text)
 
 
 def _check_shown(index: int, record: Mapping[str, Any], shown: dict[str, str | None]) -> None:

@@ -118,14 +118,7 @@ def record_deterministic_verdicts(
         for index, block in blocks.items():
             key = str(index)
             keys.append(key)
-            stored = records.get(key)
-            if not stored:  # a first verdict (every record of a new sidecar)
-                record: dict[str, Any] = {"episode_index": index, "deterministic": block}
-                if index in fingerprints:
-                    record["fingerprint"] = fingerprints[index]
-                records[key] = record
-                continue
-            record = dict(stored)
+            record = dict(records.get(key) or {})
             record["episode_index"] = index
             record["deterministic"] = block
             if index in fingerprints:
@@ -162,16 +155,13 @@ def _fingerprints(root: str | Path, wanted: list[int]) -> dict[int, dict[str, An
     if columns is None:
         return {}
     positions, found = columns.positions(wanted)
-    _require(root, [episode for episode, ok in zip(wanted, found.tolist(), strict=True) if not ok])
-    return dict(zip(wanted, columns.records(positions), strict=True))
-
-
-def _require(root: str | Path, unknown: list[int]) -> None:
+    unknown = [episode for episode, ok in zip(wanted, found.tolist(), strict=True) if not ok]
     if unknown:
         raise EpisodeNotFoundError(
             f"the dataset at {root} has no episodes {sorted(unknown)}; record verdicts only for its episodes "
             "(see `strands-labels info ROOT`), or remap labels after editing the dataset."
         )
+    return dict(zip(wanted, columns.records(positions), strict=True))
 
 
 def not_in_dataset(root: str | Path, wanted: list[int], action: str) -> VerdictNotFoundError | None:
