@@ -129,11 +129,8 @@ def counts_by_verdict(rows: Iterable[Mapping[str, Any]], field: str) -> dict[str
     Raises:
         ValueError: ``field`` is not ``quality`` or ``failure_mode``.
     """
-    if field == "quality":
-        classes = QUALITY_GRADES
-    elif field == "failure_mode":
-        classes = FAILURE_MODE_CLASSES
-    else:
+    classes = {"quality": QUALITY_GRADES, "failure_mode": FAILURE_MODE_CLASSES}.get(field)
+    if classes is None:
         raise ValueError(f"field must be 'quality' or 'failure_mode', got {field!r}")
     counts = {v: dict.fromkeys(classes, 0) for v in VERDICTS}
     for row in rows:

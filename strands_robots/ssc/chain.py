@@ -17,7 +17,7 @@ from strands_robots.ssc.render import render_entry
 
 
 def _subtasks(subtasks: Iterable[Subtask | Mapping[str, Any]]) -> list[Subtask]:
-    out = [s if isinstance(s, Subtask) else from_dict(dict(s), Subtask) for s in subtasks]
+    out = [from_dict(s, Subtask) for s in subtasks]
     for s in out:
         if s.start < 0 or s.end < s.start:
             raise LabelValidationError(
@@ -84,7 +84,7 @@ def build_chain(
         UnknownVerbError: a subtask verb not in the vocabulary.
     """
     subs = _subtasks(subtasks)
-    evs = [e if isinstance(e, GripperEvent) else from_dict(dict(e), GripperEvent) for e in events]
+    evs = [from_dict(e, GripperEvent) for e in events]
     objects = list(dict.fromkeys(o for o in object_list if o))
     if not objects:
         for s in subs:

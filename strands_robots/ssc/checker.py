@@ -41,12 +41,8 @@ def check_chain(
     Returns:
         Anomalies in entry order (end-of-episode anomalies last).
     """
-    if not isinstance(chain, StructuredSubtaskChain):
-        chain = from_dict(dict(chain), StructuredSubtaskChain)
-    evs = sorted(
-        (e if isinstance(e, GripperEvent) else from_dict(dict(e), GripperEvent) for e in events),
-        key=lambda e: e.frame,
-    )
+    chain = from_dict(chain, StructuredSubtaskChain)
+    evs = sorted((from_dict(e, GripperEvent) for e in events), key=lambda e: e.frame)
     ep = chain.episode_index
     out: list[Anomaly] = []
     before = chain.initial_state
@@ -278,10 +274,8 @@ def action_accuracy(
         ``{"cells", "correct", "accuracy", "per_field": {field: correct count},
         "extra_actions", "mismatches": [{"st_idx", "action_idx", "field", "got", "want"}]}``.
     """
-    if not isinstance(chain, StructuredSubtaskChain):
-        chain = from_dict(dict(chain), StructuredSubtaskChain)
-    if not isinstance(reference, StructuredSubtaskChain):
-        reference = from_dict(dict(reference), StructuredSubtaskChain)
+    chain = from_dict(chain, StructuredSubtaskChain)
+    reference = from_dict(reference, StructuredSubtaskChain)
     got = {e.st_idx: e.actions for e in chain.subtasks}
     cells = correct = extra = 0
     per_field = {f: 0 for f in ACCURACY_FIELDS}

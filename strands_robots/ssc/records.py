@@ -12,7 +12,8 @@ consecutive windows share their end frame; see :func:`in_window`.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import msgspec
 
@@ -321,17 +322,17 @@ def to_dict(record: msgspec.Struct) -> Any:
     return msgspec.to_builtins(record)
 
 
-T = TypeVar("T")
-
-
 def from_dict[T](data: Any, cls: type[T]) -> T:
-    """Load a record from JSON builtins with type validation.
+    """Load a record from JSON builtins (a mapping) with type validation; a ``cls`` record is
+    returned as it is.
 
     Raises:
         LabelValidationError: the data does not match ``cls``; the message names the path.
     """
+    if isinstance(data, cls):
+        return data
     try:
-        return msgspec.convert(data, cls)
+        return msgspec.convert(dict(data) if isinstance(data, Mapping) else data, cls)
     except msgspec.ValidationError as exc:
         raise LabelValidationError(
             f"not a valid {cls.__name__}: {exc}; produce it with strands_robots.ssc (build_chain) "
