@@ -129,15 +129,9 @@ def _held(g: SceneGraph) -> str:
 
 
 def _nearest(evs: list[GripperEvent], arms: Iterable[str], kind: str, start: int, end: int) -> GripperEvent | None:
-    arms = set(arms)
-    best, best_d = None, None
-    for e in evs:
-        if e.kind != kind or e.arm not in arms:
-            continue
-        d = start - e.frame if e.frame < start else max(0, e.frame - end)
-        if best_d is None or d < best_d:
-            best, best_d = e, d
-    return best
+    """The first of the events of ``kind`` by ``arms`` closest to the window ``[start, end]``."""
+    found = [e for e in evs if e.kind == kind and e.arm in set(arms)]
+    return min(found, key=lambda e: start - e.frame if e.frame < start else max(0, e.frame - end), default=None)
 
 
 def _check_timing(entry: SubtaskEntry, i: int, a: ActionEntry, before: SceneGraph, evs, tolerance, add) -> None:

@@ -142,14 +142,11 @@ def grid_png(rows: Sequence[Sequence[np.ndarray]], *, tile_height: int = 224) ->
     """
     from PIL import Image
 
-    tiles: list[list[Any]] = []
-    for row in rows:
-        scaled: list[Any] = []
-        for arr in row:
-            img = Image.fromarray(np.asarray(arr, dtype=np.uint8))
-            w = max(1, round(img.width * tile_height / max(1, img.height)))
-            scaled.append(img.resize((w, tile_height)))
-        tiles.append(scaled)
+    def scaled(arr: np.ndarray) -> Any:
+        img = Image.fromarray(np.asarray(arr, dtype=np.uint8))
+        return img.resize((max(1, round(img.width * tile_height / max(1, img.height))), tile_height))
+
+    tiles = [[scaled(arr) for arr in row] for row in rows]
     width = max(sum(t.width for t in row) for row in tiles)
     canvas = Image.new("RGB", (width, tile_height * len(tiles)))
     for r, row in enumerate(tiles):
