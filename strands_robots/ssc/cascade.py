@@ -119,20 +119,18 @@ Resolver = Callable[[L3Request], Mapping[str, Any] | None]
 
 @dataclass
 class WindowSignal:
-    """Gripper events of one subtask window, per arm (frames)."""
+    """Gripper events of one subtask window, in frame order."""
 
-    closes: dict[str, list[int]] = field(default_factory=dict)
-    opens: dict[str, list[int]] = field(default_factory=dict)
-    order: list[GripperEvent] = field(default_factory=list)
+    order: list[GripperEvent]
 
     def closed(self) -> set[str]:
-        return {h for h, f in self.closes.items() if f}
+        return {e.arm for e in self.order if e.kind == "close"}
 
     def opened(self) -> set[str]:
-        return {h for h, f in self.opens.items() if f}
+        return {e.arm for e in self.order if e.kind == "open"}
 
     def active(self) -> set[str]:
-        return self.closed() | self.opened()
+        return {e.arm for e in self.order}
 
     def signature(self) -> dict[str, str] | None:
         """``{"left": "close"}``, ``{"right": "open+close"}`` (kinds in order), None if quiet."""
@@ -146,12 +144,7 @@ class WindowSignal:
 
 def window_signal(events: Iterable[GripperEvent], start: int, end: int, tolerance: int = 0) -> WindowSignal:
     """Events inside ``[start, end)`` (end frame accepted, see ``in_window``)."""
-    sig = WindowSignal()
-    for e in sorted(events, key=lambda e: e.frame):
-        if in_window(e.frame, start, end, tolerance):
-            (sig.closes if e.kind == "close" else sig.opens).setdefault(e.arm, []).append(e.frame)
-            sig.order.append(e)
-    return sig
+    return WindowSignal([e for e in sorted(events, key=lambda e: e.frame) if in_window(e.frame, start, end, tolerance)])
 
 
 @dataclass
@@ -741,16 +734,13 @@ def _different(a: str | None, b: str | None) -> bool:
     return has_instance_index(a) and has_instance_index(b) and a != b
 
 
+_BOOL_WORDS = {"true": True, "yes": True, "same": True, "false": False, "no": False, "different": False}
+
+
 def _as_bool(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str):
-        v = value.strip().lower()
-        if v in ("true", "yes", "same"):
-            return True
-        if v in ("false", "no", "different"):
-            return False
-    return None
+    return _BOOL_WORDS.get(value.strip().lower()) if isinstance(value, str) else None
 
 
 def _reasoning(answer: Mapping[str, Any]) -> str:
