@@ -3,20 +3,6 @@
 Pure numpy on ``(frames, channels)`` arrays; rules that read them are in ``docs/judge.md``
 ("Offline judge rules"). Every function tolerates NaN samples and returns None (or a
 list holding None) where a value is undefined, never a made-up "typical" number.
-
-- :func:`windowed_jerk`: per channel, the median and the largest windowed RMS of the
-  third difference / ``dt**3`` (a whole-episode RMS is dominated by its noisiest,
-  often quantised, channels; each channel is compared with its own typical value).
-- :func:`persistent_steps`: per channel, the largest one-frame jump that the signal
-  keeps afterwards (a collision's step; a spike that comes back scores ~0).
-- :func:`correlated_action_channels`: which action channel commands which state channel
-  when their names differ (correlation of their changes).
-- :func:`residual_signals`: per state channel with a matching action channel, the kept
-  step (a collision) and the slow trend (drift) of ``state - gain·action``, net of
-  tracking lag; :func:`pooled_slope` / :func:`pooled_trend` judge the trend against the
-  dataset-wide map of the action instead of the episode's own.
-- :func:`frozen_runs`: the longest run of bit-identical state rows while the commanded
-  action kept moving, and the catch-up jump at its end (a frozen stream).
 """
 
 from __future__ import annotations

@@ -216,19 +216,9 @@ def _position_events(
 def _swing_events(x: np.ndarray, y: np.ndarray, arm: Hand, band: float) -> list[GripperEvent]:
     """Relative threshold: a move of ``band`` away from the last turning point is an event.
 
-    ``y`` grows with opening. While opening (or before the first move) the running
-    maximum is tracked, while closing the running minimum; a drop of ``band`` below the
-    maximum confirms a close, a rise of ``band`` above the minimum an open.
-
-    The event is dated at the first frame in the new state (the contract of
-    :class:`~strands_robots.ssc.records.GripperEvent`), where "closed" means on the
-    closed plateau: within :data:`SETTLE` of the swing above its minimum. A close is
-    the first closed frame of the closing swing (arrival on the plateau); an open is the
-    first non-NaN frame after the last closed frame before the rise (departure from the
-    plateau), i.e. the first frame that is no longer closed. Both are dated with the
-    same closed/not-closed boundary, as the fixed-threshold mode dates both at its band
-    edges. So a gradual, staged close is dated when the object is actually held, and a
-    release at the first frame the fingers have let go.
+    ``y`` grows with opening: the running maximum is tracked while opening (or before the
+    first move), the running minimum while closing. Dating on the closed plateau
+    (:data:`SETTLE`): docs/ssc.md, "Gripper events".
     """
     turns: list[tuple[int, float]] = []  # turning points (frame, y), alternating
     kinds: list[GripperKind] = []
