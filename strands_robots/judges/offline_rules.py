@@ -1,22 +1,10 @@
 """The offline judge's rules: execution grade from an episode's signals vs its dataset.
 
-Documented in ``docs/judge.md`` ("Offline judge rules", with the table of signals and
-thresholds); the fault-injection benchmark ``benchmarks/judge_faults.py`` measures them.
-
-Each rule that fires raises a *flag* with a severity (``low`` or ``medium``), a
-failure_mode (or None) and a sentence of evidence. Rules compare an episode with its
-dataset (robust z-scores from :class:`~strands_robots.judges.profile.DatasetProfile`)
-when the profile has at least ``MIN_EPISODES`` episodes; below that they use absolute
-thresholds (shares of each channel's own range) and the note says so.
-
-quality: ``high`` with no flag, ``low`` when a low flag fired or two or more medium
-flags did, else ``medium``. failure_mode: that of the most severe flag carrying one
-(``MODE_PRECEDENCE`` breaks ties), None otherwise.
-
-success_opinion: ``False`` only when a success verdict meets strong evidence that the
-recorded episode cannot show a success: a low-severity ``incomplete`` (at most half the
-typical length of its task) or a low-severity frozen stream. Otherwise None: the
-offline judge never claims a success.
+Each rule that fires raises a :class:`Flag` (severity ``low`` or ``medium``, a
+failure_mode or None, a sentence of evidence); :func:`grade_episode` turns the flags into
+a quality, a failure_mode, a note and a ``success_opinion``. The rules, their thresholds
+(the constants below), the precedence and the dispute rule are docs/judge.md, "Offline
+judge rules"; ``benchmarks/judge_faults.py`` measures them.
 """
 
 from __future__ import annotations
@@ -287,20 +275,17 @@ def _collision_flag(
 ) -> Flag | None:
     candidates = _step_candidates(signals, arm)
     if profile.comparable:
-        best = None
+        scored = []
         for c, name, height, frame in candidates:
             z = profile.channel_z(name, c, height)
             scale = _range_of(profile, signals, c)
-            if z is None or not math.isfinite(z) or (scale is not None and height < MIN_SHARE * scale):
-                continue
-            if best is None or z > best[0]:
-                best = (z, c, height, frame)
-        if best is None:
+            if z is not None and math.isfinite(z) and (scale is None or height >= MIN_SHARE * scale):
+                scored.append((z, c, height, frame, scale))
+        if not scored:
             return None
-        z, c, height, frame = best
+        z, c, height, frame, scale = max(scored, key=lambda t: t[0])
         if z < STEP_MEDIUM_Z:
             return None
-        scale = _range_of(profile, signals, c)
         severity = "low" if scale is not None and height >= COLLISION_LOW_SHARE * scale else "medium"
         share = f", {height / scale:.0%} of its range" if scale else ""
         return Flag(
@@ -310,16 +295,10 @@ def _collision_flag(
             f"unexplained by the action (robust z {z:.1f} against that channel's typical largest step)",
             "collision",
         )
-    largest: tuple[float, int] | None = None  # (share of the channel's range, channel)
-    for c, _name, height, _frame in candidates:
-        scale = _range_of(None, signals, c)
-        if scale:
-            ratio = height / scale
-            if ratio >= ABS_STEP and (largest is None or ratio > largest[0]):
-                largest = (ratio, c)
-    if largest is None:
+    shares = [(height / scale, c) for c, _n, height, _f in candidates if (scale := _range_of(None, signals, c))]
+    ratio, c = max(shares, key=lambda t: t[0], default=(0.0, -1))  # the largest share of a channel's range
+    if ratio < ABS_STEP:
         return None
-    ratio, c = largest
     return Flag(
         "medium",
         "collision",
@@ -435,7 +414,7 @@ def flags_for(
         if jerk_flag is not None:
             flags.append(jerk_flag)
     elif dt > 0:
-        worst = None
+        rough_channels = []  # (score, channel, roughness, spike)
         for c in arm:
             scale = _range_of(None, signals, c)
             if not scale or c >= len(typical) or typical[c] is None:
@@ -443,11 +422,9 @@ def flags_for(
             rough = typical[c] * dt**3 / scale
             spike = (peak[c] or 0) * dt**3 / scale
             if rough >= ABS_ROUGHNESS or (spike >= ABS_SPIKE and collision is None and frozen is None):
-                score = max(rough / ABS_ROUGHNESS, spike / ABS_SPIKE)
-                if worst is None or score > worst[0]:
-                    worst = (score, c, rough, spike)
-        if worst is not None:
-            _, c, rough, spike = worst
+                rough_channels.append((max(rough / ABS_ROUGHNESS, spike / ABS_SPIKE), c, rough, spike))
+        if rough_channels:
+            _, c, rough, spike = max(rough_channels, key=lambda t: t[0])
             flags.append(
                 Flag(
                     "medium",
@@ -461,11 +438,9 @@ def flags_for(
     # drift: state walking away from its command (matched arm channels); not judged over a
     # tremor (noise on the state is no trend) nor a flagged pause (the progress it is fitted on stalls)
     if collision is None and frozen is None and tremor is None and idle_flag is None and pairs and trends:
-        best = None
+        drifts = []  # (score, channel, severity, trend, scale)
         for i in sorted({k for k, t in enumerate(trends) if t is not None} & set(arm)):
             trend = trends[i]
-            if trend is None:
-                continue
             scale = _range_of(profile if comparable else None, signals, i)
             if comparable:
                 z_trend = profile.channel_z("residual_trend", i, trend)
@@ -479,11 +454,10 @@ def flags_for(
                 share = abs(trend) / scale if scale else 0.0
                 severity = "medium" if share >= ABS_DRIFT else None
                 score = share
-            if severity and (best is None or score > best[0]):
-                best = (score, i, severity, trend)
-        if best is not None:
-            score, i, severity, trend = best
-            scale = _range_of(profile if comparable else None, signals, i)
+            if severity:
+                drifts.append((score, i, severity, trend, scale))
+        if drifts:
+            score, i, severity, trend, scale = max(drifts, key=lambda t: t[0])
             share = f", {abs(trend) / scale:.0%} of its range" if scale and comparable else ""
             detail = f"robust z {score:.1f}{share}" if comparable else f"{score:.0%} of its range"
             flags.append(

@@ -280,19 +280,11 @@ def _still_valid(text: str, checked: _Checked) -> bool:
 def check_root_and_metadata(root: object, allowed: list[Path] | None = None) -> Path:
     """:func:`resolve_dataset_root` then :func:`check_dataset_files`, remembered per root.
 
-    A root that passed is remembered with the identity of its directory (device, inode)
-    and an ``lstat`` stamp (mode, inode, size, links, mtime, ctime) of every metadata
-    directory the check listed (``meta/``, ``meta/episodes/`` and its chunk directories).
-    The next call with the same text and allow-list passes when the text still leads to
-    that directory and no stamp changed: a ``stat`` per directory instead of resolving
-    every component and listing ``meta/`` again. Any change (a symlink swapped into the
-    path, an entry added to or replaced in a metadata directory) is a full check again.
-    Not remembered: a dataset whose metadata holds a symbolic link (its target could
-    change without touching the stamps), or whose metadata directories were modified
-    less than ``RACY_MARGIN_S`` seconds before the check (their mtime).
-
-    The fast path stays for its figure (docs/judge.md, "Root safety"): 0.13-0.24 ms a
-    check; ``benchmarks/judge_offline.py`` at 10,000 episodes: 161 s remembered, 182 s not.
+    A root that passed is remembered with its directory's identity and an ``lstat`` stamp
+    of every metadata directory the check listed; the next call with the same text and
+    allow-list passes while the text leads to that directory and no stamp changed (what is
+    never remembered: docs/judge.md, "Root safety"). The fast path stays for its figure:
+    ``benchmarks/judge_offline.py`` at 10,000 episodes, 161 s remembered, 182 s not.
 
     Args:
         root: The path the model passed.
