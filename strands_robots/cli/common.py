@@ -203,16 +203,16 @@ def require_within(episodes: list[int], total_episodes: int | None, root: Path) 
 
 
 @overload
-def resolve(path: Path) -> Path: ...
+def resolve(path: Path | str) -> Path: ...
 @overload
 def resolve(path: None) -> None: ...
 @overload
-def resolve(path: Path | None) -> Path | None: ...
+def resolve(path: Path | str | None) -> Path | None: ...
 
 
-def resolve(path: Path | None) -> Path | None:
-    """A path a person typed, made absolute (``~`` expanded)."""
-    return None if path is None else path.expanduser().resolve()
+def resolve(path: Path | str | None) -> Path | None:
+    """A path a person typed, made absolute (``~`` expanded); ``str`` as click leaves it in ``ctx.params``."""
+    return None if path is None else Path(path).expanduser().resolve()
 
 
 @overload
@@ -303,6 +303,17 @@ def print_json(value: Any) -> None:
 # -- what a usage error says -------------------------------------------------------------------------
 
 _NOT_ONE_OF = re.compile(r"^(?:Value error, )?(?P<value>'.*?') is not one of (?P<choices>'.*')\.$", re.S)
+#: click's refusals of a number option, in the words of :func:`strands_robots.arguments.plain_message`.
+_CLICK_WORDS = (
+    (
+        re.compile(r"^.* is not a valid int(?:eger)?(?: range)?\.$", re.S),
+        "not a whole number: type one as digits, e.g. 3.",
+    ),
+    (re.compile(r"^.* is not a valid float(?: range)?\.$", re.S), "not a number: type one such as 0.5 or 3."),
+    (re.compile(r"^.* is not in the range x>=(\S+)\.$", re.S), r"it must be greater than or equal to \1"),
+    (re.compile(r"^.* is not in the range x>(\S+)\.$", re.S), r"it must be greater than \1"),
+    (re.compile(r"^.* is not in the range (\S+)<=x<=(\S+)\.$", re.S), r"it must be between \1 and \2"),
+)
 
 
 def plain_usage_message(message: str) -> str:
@@ -310,12 +321,16 @@ def plain_usage_message(message: str) -> str:
 
     ``Value error, 'High' is not one of 'low', 'medium', 'high'.`` becomes ``'High' is not
     one of low, medium, high. Did you mean: 'High' -> 'high'?``; any other pydantic
-    ``Value error, `` prefix goes, and pydantic's ``Input should be a valid integer, unable to
-    parse string as an integer`` is ``not a whole number: type one as digits, e.g. 3.``
+    ``Value error, `` prefix goes, and a refused number (click's ``'x' is not a valid integer.``,
+    ``-3 is not in the range x>=0.``) is ``not a whole number: type one as digits, e.g. 3.``,
+    ``it must be greater than or equal to 0``.
     """
     from strands_robots.arguments import plain_message
     from strands_robots.errors import did_you_mean
 
+    for pattern, plain in _CLICK_WORDS:
+        if pattern.match(message):
+            return pattern.sub(plain, message)
     found = _NOT_ONE_OF.match(message)
     if found is None:
         return plain_message(message)
@@ -412,7 +427,7 @@ def _sidecar_directory(ctx: Any) -> tuple[Path, Path | None] | None:
     if not isinstance(root, Path) or ctx.info_name == "remap":
         return None
     labels_dir = params.get("labels_dir")
-    return root, labels_dir if isinstance(labels_dir, Path) else None
+    return root, None if labels_dir is None else Path(labels_dir)
 
 
 def _labels_directory(root: Path, labels_dir: Path | None) -> Path:
