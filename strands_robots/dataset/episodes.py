@@ -223,8 +223,6 @@ class EpisodeTable(Mapping[int, Episode]):
     def video_path_at(self, key: str, pos: int) -> Path | None:
         """mp4 of camera ``key`` for row ``pos`` (None when the metadata has no reference)."""
         info = self._info
-        if info.video_path is None:
-            return None
         if info.major == 3:
             cols = self.video_columns.get(key)
             if cols is None or not cols.valid[pos]:

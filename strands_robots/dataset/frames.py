@@ -91,14 +91,6 @@ def _list_to_2d(array: pa.Array, name: str) -> np.ndarray:
     return values.reshape(rows, width)
 
 
-def count_nans(arrays: dict[str, np.ndarray]) -> dict[str, int]:
-    """Number of NaN values in each floating array (0 for the others)."""
-    counts = {}
-    for key, values in arrays.items():
-        counts[key] = int(np.isnan(values).sum()) if np.issubdtype(values.dtype, np.floating) else 0
-    return counts
-
-
 def resolve_episode(ds: Layout, episode: int | Episode) -> Episode:
     """Accept an ``episode_index`` or an :class:`Episode` of ``ds``."""
     if isinstance(episode, Episode):
@@ -125,24 +117,19 @@ def read_frames(ds: Layout, episode: int | Episode, columns: list[str] | None = 
         DatasetError: An unknown column, or rows loaded != the episode's ``length``.
     """
     ep = resolve_episode(ds, episode)
-    skip = set(ds.camera_keys)
-    if ep.data_located:
-        path = ep.data_file
-        layout = _episode_file_layout(ds, ep)
-        available = layout.names
-        wanted = _wanted(columns, available, skip, ep, str(path))
-        helper: list[str] = [c for c in ("episode_index", "frame_index") if c in available and c not in wanted]
+    layouts = _layouts(ds, ep)
+    path = ep.data_file if ep.data_located else ds.root / "data"
+    available = list(dict.fromkeys(name for _p, layout in layouts for name in layout.names))
+    where = str(path) if ep.data_located else f"the data files under {path}"
+    wanted = _wanted(columns, available, set(ds.camera_keys), ep, where)
+    helper: list[str] = [c for c in ("episode_index", "frame_index") if c in available and c not in wanted]
+    if not ep.data_located:
+        table = _read_shard_rows(ds, ep, layouts, wanted + helper)
+    else:
         try:
-            table = _read_episode_rows(path, layout, ep.episode_index, wanted + helper)
+            table = _read_episode_rows(path, layouts[0][1], ep.episode_index, wanted + helper)
         except (pa.ArrowException, OSError) as exc:
             raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read ({exc}).") from exc
-    else:
-        path = ds.root / "data"
-        layouts = _shard_layouts(ds, ep)
-        available = list(dict.fromkeys(name for _p, layout in layouts for name in layout.names))
-        wanted = _wanted(columns, available, skip, ep, f"the data files under {path}")
-        helper = [c for c in ("episode_index", "frame_index") if c in available and c not in wanted]
-        table = _read_shard_rows(ds, ep, layouts, wanted + helper)
     if table.num_rows != ep.length:
         raise DatasetError(
             f"episode {ep.episode_index}: {table.num_rows} rows in {path} but the episodes metadata says "
@@ -154,7 +141,10 @@ def read_frames(ds: Layout, episode: int | Episode, columns: list[str] | None = 
             table = table.take(pa.array(order))
     frames = Frames({name: column_to_numpy(table.column(name), name) for name in wanted})
     frames.episode_index = ep.episode_index
-    frames.nan_counts = count_nans(frames)
+    frames.nan_counts = {
+        key: int(np.isnan(values).sum()) if np.issubdtype(values.dtype, np.floating) else 0
+        for key, values in frames.items()
+    }
     return frames
 
 
@@ -222,13 +212,16 @@ def _wanted(columns: list[str] | None, available: list[str], skip: set[str], ep:
     return wanted
 
 
-def _episode_file_layout(ds: Layout, ep: Episode) -> _Layout:
-    """The footer of the one data file the metadata names for ``ep``.
+def _layouts(ds: Layout, ep: Episode) -> list[tuple[Path, _Layout]]:
+    """The footers of the data files ``ep``'s rows may sit in: the one the metadata names, or
+    every shard when it names none (:func:`_shard_layouts`).
 
     Raises:
-        MissingFileError: it is missing (and cannot be fetched from the Hub).
+        MissingFileError: the named file is missing (and cannot be fetched from the Hub).
         DatasetError: it is not readable parquet.
     """
+    if not ep.data_located:
+        return _shard_layouts(ds, ep)
     path = ep.data_file
     if not path.is_file() and not fetch_missing(ds.root, path):
         raise MissingFileError(
@@ -236,7 +229,7 @@ def _episode_file_layout(ds: Layout, ep: Episode) -> _Layout:
             "directory (the episodes metadata points there)."
         )
     try:
-        return _file_layout(str(path), *_stamp(path))
+        return [(path, _file_layout(str(path), *_stamp(path)))]
     except (pa.ArrowException, OSError) as exc:
         raise DatasetError(f"{path} (episode {ep.episode_index}) cannot be read as parquet ({exc}).") from exc
 
@@ -316,7 +309,5 @@ def data_columns(ds: Layout, episode: int | Episode) -> list[str]:
         MissingFileError: The data parquet is missing (a ``FileNotFoundError``).
         DatasetError: The file is not readable parquet.
     """
-    ep = resolve_episode(ds, episode)
-    if not ep.data_located:
-        return list(dict.fromkeys(name for _p, layout in _shard_layouts(ds, ep) for name in layout.names))
-    return list(_episode_file_layout(ds, ep).names)
+    layouts = _layouts(ds, resolve_episode(ds, episode))
+    return list(dict.fromkeys(name for _p, layout in layouts for name in layout.names))

@@ -13,6 +13,7 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 from urllib.parse import quote
 
 from strands_robots.errors import DatasetError, clipped, quoted
@@ -259,7 +260,7 @@ def resolve_root(root: str | os.PathLike[str], revision: str | None = None) -> t
     return hub.root, hub
 
 
-def _names_repo_id(root: object) -> bool:
+def _names_repo_id(root: object) -> TypeGuard[str]:
     """Whether a public API's ``root`` argument names a repo id: only a ``str`` of the repo-id shape
     that is not an existing path can (a :class:`pathlib.Path` is always a path)."""
     return type(root) is str and looks_like_repo_id(root) and not os.path.exists(os.path.expanduser(root))
@@ -287,7 +288,7 @@ def local_copy_of(root: object) -> object:
     """
     if not _names_repo_id(root):
         return root
-    name, revision = split_revision(str(root))
+    name, revision = split_revision(root)
     check_revision(revision)
     copy = (lerobot_home() / name).resolve()
     if not (copy / "meta" / "info.json").is_file():

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import string
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -47,7 +48,7 @@ class DatasetInfo:
         fps: Frames per second (> 0).
         features: Feature key -> feature spec (``dtype``, ``shape``, ``names``, ...).
         data_path: Path template of the data parquet files.
-        video_path: Path template of the mp4 files (None when the dataset has no video).
+        video_path: Path template of the mp4 files (the header's, else LeRobot's default).
         chunks_size: Episodes per chunk directory (v2 path templates), or None.
         robot_type: ``robot_type`` from the header, or None.
         totals: The header counts that are valid integers (``total_episodes``, ...).
@@ -60,7 +61,7 @@ class DatasetInfo:
     fps: int | float
     features: dict[str, dict[str, Any]]
     data_path: str
-    video_path: str | None
+    video_path: str
     chunks_size: int | None
     robot_type: str | None
     totals: dict[str, int] = field(default_factory=dict)
@@ -75,11 +76,6 @@ class DatasetInfo:
     def video_keys(self) -> tuple[str, ...]:
         """Sorted keys of the ``video`` features (stored as mp4)."""
         return tuple(sorted(k for k, f in self.features.items() if f.get("dtype") == "video"))
-
-    @property
-    def image_keys(self) -> tuple[str, ...]:
-        """Sorted keys of the ``image`` features (stored as encoded bytes in the data parquet)."""
-        return tuple(sorted(k for k, f in self.features.items() if f.get("dtype") == "image"))
 
 
 def load_info_document(root: Path) -> dict[str, Any]:
@@ -175,24 +171,17 @@ def feature_names(feature: dict[str, Any] | None) -> tuple[str, ...]:
     the g1 dataset), a dict (``{"motors": ["x", "y"]}``, older datasets) or null. Nested
     lists and dict values are flattened in order; null or absent gives ``()``.
     """
-    if not feature:
-        return ()
-    out: list[str] = []
+    return tuple(_flat(feature.get("names"))) if feature else ()
 
-    def walk(node: Any) -> None:
-        if node is None:
-            return
-        if isinstance(node, dict):
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list | tuple):
-            for value in node:
-                walk(value)
-        else:
-            out.append(str(node))
 
-    walk(feature.get("names"))
-    return tuple(out)
+def _flat(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        node = list(node.values())
+    if isinstance(node, list | tuple):
+        for value in node:
+            yield from _flat(value)
+    elif node is not None:
+        yield str(node)
 
 
 def _check_counts(doc: dict[str, Any], path: Path) -> tuple[dict[str, int], list[Problem]]:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     import numpy as np
@@ -170,21 +170,15 @@ def _file_groups(ds: Layout, key: str | None) -> tuple[list[Path], np.ndarray, n
 
     table = ds.episodes
     n = len(table)
-    if ds.info.major != 3:
-        paths = []
-        rows_list = []
-        for pos in range(n):
-            path = table.data_path_at(pos) if key is None else table.video_path_at(key, pos)
-            if path is not None:
-                paths.append(path)
-                rows_list.append(pos)
-        rows = np.asarray(rows_list, dtype=np.int64)
-        return paths, np.arange(rows.shape[0]), rows
+    if ds.info.major != 3:  # a file per episode (a v2 header always has a video_path template)
+        paths = [table.data_path_at(pos) if key is None else table.video_path_at(key, pos) for pos in range(n)]
+        return cast(list[Path], paths), np.arange(n), np.arange(n)
     from strands_robots.dataset.episodes import data_shards
 
     if key is None and not table.data_located and (shards := data_shards(ds.root)):
         # the metadata names no data file: the episodes may sit in any of them (read_frames reads them all)
         return shards, np.zeros(n, dtype=np.int64), np.arange(n)
+    rows: np.ndarray
     if key is None:
         chunk, file_, rows = table.data_chunk, table.data_file_index, np.arange(n)
     else:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import av
 import numpy as np
+import pyarrow.parquet as pq
 from PIL import Image
 
 from strands_robots.arguments import int_argument
@@ -198,24 +199,14 @@ def frame_index_argument(frame: Any, episode: int, length: int) -> int:
     return int_argument(frame, refuse, minimum=0, maximum=length - 1)
 
 
-def _check_indices(ep: Episode, frame_indices: Sequence[int]) -> list[int]:
-    return [frame_index_argument(f, ep.episode_index, ep.length) for f in frame_indices]
-
-
 def frame_times(ds: Layout, ep: Episode) -> np.ndarray:
     """Per-frame ``timestamp`` (seconds, index = ``frame_index``) of one episode.
 
     From the data's ``timestamp`` column when the data file has one, else ``frame_index / fps``.
     """
-    if ep.data_file.is_file() and _has_timestamp(ep.data_file):
+    if ep.data_file.is_file() and "timestamp" in pq.read_schema(ep.data_file).names:
         return read_frames(ds, ep, ["timestamp"])["timestamp"].astype(np.float64)
     return np.arange(ep.length, dtype=np.float64) / float(ds.fps)
-
-
-def _has_timestamp(path: Path) -> bool:
-    import pyarrow.parquet as pq
-
-    return "timestamp" in pq.read_schema(path).names
 
 
 def decode_frames(
@@ -263,7 +254,7 @@ def decode_frames(
     ep = resolve_episode(ds, episode)
     if camera not in ds.camera_keys:
         raise DatasetError(f"{camera!r} is not a camera of {ds.root}; cameras: {list(ds.camera_keys)}.")
-    indices = _check_indices(ep, frame_indices)
+    indices = [frame_index_argument(f, ep.episode_index, ep.length) for f in frame_indices]
     if not indices:
         return []
     if ds.features[camera].get("dtype") == "image":
