@@ -259,7 +259,6 @@ def read_behavior_annotation(path_or_dict: str | PathLike[str] | Mapping[str, An
             f"{where}: expected a JSON object with a 'skill_annotation' list (BEHAVIOR-1K annotation format)."
         )
     subtasks: list[Subtask] = []
-    objects: list[str] = []
     for order, skill in enumerate(doc["skill_annotation"]):
         here = f"{where}: skill_annotation[{order}]"
         if not isinstance(skill, Mapping):
@@ -288,10 +287,6 @@ def read_behavior_annotation(path_or_dict: str | PathLike[str] | Mapping[str, An
             written = {p for p, _ in action.targets}
             action.cond += [c for c in conditions if c not in written and c not in action.cond]
             actions.append(action)
-        for group in groups:
-            for o in group:
-                if o not in objects:
-                    objects.append(o)
         idx = skill.get("skill_idx", order)
         subtasks.append(
             Subtask(
@@ -307,6 +302,7 @@ def read_behavior_annotation(path_or_dict: str | PathLike[str] | Mapping[str, An
                 source="behavior",
             )
         )
+    objects = list(dict.fromkeys(o for s in subtasks for o in s.object_ids))  # first seen in the file
     subtasks.sort(key=lambda s: (s.start, s.st_idx))
     raw_meta = doc.get("meta_data")
     meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}

@@ -114,11 +114,7 @@ def _pair_same(held: str, new: str, declared: bool | str | None) -> bool | str:
     """``same`` for two hands holding ``held`` and ``new`` when nothing was declared."""
     if declared is not None:
         return declared
-    if not same_name(held, new):
-        return False
-    if held != new:
-        return False  # two instance ids of one name: Dd
-    return "unsure"  # identical names, identity not established: D?
+    return "unsure" if held == new else False  # identical names: D? (identity not established); else D or Dd
 
 
 def advance(before: SceneGraph, actions: list[ActionEntry]) -> tuple[SceneGraph, list[Violation]]:

@@ -61,7 +61,7 @@ def action_from_instance(
     ]
     return ParsedAction(
         verb=verb,
-        obj=_ident(obj),
+        obj=None if obj is None else "_".join(obj.split()),  # noun phrase -> id: front-left_burner
         targets=[(p, "_".join(v.split())) for p, v in targets],
         obj_cond=list(row.obj_cond),
         cond=cond,
@@ -76,13 +76,6 @@ def _label_set_row(template_id: str) -> TemplateVerb | None:
         return None
     found = match_verb_prefix(normalize_verb(label).split("_"))
     return TemplateVerb(template_id, found[0].name if found else "custom")
-
-
-def _ident(phrase: str | None) -> str | None:
-    """Noun phrase -> object id (``front-left burner`` -> ``front-left_burner``)."""
-    if phrase is None:
-        return None
-    return "_".join(phrase.strip().split())
 
 
 def _get(seg: Any, key: str) -> Any:
