@@ -6,6 +6,7 @@ docs/review.md, "The report"). The review page serves the same figures
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -320,14 +321,8 @@ def write_report(
         result.skipped_episodes = order[max_episodes:]
         order = order[:max_episodes]
     total = len(SUMMARY_PLOTS) + len(order)
-    done = 0
-
-    def progress(what: str) -> None:
-        nonlocal done
-        done += 1
-        if on_progress is not None:
-            on_progress(done, total, what)
-
+    done = itertools.count(1)
+    progress = on_progress or (lambda done, total, what: None)
     for name, filename in SUMMARY_PLOTS.items():
         figure, note = summary_figure(
             name, root, document, labels_dir=labels_dir, episodes=in_dataset, human_labels=human_labels
@@ -339,7 +334,7 @@ def write_report(
         else:
             atomic_write_bytes(path, figures.png_bytes(figure))
             result.files.append(path)
-        progress(filename)
+        progress(next(done), total, filename)
     missing_video = []
     for episode in order:
         figure, problem = episode_plot(dataset, episode, document["episodes"].get(str(episode)))
@@ -348,7 +343,7 @@ def write_report(
         path = out_dir / "episodes" / f"episode_{episode:06d}.png"
         atomic_write_bytes(path, figures.png_bytes(figure))
         result.files.append(path)
-        progress(f"episode {episode}")
+        progress(next(done), total, f"episode {episode}")
         if dataset.camera_keys and video_problem(dataset, episode, dataset.camera_keys[0]):
             missing_video.append(episode)
     if missing_video:

@@ -213,19 +213,17 @@ def episode_signals(
                 name: np.nanmean(array[:, idx], axis=1) if len(idx) > 1 else array[:, idx[0]]
                 for name, idx in groups.items()
             }
-        ranges = {
-            name: float(np.nanmax(c) - np.nanmin(c)) if np.isfinite(c).any() else 0.0 for name, c in closures.items()
+        bounds = {
+            name: (float(np.nanmin(c)), float(np.nanmax(c))) if np.isfinite(c).any() else (0.0, 0.0)
+            for name, c in closures.items()
         }
-        largest = max(ranges.values())
+        largest = max(hi - lo for lo, hi in bounds.values())
         events = {name: count_gripper_events(c, name, (gripper_ranges or {}).get(name)) for name, c in closures.items()}
         out["gripper_range"] = round(largest, 6)
         out["gripper_swings"] = max(events.values()) if largest > 0 else 0
         out["gripper_channels"] = sorted(i for idx in groups.values() for i in idx)
         out["gripper_events"] = events
-        out["gripper_spans"] = {
-            name: [_r(float(np.nanmin(c))), _r(float(np.nanmax(c)))] if np.isfinite(c).any() else [0.0, 0.0]
-            for name, c in closures.items()
-        }
+        out["gripper_spans"] = {name: [_r(lo), _r(hi)] for name, (lo, hi) in bounds.items()}
     out["channel_range"] = _rlist(list(motion.channel_ranges(array)))
     out["end_state"] = _rlist(motion.end_state(array))
     typical, peak_jerk = motion.windowed_jerk(array, period)
