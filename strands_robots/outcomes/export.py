@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import int_argument
+from strands_robots.dataset.cache import cached_dataset
 from strands_robots.errors import LabelValidationError, SidecarError, clipped, did_you_mean, quoted
-from strands_robots.outcomes.episodes import duration_s, episode_index, open_episodes
 from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
 from strands_robots.outcomes.model import (
     EMPTY_STRING_FIELDS,
@@ -24,6 +24,7 @@ from strands_robots.outcomes.model import (
 from strands_robots.outcomes.store import OutcomeStore, open_outcome_store
 from strands_robots.storage import atomic_write_bytes, load_json_bytes
 from strands_robots.storage.codec import dump_line
+from strands_robots.storage.episode_index import episode_index
 from strands_robots.storage.mapping import MAX_EPISODE_INDEX
 from strands_robots.storage.side_files import outcome_export_path
 from strands_robots.storage.textfile import read_user_bytes
@@ -91,7 +92,7 @@ def export_outcomes(
         DatasetError: ``root`` is not a readable dataset.
         SidecarError, StorageError: the label sidecar is unusable or the file cannot be written.
     """
-    dataset = open_episodes(root)
+    dataset = cached_dataset(root)
     store = load_store(root, labels_dir)
     did = dataset_id if dataset_id is not None else dataset_id_of(root)
     target = Path(path) if path is not None else outcome_export_path(labels_dir if labels_dir is not None else root)
@@ -170,7 +171,7 @@ def _parse_line(
             )
     try:
         fields = {key: line[name] for key, name in EXPORTED.items() if name in line}
-        label = validate_label(fields, duration=duration_s(dataset, episode))
+        label = validate_label(fields, duration=dataset.episodes[episode].length / dataset.fps)
     except OutcomeValidationError as exc:
         problems.extend(Violation(f"{where}: {_export_path(v.path)}", v.message) for v in exc.violations)
         return None
@@ -208,7 +209,7 @@ def import_outcomes(
     """
     path = Path(path)
     data = read_user_bytes(path, what="the outcome file", kind="JSON Lines file written by export_outcomes")
-    dataset = open_episodes(root)
+    dataset = cached_dataset(root)
     problems: list[Violation] = []
     seen: dict[int, int] = {}
     parsed: list[tuple[int, dict[str, Any], int]] = []

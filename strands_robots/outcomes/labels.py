@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.cache import cached_dataset
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, did_you_mean
-from strands_robots.outcomes.episodes import duration_s, episode_index, open_episodes, require_episodes
 from strands_robots.outcomes.model import (
     AUTONOMY_LEVELS,
     EVALUATION_MEMBERSHIPS,
@@ -23,6 +23,8 @@ from strands_robots.outcomes.model import (
     validate_label,
 )
 from strands_robots.outcomes.store import OutcomeStore, open_outcome_store, paused_gc
+from strands_robots.storage.episode_index import episode_index
+from strands_robots.storage.mapping import index_ranges
 from strands_robots.storage.side_files import remap_hint
 
 PathLike = str | Path
@@ -119,10 +121,15 @@ def set_outcome(root: PathLike, episode: int, *, labels_dir: PathLike | None = N
         SidecarError, StorageError: the sidecar is foreign or cannot be written.
     """
     episode = episode_index(episode)
-    dataset = open_episodes(root)
-    require_episodes(dataset, [episode])
+    dataset = cached_dataset(root)
+    if episode not in dataset.episodes:
+        have = index_ranges(dataset.episodes.indices[:2000].tolist()) + (" ..." if len(dataset.episodes) > 2000 else "")
+        raise EpisodeNotFoundError(
+            f"the dataset at {dataset.root} has no episode {episode}; it has episode_index {have}. Label an "
+            "episode the dataset has (after a renumbering edit, run `strands-labels remap`)."
+        )
     fields.setdefault("labeled_by", default_labeled_by())
-    label = validate_label(fields, duration=duration_s(dataset, episode))
+    label = validate_label(fields, duration=dataset.episodes[episode].length / dataset.fps)
 
     from strands_robots.fingerprint.columns import fingerprinter_of
 
@@ -233,15 +240,14 @@ def list_outcomes(
         raise LabelValidationError(
             f"filter model_version={model_version!r} must be one exact version string (it matches exactly one)."
         )
+    filters["model_version"] = None if model_version is None else {model_version}
     active = {k: v for k, v in filters.items() if v is not None}
     store = load_store(root, labels_dir)
     out = []
     with paused_gc():
         for episode in sorted(store.versions):
             record = store.versions[episode][-1]
-            if all(record.get(k) in v for k, v in active.items()) and (
-                model_version is None or record.get("model_version") == model_version
-            ):
+            if all(record.get(k) in v for k, v in active.items()):
                 out.append(public_label(episode, record, is_current=True))
     return out
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import HELD_OUT_SHARE, UNIT_FRACTION, int_argument, number_argument, number_refusal
+from strands_robots.dataset.cache import cached_dataset
 from strands_robots.errors import LabelValidationError, did_you_mean
-from strands_robots.outcomes.episodes import open_episodes
 from strands_robots.outcomes.labels import default_labeled_by, load_store, new_version
 from strands_robots.outcomes.model import LEAKAGE_GROUP_KEYS, WRITABLE_FIELDS
 from strands_robots.outcomes.store import OutcomeStore, open_outcome_store
@@ -284,5 +284,5 @@ def split_by_groups(
 
     if dry_run:
         return build(load_store(root, labels_dir))[1]
-    open_episodes(root)  # outcome labels are written into a dataset only (no labels-only root): nothing created
+    cached_dataset(root)  # outcome labels are written into a dataset only (no labels-only root): nothing created
     return open_outcome_store(root, labels_dir).write(build)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.outcomes.episodes import open_episodes
+from strands_robots.dataset.cache import cached_dataset
 from strands_robots.outcomes.labels import load_store
 
 PathLike = str | Path
@@ -60,7 +60,7 @@ def verdicts_from_outcomes(root: PathLike, *, labels_dir: PathLike | None = None
     Raises:
         DatasetError: ``root`` is not a readable dataset (``steps`` comes from it).
     """
-    dataset = open_episodes(root)
+    dataset = cached_dataset(root)
     store = load_store(root, labels_dir)
     out = []
     for episode in sorted(store.versions):

@@ -53,7 +53,7 @@ def test_the_pre_check_agrees_with_the_adapter(value, bound):
 
 @pytest.mark.parametrize("value", [True, 4.0, "4", None, -1, np.float64(3)])
 def test_refusals_keep_each_entry_points_error(value, tmp_path):
-    from strands_robots.outcomes.episodes import episode_index as outcome_episode
+    from strands_robots.outcomes.labels import episode_index as outcome_episode
     from strands_robots.segments.episodes import episode_index as segment_episode
 
     for check in (outcome_episode, segment_episode):  # one rule, one message
@@ -62,7 +62,7 @@ def test_refusals_keep_each_entry_points_error(value, tmp_path):
 
 
 def test_numpy_integers_are_their_value():
-    from strands_robots.outcomes.episodes import episode_index
+    from strands_robots.outcomes.labels import episode_index
 
     assert episode_index(np.int64(7)) == 7 and type(episode_index(np.int64(7))) is int
     assert arguments.int_argument(np.uint8(200), Refused, minimum=0, maximum=255) == 200
