@@ -232,11 +232,8 @@ def _episode_order(dataset: Dataset, document: Mapping[str, Any], wanted: Iterab
 
 
 def _own_directory(path: Path) -> None:
-    """Create a directory the report owns, refusing a symbolic link at its name.
-
-    The PNG files themselves are written with :func:`strands_robots.storage.atomic_write_bytes`,
-    which refuses a link at a file's name; this keeps a link at ``report/`` or
-    ``report/episodes`` from sending them outside the labels directory.
+    """Create a directory the report owns, refusing a symbolic link at its name (a link at
+    ``report/`` would send the PNG files outside the labels directory).
 
     Raises:
         SidecarError: a symbolic link or a file is at ``path``.

@@ -46,14 +46,8 @@ _ARM_LEADS = ("with the ", "with ", "using the ", "using ", "by the ", "by ")
 
 
 def spatial_prefix_arm(token: str) -> str | None:
-    """The arm a BEHAVIOR-1K ``spatial_prefix`` token names, else None (paper ``001``, App. B).
-
-    A token names an arm when, lower-cased with ``_``/``-`` read as spaces, it is
-    ``left``/``right`` alone, or ``left``/``right`` followed by ``arm``, ``hand`` or
-    ``gripper`` (singular or plural, optionally led by ``with``/``using``/``by`` and
-    ``the``); ``both``, ``both arms``/``hands``/``grippers`` and ``bimanual`` name
-    ``coop``. Everything else is a spatial modifier about objects, not an arm:
-    ``left_door``, ``right side``, ``left of``, ``near``, ``on top of``.
+    """The arm a BEHAVIOR-1K ``spatial_prefix`` token names, else None (paper ``001``, App. B;
+    the words that name one: docs/ssc.md, "Construction and the cascade", L2).
 
     Args:
         token: One ``spatial_prefix`` string.
@@ -168,20 +162,11 @@ class _Plan:
 class EntryBuilder:
     """Builds SST entries one after the other, carrying the running state.
 
-    Args:
-        events: Gripper events of the episode (both arms).
-        resolver: L3 resolver, or None to leave L3 queries pending.
-        task_name: Task name for the prompts.
-        object_list: Scene inventory for the prompts.
-        tolerance: Frames accepted outside a window when matching gripper events.
-        annotation_fields: L2 fields to consult (see :data:`ANNOTATION_FIELDS`).
-        arms: The hands the robot has (``("right",)`` for a single-arm robot: every
-            action is that arm's, settled at L1).
-        base_speed: Smoothed base speed per frame (shape ``(frames,)``), or None: each
-            window's ``st_motion`` is then ``move`` where the speed reaches
-            ``base_speed_threshold`` and ``idle`` elsewhere, else it comes from the verbs.
-        base_speed_threshold: Speed at which the base counts as moving (default the
-            segment rules' ``DEFAULT_THRESHOLD``, 0.05).
+    Arguments as for :func:`~strands_robots.ssc.chain.build_chain`, except ``base_speed``:
+    the smoothed base speed per frame (shape ``(frames,)``), or None.
+
+    Raises:
+        LabelValidationError: ``arms`` names neither hand, a bad ``base_speed_threshold``.
     """
 
     def __init__(
@@ -504,12 +489,8 @@ class _Ctx:
         return self._note(q, "L2", "no annotation field settles it" if self.b.fields else "annotation lookup disabled")
 
     def _l2_spatial(self, q: PendingQuery, p: _Plan):
-        """``spatial_prefix`` naming the acting arm (``["right"]``, ``["left hand"]``).
-
-        One prefix for the subtask applies to its only non-idle action; when the entry
-        lists one prefix per action (as many tokens as actions), token ``i`` is action
-        ``i``'s. Prefixes naming different arms for the same action settle nothing.
-        """
+        """``spatial_prefix`` naming the acting arm: one prefix for the only non-idle action, or
+        one per action (docs/ssc.md, "Construction and the cascade", L2)."""
         tokens = list(self.st.spatial_prefix or [])
         acting = [x for x in self.plans if x.role != "idle"]
         if len(self.plans) > 1 and len(tokens) == len(self.plans):
@@ -535,13 +516,8 @@ class _Ctx:
         return any(t.strip().lower() == "coordinated" for t in self.st.skill_type or [])
 
     def _l2_instances(self, q: PendingQuery, p: _Plan):
-        """Object identity from instance ids (``pillar_candle_89`` / ``pillar_candle_90``).
-
-        Branch ``b`` (one hand holds an id, the other acquires): the acquired object's id,
-        from the label or, for a label without one, the entry's only other id of that name.
-        Branch ``a`` (both grippers close) and ``c`` (a release from ``D?``): two ids of the
-        name in the entry are two objects; one id in an acquire is one object.
-        """
+        """Object identity from instance ids (``pillar_candle_89`` / ``pillar_candle_90``), per
+        query branch (docs/ssc.md, "Construction and the cascade", L2)."""
         o = p.parsed.obj
         ids = {i for i in self.st.object_ids if same_name(i, o) and has_instance_index(i)}
         if q.branch == "b" and p.arms and p.arms[0] in HANDS:

@@ -67,12 +67,8 @@ def build_chain(
         task_duration: ``[start, end)``; defaults to the span of the subtasks.
         arms: The hands the robot has; ``("right",)`` for a single-arm robot.
         base_velocity: The episode's base velocity, one row per frame (shape ``(frames,)``
-            or ``(frames, dims)``, e.g. from
-            :func:`strands_robots.segments.navigate.episode_base_velocity`). With it each
-            subtask's ``st_motion`` is ``move`` where the median-smoothed base speed
-            reaches ``base_speed_threshold`` inside its window and ``idle`` elsewhere;
-            without it (or for a window with no finite speed) it comes from the verb
-            (docs/ssc.md, "Base motion").
+            or ``(frames, dims)``), which decides each ``st_motion`` (docs/ssc.md, "Base
+            motion"); None: the verbs decide.
         base_speed_threshold: Speed (feature units, m/s for a base velocity) at which the
             base counts as moving; default the segment rules' 0.05.
 
