@@ -12,6 +12,7 @@ import functools
 import json
 import re
 import threading
+from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,36 +194,25 @@ class HeuristicJudgeModel(Model):
     def _next_step(
         self, request: JudgeRequest, episode: int, calls: list[ToolExchange]
     ) -> tuple[str, dict[str, Any]] | str:
-        by_name: dict[str, list[ToolExchange]] = {}
-        for call in calls:
-            by_name.setdefault(call.name, []).append(call)
+        last = {call.name: call for call in calls}  # each tool's latest call
+        tries = Counter(call.name for call in calls)
         base = {"root": request.root, "episode": episode}
-        verdict = by_name.get("read_predicate_verdict")
-        if not verdict:
-            return "read_predicate_verdict", base
-        if not verdict[-1].ok:
-            return f"episode {episode}: not labelled ({verdict[-1].text()})"
-        loaded = by_name.get("load_episode")
-        if not loaded:
-            return "load_episode", base
-        if not loaded[-1].ok:
-            return f"episode {episode}: not labelled ({loaded[-1].text()})"
-        sampled = by_name.get("sample_frames", [])
-        if not sampled:
-            return "sample_frames", {**base, "n_frames": request.n_frames, "include_images": request.images}
-        if not sampled[-1].ok:
-            if sampled[-1].input.get("include_images") and len(sampled) == 1:
-                return "sample_frames", {**base, "n_frames": request.n_frames, "include_images": False}
-            return f"episode {episode}: not labelled ({sampled[-1].text()})"
-        written = by_name.get("write_label")
-        if not written:
-            profile = self.profile(loaded[-1].json().get("root", request.root))
-            deterministic = verdict[-1].json().get("deterministic")
-            payload = sampled[-1].json()
+        sample = {**base, "n_frames": request.n_frames, "include_images": request.images}
+        for name, tool_input in (("read_predicate_verdict", base), ("load_episode", base), ("sample_frames", sample)):
+            done = last.get(name)
+            if done is None:
+                return name, tool_input
+            if not done.ok:
+                if name == "sample_frames" and tries[name] == 1 and done.input.get("include_images"):
+                    return name, {**sample, "include_images": False}  # once more, state only
+                return f"episode {episode}: not labelled ({done.text()})"
+        written = last.get("write_label")
+        if written is None:
+            payload = last["sample_frames"].json()
             grade = grade_episode(
                 payload.get("signals", {}),
-                profile,
-                deterministic,
+                self.profile(last["load_episode"].json().get("root", request.root)),
+                last["read_predicate_verdict"].json().get("deterministic"),
                 episode=episode,
                 state_names=payload.get("state_names") or (),
             )
@@ -234,8 +224,7 @@ class HeuristicJudgeModel(Model):
                 "success_opinion": grade.success_opinion,
                 "judge_model": JUDGE_MODEL,
             }
-        last = written[-1]
-        if last.ok:
-            judge = last.json().get("judge", {})
+        if written.ok:
+            judge = written.json().get("judge", {})
             return f"episode {episode}: {judge.get('quality')} ({judge.get('failure_mode')})"
-        return f"episode {episode}: not labelled ({last.text()})"
+        return f"episode {episode}: not labelled ({written.text()})"

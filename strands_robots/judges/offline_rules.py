@@ -439,8 +439,8 @@ def flags_for(
     # tremor (noise on the state is no trend) nor a flagged pause (the progress it is fitted on stalls)
     if collision is None and frozen is None and tremor is None and idle_flag is None and pairs and trends:
         drifts = []  # (score, channel, severity, trend, scale)
-        for i in sorted({k for k, t in enumerate(trends) if t is not None} & set(arm)):
-            trend = trends[i]
+        arm_channels = set(arm)
+        for i, trend in ((i, t) for i, t in enumerate(trends) if t is not None and i in arm_channels):
             scale = _range_of(profile if comparable else None, signals, i)
             if comparable:
                 z_trend = profile.channel_z("residual_trend", i, trend)

@@ -269,9 +269,7 @@ class WireModel(Model):
         self.breaker = breaker
         self._fresh_client = fresh_client
         self._meter = meter
-        self.cost = Cost(request_bytes=0 if meter is not None else None)
-        self._bytes_at_start = 0
-        self._bytes_unseen = False  # a request was answered without its body passing the meter: bytes unknown
+        self.start_episode()
 
     # -- strands Model interface: delegate ------------------------------------------------
     def update_config(self, **model_config: Any) -> None:
@@ -318,11 +316,7 @@ class WireModel(Model):
         """Start counting a new episode's :attr:`cost`."""
         self.cost = Cost(request_bytes=0 if self._meter is not None else None)
         self._bytes_at_start = self._meter.bytes if self._meter is not None else 0
-        self._bytes_unseen = False
-
-    def _sync_bytes(self) -> None:
-        if self._meter is not None:
-            self.cost.request_bytes = None if self._bytes_unseen else self._meter.bytes - self._bytes_at_start
+        self._bytes_unseen = False  # a request was answered without its body passing the meter: bytes unknown
 
     # -- the request ------------------------------------------------------------------------------
     async def stream(
@@ -367,9 +361,10 @@ class WireModel(Model):
                 self.breaker.failed(exc, self._meter.url if self._meter is not None else None)
             raise
         finally:
-            if self._meter is not None and got_answer and self._meter.requests == metered:
-                self._bytes_unseen = True  # answered, yet no body passed the hook: this route bypasses it
-            self._sync_bytes()
+            if self._meter is not None:
+                if got_answer and self._meter.requests == metered:
+                    self._bytes_unseen = True  # answered, yet no body passed the hook: this route bypasses it
+                self.cost.request_bytes = None if self._bytes_unseen else self._meter.bytes - self._bytes_at_start
             if close is not None:
                 await close()
 
@@ -406,10 +401,8 @@ def _install_meter(model: Any, provider: str, timeout: float | None) -> tuple[_M
     if provider == "openai":
 
         def fresh_openai() -> None:  # AsyncOpenAI closes its http_client after each request
-            model.client_args = {
-                **{k: v for k, v in model.client_args.items() if k != "http_client"},
-                "http_client": _httpx_client(meter, timeout=timeout, follow_redirects=True),
-            }
+            client = _httpx_client(meter, timeout=timeout, follow_redirects=True)
+            model.client_args = {**model.client_args, "http_client": client}
 
         return meter, fresh_openai
     if provider == "litellm":

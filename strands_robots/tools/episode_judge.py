@@ -409,18 +409,13 @@ def _sample_frames(
     names = _state_names(dataset)
     signals = dict(evidence.signals)  # shared with the cache and the profile: never changed in place
     signals["frame_stats"] = _frame_stats(dataset, meta, index, rows.get("timestamp"))
-    frames = []
-    samples = []
+    frames, samples = [], []
     for f in picks:
-        row: dict[str, Any] = {"frame_index": f}
         stamp = round(float(timestamps[f]), 6) if timestamps is not None else None
-        if stamp is not None:
-            row["timestamp"] = stamp
         values = _state_row(state, f)
-        if values is not None:
-            row[STATE_KEY] = values
-        frames.append(row)
         samples.append({"frame_index": f, "timestamp": stamp, "state": values})
+        row = {"frame_index": f, "timestamp": stamp, STATE_KEY: values}  # the dataset's column names
+        frames.append({key: value for key, value in row.items() if value is not None})
     payload = {
         "episode": index,
         "episode_index": index,
