@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, overload
@@ -17,6 +18,8 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 from strands_robots.errors import LabelValidationError, bounded_message, quoted
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from strands_robots.dataset.hub import HubDataset
     from strands_robots.labels import Labels
 
@@ -140,6 +143,10 @@ RevisionOpt = Annotated[
 ]
 #: ``--json`` of the commands that print a table or text by default (one flag, one wording).
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+#: ``--episodes LIST`` of the commands that run on some episodes (read by :func:`episode_list`).
+EpisodesOpt = Annotated[
+    str | None, typer.Option("--episodes", metavar="LIST", help="Only these episodes, e.g. 0,3,7 or 0-9,12.")
+]
 LabelsDirOpt = Annotated[
     Path | None,
     typer.Option(
@@ -267,6 +274,35 @@ def whole_number(text: str) -> int:
     return int(value)
 
 
+_SPAN = re.compile(r"\s*(\d+)\s*-\s*(\d+)\s*")
+
+
+def episode_list(text: str, option: str = "--episodes") -> list[int]:
+    """An option's list of episodes (``--episodes``, ``--deleted``): whole numbers and rising
+    spans (inclusive), comma-separated, e.g. ``"0,3,7"``, ``"0-9,12"``; empty parts are skipped.
+
+    Returns:
+        The episode indices, sorted, each once.
+
+    Raises:
+        LabelValidationError: a part is neither (the message shows the accepted forms).
+    """
+    out: set[int] = set()
+    for part in filter(str.strip, text.split(",")):
+        span = _SPAN.fullmatch(part)
+        try:
+            first, last = (int(span[1]), int(span[2])) if span else (int(part), int(part))
+        except ValueError:  # not a number (or one too long to read)
+            first, last = 1, 0
+        if first > last:
+            raise LabelValidationError(
+                f"{option} {quoted(text, 60)}: {quoted(part.strip(), 60)} is not an episode index or a rising range; "
+                f"write e.g. {option} 0,3,7 or {option} 0-9,12."
+            )
+        out.update(range(first, last + 1))
+    return sorted(out)
+
+
 def load_json_or_jsonl(path: Path) -> Any:
     """A JSON document, or a JSON Lines file as a list of objects.
 
@@ -293,6 +329,16 @@ def load_json_or_jsonl(path: Path) -> Any:
                     f'complete object such as {{"episode": 0, "success": true}}) or pass one JSON list like {example}.'
                 ) from exc
     return rows
+
+
+def new_table(title: str | None, columns: Iterable[str]) -> Table:
+    """A rich table of ``columns`` whose long cells fold onto more lines, never cut."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
 
 
 def print_json(value: Any) -> None:
@@ -366,24 +412,21 @@ class PlainErrors:
         """Run the command; a command run on a ROOT whose sidecars an in-place
         ``lerobot-edit-dataset`` moved to ``ROOT_old`` then says so and prints the command that
         carries them (:func:`note_moved_sidecars`), whatever it printed or raised."""
-        if isinstance(self, TyperGroup):
-            return super().invoke(ctx)  # type: ignore[misc]
-        where = _sidecar_directory(ctx)
+        where = None if isinstance(self, TyperGroup) else _sidecar_directory(ctx)
         if where is None:
             return super().invoke(ctx)  # type: ignore[misc]
         from strands_robots.storage.side_files import remap_hint
 
         before = remap_hint(_labels_directory(*where))
         token = _moved_noted.set(set())
+        error: BaseException | None = None
         try:
-            try:
-                result = super().invoke(ctx)  # type: ignore[misc]
-            except Exception as exc:
-                _note_moved_after(where, exc, before)
-                raise
-            _note_moved_after(where, None, before)
-            return result
+            return super().invoke(ctx)  # type: ignore[misc]
+        except BaseException as exc:
+            error = exc
+            raise
         finally:
+            _note_moved_after(where, error, before)
             _moved_noted.reset(token)
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from strands_robots.cli.common import RevisionOpt, RootArg
+from strands_robots.cli.common import JsonOpt, RevisionOpt, RootArg
 
 if TYPE_CHECKING:
     from strands_robots.dataset import Dataset
@@ -130,7 +130,7 @@ def register(app: typer.Typer) -> None:
     @app.command("info")
     def info(
         root: RootArg,
-        as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+        as_json: JsonOpt = False,
         check: bool = typer.Option(
             False,
             "--check",
@@ -154,18 +154,13 @@ def register(app: typer.Typer) -> None:
             if hub is not None:
                 summary["hub"] = hub_dict(hub)
             if checked is not None:
-                summary["check"] = check_dict(checked)
+                summary["check"] = dataclasses.asdict(checked)  # what was read and every damaged file
             typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
         else:
             text = format_summary(ds) + ("" if checked is None else "\n" + format_check(checked))
             typer.echo(text + ("" if hub is None else "\n" + format_hub(hub)))
         if checked is not None and not checked.ok:
             raise typer.Exit(1)
-
-
-def check_dict(report: CheckReport) -> dict[str, Any]:
-    """``info --check --json``'s ``check``: what was read and every damaged file."""
-    return dataclasses.asdict(report)
 
 
 def format_check(report: CheckReport) -> str:

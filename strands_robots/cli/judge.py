@@ -17,16 +17,18 @@ import typer
 from typer.core import TyperCommand
 
 from strands_robots.cli.common import (
+    EpisodesOpt,
     LabelsDirOpt,
     RevisionOpt,
     RootArg,
     console,
+    episode_list,
     err_console,
     progress_bar,
     resolve,
     styled,
 )
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
+from strands_robots.errors import EpisodeNotFoundError
 from strands_robots.model_spec import DEFAULT_MAX_REQUESTS, DEFAULT_TIMEOUT_S
 from strands_robots.storage.mapping import index_ranges
 
@@ -77,28 +79,6 @@ class JudgeCommand(TyperCommand):
         return super().parse_args(ctx, out)
 
 
-def parse_episode_list(text: str) -> list[int]:
-    """``"0,3,7"`` or ``"0-4,9"`` -> sorted unique episode indices.
-
-    Raises:
-        LabelValidationError: anything else (the message shows the accepted forms).
-    """
-    out: set[int] = set()
-    for part in text.split(","):
-        part = part.strip()
-        single = re.fullmatch(r"\d+", part)
-        span = re.fullmatch(r"(\d+)\s*-\s*(\d+)", part)
-        if single:
-            out.add(int(part))
-        elif span and int(span.group(1)) <= int(span.group(2)):
-            out.update(range(int(span.group(1)), int(span.group(2)) + 1))
-        else:
-            raise LabelValidationError(
-                f"--episodes {text!r}: {part!r} is not an episode index or range; use e.g. 0,3,7 or 0-9,12."
-            )
-    return sorted(out)
-
-
 def check_episodes_exist(root: Path, wanted: list[int]) -> None:
     """Refuse ``--episodes`` naming episodes the dataset does not have (named in the message).
 
@@ -136,7 +116,7 @@ def judge(
             "server (vLLM, LM Studio, llama.cpp, ollama's /v1) with --model openai:MODEL.",
         ),
     ] = None,
-    episodes: Annotated[str | None, typer.Option(help="Only these episodes, e.g. 0,3,7 or 0-9.")] = None,
+    episodes: EpisodesOpt = None,
     limit: Annotated[int | None, typer.Option(min=1, help="At most this many episodes.")] = None,
     frames: Annotated[int, typer.Option(min=1, max=64, help="Frames sampled per episode.")] = 4,
     images: Annotated[
@@ -184,7 +164,7 @@ def judge(
 
     dataset_root, sidecar_dir = resolve(root), resolve(labels_dir)
     address = ray_cluster_address(ray, ray_address)
-    wanted = parse_episode_list(episodes) if episodes is not None else None
+    wanted = episode_list(episodes) if episodes is not None else None
     if wanted is not None:
         check_episodes_exist(dataset_root, wanted)
     progress = progress_bar("judge", elapsed=True, transient=False)

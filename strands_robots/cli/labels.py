@@ -13,15 +13,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from strands_robots.cli.common import (
+    JsonOpt,
     LabelsDirOpt,
     RevisionOpt,
     RootArg,
     TotalEpisodesOpt,
     console,
+    episode_list,
     err_console,
     labels_of,
     load_json_file,
     load_json_or_jsonl,
+    new_table,
     output_path,
     plural,
     print_json,
@@ -54,17 +57,6 @@ class FilterFormat(str, Enum):
     json = "json"
     lerobot = "lerobot"
     lerobot_delete = "lerobot-delete"
-
-
-def lerobot_argument(episodes: list[int]) -> str:
-    """``--dataset.episodes="[0,3,7]"``, ready for ``lerobot-train``."""
-    return f'--dataset.episodes="[{",".join(str(i) for i in episodes)}]"'
-
-
-def lerobot_delete_argument(episodes: list[int]) -> str:
-    """The arguments of ``lerobot-edit-dataset`` that delete ``episodes`` (the ones *not* selected)."""
-    indices = ",".join(str(i) for i in episodes)
-    return f'--operation.type delete_episodes --operation.episode_indices "[{indices}]"'
 
 
 def verdicts(
@@ -259,11 +251,12 @@ def filter_cmd(
             highlight=False,
         )
         raise typer.Exit(1)
-    if fmt is FilterFormat.lerobot:
-        text = lerobot_argument(episodes)
-    elif fmt is FilterFormat.lerobot_delete:
+    if fmt is FilterFormat.lerobot:  # ready for lerobot-train
+        text = f'--dataset.episodes="[{",".join(map(str, episodes))}]"'
+    elif fmt is FilterFormat.lerobot_delete:  # lerobot-edit-dataset deleting the episodes not selected
         kept = set(episodes)
-        text = lerobot_delete_argument([int(i) for i in labels.dataset.episodes.indices if int(i) not in kept])
+        dropped = ",".join(str(i) for i in labels.dataset.episodes.indices if int(i) not in kept)
+        text = f'--operation.type delete_episodes --operation.episode_indices "[{dropped}]"'
     else:
         text = json.dumps(episodes)
     if out is None:
@@ -316,13 +309,11 @@ def agreement(
             '"near_miss"}} (docs/judge.md); default: the review grades.',
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON.")] = False,
+    as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
     revision: RevisionOpt = None,
 ) -> None:
     """Judge-versus-human agreement with baseline and Cohen's kappa."""
-    from rich.table import Table
-
     from strands_robots.episode_labels.agreement import read_human_labels
 
     holdout = None if human is None else read_human_labels(resolve(human))
@@ -330,9 +321,9 @@ def agreement(
     if as_json:
         print_json(result)
         return
-    table = Table(title=f"judge vs human on {result['episodes_compared']} episodes")
-    for column in ("field", "agreement", "baseline", "kappa"):
-        table.add_column(column, overflow="fold")
+    table = new_table(
+        f"judge vs human on {result['episodes_compared']} episodes", ("field", "agreement", "baseline", "kappa")
+    )
 
     def fmt(value: Any) -> str:
         return "—" if value is None else f"{value:.3f}"
@@ -353,9 +344,7 @@ def agreement(
         )
     disagreements = result["disagreements"]
     if disagreements:
-        rows = Table(title=f"{plural(len(disagreements), 'disagreement')}")
-        for column in ("episode", "field", "judge", "human"):
-            rows.add_column(column, overflow="fold")
+        rows = new_table(f"{plural(len(disagreements), 'disagreement')}", ("episode", "field", "judge", "human"))
         for d in disagreements:
             rows.add_row(str(d["episode"]), d["field"], str(d["judge"] or "—"), str(d["human"] or "—"))
         console.print(rows)
@@ -376,8 +365,6 @@ def show(
     A verdict a human overruled shows as e.g. ``failure (overruled success)``; a quality a
     review replaced as ``high (review; judge low)``.
     """
-    from rich.table import Table
-
     from strands_robots.episode_labels.review import (
         dispute_open,
         effective_quality,
@@ -401,9 +388,10 @@ def show(
         effective = {"success": success, "quality": effective_quality(record), "dispute_open": dispute_open(record)}
         print_json({**record, "effective": effective, "stale": stale.get(episode)})
         return
-    table = Table(title=f"{labels.episodes.path} (benchmark: {document.get('benchmark') or '—'})")
-    for column in ("episode", "verdict", "quality", "failure_mode", "disputed", "review", "stale"):
-        table.add_column(column, overflow="fold")
+    table = new_table(
+        f"{labels.episodes.path} (benchmark: {document.get('benchmark') or '—'})",
+        ("episode", "verdict", "quality", "failure_mode", "disputed", "review", "stale"),
+    )
     for key in sorted(records, key=int):
         record = records[key]
         det, judge = record.get("deterministic"), record.get("judge") or {}
@@ -518,7 +506,7 @@ def remap(
         )
     table = EpisodeMapping.parse(load_json_file(resolve(mapping))) if mapping is not None else None
     if deleted is not None:
-        gone = _index_list(deleted)
+        gone = episode_list(deleted, "--deleted")
         before = total_episodes if total_episodes is not None else _episodes_before(resolve(root), len(gone))
         table = mapping_after_delete(before, gone)
     sources = [resolve(s) for s in source or ()]
@@ -538,15 +526,6 @@ def _report_remap(result: Any, dry_run: bool) -> None:
         console.print(f"episode {episode}: tasks changed {before} -> {after} (same recording; labels kept)")
     for name, kept in result.counts.items():
         console.print(f"{name}: {kept} records {'would be ' if dry_run else ''}kept")
-
-
-def _index_list(text: str) -> list[int]:
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts or not all(p.isdigit() for p in parts):
-        raise LabelValidationError(
-            f"--deleted {text!r} is not a comma-separated list of episode indices; write e.g. --deleted 3,7."
-        )
-    return [int(p) for p in parts]
 
 
 def _episodes_before(root: Path, deleted: int) -> int:
@@ -570,20 +549,19 @@ def flush(root: RootArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt 
 def disputes(
     root: RootArg,
     show_all: Annotated[bool, typer.Option("--all", help="Include resolved disputes.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the disputes as a JSON list.")] = False,
+    as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
     revision: RevisionOpt = None,
 ) -> None:
     """List judge opinions that contradict the verdict."""
-    from rich.table import Table
-
     rows = labels_of(root, labels_dir).episodes.disputes(include_resolved=show_all)
     if as_json:
         print_json(rows)
         return
-    table = Table(title=plural(len(rows), "dispute" if show_all else "open dispute"))
-    for column in ("episode", "verdict", "judge opinion", "quality", "failure_mode", "note", "status"):
-        table.add_column(column, overflow="fold")
+    table = new_table(
+        plural(len(rows), "dispute" if show_all else "open dispute"),
+        ("episode", "verdict", "judge opinion", "quality", "failure_mode", "note", "status"),
+    )
     for row in rows:
         status = row["review"]["decision"] if row["review"] else ("open" if not row["resolved"] else "")
         table.add_row(

@@ -26,6 +26,7 @@ from strands_robots.cli.common import (
     flag_stale,
     labels_of,
     load_json_file,
+    new_table,
     output_path,
     print_json,
     resolve,
@@ -152,8 +153,6 @@ def list_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """List current outcome labels matching the filters."""
-    from rich.table import Table
-
     handle = labels_of(root, labels_dir)
     labels = handle.outcomes.list(
         outcome=_csv(outcome),
@@ -166,7 +165,9 @@ def list_cmd(
     if as_json:
         print_json(labels)
         return
-    table = Table("episode", "outcome", "version", "progress", "membership", "autonomy", "source", "model_version")
+    table = new_table(
+        None, ("episode", "outcome", "version", "progress", "membership", "autonomy", "source", "model_version")
+    )
     for label in labels:
         table.add_row(
             str(label["episode_index"]) + (" (stale, run remap)" if label["episode_index"] in stale else ""),

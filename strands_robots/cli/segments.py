@@ -20,6 +20,7 @@ from strands_robots.cli.common import (
     console,
     flag_stale,
     labels_of,
+    new_table,
     output_path,
     print_json,
     require_dataset_root,
@@ -30,8 +31,6 @@ from strands_robots.cli.common import (
 from strands_robots.errors import DatasetError, LabelValidationError, did_you_mean
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from strands_robots.segments.findings import Finding
 
 app = typer.Typer(
@@ -66,18 +65,6 @@ def _cohort(value: str | None, label_sets: list[Path] | None = None) -> str | No
             + did_you_mean(value, known_cohorts())
         )
     return value
-
-
-def _findings_table(title: str, findings: list[Finding]) -> Table:
-    from rich.table import Table
-
-    table = Table(title=title, show_lines=False)
-    for column in ("severity", "kind", "frames", "message"):
-        table.add_column(column, overflow="fold")
-    colour = {"error": "red", "warning": "yellow", "skipped": "dim"}
-    for f in findings:
-        table.add_row(styled((f.severity, colour[f.severity])), f.kind, f"[{f.start}, {f.end})", f.message)
-    return table
 
 
 @app.command("validate")
@@ -134,7 +121,11 @@ def validate_cmd(
     else:
         for ep, fs in results.items():
             if fs:
-                console.print(_findings_table(f"episode {ep}", fs))
+                table = new_table(f"episode {ep}", ("severity", "kind", "frames", "message"))
+                for f in fs:
+                    colour = {"error": "red", "warning": "yellow", "skipped": "dim"}[f.severity]
+                    table.add_row(styled((f.severity, colour)), f.kind, f"[{f.start}, {f.end})", f.message)
+                console.print(table)
             else:
                 console.print(styled(f"episode {ep}: ", ("valid", "green"), ", every rule checked"))
         console.print(f"{len(results)} segmentations checked, {errors} errors")
@@ -155,8 +146,6 @@ def show_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """A summary of saved segmentations, or one episode's segments (frames and seconds)."""
-    from rich.table import Table
-
     from strands_robots.segments.episodes import open_dataset_if_present
 
     handle = labels_of(root, labels_dir)
@@ -168,9 +157,10 @@ def show_cmd(
         if as_json:
             print_json(records)
             return
-        table = Table(title=f"segmentations in {handle.root}")
-        for column in ("episode", "version", "cohort", "segments", "annotator", "annotated_at", "reference", "task"):
-            table.add_column(column, overflow="fold")
+        table = new_table(
+            f"segmentations in {handle.root}",
+            ("episode", "version", "cohort", "segments", "annotator", "annotated_at", "reference", "task"),
+        )
         for r in records:
             table.add_row(
                 str(r["episode_index"]) + (" (stale, run remap)" if r["episode_index"] in stale else ""),
@@ -193,9 +183,7 @@ def show_cmd(
             f"episode {record['episode_index']} v{record.get('version')} by {record.get('annotator')} at "
             f"{record.get('annotated_at')}" + (" (reference)" if record.get("reference") else "")
         )
-        table = Table(title=title)
-        for column in ("frames", "seconds", "template", "label", "note"):
-            table.add_column(column, overflow="fold")
+        table = new_table(title, ("frames", "seconds", "template", "label", "note"))
         for seg in record["segments"]:
             seconds = f"{seg['start'] / fps:.2f}-{seg['end'] / fps:.2f}" if fps else ""
             table.add_row(
@@ -327,8 +315,6 @@ def pool_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """A task's label pool (templates used in its saved segmentations) and its reference examples."""
-    from rich.table import Table
-
     from strands_robots.segments import label_pool, reference_examples
     from strands_robots.segments.episodes import episode_facts
 
@@ -346,9 +332,7 @@ def pool_cmd(
     if as_json:
         print_json({"task": task, "pool": pool, "references": references})
         return
-    table = Table(title=f"label pool of {task!r}")
-    for column in ("template", "operation", "segments", "episodes", "labels"):
-        table.add_column(column, overflow="fold")
+    table = new_table(f"label pool of {task!r}", ("template", "operation", "segments", "episodes", "labels"))
     for p in pool:
         labels = "; ".join(f"{lab['label']} ({lab['count']})" for lab in p["labels"][:5])
         table.add_row(p["template_id"], p["operation"], str(p["count"]), str(p["episodes"]), labels)
@@ -370,8 +354,6 @@ def templates_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """The template registry of a cohort."""
-    from rich.table import Table
-
     from strands_robots.segments.templates import cohort_templates
 
     cohort = _cohort(cohort, labels)
@@ -384,9 +366,7 @@ def templates_cmd(
     if as_json:
         print_json([t.to_dict() for t in templates])
         return
-    table = Table(title=f"{cohort} templates")
-    for column in ("id", "operation", "surface", "roles", "example"):
-        table.add_column(column, overflow="fold")
+    table = new_table(f"{cohort} templates", ("id", "operation", "surface", "roles", "example"))
     for t in templates:
         roles = "; ".join(f"{s.name}{'?' if s.optional else ''}: {', '.join(s.types)}" for s in t.slots)
         table.add_row(t.id, t.operation, t.surface, roles, t.examples[0] if t.examples else "")

@@ -13,12 +13,15 @@ from typing import Annotated, Any
 import typer
 
 from strands_robots.cli.common import (
+    EpisodesOpt,
     JsonOpt,
     LabelsDirOpt,
     RevisionOpt,
     RootArg,
     console,
+    episode_list,
     load_json_file,
+    new_table,
     output_path,
     print_json,
     resolve,
@@ -52,7 +55,6 @@ GripperOpt = Annotated[
     ),
 ]
 ModeOpt = Annotated[str, typer.Option("--mode", help="position (threshold with hysteresis) or command (sign flips).")]
-EpisodesOpt = Annotated[str | None, typer.Option("--episodes", help="Comma-separated episode indices (default: all).")]
 SingleArmOpt = Annotated[str, typer.Option("--single-arm", help="Arm of a gripper whose name has no side.")]
 AnnotationsOpt = Annotated[
     Path | None, typer.Option("--annotations", help="Directory of BEHAVIOR-1K annotation JSON files.")
@@ -144,15 +146,6 @@ class Detector:
             "polarity": self.polarity,
             "range": self.range_scope if self.mode == "position" else None,
         }
-
-
-def _episodes(value: str | None) -> list[int] | None:
-    if value is None:
-        return None
-    try:
-        return [int(v) for v in value.split(",") if v.strip()]
-    except ValueError as exc:
-        raise LabelValidationError(f"--episodes {value!r} must be comma-separated integers, e.g. 0,3,7.") from exc
 
 
 def _channels(ds: Any, specs: list[str] | None, mode: str, single_arm: str) -> dict[str, Any]:
@@ -288,11 +281,11 @@ def _build_all(params: dict[str, Any]) -> tuple[dict[int, dict[str, Any]], Any]:
     from strands_robots.ssc.chain import build_chain
 
     detector = _detector(params)
+    wanted = None if params["episodes"] is None else episode_list(params["episodes"])
     root = resolve(params["root"])
     ds = open_dataset(root)
     channels = _channels(ds, params["gripper"], detector.mode, params["single_arm"])
     sources = _subtask_sources(root, resolve(params["annotations"]), resolve(params["labels_dir"]))
-    wanted = _episodes(params["episodes"])
     if not sources:
         raise LabelValidationError(
             "no subtasks found: save segmentations (`strands-labels segments ...`) or pass --annotations DIR."
@@ -382,10 +375,10 @@ def events_cmd(
     from strands_robots.ssc.records import to_dict
 
     detector = _detector(ctx.params)
+    wanted = None if episodes is None else episode_list(episodes)
     ds = open_dataset(resolve(root))
     channels = _channels(ds, gripper, mode, single_arm)
     ranges = _ranges(ds, channels, detector)
-    wanted = _episodes(episodes)
     episodes_doc: dict[str, list[Any]] = {}
     doc: dict[str, Any] = {
         "channels": {
@@ -485,8 +478,6 @@ def check_cmd(
     revision: RevisionOpt = None,
 ) -> None:
     """Build each chain and report I1-I4 anomalies (and accuracy against --reference)."""
-    from rich.table import Table
-
     from strands_robots.ssc.checker import action_accuracy, check_chain, summarize_anomalies
     from strands_robots.ssc.records import to_dict
 
@@ -525,9 +516,9 @@ def check_cmd(
     if json_out:
         print_json(doc)
         return
-    table = Table(title="SSC anomalies (I1-I4)")
-    for col in ("episode", "entry", "invariant", "kind", "arm", "frames", "explanation"):
-        table.add_column(col, overflow="fold")
+    table = new_table(
+        "SSC anomalies (I1-I4)", ("episode", "entry", "invariant", "kind", "arm", "frames", "explanation")
+    )
     for a in all_anoms:
         table.add_row(
             str(a.episode_index), str(a.entry), a.invariant, a.kind, a.arm, ",".join(map(str, a.frames)), a.explanation

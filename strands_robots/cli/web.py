@@ -23,6 +23,7 @@ from strands_robots.cli.common import (
     progress_bar,
     resolve,
 )
+from strands_robots.cli.segments import LabelSetsOpt
 from strands_robots.errors import MissingExtraError
 
 __all__ = ["MissingExtraError", "report", "review", "segment"]
@@ -91,15 +92,7 @@ def segment(
         str | None, typer.Option(help="Default annotator name saved with each segmentation (default: your user name).")
     ] = None,
     labels_dir: LabelsDirOpt = None,
-    labels: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--labels",
-            metavar="FILE",
-            help='A label set of your own: a JSON list of labels, {"name": ..., "labels": [...]}, or one label '
-            "per line; the page offers it as a template set and opens with it (repeatable).",
-        ),
-    ] = None,
+    labels: LabelSetsOpt = None,
     revision: RevisionOpt = None,
     allow_remote: AllowRemoteOpt = False,
 ) -> None:

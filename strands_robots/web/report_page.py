@@ -26,13 +26,6 @@ from strands_robots.web.query import Count, QueryModel, parse_query
 
 NAV = ("Report", "/report")
 
-TITLES = {
-    "quality_by_verdict": "Quality by verdict",
-    "failure_modes_by_verdict": "Failure modes by verdict",
-    "judge_vs_human": "Judge vs human",
-    "disputes_over_time": "Disputes over time",
-}
-
 
 class ReportQuery(QueryModel):
     """``GET /report``'s parameters: the ``episode`` whose plot is shown first."""
@@ -67,7 +60,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
         return ctx.render(
             request,
             "report.html",
-            plots=[(name, TITLES[name]) for name in SUMMARY_PLOTS],
+            plots=[(name, name.replace("_", " ").capitalize()) for name in SUMMARY_PLOTS],  # "Judge vs human"
             episodes=episodes[:5000],
             chosen=chosen,
             has_labels=ctx.has_labels(),

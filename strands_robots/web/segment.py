@@ -44,7 +44,7 @@ from strands_robots.segments.store import (
 from strands_robots.segments.templates import known_cohorts
 from strands_robots.web.context import RequestError, ServerContext, json_response, next_after, read_json_body
 from strands_robots.web.media import camera_list
-from strands_robots.web.query import BodyModel, Count, QueryModel, at_most, parse_body, parse_query
+from strands_robots.web.query import BodyModel, Count, QueryModel, at_most, one_of, parse_body, parse_query
 
 NAV = ("Segment", "/segment")
 
@@ -246,20 +246,13 @@ def saved_summaries(ctx: ServerContext) -> dict[int, dict[str, Any]]:
     return query_records(ctx.root, summarize, labels_dir=ctx.labels_dir)
 
 
-def _one_filter(value: Any) -> Any:
-    """``None``, empty or ``unreviewed`` (a pydantic validator)."""
-    if value not in (None, "", "unreviewed"):
-        raise ValueError("must be unreviewed or empty")
-    return value or None
-
-
 class ListQuery(QueryModel):
     """``GET /api/segment/episodes``'s parameters (a ``limit`` above :data:`MAX_LIST_LIMIT` is read as it)."""
 
     offset: Annotated[Count, at_most(1 << 62)] = 0
     limit: Annotated[Count, at_most(MAX_LIST_LIMIT)] = LIST_LIMIT
     #: ``unreviewed``: only episodes whose segmentation is a proposal awaiting review.
-    filter: Annotated[str | None, AfterValidator(_one_filter)] = None
+    filter: Annotated[str | None, one_of(("unreviewed",))] = None
 
 
 def episode_list(ctx: ServerContext, params: dict[str, str]) -> dict[str, Any]:
@@ -274,12 +267,12 @@ def episode_list(ctx: ServerContext, params: dict[str, str]) -> dict[str, Any]:
     episodes = ctx.dataset.episodes
     unreviewed = [e for e in episodes if (saved.get(e) or {}).get("status") == "proposed"]
     shown = unreviewed if query.filter == "unreviewed" else episodes
-    rows = []
-    for episode in itertools.islice(shown, offset, offset + limit):
-        rows.append({"episode": episode, "length": episodes[episode].length, "saved": saved.get(episode)})
     order = list(episodes)
     return {
-        "episodes": rows,
+        "episodes": [
+            {"episode": episode, "length": episodes[episode].length, "saved": saved.get(episode)}
+            for episode in itertools.islice(shown, offset, offset + limit)
+        ],
         "total": len(shown),
         "filter": query.filter,
         "unreviewed": len(unreviewed),
@@ -293,6 +286,12 @@ def episode_list(ctx: ServerContext, params: dict[str, str]) -> dict[str, Any]:
 def _neighbours(order: list[int], episode: int) -> tuple[int | None, int | None]:
     at = order.index(episode)
     return (order[at - 1] if at > 0 else None, order[at + 1] if at + 1 < len(order) else None)
+
+
+def base_feature(ctx: ServerContext) -> str | None:
+    """The dataset's base-velocity feature (None: it has none)."""
+    found = find_base_velocity_feature(dict(ctx.dataset.features))
+    return None if found is None else found[0]
 
 
 def default_cohort(ctx: ServerContext) -> str:
@@ -320,7 +319,6 @@ def episode_payload(ctx: ServerContext, episode: int, cohort: str | None) -> dic
         findings = validate_episode(
             ctx.root, episode, record["segments"], cohort=chosen, labels_dir=ctx.labels_dir, dataset=ctx.dataset
         )
-    base = find_base_velocity_feature(dict(ctx.dataset.features))
     order = list(ctx.dataset.episodes)
     previous, following = _neighbours(order, episode)
     return {
@@ -340,7 +338,7 @@ def episode_payload(ctx: ServerContext, episode: int, cohort: str | None) -> dic
             dict(r, segments=[editable(s) for s in r["segments"]])
             for r in reference_examples(ctx.root, task, exclude=episode, cohort=chosen, labels_dir=ctx.labels_dir)
         ],
-        "base_velocity_feature": None if base is None else base[0],
+        "base_velocity_feature": base_feature(ctx),
         "previous": previous,
         "next": following,
     }
@@ -367,46 +365,18 @@ def save(ctx: ServerContext, episode: int, body: Any) -> Response:
     """
     request = parse_request(SaveBody, body)
     segments = [segment.as_segment() for segment in request.segments]
-    cohort = request.cohort or None
-    annotator = request.annotator or ""
-    note = request.note
-    reference = request.reference
-    who = annotator.strip() or ctx.reviewer
+    who = (request.annotator or "").strip() or ctx.reviewer
+    options = {"note": request.note or None, "cohort": request.cohort or None, "labels_dir": ctx.labels_dir}
     try:
-        if _current_status(ctx, episode) == "proposed":  # saving a proposal reviews it: edited (or accepted)
-            result = review_proposal(
-                ctx.root,
-                episode,
-                reviewer=who,
-                decision="edit",
-                segments=segments,
-                note=note or None,
-                cohort=cohort,
-                labels_dir=ctx.labels_dir,
-            )
+        if (saved_summaries(ctx).get(episode) or {}).get("status") == "proposed":  # saving a proposal reviews it
+            result = review_proposal(ctx.root, episode, reviewer=who, decision="edit", segments=segments, **options)
         else:
             result = save_segmentation(
-                ctx.root,
-                episode,
-                segments,
-                annotator=who,
-                note=note or None,
-                reference=reference,
-                labels_dir=ctx.labels_dir,
-                cohort=cohort,
+                ctx.root, episode, segments, annotator=who, reference=request.reference, **options
             )
     except SegmentationRefused as exc:
         return json_response(exc.to_dict(), 422)
     return _saved(ctx, episode, result)
-
-
-def _current_status(ctx: ServerContext, episode: int) -> str | None:
-    """The review status of the episode's current segmentation (None: nothing saved)."""
-    return query_records(
-        ctx.root,
-        lambda records: review_status(records[str(episode)]) if str(episode) in records else None,
-        labels_dir=ctx.labels_dir,
-    )
 
 
 def _accept_or_reject(value: Any) -> Any:
@@ -475,7 +445,6 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     """The segment page's routes."""
 
     async def page(request: Request) -> Response:
-        base = find_base_velocity_feature(dict(ctx.dataset.features))
         config = {
             "page": "segment",
             "dataset": ctx.root.name,
@@ -483,7 +452,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
             "annotator": ctx.reviewer,
             "cohorts": list(known_cohorts()),
             "default_cohort": default_cohort(ctx),
-            "base_velocity_feature": None if base is None else base[0],
+            "base_velocity_feature": base_feature(ctx),
             "segments_file": SIDECAR_FILENAME,
         }
         return ctx.render(request, "segment.html", config=config, page="segment")
@@ -499,8 +468,7 @@ def routes(ctx: ServerContext) -> list[BaseRoute]:
     async def prefill(request: Request) -> Response:
         index = ctx.episode(request.path_params["episode"])
         segments = await run_in_threadpool(prefill_navigate, ctx.root, index, dataset=ctx.dataset)
-        feature = find_base_velocity_feature(dict(ctx.dataset.features))
-        return json_response({"episode": index, "segments": segments, "feature": feature[0] if feature else None})
+        return json_response({"episode": index, "segments": segments, "feature": base_feature(ctx)})
 
     async def check(request: Request) -> Response:
         index = ctx.episode(request.path_params["episode"])

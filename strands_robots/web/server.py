@@ -110,10 +110,20 @@ def page_url(address: str, port: int, page: str = "/", token: str | None = None)
     return f"http://{host_port(address, port)}{page}" + (f"?token={token}" if token else "")
 
 
-def bound_address(sock: socket.socket) -> tuple[str, int]:
-    """``(IP text, port)`` a listening socket is bound to (the real port when 0 was asked for)."""
-    name = sock.getsockname()
-    return str(name[0]), int(name[1])
+def _listening_app(
+    root: str | Path, host: str, port: int, allow_remote: bool = False, **options: Any
+) -> tuple[socket.socket, Any, str, int]:
+    """``(socket, app, address, port)``: ``host:port`` bound (:func:`bind`), then the app of
+    ``root`` built for the address and port it got (the socket is closed when that fails)."""
+    from strands_robots.web.app import create_app
+
+    sock = bind(host, port, allow_remote=allow_remote)
+    address, bound_port = str(sock.getsockname()[0]), int(sock.getsockname()[1])
+    try:
+        return sock, create_app(root, host=address, port=bound_port, **options), address, bound_port
+    except BaseException:
+        sock.close()
+        raise
 
 
 @dataclass(frozen=True)
@@ -243,17 +253,9 @@ def serve(
         ServerAddressError: see :func:`bind`.
         DatasetError: ``root`` is not a readable dataset.
     """
-    from strands_robots.web.app import create_app
-
-    sock = bind(host, port, allow_remote=allow_remote)
-    address, bound_port = bound_address(sock)
-    try:
-        app = create_app(
-            root, labels_dir=labels_dir, host=address, port=bound_port, reviewer=reviewer, label_sets=label_sets
-        )
-    except BaseException:
-        sock.close()
-        raise
+    sock, app, address, bound_port = _listening_app(
+        root, host, port, allow_remote, labels_dir=labels_dir, reviewer=reviewer, label_sets=label_sets
+    )
     guard = app.state.ctx.guard
     announce(f"{title}: {page_url(address, bound_port, page, guard.token if guard.remote else None)}  (Ctrl-C to stop)")
     if guard.remote:
@@ -315,15 +317,7 @@ class BackgroundServer:
         Raises:
             RuntimeError: uvicorn did not start within ``timeout`` seconds.
         """
-        from strands_robots.web.app import create_app
-
-        self._sock = bind(self.host, 0)
-        self.address, self.port = bound_address(self._sock)
-        try:
-            self.app = create_app(self.root, host=self.address, port=self.port, **self.options)
-        except BaseException:
-            self.stop()
-            raise
+        self._sock, self.app, self.address, self.port = _listening_app(self.root, self.host, 0, **self.options)
         self._server = _uvicorn_server(self.app, self.limits)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True, name="labels-web"

@@ -231,7 +231,7 @@ def test_version_flag():
 @pytest.mark.parametrize(
     ("command", "needle"),
     [
-        (["disputes"], "--json Print the disputes as a JSON list."),
+        (["disputes"], "--json Print JSON instead of text."),
         (["resolve"], "--note"),
         (["filter"], "Keep only successful episodes"),
     ],

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import typer.main
+from typer.testing import CliRunner
 
-from strands_robots.cli import common, outcomes, segments, ssc
+from strands_robots.cli import common, info, labels, outcomes, segments, ssc
 from strands_robots.cli.main import app
+from strands_robots.errors import LabelValidationError
 
 
 def _json_options(command, path=()):
@@ -25,7 +28,7 @@ def test_the_json_flag_is_declared_once():
     assert outcomes.JsonOpt is common.JsonOpt
     assert segments.JsonOpt is common.JsonOpt
     assert ssc.JsonOpt is common.JsonOpt
-    for module in (outcomes, segments, ssc):
+    for module in (info, labels, outcomes, segments, ssc):
         source = Path(module.__file__).read_text(encoding="utf-8")
         assert '"--json"' not in source, module.__name__
 
@@ -50,3 +53,40 @@ def test_outcome_segment_and_ssc_commands_share_one_json_wording():
         "ssc events",
     ]
     assert set(shared.values()) == {"Print JSON instead of text."}
+    assert set(options.values()) == {"Print JSON instead of text."}  # info, agreement and disputes too
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("3, 0,5-7", [0, 3, 5, 6, 7]),  # judge --episodes: indices and rising spans, sorted, each once
+        ("0-9,12", [*range(10), 12]),
+        ("3,7", [3, 7]),  # remap --deleted
+        ("7,3,3", [3, 7]),
+        ("0,,3,", [0, 3]),  # ssc --episodes: empty parts skipped
+        (" +2 ", [2]),
+        ("", []),
+        ("4 - 4", [4]),
+    ],
+)
+def test_one_episode_list_takes_what_each_command_took(text, expected):
+    assert common.episode_list(text) == expected
+
+
+@pytest.mark.parametrize("text", ["7-5", "a", "1.0", "0x1", "1-", "3;4", "9" * 5000, "9" * 5000 + "-1"])
+def test_an_episode_list_refusal_names_the_accepted_forms(text):
+    with pytest.raises(LabelValidationError) as refused:
+        common.episode_list(text, "--deleted")
+    message = str(refused.value)
+    assert "--deleted 0,3,7 or --deleted 0-9,12" in message and len(message) < 400
+
+
+def test_every_episode_list_option_reads_spans(toy_dataset):
+    """ssc --episodes and remap --deleted take the spans judge --episodes took (one parser)."""
+    runner = CliRunner()
+    refused = runner.invoke(app, ["remap", str(toy_dataset), "--deleted", "2-1", "--dry-run"])
+    assert isinstance(refused.exception, LabelValidationError), refused.output
+    assert "'2-1' is not an episode index or a rising range" in str(refused.exception)
+    refused = runner.invoke(app, ["ssc", "events", str(toy_dataset), "--episodes", "x"])
+    assert isinstance(refused.exception, LabelValidationError), refused.output
+    assert "--episodes 0,3,7 or --episodes 0-9,12" in str(refused.exception)

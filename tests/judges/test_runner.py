@@ -6,7 +6,6 @@ import pytest
 from strands.types.exceptions import ModelThrottledException
 from typer.testing import CliRunner
 
-from strands_robots.cli.judge import parse_episode_list
 from strands_robots.cli.main import app
 from strands_robots.episode_labels import labels_path, read_labels
 from strands_robots.errors import EpisodeNotFoundError, LabelValidationError
@@ -107,12 +106,6 @@ def test_judge_prompt_round_trips():
     assert request.n_frames == 6 and request.images is True
     assert parse_request("Label episode 4 of the dataset at /tmp/x.").root == "/tmp/x"
     assert parse_request("hello") is None
-
-
-def test_parse_episode_list():
-    assert parse_episode_list("3, 0,5-7") == [0, 3, 5, 6, 7]
-    with pytest.raises(LabelValidationError, match="0-9,12"):
-        parse_episode_list("7-5")
 
 
 def test_cli_judge(toy_with_verdicts):
