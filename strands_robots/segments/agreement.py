@@ -13,15 +13,11 @@ from strands_robots.segments.proposals import spans
 from strands_robots.segments.store import query_records
 
 
-def _boundaries(segments: list[tuple[int, int, str]]) -> list[int]:
-    return [s for s, _, _ in segments[1:]]
-
-
 def boundary_errors(
     reviewed: list[tuple[int, int, str]], proposed: list[tuple[int, int, str]], length: int
 ) -> list[int]:
     """Nearest-boundary distances (frames), both ways, of two segmentations of one episode."""
-    ours, theirs = _boundaries(reviewed), _boundaries(proposed)
+    ours, theirs = [s for s, _, _ in reviewed[1:]], [s for s, _, _ in proposed[1:]]
     out = [min(abs(b - p) for p in [0, *theirs, length]) for b in ours]
     out += [min(abs(p - b) for b in [0, *ours, length]) for p in theirs]
     return out

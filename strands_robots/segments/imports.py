@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -20,7 +21,6 @@ from strands_robots.segments.parse import clean_text, parse_candidates
 from strands_robots.segments.store import (
     SOURCES,
     SegmentationRefused,
-    check_time,
     infer_cohort,
     open_store,
     prepare_record,
@@ -203,11 +203,13 @@ def episodes_of(data: Any, episode: int | None = None) -> list[tuple[Any, Any, d
 
 @dataclass
 class _Span:
+    """One input span: ``start``/``end`` as read (seconds when ``seconds``), whole frames after :func:`_frames`."""
+
     start: float
     end: float
     label: str
-    note: Any
-    seconds: bool
+    note: Any = None
+    seconds: bool = False
 
 
 def _number(value: Any, what: str) -> float:
@@ -278,62 +280,60 @@ def read_spans(spans: Any, what: str, time_unit: str = "auto") -> list[_Span]:
 # -- normalising one episode ---------------------------------------------------------------------
 
 
-def _frames(spans: list[_Span], fps: float | None, report: EpisodeReport) -> list[list[Any]]:
-    """``[[start, end, label, note]]`` in frames."""
-    if any(s.seconds for s in spans):
+def _frames(spans: list[_Span], fps: float | None, report: EpisodeReport) -> None:
+    seconds = sum(s.seconds for s in spans)
+    if seconds:
         if fps is None:
             raise LabelValidationError("the spans are in seconds but the fps is unknown; pass fps= (CLI: --fps).")
-        report.changes.append(f"converted {sum(s.seconds for s in spans)} spans from seconds to frames at {fps:g} fps")
-    out: list[list[Any]] = []
+        report.changes.append(f"converted {seconds} spans from seconds to frames at {fps:g} fps")
     for s in spans:
         if s.seconds:
             assert fps is not None
-            out.append([int(round(s.start * fps)), int(round(s.end * fps)), s.label, s.note, True])
+            s.start, s.end = round(s.start * fps), round(s.end * fps)
+        elif s.start.is_integer() and s.end.is_integer():
+            s.start, s.end = int(s.start), int(s.end)
         else:
-            if not (s.start.is_integer() and s.end.is_integer()):
-                raise LabelValidationError(
-                    f"span {s.label!r} has fractional frames {s.start}..{s.end}; pass "
-                    "time_unit='seconds' if they are seconds."
-                )
-            out.append([int(s.start), int(s.end), s.label, s.note, False])
-    return out
+            raise LabelValidationError(
+                f"span {s.label!r} has fractional frames {s.start}..{s.end}; pass "
+                "time_unit='seconds' if they are seconds."
+            )
 
 
-def _fix_boundaries(items: list[list[Any]], length: int, end_inclusive: bool | None, report: EpisodeReport) -> None:
-    order = sorted(range(len(items)), key=lambda i: (items[i][0], items[i][1]))
-    if order != list(range(len(items))):
-        items[:] = [items[i] for i in order]
+def _fix_boundaries(items: list[_Span], length: int, end_inclusive: bool | None, report: EpisodeReport) -> None:
+    ordered = sorted(items, key=lambda s: (s.start, s.end))
+    if ordered != items:
+        items[:] = ordered
         report.changes.append("sorted the spans by start")
-    frame_based = [it for it in items if not it[4]]
     pairs = list(zip(items, items[1:], strict=False))
-    if end_inclusive is None:
-        if frame_based and len(items) >= 2:
-            end_inclusive = all(b[0] == a[1] + 1 for a, b in pairs)
-        elif frame_based and len(items) == 1:
-            end_inclusive = items[0][0] == 0 and items[0][1] == length - 1
-        else:
-            end_inclusive = False
+    if end_inclusive is None:  # detected on frame-based spans only
+        first = items[0]
+        end_inclusive = any(not s.seconds for s in items) and (
+            all(b.start == a.end + 1 for a, b in pairs) if pairs else (first.start, first.end) == (0, length - 1)
+        )
     if end_inclusive:
-        for it in items:
-            it[1] += 1
+        for s in items:
+            s.end += 1
         report.changes.append(
             "ends were inclusive (next start == previous end + 1): read as half-open [start, end + 1)"
         )
-    elif any(b[0] == a[1] for a, b in pairs):
+    elif any(b.start == a.end for a, b in pairs):
         report.notes.append("spans share endpoints (end of one == start of the next): read as half-open [start, end)")
-    for a, b in zip(items, items[1:], strict=False):
-        if a[4] and b[4] and a[1] != b[0] and abs(b[0] - a[1]) <= 1:
-            report.changes.append(f"closed a one-frame rounding {'gap' if b[0] > a[1] else 'overlap'} at frame {a[1]}")
-            b[0] = a[1]
-    if items and items[-1][4] and items[-1][1] in (length - 1, length + 1):
+    for a, b in pairs:
+        if a.seconds and b.seconds and a.end != b.start and abs(b.start - a.end) <= 1:
+            report.changes.append(
+                f"closed a one-frame rounding {'gap' if b.start > a.end else 'overlap'} at frame {a.end}"
+            )
+            b.start = a.end
+    last = items[-1]
+    if last.seconds and last.end in (length - 1, length + 1):
         report.changes.append(
-            f"the last span ended at frame {items[-1][1]} (a timestamp of the last frame): set to {length}"
+            f"the last span ended at frame {last.end} (a timestamp of the last frame): set to {length}"
         )
-        items[-1][1] = length
+        last.end = length
 
 
 def _fill(
-    items: list[list[Any]],
+    items: list[_Span],
     length: int,
     cohort: str,
     head: str,
@@ -343,68 +343,69 @@ def _fill(
     failure: str | None = None,
 ) -> None:
     idle = "Idle"
+    first, last = items[0], items[-1]
     if head == "auto":
         head = "idle" if cohort == "agibot" else "extend"
     if tail == "auto":
         tail = "idle" if cohort == "agibot" else ("extend" if failure else "task_complete")
-        if failure and cohort != "agibot" and items and items[-1][1] < length:
+        if failure and cohort != "agibot" and last.end < length:
             report.notes.append(f"no TASK_COMPLETE tail: {failure} (the tail gap extends the last segment)")
     if head == "idle" and cohort != "agibot" or tail == "idle" and cohort != "agibot":
         raise LabelValidationError("the 'idle' head/tail policy is for the AgiBot cohort (Idle label); use extend.")
-    if items and items[0][0] > 0:
-        gap = items[0][0]
+    if first.start > 0:
+        gap = first.start
         if head == "error":
             raise LabelValidationError(f"frames [0, {gap}) before the first span are unlabelled (head gap).")
-        if head == "extend" or (head == "idle" and items[0][2] == idle):
-            items[0][0] = 0
+        if head == "extend" or (head == "idle" and first.label == idle):
+            first.start = 0
             report.changes.append(f"head gap [0, {gap}) folded into the first segment")
         else:
-            items.insert(0, [0, gap, idle, None, False])
+            items.insert(0, _Span(0, gap, idle))
             report.changes.append(f"head gap [0, {gap}) labelled Idle")
     for a, b in zip(items, items[1:], strict=False):
-        if b[0] > a[1]:
+        if b.start > a.end:
             if fill_gaps != "extend":
                 raise LabelValidationError(
-                    f"frames [{a[1]}, {b[0]}) between two spans are unlabelled (gap); fix the "
+                    f"frames [{a.end}, {b.start}) between two spans are unlabelled (gap); fix the "
                     "input or pass fill_gaps='extend' (CLI: --fill-gaps extend)."
                 )
-            report.changes.append(f"gap [{a[1]}, {b[0]}) folded into the preceding segment")
-            a[1] = b[0]
-    if items and items[-1][1] < length:
-        start = items[-1][1]
+            report.changes.append(f"gap [{a.end}, {b.start}) folded into the preceding segment")
+            a.end = b.start
+    if last.end < length:
+        start = last.end
         if tail == "error":
             raise LabelValidationError(f"frames [{start}, {length}) after the last span are unlabelled (tail gap).")
-        label = {"task_complete": TASK_COMPLETE, "idle": idle}.get(tail)
-        if tail == "extend" or items[-1][2] in (label, TASK_COMPLETE):
-            items[-1][1] = length
+        label = TASK_COMPLETE if tail == "task_complete" else idle
+        if tail == "extend" or last.label in (label, TASK_COMPLETE):
+            last.end = length
             report.changes.append(f"tail gap [{start}, {length}) folded into the last segment")
         else:
-            items.append([start, length, label, None, False])
+            items.append(_Span(start, length, label))
             report.changes.append(f"tail gap [{start}, {length}) labelled {label}")
 
 
-def _labels(items: list[list[Any]], normalize: bool, cohort: str | None, report: EpisodeReport) -> None:
+def _labels(items: list[_Span], normalize: bool, cohort: str | None, report: EpisodeReport) -> None:
     if not normalize:
         return
-    kept: list[list[Any]] = []
+    kept: list[_Span] = []
     for it in items:
-        if cohort not in (None, OFFICIAL_COHORT) and parse_candidates(it[2], cohort=cohort):
+        if cohort not in (None, OFFICIAL_COHORT) and parse_candidates(it.label, cohort=cohort):
             kept.append(it)  # a label of the chosen set is its template; the RoboCasa365 rules are not its rules
             continue
-        result = normalize_official_label(it[2])
+        result = normalize_official_label(it.label)
         if result.fold and kept:
             before = kept[-1]
             report.changes.append(
-                f"{it[2]!r} [{it[0]}, {it[1]}) folded into the preceding segment {before[2]!r} "
+                f"{it.label!r} [{it.start}, {it.end}) folded into the preceding segment {before.label!r} "
                 "(a release without transport is no segment of its own)"
             )
-            before[1] = max(before[1], it[1])
+            before.end = max(before.end, it.end)
             continue
         if result.exception:
-            report.exceptions.append({"label": it[2], "why": result.exception})
-        elif result.text != it[2]:
-            report.relabels.append({"from": it[2], "to": result.text, "rewrites": list(result.rewrites)})
-        it[2] = result.text
+            report.exceptions.append({"label": it.label, "why": result.exception})
+        elif result.text != it.label:
+            report.relabels.append({"from": it.label, "to": result.text, "rewrites": list(result.rewrites)})
+        it.label = result.text
         kept.append(it)
     items[:] = kept
 
@@ -455,8 +456,8 @@ def carried_fields(obj: dict[str, Any], *, annotator: str, reference: bool, repo
 
 def _is_iso_time(value: Any) -> bool:
     try:
-        check_time(value)
-    except LabelValidationError:
+        datetime.datetime.fromisoformat(value)
+    except (TypeError, ValueError):
         return False
     return True
 
@@ -574,15 +575,15 @@ def import_segmentations(
             if dataset is None and fps is None and obj.get("fps") is not None:
                 facts = EpisodeFacts(facts.episode_index, facts.length, facts.tasks, check_fps(obj["fps"]))
             fields = carried_fields(obj, annotator=annotator, reference=reference, report=ep_report)
-            raw = read_spans(spans, f"episode {ep} spans", time_unit)
-            if not raw:
+            items = read_spans(spans, f"episode {ep} spans", time_unit)
+            if not items:
                 raise LabelValidationError("no spans for this episode.")
-            items = _frames(raw, facts.fps or fps, ep_report)
+            _frames(items, facts.fps or fps, ep_report)
             _labels(items, normalize, cohort, ep_report)
-            chosen = cohort or infer_cohort([{"label": it[2]} for it in items])
+            chosen = cohort or infer_cohort([{"label": s.label} for s in items])
             _fix_boundaries(items, facts.length, end_inclusive, ep_report)
             _fill(items, facts.length, chosen, head, tail, fill_gaps, ep_report, failed.get(ep))
-            segments = [{"start": s, "end": e, "label": label, "note": note} for s, e, label, note, _ in items]
+            segments = [{"start": s.start, "end": s.end, "label": s.label, "note": s.note} for s in items]
             fingerprint = record_fingerprint(dataset, ep)
             record, ep_report.findings = prepare_record(
                 facts, segments, **fields, cohort=chosen, failure=failed.get(ep), fingerprint=fingerprint

@@ -86,11 +86,11 @@ def _language_table(path: Path, rows_of: dict[int, list[dict[str, Any]]]) -> tup
     has = language.LANGUAGE_PERSISTENT in table.column_names
     if has and not any(ep in rows_of for ep in episodes):
         return None
-    table = _set_column(table, language.LANGUAGE_PERSISTENT, rows_of, language.persistent_arrow_type(), [])
+    table = _set_column(table, language.LANGUAGE_PERSISTENT, rows_of, language.rows_arrow_type(), [])
     if not has:
         table = table.replace_schema_metadata(None)  # its features description no longer matches the columns
     if language.LANGUAGE_EVENTS not in table.column_names:
-        table = _set_column(table, language.LANGUAGE_EVENTS, {}, language.events_arrow_type(), [])
+        table = _set_column(table, language.LANGUAGE_EVENTS, {}, language.rows_arrow_type(timestamp=False), [])
     return table, episodes
 
 

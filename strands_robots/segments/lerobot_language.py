@@ -43,24 +43,15 @@ def check_style(style: str) -> str:
     return style
 
 
-def _rows_type(*, timestamp: bool) -> Any:
-    """A list of LeRobot's language row structs (its fields, with ``tool_calls`` as text)."""
+def rows_arrow_type(*, timestamp: bool = True) -> Any:
+    """The Arrow type of a new ``language_persistent`` column (LeRobot's row structs, ``tool_calls``
+    as text), or with ``timestamp=False`` of a new ``language_events`` column."""
     import pyarrow as pa
 
     fields = [("role", pa.string()), ("content", pa.string()), ("style", pa.string())]
     fields += [("timestamp", pa.float32())] if timestamp else []
     fields += [("camera", pa.string()), ("tool_calls", pa.list_(pa.string()))]
     return pa.list_(pa.struct(fields))
-
-
-def persistent_arrow_type() -> Any:
-    """The Arrow type of a new ``language_persistent`` column (a list of row structs)."""
-    return _rows_type(timestamp=True)
-
-
-def events_arrow_type() -> Any:
-    """The Arrow type of a new ``language_events`` column (rows without a timestamp)."""
-    return _rows_type(timestamp=False)
 
 
 @dataclass

@@ -163,13 +163,9 @@ def _regex(template: Template, parts: tuple) -> str:
     return "".join(out)
 
 
-def _compiled() -> tuple[_Compiled, ...]:
-    """Every form of every template, compiled; recompiled when a label set joins the registry."""
-    return _compile(registry_version())
-
-
 @functools.lru_cache(maxsize=1)
-def _compile(version: int) -> tuple[_Compiled, ...]:
+def _compiled(version: int) -> tuple[_Compiled, ...]:
+    """Every form of every template, compiled; recompiled when a label set joins the registry."""
     result = []
     for template in all_templates():
         for form in template.forms:
@@ -222,7 +218,7 @@ def parse_candidates(text: str, *, cohort: str | None = None) -> list[TemplateIn
         check_cohort(cohort)
     lowered = clean_text(text).lower()
     found = []
-    for order, c in enumerate(_compiled()):
+    for order, c in enumerate(_compiled(registry_version())):
         if cohort is not None and cohort not in c.template.cohorts:
             continue
         instance = _match(c, lowered)
@@ -239,14 +235,8 @@ def nearest_template(text: str, *, cohort: str | None = None) -> tuple[Template,
     pool = [t for t in all_templates() if cohort is None or cohort in t.cohorts]
     if operation is not None and any(t.operation == operation for t in pool):
         pool = [t for t in pool if t.operation == operation]  # 'grab the mug' is a pick
-    best: tuple[float, Template, str] | None = None
-    for template in pool:
-        for example in template.examples or (template.surface,):
-            ratio = difflib.SequenceMatcher(None, lowered, example.lower()).ratio()
-            if best is None or ratio > best[0]:
-                best = (ratio, template, example)
-    assert best is not None
-    return best[1], best[2]
+    pairs = [(t, example) for t in pool for example in t.examples or (t.surface,)]
+    return max(pairs, key=lambda p: difflib.SequenceMatcher(None, lowered, p[1].lower()).ratio())
 
 
 def parse_label(text: str, *, cohort: str | None = None) -> TemplateInstance:
@@ -351,7 +341,7 @@ def render(instance: TemplateInstance) -> str:
     template = TEMPLATES.get(instance.template_id)
     if template is None:
         raise LabelValidationError(f"unknown template id {instance.template_id!r}; see TEMPLATES for the ids.")
-    for c in _compiled():
+    for c in _compiled(registry_version()):
         if c.template.id != template.id:
             continue
         if any(instance.modifiers.get(k) != v for k, v in c.form.fixed.items()):

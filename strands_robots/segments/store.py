@@ -229,17 +229,6 @@ def infer_cohort(segments: Any) -> str:
     return possible.pop() if len(possible) == 1 else "robocasa365"
 
 
-def check_time(value: Any) -> str:
-    """Return ``value`` when it is an ISO-8601 time, else raise :class:`LabelValidationError`."""
-    if isinstance(value, str):
-        try:
-            _dt.datetime.fromisoformat(value)
-            return value
-        except ValueError:
-            pass
-    raise LabelValidationError(f"annotated_at={value!r} is not an ISO-8601 time (e.g. 2025-01-31T12:00:00.000Z).")
-
-
 def now_iso() -> str:
     """Current UTC time as ISO 8601 with milliseconds and a ``Z`` suffix."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -293,19 +282,17 @@ def prepare_record(
     """Check a segmentation and build its record (without version/history).
 
     ``base_velocity`` (shape ``(length,)`` or ``(length, dims)``) lets the navigate rule run;
-    ``annotated_at`` defaults to now; with ``failure`` (why the episode did not succeed)
+    ``annotated_at`` (ISO 8601, checked by the caller) defaults to now; with ``failure`` (why the episode did not succeed)
     TASK_COMPLETE is refused.
 
     Raises:
         SegmentationRefused: a blocking finding, or with ``strict`` any error.
-        LabelValidationError: bad annotator, note, reference, cohort, time or source.
+        LabelValidationError: bad annotator, note, reference, cohort or source.
     """
     annotator = _text(annotator, "annotator", MAX_NAME_CHARS, required=True)
     note = _text(note, "note", MAX_NOTE_CHARS, required=False)
     reference = _bool(reference, "reference")
     cohort = check_cohort(cohort) if cohort is not None else infer_cohort(segments)
-    if annotated_at is not None:
-        check_time(annotated_at)
     check_choice("source", source, SOURCES)
     findings = validate_segmentation(
         facts.length,
@@ -376,11 +363,6 @@ def put_record(document: dict[str, Any], record: dict[str, Any]) -> dict[str, An
 
 def _public(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != "history"}
-
-
-def _copy(record: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A deep copy of ``record`` without its history (None stays None)."""
-    return None if record is None else copy.deepcopy(_public(record))
 
 
 # -- API -----------------------------------------------------------------------------------------
@@ -490,16 +472,7 @@ def get_segmentation(root: str | Path, episode: int, *, labels_dir: str | Path |
     Raises:
         EpisodeNotFoundError: nothing saved for that episode.
     """
-    episode = episode_index(episode)
-    record = query_records(root, lambda eps: _copy(eps.get(str(episode))), labels_dir=labels_dir)
-    if record is None:
-        path = segments_path(root, labels_dir=labels_dir)
-        moved = remap_hint(path.parent)  # an in-place edit moved the sidecars to ROOT_old
-        raise EpisodeNotFoundError(
-            f"no segmentation saved for episode {episode} in {path}."
-            + (moved or " Save one (save_segmentation or `strands-labels segments import`).")
-        )
-    return record
+    return segmentation_history(root, episode, labels_dir=labels_dir)[0]
 
 
 def segmentation_history(
@@ -514,8 +487,10 @@ def segmentation_history(
     record = query_records(root, lambda eps: copy.deepcopy(eps.get(str(episode))), labels_dir=labels_dir)
     if record is None:
         path = segments_path(root, labels_dir=labels_dir)
+        moved = remap_hint(path.parent)  # an in-place edit moved the sidecars to ROOT_old
         raise EpisodeNotFoundError(
-            f"no segmentation saved for episode {episode} in {path}; nothing to show." + remap_hint(path.parent)
+            f"no segmentation saved for episode {episode} in {path}."
+            + (moved or " Save one (save_segmentation or `strands-labels segments import`).")
         )
     return [_public(record), *record.get("history", [])]
 

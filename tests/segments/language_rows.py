@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from strands_robots.segments.lerobot_language import persistent_arrow_type
+from strands_robots.segments.lerobot_language import rows_arrow_type
 
 
 def row(t: float, content: str, style: str = "subtask", role: str = "assistant") -> dict[str, Any]:
@@ -30,7 +30,7 @@ def write_rows(root: Path, rows_of: dict[int, list[dict[str, Any]]]) -> None:
         persistent = [rows_of.get(ep, []) for ep in episodes]
         if "language_persistent" in table.column_names:
             table = table.drop_columns(["language_persistent"])
-        table = table.append_column("language_persistent", pa.array(persistent, type=persistent_arrow_type()))
+        table = table.append_column("language_persistent", pa.array(persistent, type=rows_arrow_type()))
         pq.write_table(table.replace_schema_metadata(None), path)
     info_path = Path(root) / "meta" / "info.json"
     info = json.loads(info_path.read_text())
