@@ -219,15 +219,8 @@ def disputes_over_time(timeline: Mapping[str, Sequence[float]]) -> Figure:
     still_open = n_raised - n_resolved
     ax.fill_between(stamps, still_open, step="post", color="#f5b041", alpha=0.35, linewidth=0, label="open")
     ax.step(stamps, n_raised, where="post", label=f"raised ({len(raised)})", color="#e8743b", linewidth=1.8)
-    ax.step(
-        stamps,
-        n_resolved,
-        where="post",
-        label=f"decided by a human ({len(resolved)})",
-        color="#2b7bba",
-        linewidth=1.8,
-        linestyle="--",
-    )
+    decided = f"decided by a human ({len(resolved)})"
+    ax.step(stamps, n_resolved, "--", where="post", label=decided, color="#2b7bba", linewidth=1.8)
     ax.yaxis.set_major_locator(_integer_locator())
     ax.set_ylabel("disputes (cumulative)")
     ax.set_xlabel("time (local)")

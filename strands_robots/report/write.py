@@ -68,18 +68,6 @@ class ReportResult:
     notes: list[str] = field(default_factory=list)
 
 
-def load_document(root: str | Path, labels_dir: str | Path | None = None) -> dict[str, Any] | None:
-    """The merged sidecar document (a copy), or None when there is none yet.
-
-    Raises:
-        RootNotFoundError: ``root`` or ``labels_dir`` is not an existing directory.
-    """
-    try:
-        return query_document(root, copy.deepcopy, labels_dir)
-    except LabelsNotFoundError:  # a missing root or labels_dir (RootNotFoundError) propagates as itself
-        return None
-
-
 def summary_figure(
     name: str,
     root: str | Path,
@@ -296,13 +284,14 @@ def write_report(
         lambda v: LabelValidationError(f"max_episodes must be a non-negative integer, got {v!r}."),
         minimum=0,
     )
-    document = load_document(root, labels_dir)
-    if document is None:
+    try:
+        document = query_document(root, copy.deepcopy, labels_dir)  # a missing root or labels_dir raises as itself
+    except LabelsNotFoundError:
         open_dataset(root)  # a folder that is not a dataset is named as such (DatasetError), not as unlabelled
         raise NoLabelsError(
             f"no episode_labels.json at {labels_path(root, labels_dir=labels_dir)}; record verdicts first "
             "(`strands-labels verdicts ROOT FILE`) or pass --labels-dir where the labels live."
-        )
+        ) from None
     dataset = open_dataset(root)
     base = Path(labels_dir if labels_dir is not None else root)
     out_dir = Path(out) if out is not None else base / "report"

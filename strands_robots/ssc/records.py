@@ -202,11 +202,6 @@ class SceneGraph(msgspec.Struct, frozen=True, kw_only=True):
         """True when nothing about the holding state is unresolved."""
         return self.holding_same_object != "unsure" and not self.uncertain_objects
 
-    @property
-    def empty(self) -> bool:
-        """True when no object is held (configuration E, no uncertain objects)."""
-        return self.obj_in_left_hand is None and self.obj_in_right_hand is None and not self.uncertain_objects
-
 
 class PendingQuery(msgspec.Struct, kw_only=True):
     """A typed open question of an SST entry (Appendix E, "Typed pending-query schema").
