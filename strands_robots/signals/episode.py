@@ -42,12 +42,8 @@ def rms_state_jerk(
     timestamps: np.ndarray | Sequence[float] | None = None,
     fps: float | None = None,
 ) -> float | None:
-    """Root mean square jerk of an episode's state, in state units per second cubed.
-
-    ``sqrt(mean((Δ³ state / dt³)²))`` over every finite element of the third
-    difference (frames x dims): third differences touching a NaN are left out. ``dt``
-    is the median timestamp spacing, falling back to ``1/fps``, then to 1 (raw
-    per-frame third difference). Rule source: docs/judge.md, "The four tools" (``sample_frames``).
+    """Root mean square jerk of an episode's state, in state units per second cubed
+    (docs/judge.md, "The four tools", ``sample_frames``); without timestamps or fps, ``dt`` is 1.
 
     Args:
         state: ``(L, D)`` state per frame (a ``(L,)`` vector is one dimension).
@@ -107,51 +103,23 @@ def episode_signals(
             passed to the gripper detector as ``value_range`` (an idle hand has no events);
             None: only this episode is known.
 
-    Keys (whole episode):
-        frames: episode length in frames.
-        duration_s: ``frames * dt`` in seconds (dt as in
+    Keys (the list: docs/judge.md, "The four tools", ``signals``):
+        frames, duration_s: length in frames and ``frames * dt`` in seconds (dt as in
             :func:`~strands_robots.signals.sampling.frame_period`).
-        rms_state_jerk: see :func:`rms_state_jerk`.
-        nan_frames: frames whose state has a NaN or infinite value.
-        idle_fraction: share of frame-to-frame transitions whose speed (L2 norm of the
-            state step / dt, moving average over ~1/6 s) is below
-            ``IDLE_SPEED_SHARE`` of the episode's 95th-percentile speed.
-        idle_longest_s: the longest run of such idle transitions, in seconds.
-        gripper_swings: largest number of open/close events over the gripper groups
-            (:func:`~strands_robots.signals.gripper.gripper_groups`, counted by
-            :func:`~strands_robots.signals.gripper.count_gripper_events`), None
-            without a gripper channel.
-        gripper_range: that largest closure range in state units, None without one.
-        gripper_channels: indices of the state channels in gripper groups.
-        gripper_events, gripper_spans: per gripper group, its event count and its
-            ``[min, max]`` closure (the profile recounts them against the dataset's range:
-            :func:`~strands_robots.signals.gripper.dataset_swings`).
-        channel_range: per state channel, the 1st-99th percentile range.
-        end_state: per state channel, where the episode ends (median of the last 3
-            frames; :func:`~strands_robots.signals.motion.end_state`).
-        step_typical: per state channel, the median frame-to-frame change
-            (:func:`~strands_robots.signals.motion.typical_steps`).
-        jerk_typical, jerk_peak: per state channel, median and peak windowed RMS jerk
-            (:func:`~strands_robots.signals.motion.windowed_jerk`).
-        step_height, step_frame: per state channel, the largest kept one-frame jump of
-            the state that its action does not explain, and where
-            (:func:`~strands_robots.signals.motion.persistent_steps`).
-        step_prominence: per state channel, that step over the channel's 95th-percentile
-            frame-to-frame step (:func:`~strands_robots.signals.motion.step_prominence`).
-        action_pairs: ``[state channel, action channel]`` pairs that command one joint:
-            by name, then by correlation over the episode
-            (:func:`~strands_robots.signals.motion.correlated_action_channels`);
-            ``action_pair_fitted`` marks the correlated ones (their gain is fitted).
-        residual_trend, residual_step, residual_step_frame, residual_step_prominence:
-            per state channel (None without a pair), the drift of the state from its
-            command over the episode and the largest kept jump of ``state - action``
-            (:func:`~strands_robots.signals.motion.residual_signals`); ``residual_fit``
-            the sums from which the profile maps each action channel to its state channel
-            over the whole dataset, so drift is judged against the dataset's own mapping;
-            ``pair_fits`` the same sums for the other plausible pairs of the channels paired by
-            correlation (:func:`~strands_robots.signals.motion.candidate_fits`).
-        frozen_frames, frozen_start, frozen_jump, identical_run: see
-            :func:`~strands_robots.signals.motion.frozen_runs`.
+        rms_state_jerk: :func:`rms_state_jerk`; nan_frames: frames with a NaN or infinite state.
+        idle_fraction, idle_longest_s: share (and longest run, seconds) of transitions whose
+            state speed (moving average over ~1/6 s) is below ``IDLE_SPEED_SHARE`` of the
+            episode's 95th-percentile speed.
+        gripper_*: per gripper group (:mod:`strands_robots.signals.gripper`) its event count
+            and ``[min, max]`` closure; ``gripper_swings`` and ``gripper_range`` the largest
+            over the groups (None without one); ``gripper_channels`` their state channels.
+        Per state channel, from :mod:`strands_robots.signals.motion`: channel_range
+            (``channel_ranges``), end_state, step_typical (``typical_steps``),
+            jerk_typical/jerk_peak (``windowed_jerk``), step_height/step_frame
+            (``persistent_steps``), step_prominence, residual_* (``residual_signals``, None
+            without a pair); action_pairs (by name, then ``correlated_action_channels``,
+            marked in action_pair_fitted), pair_fits (``candidate_fits``) and the keys of
+            ``frozen_runs``.
     """
     frames = 0 if state is None else int(np.asarray(state).shape[0])
     if state is None and timestamps is not None:
