@@ -88,36 +88,29 @@ def check_chain(
             if len(out) == flagged:  # an event missing from the window is reported once, by I3/I4 above
                 _check_signature(entry, i, a, before, add)
         before = entry.scene_graph
-    last = chain.subtasks[-1].st_idx if chain.subtasks else None
-    frame = [chain.task_duration[1]]
-    if before.holding_same_object is True and before.obj_in_left_hand is not None:
-        out.append(_end(ep, last, "coop", frame, f"{before.obj_in_left_hand} is still co-held at the end", chain))
-    elif before.holding_same_object == "unsure" and before.obj_in_left_hand is not None:
-        out.append(
-            _end(ep, last, "unsure", frame, f"both hands still hold {before.obj_in_left_hand} at the end", chain)
-        )
+    held = before.obj_in_left_hand
+    if before.holding_same_object is True and held is not None:
+        left = [("coop", f"{held} is still co-held at the end")]
+    elif before.holding_same_object == "unsure" and held is not None:
+        left = [("unsure", f"both hands still hold {held} at the end")]
     else:
-        for hand in HANDS:
-            if before.hand(hand) is not None:
-                out.append(
-                    _end(ep, last, hand, frame, f"the {hand} hand still holds {before.hand(hand)} at the end", chain)
-                )
-    for o in before.uncertain_objects:
-        out.append(_end(ep, last, "unsure", frame, f"{o} (acquired by an unresolved arm) is never released", chain))
-    return out
-
-
-def _end(ep, last, arm, frames, text, chain) -> Anomaly:
-    return Anomaly(
-        invariant="I1",
-        kind="not_released_at_end",
-        entry=last,
-        arm=arm,
-        frames=frames,
-        explanation=text + " (assumption A2: empty end state)",
-        episode_index=ep,
-        window=tuple(chain.task_duration),
-    )
+        left = [
+            (h, f"the {h} hand still holds {before.hand(h)} at the end") for h in HANDS if before.hand(h) is not None
+        ]
+    left += [("unsure", f"{o} (acquired by an unresolved arm) is never released") for o in before.uncertain_objects]
+    return out + [
+        Anomaly(
+            invariant="I1",
+            kind="not_released_at_end",
+            entry=chain.subtasks[-1].st_idx if chain.subtasks else None,
+            arm=arm,
+            frames=[chain.task_duration[1]],
+            explanation=f"{text} (assumption A2: empty end state)",
+            episode_index=ep,
+            window=chain.task_duration,
+        )
+        for arm, text in left
+    ]
 
 
 def _core(g: SceneGraph) -> tuple:
