@@ -6,7 +6,7 @@ frame of every episode's videos, naming each file that fails once (docs/dataset.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -116,8 +116,7 @@ def check_files(ds: Layout, *, on_episode: Callable[[int], None] | None = None) 
                 continue
             key = (camera, shown_path(ds, ref.path))
             if key in videos:
-                found = videos[key]
-                videos[key] = DamagedFile(found.path, found.kind, found.error, (*found.episodes, episode), camera)
+                videos[key] = replace(videos[key], episodes=(*videos[key].episodes, episode))
                 continue
             try:
                 decode_frames(ds, meta, camera, sorted({0, meta.length - 1}), max_side=32)

@@ -131,17 +131,13 @@ class EpisodeTable(Mapping[int, Episode]):
         self._info = info
         self.indices = _readonly(indices.astype(np.int64, copy=False))
         self.lengths = _readonly(lengths.astype(np.int64, copy=False))
-        self._tasks = tasks
+        #: The ``tasks`` column (one row per episode, in ``indices`` order), if the metadata has one.
+        self.tasks_column = tasks
         self.data_chunk = _readonly(data_chunk.astype(np.int64, copy=False))
         self.data_file_index = _readonly(data_file.astype(np.int64, copy=False))
         self.index_from = _readonly(index_from.astype(np.int64, copy=False))
         self.index_to = _readonly(index_to.astype(np.int64, copy=False))
         self.video_columns = MappingProxyType(videos)
-
-    @property
-    def tasks_column(self) -> pa.ChunkedArray | None:
-        """The ``tasks`` column (one row per episode, in ``indices`` order), if the metadata has one."""
-        return self._tasks
 
     # -- Mapping protocol -------------------------------------------------------------
     def __len__(self) -> int:
@@ -154,10 +150,7 @@ class EpisodeTable(Mapping[int, Episode]):
         return self._position(key) is not None
 
     def __getitem__(self, key: int) -> Episode:
-        pos = self._position(key)
-        if pos is None:
-            raise EpisodeNotFoundError(self._not_found(key))
-        return self._episode_at(pos)
+        return self._episode_at(self.position(key))
 
     def __repr__(self) -> str:
         return f"<EpisodeTable {len(self)} episodes>"
@@ -251,8 +244,8 @@ class EpisodeTable(Mapping[int, Episode]):
                 start, end = 0.0, length / float(self._info.fps)
             videos[key] = VideoRef(path=path, from_timestamp=start, to_timestamp=end)
         tasks: tuple[str, ...] = ()
-        if self._tasks is not None:
-            value = self._tasks[pos].as_py()
+        if self.tasks_column is not None:
+            value = self.tasks_column[pos].as_py()
             if isinstance(value, str):
                 tasks = (value,)
             elif value:

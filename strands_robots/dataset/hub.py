@@ -18,28 +18,6 @@ from urllib.parse import quote
 
 from strands_robots.errors import DatasetError, clipped, quoted
 
-__all__ = [
-    "DEFAULT_REVISION",
-    "HubDataset",
-    "HubDatasetError",
-    "check_revision",
-    "fetch_missing",
-    "hub_dataset_of",
-    "hub_labels_dir_of",
-    "local_copy_of",
-    "hub_labels_dir",
-    "hub_source",
-    "labels_home",
-    "lerobot_home",
-    "looks_like_repo_id",
-    "offline",
-    "register_source",
-    "resolve_hub_dataset",
-    "resolve_root",
-    "revision_problem",
-    "split_revision",
-]
-
 #: Revision a Hub dataset is downloaded at and its labels are keyed by when none is given.
 DEFAULT_REVISION = "main"
 

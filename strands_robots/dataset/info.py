@@ -240,8 +240,8 @@ def parse_info(doc: dict[str, Any], root: Path) -> DatasetInfo:
     default_data, default_video = (V3_DATA_PATH, V3_VIDEO_PATH) if major == 3 else (V2_DATA_PATH, V2_VIDEO_PATH)
     data_path = doc.get("data_path") or default_data
     video_path = doc.get("video_path") or default_video
-    for name, template in (("data_path", data_path), ("video_path", video_path)):
-        _check_template(name, template, major, path)
+    for name, template, default in (("data_path", data_path, default_data), ("video_path", video_path, default_video)):
+        _check_template(name, template, major, default, path)
 
     robot_type = doc.get("robot_type")
     return DatasetInfo(
@@ -297,7 +297,7 @@ def _template_problem(template: str, major: int) -> str | None:
     return None
 
 
-def _check_template(name: str, template: Any, major: int, path: Path) -> None:
+def _check_template(name: str, template: Any, major: int, example: str, path: Path) -> None:
     """Refuse a ``data_path``/``video_path`` this reader would not fill as LeRobot does
     (docs/dataset.md, "Path templates").
 
@@ -306,8 +306,6 @@ def _check_template(name: str, template: Any, major: int, path: Path) -> None:
     """
     if not isinstance(template, str):
         raise DatasetError(f"{path}: {name} is {quoted(template)}, not a path template string; fix the header.")
-    default = {"data_path": (V3_DATA_PATH, V2_DATA_PATH), "video_path": (V3_VIDEO_PATH, V2_VIDEO_PATH)}[name]
-    example = default[0] if major == 3 else default[1]
     problem = _template_problem(template, major)
     if problem is not None:
         raise DatasetError(

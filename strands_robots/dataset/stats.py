@@ -92,6 +92,13 @@ def feature_range(root: str | Path, feature: str) -> tuple[np.ndarray, np.ndarra
             return lo, hi
     lows: list[np.ndarray] = []
     highs: list[np.ndarray] = []
+
+    def add(low: Any, high: Any) -> None:  # an episode's (min, max) when both are vectors
+        lo, hi = _as_vector(low), _as_vector(high)
+        if lo is not None and hi is not None:
+            lows.append(lo)
+            highs.append(hi)
+
     files = sorted((root / "meta" / "episodes").glob("*/*.parquet"))
     columns = [f"stats/{feature}/min", f"stats/{feature}/max"]
     for path in files:
@@ -100,21 +107,13 @@ def feature_range(root: str | Path, feature: str) -> tuple[np.ndarray, np.ndarra
             continue
         check_unique_columns(path, names, columns)
         table = pq.ParquetFile(path).read(columns=columns)
-        for lo_row, hi_row in zip(
-            table.column(columns[0]).to_pylist(), table.column(columns[1]).to_pylist(), strict=True
-        ):
-            lo, hi = _as_vector(lo_row), _as_vector(hi_row)
-            if lo is not None and hi is not None:
-                lows.append(lo)
-                highs.append(hi)
+        for lo_row, hi_row in zip(*(table.column(c).to_pylist() for c in columns), strict=True):
+            add(lo_row, hi_row)
     stats_file = root / "meta" / "episodes_stats.jsonl"
     if not lows and stats_file.is_file():
         for lineno, line in json_object_lines(stats_file, REWRITE_STATS):
             _, entry = stats_line(stats_file, lineno, line, feature)
-            lo, hi = _as_vector(entry.get("min")), _as_vector(entry.get("max"))
-            if lo is not None and hi is not None:
-                lows.append(lo)
-                highs.append(hi)
+            add(entry.get("min"), entry.get("max"))
     shapes = {v.shape for v in lows + highs}
     if not lows or len(shapes) != 1:
         return None

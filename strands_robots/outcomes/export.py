@@ -116,64 +116,58 @@ def _parse_line(
 ) -> tuple[int, dict[str, Any], int] | None:
     """Check one line; returns ``(episode, label, outcome_version)`` for a labelled line."""
     where = f"line {n}"
+
+    def problem(field: str, message: str) -> None:
+        problems.append(Violation(f"{where}: {field}" if field else where, message))
+
     try:
         line = load_json_bytes(raw, where)
     except SidecarError:
-        problems.append(Violation(where, "is not valid JSON"))
+        problem("", "is not valid JSON")
         return None
     if not isinstance(line, dict):
-        problems.append(Violation(where, f"must be a JSON object, got {type(line).__name__}"))
+        problem("", f"must be a JSON object, got {type(line).__name__}")
         return None
     before = len(problems)
     for key in line:
         if key not in EXPORT_KEYS:
             hint = did_you_mean(key, EXPORT_KEYS)
-            problems.append(
-                Violation(f"{where}: {clipped(key)}", f"unknown key; allowed keys are {', '.join(EXPORT_KEYS)}.{hint}")
-            )
+            problem(clipped(key), f"unknown key; allowed keys are {', '.join(EXPORT_KEYS)}.{hint}")
     if "episode_index" not in line:
-        problems.append(Violation(f"{where}: episode_index", "is missing; each line names its episode_index"))
+        problem("episode_index", "is missing; each line names its episode_index")
         return None
     try:  # the limits of every episode_index argument (0..int64, no bool, no 3.0)
         episode = episode_index(line["episode_index"])
     except LabelValidationError:
-        problems.append(
-            Violation(f"{where}: episode_index", f"must be a non-negative integer, got {quoted(line['episode_index'])}")
-        )
+        problem("episode_index", f"must be a non-negative integer, got {quoted(line['episode_index'])}")
         return None
     if episode not in dataset.episodes:
-        problems.append(Violation(f"{where}: episode_index", f"the dataset has no episode {episode}"))
+        problem("episode_index", f"the dataset has no episode {episode}")
         return None
     if episode in seen:
-        problems.append(Violation(f"{where}: episode_index", f"episode {episode} is also on line {seen[episode]}"))
+        problem("episode_index", f"episode {episode} is also on line {seen[episode]}")
         return None
     seen[episode] = n
     uid = line.get("avala_sequence_uid")
     if uid is not None and not isinstance(uid, str):
-        problems.append(Violation(f"{where}: avala_sequence_uid", f"must be a string, got {uid!r}"))
+        problem("avala_sequence_uid", f"must be a string, got {uid!r}")
     if line.get("outcome") is None:
         extra = sorted(set(line) - {"episode_index", "avala_sequence_uid", "outcome"})
         if extra:
-            problems.append(
-                Violation(f"{where}: outcome", f"is null (unlabelled episode) but the line also has {', '.join(extra)}")
-            )
+            problem("outcome", f"is null (unlabelled episode) but the line also has {', '.join(extra)}")
         return None
     version = line.get("outcome_version")
     if version is not None:
         try:  # an int64, 1 or more (bool and 2.0 refused)
             version = int_argument(version, lambda v: LabelValidationError(v), minimum=1, maximum=MAX_EPISODE_INDEX)
         except LabelValidationError:
-            problems.append(
-                Violation(
-                    f"{where}: outcome_version",
-                    f"must be a positive integer or absent, got {line.get('outcome_version')!r}",
-                )
-            )
+            problem("outcome_version", f"must be a positive integer or absent, got {version!r}")
+    fields = {key: line[name] for key, name in EXPORTED.items() if name in line}
     try:
-        fields = {key: line[name] for key, name in EXPORTED.items() if name in line}
         label = validate_label(fields, duration=dataset.episodes[episode].length / dataset.fps)
     except OutcomeValidationError as exc:
-        problems.extend(Violation(f"{where}: {_export_path(v.path)}", v.message) for v in exc.violations)
+        for violation in exc.violations:
+            problem(_export_path(violation.path), violation.message)
         return None
     if len(problems) > before:
         return None

@@ -38,21 +38,9 @@ def recovery_track(root: PathLike, *, labels_dir: PathLike | None = None) -> lis
     return sorted(e for e, v in store.versions.items() if v[-1].get("outcome") in RECOVERY_OUTCOMES)
 
 
-def verdict_for(episode: int, outcome: str, progress: float | None, steps: int) -> dict[str, Any]:
-    """The verdict dict of one episode (docs/outcomes.md, "Recovery track and verdicts": the table)."""
-    success = outcome in SUCCESS_OUTCOMES
-    return {
-        "episode": episode,
-        "success": success,
-        "failure": outcome in FAILURE_OUTCOMES,
-        "steps": steps,
-        "cumulative_reward": float(progress) if progress is not None else (1.0 if success else 0.0),
-        "seed": None,
-    }
-
-
 def verdicts_from_outcomes(root: PathLike, *, labels_dir: PathLike | None = None) -> list[dict[str, Any]]:
-    """One verdict per labelled episode of the dataset, sorted by episode.
+    """One verdict per labelled episode of the dataset, sorted by episode (docs/outcomes.md, "Recovery track
+    and verdicts": the outcome -> success/failure table).
 
     Labels of episodes the dataset no longer has (a renumbering edit without
     ``strands-labels remap``) are skipped: their length is unknown.
@@ -63,11 +51,19 @@ def verdicts_from_outcomes(root: PathLike, *, labels_dir: PathLike | None = None
     dataset = cached_dataset(root)
     store = load_store(root, labels_dir)
     out = []
-    for episode in sorted(store.versions):
-        if episode not in dataset.episodes:
-            continue
+    for episode in sorted(e for e in store.versions if e in dataset.episodes):
         record = store.versions[episode][-1]
-        out.append(verdict_for(episode, record["outcome"], record.get("progress"), dataset.episodes[episode].length))
+        success, progress = record["outcome"] in SUCCESS_OUTCOMES, record.get("progress")
+        out.append(
+            {
+                "episode": episode,
+                "success": success,
+                "failure": record["outcome"] in FAILURE_OUTCOMES,
+                "steps": dataset.episodes[episode].length,
+                "cumulative_reward": float(progress) if progress is not None else (1.0 if success else 0.0),
+                "seed": None,
+            }
+        )
     return out
 
 
