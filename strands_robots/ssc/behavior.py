@@ -227,9 +227,7 @@ def parse_skill_text(text: str, objects: list[str] | None = None) -> ParsedActio
 
 
 def _prep(preps: tuple[str, ...], i: int) -> str:
-    if not preps:
-        return "with"
-    return preps[min(i, len(preps) - 1)]
+    return preps[min(i, len(preps) - 1)] if preps else "with"
 
 
 def read_behavior_annotation(path_or_dict: str | PathLike[str] | Mapping[str, Any]) -> BehaviorEpisode:

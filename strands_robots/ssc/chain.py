@@ -26,16 +26,6 @@ def _subtasks(subtasks: Iterable[Subtask | Mapping[str, Any]]) -> list[Subtask]:
     return sorted(out, key=lambda s: (s.start, s.st_idx))
 
 
-def _base_speed(base_velocity: Any) -> Any:
-    """Per-frame smoothed base speed (the segment rules' norm and moving median), or None."""
-    if base_velocity is None:
-        return None
-    from strands_robots.segments.motion import base_speed, smooth
-    from strands_robots.segments.validate import DEFAULT_SMOOTH_FRAMES
-
-    return smooth(base_speed(base_velocity), DEFAULT_SMOOTH_FRAMES)
-
-
 def build_chain(
     subtasks: Iterable[Subtask | Mapping[str, Any]],
     events: Iterable[GripperEvent | Mapping[str, Any]],
@@ -87,6 +77,12 @@ def build_chain(
             for o in [*s.object_ids, *(a.obj for a in s.actions), *(t for a in s.actions for _, t in a.targets)]:
                 if o and o not in objects:
                     objects.append(o)
+    speed = None
+    if base_velocity is not None:  # the segment rules' norm and moving median
+        from strands_robots.segments.motion import base_speed, smooth
+        from strands_robots.segments.validate import DEFAULT_SMOOTH_FRAMES
+
+        speed = smooth(base_speed(base_velocity), DEFAULT_SMOOTH_FRAMES)
     builder = EntryBuilder(
         evs,
         resolver=resolver,
@@ -95,7 +91,7 @@ def build_chain(
         tolerance=tolerance,
         annotation_fields=annotation_fields,
         arms=arms,
-        base_speed=_base_speed(base_velocity),
+        base_speed=speed,
         base_speed_threshold=base_speed_threshold,
     )
     state = SceneGraph()
