@@ -64,15 +64,6 @@ def rms_state_jerk(
     return float(math.sqrt(float(np.mean(np.square(finite / dt**3)))))
 
 
-def _smoothed_speed(array: np.ndarray, dt: float, window: int) -> np.ndarray:
-    steps = np.diff(array, axis=0)
-    speed = np.sqrt(np.sum(np.square(steps), axis=1)) / dt
-    speed = speed[np.isfinite(speed)]
-    if window > 1 and speed.size >= window:
-        speed = np.convolve(speed, np.ones(window) / window, mode="valid")
-    return speed
-
-
 def _r(value: float | None, digits: int = 6) -> float | None:
     return None if value is None or not math.isfinite(value) else round(float(value), digits)
 
@@ -166,7 +157,10 @@ def episode_signals(
     out["rms_state_jerk"] = rms_state_jerk(array, ts, fps)
     out["nan_frames"] = int(np.count_nonzero(~np.isfinite(array).all(axis=1)))
     window = max(1, round(1.0 / (6.0 * dt))) if dt else 1
-    speed = _smoothed_speed(array, period, window)
+    speed = np.sqrt(np.sum(np.square(np.diff(array, axis=0)), axis=1)) / period
+    speed = speed[np.isfinite(speed)]
+    if window > 1 and speed.size >= window:  # moving average
+        speed = np.convolve(speed, np.ones(window) / window, mode="valid")
     if speed.size:
         peak = float(np.percentile(speed, 95))
         idle = speed < IDLE_SPEED_SHARE * peak if peak > 0 else np.ones(speed.size, dtype=bool)

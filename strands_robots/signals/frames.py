@@ -37,12 +37,6 @@ def luma(image: np.ndarray) -> np.ndarray:
     return array[..., 0] * 0.299 + array[..., 1] * 0.587 + array[..., 2] * 0.114
 
 
-def frame_flags(image: np.ndarray) -> tuple[float, float]:
-    """``(mean luma, luma std)`` of one frame (0-255 scale)."""
-    y = luma(image)
-    return float(y.mean()), float(y.std())
-
-
 def flat_cell_share(image: np.ndarray) -> float:
     """Share of the ``GRID`` x ``GRID`` cells of a frame whose luma std is below ``FLAT_CELL_STD``
     (0.0 for a frame smaller than the grid)."""
@@ -90,7 +84,7 @@ def frame_stats(images: Mapping[str, Sequence[np.ndarray]], frame_indices: Seque
     cameras: dict[str, Any] = {}
     worst: float | None = None
     for key, frames in sorted(images.items()):
-        flags = [frame_flags(image) for image in frames]
+        flags = [(float(y.mean()), float(y.std())) for y in map(luma, frames)]  # (mean, std) luma per frame
         bad = occluded_frames([std for _, std in flags], [flat_cell_share(image) for image in frames])
         occluded = [int(f) for f, b in zip(frame_indices, bad, strict=True) if b]
         cameras[key] = {
