@@ -1,10 +1,6 @@
-"""Episodes metadata, held column-wise and keyed by the real ``episode_index``.
-
-v3.0 reads every ``meta/episodes/*/*.parquet`` file; v2.x reads ``meta/episodes.jsonl``.
-The columns stay numpy / pyarrow arrays sorted by ``episode_index``: ``len``, ``in`` and
-iteration are array operations and each :class:`Episode` is built only when asked for, so
-a 1,000,000-episode dataset opens in about a second (``benchmarks/open_million.py``).
-Source: docs/dataset.md; column names as LeRobot v3.0 writes them.
+"""Episodes metadata (v3.0: every ``meta/episodes/*/*.parquet``; v2.x: ``meta/episodes.jsonl``), held
+column-wise, sorted and keyed by the real ``episode_index``; an :class:`Episode` is built only when asked
+for (docs/dataset.md, "What open_dataset(root) reads"; ``benchmarks/open_million.py``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""``read_frames``: one episode's rows as numpy arrays.
-
-Reads only the parquet file that holds the episode and only the requested columns; the
-``episode_index == e`` filter is pushed down to pyarrow, which skips every row group whose
-statistics exclude the episode (LeRobot writes one row group per episode or so). Rows come
-back sorted by ``frame_index``. NaN values are kept and counted (:attr:`Frames.nan_counts`).
-
-When the episodes metadata does not say which file holds an episode, every data file is read
-(docs/dataset.md, "Episodes spread over several data files").
+"""``read_frames``: one episode's rows as numpy arrays, read from the one data file that holds it
+(or every data file when the metadata names none) with the ``episode_index`` filter pushed down to
+pyarrow (docs/dataset.md, "Reading frames").
 """
 
 from __future__ import annotations

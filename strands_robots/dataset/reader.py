@@ -23,11 +23,8 @@ from strands_robots.dataset.tasks import load_tasks_v2, load_tasks_v3
 
 
 class Dataset(Layout):
-    """A LeRobot dataset opened read-only. Build it with :func:`open_dataset`.
-
-    A :class:`~strands_robots.dataset.layout.Layout` (root, info, episodes, tasks, fps,
-    features, camera_keys, state_names, ...) with the reading methods on top; the reader's
-    helpers (frames, video, problems) take the layout, so none of them imports this facade.
+    """A LeRobot dataset opened read-only: a :class:`~strands_robots.dataset.layout.Layout` with the
+    reading methods on top (docs/dataset.md). Build it with :func:`open_dataset`.
 
     Attributes:
         problems: Cross-check findings that do not stop reading.

@@ -78,7 +78,7 @@ def feature_range(root: str | Path, feature: str) -> tuple[np.ndarray, np.ndarra
     Raises:
         DatasetError: An episodes file names a statistics column twice, or
             ``meta/episodes_stats.jsonl`` is not UTF-8 or has a line that is not a JSON object
-            with object ``stats`` (a mean/min/max that is not numbers is skipped, as before).
+            with object ``stats`` (a mean/min/max that is not numbers is skipped).
     """
     root = Path(root)
     stats_json = root / "meta" / "stats.json"

@@ -1,17 +1,7 @@
-"""``decode_frames``: camera images of chosen frames of one episode.
-
-``video`` features are decoded with PyAV. The video time of frame ``f`` is
-``from_timestamp + timestamp[f]`` (v3.0; several episodes share one mp4) or
-``timestamp[f]`` (v2.x; ``from_timestamp`` is 0). Each requested time is matched to the
-nearest decoded frame within half a frame period; LeRobot's own 1e-4 s tolerance breaks on
-long concatenated files whose offsets drift, so the window is deliberately the widest that
-still cannot pick a neighbouring frame. ``image`` features are decoded from the parquet
-bytes with Pillow. Source: docs/dataset.md.
-
-Decoding never starts at the beginning of the file: :class:`VideoCursor` seeks to the
-keyframe at or before a requested time, or decodes forward from the previous request when
-the gap is no longer than the keyframe spacing seen so far (LeRobot writes a keyframe every
-2 frames; other encoders every 60 or more).
+"""``decode_frames``: camera images of chosen frames of one episode: ``video`` features decoded with
+PyAV by a :class:`VideoCursor` that seeks or decodes forward, ``image`` features from the parquet bytes
+with Pillow. The rules (a frame's video time, the half-period window, when to seek): docs/dataset.md,
+"Decoding frames".
 """
 
 from __future__ import annotations

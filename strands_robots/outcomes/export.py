@@ -181,16 +181,9 @@ def import_outcomes(
     labels_dir: PathLike | None = None,
     labeled_by: str | None = None,
 ) -> dict[str, int]:
-    """Read an exported ``avala_sequence_outcomes.jsonl`` back into the outcome store.
-
-    Every line is checked first; when any line breaks a rule, one
-    :class:`OutcomeValidationError` names every line and field and nothing is stored.
-    A labelled line whose label equals the episode's current label is left alone (so
-    importing an export of the same store is a no-op). Any other labelled line becomes a
-    new current version whose ``version`` is ``max(previous + 1, outcome_version)``, so a
-    round trip into an empty store reproduces the exported versions. ``"outcome": null``
-    lines are skipped (they never erase a label). ``avala_sequence_uid`` is not checked
-    against this dataset's ids (the file may come from a copy of it).
+    """Read an exported ``avala_sequence_outcomes.jsonl`` back into the outcome store: every line
+    checked first, then each changed label a new version (docs/outcomes.md, "Export and import").
+    ``avala_sequence_uid`` is not checked against this dataset's ids (the file may come from a copy of it).
 
     Returns:
         ``{"lines": ..., "written": ..., "unchanged": ..., "unlabelled": ...}``.

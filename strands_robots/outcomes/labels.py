@@ -253,14 +253,9 @@ def list_outcomes(
 
 
 def stale_outcomes(root: PathLike, *, labels_dir: PathLike | None = None) -> dict[int, str]:
-    """Episodes whose current outcome label was recorded for another episode: ``{episode: reason}``.
-
-    Each version stores the episode's fingerprint (``length``, ``index_range``, ``tasks``,
-    ``content``; ``docs/outcomes.md``, "Storage"). A renumbering edit without a remap
-    leaves labels on the wrong episodes; this names them by comparing ``length``,
-    ``tasks`` and ``content`` with the dataset (``index_range`` moves legitimately after a
-    remap, and append-only lines are never refreshed). Versions written before
-    fingerprints existed are never stale. Empty without the dataset's metadata.
+    """Episodes whose current outcome label was recorded for another episode: ``{episode: reason}``
+    (``length``, ``tasks`` or ``content`` of the stored fingerprint differ; docs/outcomes.md, "Storage").
+    Empty without the dataset's metadata.
     """
     from strands_robots.fingerprint import IDENTITY_KEYS, stale_records
 

@@ -216,11 +216,8 @@ def split_by_groups(
     dry_run: bool = False,
     tolerance: float = 0.05,
 ) -> dict[str, Any]:
-    """Assign ``evaluation_membership`` (``train`` / ``held_out_eval``) without group leakage.
-
-    Candidates are the labelled episodes whose current ``evaluation_membership`` is not
-    ``none`` (``none`` means "in neither split" and is left alone). A missing group key is
-    no value, so it joins nothing; an episode with none of the chosen keys is refused.
+    """Assign ``evaluation_membership`` (``train`` / ``held_out_eval``) without group leakage
+    (docs/outcomes.md, "Held-out splits"); episodes labelled ``none`` are left alone.
 
     Args:
         root: The dataset root.
