@@ -1,12 +1,8 @@
 """The dataset profile the offline judge compares each episode against.
 
-One pass over the dataset computes :func:`strands_robots.signals.episode_signals`
-for every episode (the same function ``sample_frames`` reports from), then robust
-statistics per signal: the median and a MAD-based scale, on a log scale for the
-positive, right-skewed ones (jerk, duration, step heights). Per-channel signals get
-one statistic per channel, so each channel is compared with its own typical value.
-Episode lengths are also summarised per task. An episode is then described by robust
-z-scores: how many typical deviations it sits from the rest of the dataset.
+One pass computes every episode's signals (those ``sample_frames`` reports), then robust
+statistics per signal, per state channel and per task's length; an episode is described
+by robust z-scores against them (docs/judge.md, "Offline judge rules").
 """
 
 from __future__ import annotations

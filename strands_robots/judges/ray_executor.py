@@ -71,10 +71,6 @@ class JudgeWorker:
         self.config.defer_writes = True
         self.config.records = {}
 
-    def pid(self) -> int:
-        """This worker's process id."""
-        return os.getpid()
-
     def judge(self, episodes: list[int], records: dict[int, dict[str, Any]]) -> dict[str, Any]:
         """Judge ``episodes`` given their sidecar ``records``.
 

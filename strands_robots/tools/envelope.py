@@ -51,8 +51,6 @@ def json_safe(value: Any) -> Any:
         return value if math.isfinite(value) else None
     if kind is int or kind is str or kind is bool or value is None:
         return value
-    if kind is list:
-        return [json_safe(v) for v in value]
     if isinstance(value, dict):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

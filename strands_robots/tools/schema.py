@@ -1,19 +1,11 @@
-"""Strict argument types for the judge tools' strands signatures.
+"""Strict argument types for the judge tools' strands signatures (docs/judge.md, "Tool schemas").
 
-strands builds a pydantic model from a tool's type hints and validates a model's
-arguments with it before the tool runs. In pydantic's default (lax) mode ``true``
-arrives as ``1`` for an ``int`` and ``"yes"`` as ``True`` for a ``bool``, and a ``str``
-hint gives the model no vocabulary. These hints make that validation strict and put
-the vocabulary into the JSON schema the model reads (``docs/judge.md``, "Tool schemas"):
-
-- :class:`JsonInt`: an integer, not a boolean, float or string (``{"type": "integer"}``).
-- :class:`JsonBool`: ``true`` or ``false`` only (``{"type": "boolean"}``).
-- :data:`QualityArg`, :data:`FailureModeArg`: ``enum`` of ``QUALITY_GRADES`` /
-  ``FAILURE_MODES``.
-
+strands validates a model's arguments with a pydantic model built from a tool's type
+hints. These hints make it strict (pydantic's lax mode takes ``true`` as ``1`` and
+``"yes"`` as ``True``) and put the vocabulary into the JSON schema the model reads.
 strands drops ``Annotated`` metadata such as ``pydantic.Strict()``, so the strictness is
-carried by the types' own pydantic core schema. A direct Python call of a tool skips
-strands' validation; the tools check every argument again themselves.
+carried by the types' own pydantic core schema. A direct Python call skips strands'
+validation; the tools check every argument again themselves.
 """
 
 from __future__ import annotations
