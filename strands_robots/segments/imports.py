@@ -503,35 +503,21 @@ def import_segmentations(
     labels_dir: str | Path | None = None,
     total_episodes: int | None = None,
 ) -> ImportReport:
-    """Import segmentations with normalisation; returns the report (docs/segments.md, "Import and export").
+    """Import segmentations with normalisation; returns the report (docs/segments.md, "Import and
+    export": the input shapes, and what each policy argument does).
 
     Args:
-        root: Dataset root.
         source: A JSON/JSONL path, or the loaded data.
-        annotator: Recorded as the annotator of every imported segmentation whose input
-            names none (an export line keeps its own annotator, note, reference, source
-            and time; see :func:`carried_fields`).
+        annotator: The annotator of every segmentation whose input names none (an export
+            line keeps its own fields: :func:`carried_fields`).
         episode: The episode of an input that holds only one episode's spans.
-        fps: Frames per second for seconds-based spans when the dataset has no metadata.
-        cohort: ``robocasa365``, ``agibot`` or ``allex``; default inferred per episode.
-        normalize: Apply :func:`normalize_official_label` to every label.
-        head: Frames before the first span: ``extend`` the first segment, ``idle``
-            (AgiBot: an Idle segment), ``error``; ``auto`` = idle for AgiBot, else extend.
-        tail: Frames after the last span: ``task_complete`` (a TASK_COMPLETE segment),
-            ``idle`` (AgiBot), ``extend``, ``error``; ``auto`` = idle for AgiBot, else
-            task_complete (extend for an episode whose outcome label or verdict is not a
-            success: TASK_COMPLETE follows a success only).
-        fill_gaps: Gaps between spans: ``error`` or ``extend`` the preceding segment.
-        end_inclusive: Ends are inclusive (True), half-open (False) or detect (None).
+        fps: Frames per second of seconds-based spans when the dataset has no metadata.
+        head, tail, fill_gaps: What fills the frames before, after and between the spans.
+        end_inclusive: Ends are inclusive (True), half-open (False) or detected (None).
         time_unit: ``auto``, ``frames`` or ``seconds`` for plain ``start``/``end``.
-        overwrite: Replace an existing segmentation (it joins the history).
-        reference: Mark the imported segmentations as reference examples.
-        dry_run: Report only; write nothing.
-        labels_dir: Where the sidecar lives (default ``root``).
-        total_episodes: ``root`` is a labels-only directory (no ``meta/``) of a dataset
-            with this many episodes (CLI ``--total-episodes``); each input line then
-            carries its episode's ``length``. Without it a root that is not a LeRobot
-            dataset is refused (docs/sidecar-format.md, "Writes only into a dataset").
+        total_episodes: ``root`` is a labels-only directory of a dataset with this many
+            episodes; each input line then carries its ``length`` (docs/sidecar-format.md,
+            "Writes only into a dataset").
 
     Raises:
         LabelValidationError: an input shape that cannot be read, bad options, or a root

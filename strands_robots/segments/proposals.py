@@ -56,18 +56,8 @@ def _proposal_summary(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _as_given(segments: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Stored segments as save input (a free label stays free)."""
-    out = []
-    for s in segments:
-        seg = {"start": s["start"], "end": s["end"], "label": s["label"], "note": s.get("note")}
-        if s.get("free") is True:
-            seg["free"] = True
-        elif s.get("template_id"):
-            seg = {**seg, "template_id": s["template_id"], "slots": s.get("slots") or {}}
-            seg["modifiers"] = s.get("modifiers") or {}
-            del seg["label"]
-        out.append(seg)
-    return out
+    """Stored segments as save input: a segment with a template by its template, not its text."""
+    return [{k: v for k, v in s.items() if k != "label" or not s.get("template_id")} for s in segments]
 
 
 def review_proposal(

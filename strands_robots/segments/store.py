@@ -387,35 +387,22 @@ def save_segmentation(
     review: dict[str, Any] | None = None,
     expect_version: int | None = None,
 ) -> SaveResult:
-    """Save the segmentation of one episode as its new current version.
+    """Save the segmentation of one episode as its new current version (docs/segments.md,
+    "Storage: `episode_segments.json`", says what each argument does).
 
     Args:
-        root: Dataset root.
-        episode: Real ``episode_index``.
         segments: ``[{"start", "end", "label"[, "note"]}]`` in frames, half-open; a
             segment may give ``template_id``/``slots``/``modifiers`` instead of ``label``.
-        annotator: Who made it.
-        note: Optional note on the whole segmentation.
-        reference: Mark it as a reference example of its task (docs/segments.md, "Label pool, reference examples, prefill").
-        labels_dir: Where the sidecar lives (default ``root``).
-        cohort: ``robocasa365``, ``agibot`` or ``allex``; default inferred from the labels.
-        strict: Refuse any error finding, not only the structural ones.
-        length: Episode length, only for a root without LeRobot metadata.
-        base_velocity_feature: Column of the base velocity for the navigate rule; default
-            auto-detected (the same inputs as :func:`validate_episode`).
-        use_base_velocity: False reports the navigate rule as skipped.
-        base_speed_threshold: Speed below which the base counts as still.
-        source: The record's ``source`` (:data:`SOURCES`; ``proposal`` for another
-            tool's segmentation awaiting review).
-        review: Stored as the record's ``review`` (what
-            :func:`strands_robots.segments.proposals.review_proposal` decided).
-        expect_version: Refuse unless the current version is this one (0: nothing
-            saved yet), checked under the lock.
+        length: Episode length in frames, only for a root without LeRobot metadata.
+        base_velocity_feature: Column of the base velocity; default auto-detected (as
+            :func:`validate_episode` reads it).
+        base_speed_threshold: Speed (the feature's units) below which the base counts as still.
+        expect_version: Refuse unless the current version is this one (0: nothing saved
+            yet), checked under the lock.
 
     Returns:
-        :class:`SaveResult` with the stored record (without history) and every finding.
-        Findings are not stored: non-blocking ones are returned for the annotator to see,
-        and :func:`validate_episode` recomputes them from the saved record at any time.
+        :class:`SaveResult`: the stored record (without history) and every finding
+        (findings are not stored; :func:`validate_episode` recomputes them).
 
     Raises:
         SegmentationRefused: gaps, overlaps, segments out of range, labels that fit no

@@ -19,8 +19,10 @@ Form grammar (used by :mod:`strands_robots.segments.parse`):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+
+from strands_robots.errors import LabelValidationError, did_you_mean
 
 #: Operations of section 3, the AgiBot / Allex operations, the generic set's, ``custom``
 #: (a label of a user-defined set whose verb is none of these) and the terminal one.
@@ -772,10 +774,6 @@ def register_cohort(name: str, templates: tuple[Template, ...]) -> None:
     Raises:
         LabelValidationError: ``name`` is a built-in cohort, or a template id is taken.
     """
-    from dataclasses import replace
-
-    from strands_robots.errors import LabelValidationError
-
     if name in COHORTS:
         raise LabelValidationError(
             f"{name!r} is a built-in template set; give your label set another name ({', '.join(COHORTS)} are taken)."
@@ -805,8 +803,6 @@ def cohort_templates(cohort: str) -> tuple[Template, ...]:
 def check_cohort(cohort: str) -> str:
     """Return ``cohort`` or raise a :class:`LabelValidationError` naming the known cohorts."""
     if cohort not in COHORTS and cohort not in _USER_COHORTS:
-        from strands_robots.errors import LabelValidationError, did_you_mean
-
         raise LabelValidationError(
             f"unknown cohort {cohort!r}; use one of {', '.join(known_cohorts())} (a label set of your own is loaded "
             f"from its file: strands-labels segments page ROOT --labels FILE).{did_you_mean(cohort, known_cohorts())}"
