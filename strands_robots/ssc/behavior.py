@@ -53,13 +53,6 @@ _PREPOSITIONS = (
 _CONDITION_LEADS = ("with", "using", "while", "until", "when", "if", "before", "after", "by")
 
 
-def _preposition_at(words: list[str], i: int) -> tuple[str, ...] | None:
-    for prep in _PREPOSITIONS:
-        if tuple(words[i : i + len(prep)]) == prep:
-            return prep
-    return None
-
-
 def _split_phrases(words: list[str]) -> tuple[list[str], list[tuple[str, str]], list[str]]:
     """``book from breakfast table`` -> ``(["book"], [("from", "breakfast_table")], [])``.
 
@@ -76,7 +69,7 @@ def _split_phrases(words: list[str]) -> tuple[list[str], list[tuple[str, str]], 
         if word in _CONDITION_LEADS and (obj or targets):
             cond.append(" ".join(w for w in words[i:] if w not in _ARTICLES))
             break
-        prep = _preposition_at(words, i)
+        prep = next((p for p in _PREPOSITIONS if tuple(words[i : i + len(p)]) == p), None)
         if prep is not None and (obj or targets or len(prep) > 1):
             # a spatial phrase ('on top of shelf') is a target even with no object before it
             targets.append((" ".join(prep), []))

@@ -62,27 +62,12 @@ def gerund(verb: str) -> str:
     return verb + "ing"
 
 
-def _phrase(a: ActionEntry) -> str:
-    row = VERBS.get(a.verb)
-    if row is not None:
-        return row.phrase
-    return (a.action_verb or "act").replace("_", " ")
-
-
 def _object_phrase(a: ActionEntry) -> str:
     obj = display_name(a.action_obj)
     if a.action_obj_cond:
         part = ", ".join(a.action_obj_cond)
         return f"{part} of {obj}" if obj else part
     return obj
-
-
-def _subject(arm: str) -> tuple[str, bool]:
-    if arm == "coop":
-        return "both arms", True
-    if arm == "unsure":
-        return "an unresolved arm", False
-    return f"{arm} arm", False
 
 
 def action_phrase(a: ActionEntry, *, form: str = "present") -> str:
@@ -93,7 +78,8 @@ def action_phrase(a: ActionEntry, *, form: str = "present") -> str:
         form: ``present`` (third person, "picks up book"), ``plural`` ("pick up book")
             or ``gerund`` ("picking up book", the L3 prompts' form).
     """
-    words = _phrase(a).split()
+    row = VERBS.get(a.verb)
+    words = (row.phrase if row is not None else (a.action_verb or "act").replace("_", " ")).split()
     if form == "present":
         words[0] = third_person(words[0])
     elif form == "gerund":
@@ -112,8 +98,10 @@ def action_phrase(a: ActionEntry, *, form: str = "present") -> str:
 
 def render_action(a: ActionEntry) -> str:
     """``right arm picks up book from breakfast table``."""
-    subject, plural = _subject(a.arm)
-    return f"{subject} {action_phrase(a, form='plural' if plural else 'present')}"
+    if a.arm == "coop":
+        return f"both arms {action_phrase(a, form='plural')}"
+    subject = "an unresolved arm" if a.arm == "unsure" else f"{a.arm} arm"
+    return f"{subject} {action_phrase(a)}"
 
 
 def _holds(g: SceneGraph) -> str:

@@ -110,13 +110,6 @@ def _set(g: SceneGraph, hand: str, obj: str | None, **kw) -> SceneGraph:
     return out
 
 
-def _pair_same(held: str, new: str, declared: bool | str | None) -> bool | str:
-    """``same`` for two hands holding ``held`` and ``new`` when nothing was declared."""
-    if declared is not None:
-        return declared
-    return "unsure" if held == new else False  # identical names: D? (identity not established); else D or Dd
-
-
 def advance(before: SceneGraph, actions: list[ActionEntry]) -> tuple[SceneGraph, list[Violation]]:
     """Apply one entry's actions in order (Tables 4, 5, 6; Appendix E mapping).
 
@@ -194,8 +187,9 @@ def _acquire(g: SceneGraph, a: ActionEntry, i: int, bad) -> SceneGraph:
         g = msgspec.structs.replace(g, uncertain_objects=tuple(x for x in g.uncertain_objects if x != o))
         other_obj = g.hand(other)
         g = _set(g, hand, o)
-        if other_obj is not None:
-            g = msgspec.structs.replace(g, holding_same_object=_pair_same(other_obj, o, a.same_object))
+        if other_obj is not None:  # undeclared: identical names are D? (identity not established), else D or Dd
+            same = a.same_object if a.same_object is not None else ("unsure" if other_obj == o else False)
+            g = msgspec.structs.replace(g, holding_same_object=same)
         return g
     if a.arm == "coop" or (a.arm == "unsure" and a.same_object == "unsure"):
         same = True if a.arm == "coop" else "unsure"
