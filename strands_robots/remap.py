@@ -124,25 +124,13 @@ def remap_dataset(
     if mapping is None:
         raise LabelValidationError("give a mapping ({old: new}) or the dataset before the edit (source=OLD_ROOT).")
     parsed = EpisodeMapping.parse(mapping)
-    _require_something_to_remap(directory)
+    unfinished = remap_intent_path(directory).exists() or carry_marker_path(directory).exists()
+    if not (holds_sidecars(directory) or unfinished):  # it would keep 0 records: refused (docs/editing.md)
+        raise NothingToRemapError(
+            f"nothing to remap: {directory.resolve()} holds none of {', '.join(SIDECARS)}."
+            + (remap_hint(directory) or " Give the directory that holds the labels (ROOT, or --labels-dir DIR).")
+        )
     return _run_with_record(root, labels_dir, parsed, allow_drop=allow_drop, dry_run=dry_run, source=None)
-
-
-def _require_something_to_remap(directory: Path) -> None:
-    """Refuse a mapping remap of a directory that holds no sidecar (nor an unfinished remap):
-    it would report 0 records kept and change nothing (``docs/editing.md``).
-
-    Raises:
-        NothingToRemapError: naming ``directory`` and, where an in-place edit moved the
-            sidecars to ``<directory>_old``, the command that carries them.
-    """
-    if holds_sidecars(directory) or remap_intent_path(directory).exists() or carry_marker_path(directory).exists():
-        return
-    hint = remap_hint(directory)
-    raise NothingToRemapError(
-        f"nothing to remap: {directory.resolve()} holds none of {', '.join(SIDECARS)}."
-        + (hint or " Give the directory that holds the labels (ROOT, or --labels-dir DIR).")
-    )
 
 
 def remap_id(mapping: EpisodeMapping, source: str | Path | Sequence[str | Path] | None) -> str:
@@ -536,7 +524,7 @@ def _install(
     ``root`` and remap them, as one remap recorded under its id (``described``: its source or
     sources); resumed by running it again after a kill."""
     rid = remap_id(mapping, described)
-    shown = str(sources[0]) if len(sources) == 1 else ", ".join(map(str, sources))
+    shown = ", ".join(map(str, sources))
     if any(a.get("id") == rid for a in applied_remaps(directory)):
         if _carrying(directory) == rid:  # killed after the remap, before this mark was removed
             carry_marker_path(directory).unlink(missing_ok=True)
@@ -545,16 +533,15 @@ def _install(
     staged = {name: remap_staged_path(sidecar_path(directory, name), f"carry-{rid}") for name in files}
     carrying = all(p.exists() for p in staged.values()) or _carrying(directory) == rid
     if present and not carrying and _copied_with_dataset(sources, directory):
-        if dry_run:
-            present = []
-        else:  # copies the edit made of the source's sidecars: carried again from the source, which keeps them
+        # copies the edit made of the source's sidecars: carried again from the source, which keeps them
+        if not dry_run:
             for name in SIDECARS:
                 sidecar = sidecar_path(directory, name)
                 for derived in (journal_path, journal_base_path, index_cache_path):
                     derived(sidecar).unlink(missing_ok=True)
                 sidecar.unlink(missing_ok=True)
             fsync_dir(directory)
-            present = []
+        present = []
     if present and not carrying:
         raise LabelValidationError(
             f"{directory} already holds {', '.join(present)}; carrying the sidecars of {shown} would overwrite "

@@ -18,7 +18,7 @@ from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import query_document
 from strands_robots.episode_labels.review import human_grade
 from strands_robots.episode_labels.vocab import FAILURE_MODES, QUALITY_GRADES
-from strands_robots.errors import LabelValidationError, did_you_mean
+from strands_robots.errors import LabelValidationError, did_you_mean, quoted
 from strands_robots.storage.textfile import read_user_text
 
 _NULL = "null"  # how a null failure_mode is spelled in confusion matrices
@@ -76,22 +76,16 @@ def _check_holdout(
         here = None if source is None else f"{source} line {(lines or {}).get(str(raw_key), '?')}, episode {raw_key}"
         key = int(raw_key) if isinstance(raw_key, str) and raw_key.isdigit() else raw_key
         index = checks.episode_index(key, f"human_labels key {raw_key!r}" if here is None else f"{here}: the key")
+        label = f"human_labels[{raw_key!r}]" if here is None else f"{here}: the label"
         if not isinstance(value, dict):
-            if here is not None:
-                raise LabelValidationError(
-                    f"{here}: the label must be an object with quality and/or failure_mode, e.g. "
-                    f'{{"quality": "high"}}; got {value!r}.'
-                )
-            raise LabelValidationError(f"human_labels[{raw_key!r}] must be a dict with quality and/or failure_mode.")
-        unknown = set(value) - {"quality", "failure_mode"}
-        if unknown or not value:
-            if here is not None:
-                raise LabelValidationError(
-                    f"{here}: a label holds 'quality' and/or 'failure_mode' only, got {sorted(value)}; e.g. "
-                    f'{{"quality": "medium", "failure_mode": "near_miss"}}.'
-                )
             raise LabelValidationError(
-                f"human_labels[{raw_key!r}] must hold 'quality' and/or 'failure_mode' only, got {sorted(value)}."
+                f"{label} must be a dict (a JSON object) with quality and/or failure_mode, e.g. "
+                f'{{"quality": "high"}}; got {quoted(value)}.'
+            )
+        if not value or set(value) - {"quality", "failure_mode"}:
+            raise LabelValidationError(
+                f"{label} holds 'quality' and/or 'failure_mode' only, got {sorted(value)}; e.g. "
+                f'{{"quality": "medium", "failure_mode": "near_miss"}}.'
             )
         entry: dict[str, Any] = {}
         if "quality" in value:

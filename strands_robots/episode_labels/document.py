@@ -123,10 +123,6 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None, *, write:
         create_labels_dir(path.parent)
     require_directory(path.parent, "Dataset root" if labels_dir is None else "Labels directory")
     check_labels_dir(root, labels_dir, write_key=write)
-    return _store(path)
-
-
-def _store(path: Path) -> RecordStore:
     return RecordStore.open(
         path, validate=validate_document, empty=empty_document, check_record=_journal_record_problem
     )
