@@ -1,26 +1,14 @@
 """The filter rule: which episodes clear the label bar, and the first rule each other one fails.
 
-The rule (docs/sidecar-format.md, docs/review.md), checked in the order of
-:data:`LABEL_DROP_REASONS`: an episode without a judge block is ``unjudged``; without a
-deterministic verdict ``no verdict``; with ``require_success``, an unsuccessful verdict is
-``failed`` and a successful one flipped by a current ``overrule_verdict`` review is
-``overruled``; the effective quality (a current review's grade replaces the judge's) below
-the bar is ``below quality``; with ``exclude_disputed``, a dispute no current review decided
-is ``disputed``. :meth:`LabelIndex.drop_codes` applies it to every record at once;
-``filter_episodes`` and ``explain_filter`` both read it.
-
-It is applied to columns of per-record facts (:func:`row_of`, by the review rules of
-:mod:`.review`), sorted by ``episode_index``: the label index. Records without a review
-(nearly all) are decoded with typed msgspec structs that skip every other field, so a
-1,000,000-episode (~500 MB) sidecar is indexed in a few seconds within about 1 GB.
-
-The index is keyed by the identity (inode, size, mtime) of the canonical file (with its
-sha256, which journal headers name) and the journal offset it covers; journal entries
-written since are applied on top. It is kept in memory per process and, for canonical
-files of 8 MB or more, saved beside the sidecar as ``.strands-labels/episode_labels.json.index.npz``
-so the next process starts warm: ``benchmarks/filter_million.py``, rows "cold" and "warm"
-(docs/performance.md, "Fast filters": 1,000,000 episodes in ~5 s cold, ~0.4 s warm; the
-target is 1 s warm).
+The rule (docs/sidecar-format.md, "Selecting episodes"; docs/review.md) is
+:meth:`LabelIndex.drop_codes`, in the order of :data:`LABEL_DROP_REASONS`; ``filter_episodes``
+and ``explain_filter`` both read it. It runs on columns of per-record facts (:func:`row_of`,
+by the review rules of :mod:`.review`) sorted by ``episode_index``: the label index, decoded
+with typed msgspec structs that skip every other field, kept per process under the canonical
+file's identity and the journal offset it covers (later journal entries are applied on top).
+For canonical files of 8 MB or more it is saved as
+``.strands-labels/episode_labels.json.index.npz``, so the next process starts warm:
+``benchmarks/filter_million.py``, row "warm" (docs/performance.md, "Fast filters").
 """
 
 from __future__ import annotations

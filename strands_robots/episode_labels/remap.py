@@ -1,13 +1,6 @@
-"""Carry labels across a dataset edit that renumbers episodes (LeRobot's delete_episodes).
+"""Renumber ``episode_labels.json`` alone after a dataset edit (docs/editing.md).
 
-``mapping`` is ``{old_index: new_index}`` (the rule: :mod:`strands_robots.storage.mapping`).
-An old index absent from the mapping is an episode that was deleted: its record is
-dropped, which must be said explicitly (``allow_drop=True`` or the mapping of
-:func:`~strands_robots.storage.mapping.mapping_after_delete`). Fingerprints are refreshed
-from the dataset after the move, so the moved labels stop being reported as stale; without
-the dataset's metadata they move unchecked and lose ``meta`` (they were not read for their
-new index), so the next stale check compares them with the dataset. The
-rewrite goes through the transactional remap of :mod:`strands_robots.storage.remap_txn`;
+The rules (mapping, drops, fingerprints) are :mod:`strands_robots.storage.remap_participant`'s;
 :func:`strands_robots.remap.remap_dataset` carries every sidecar in one transaction.
 """
 
@@ -17,16 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.episode_labels.document import open_store
-from strands_robots.storage.mapping import mapping_table
 from strands_robots.storage.remap_participant import record_store_participant
 from strands_robots.storage.remap_txn import Participant, remap_sidecar
 
 NAME = "episode_labels"
-
-
-#: ``{old: new}`` as ints (the rule of :mod:`strands_robots.storage.mapping`); raises
-#: ``LabelValidationError`` for anything but a one-to-one mapping of non-negative ints.
-check_mapping = mapping_table
 
 
 def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow_drop: bool = False) -> Participant:
@@ -45,12 +32,6 @@ def remap(
     allow_drop: bool = False,
 ) -> int:
     """Renumber the records of ``episode_labels.json`` (one transactional rewrite).
-
-    When the dataset's metadata is present, each moved record's fingerprint must still
-    describe its new episode (same ``length``, ``tasks`` and ``content`` digest: the
-    ``index_range`` may move); its fingerprint is then refreshed, so the moved labels
-    stop being reported as stale. To carry every sidecar (labels, outcomes, segments)
-    together use :func:`strands_robots.remap.remap_dataset` (CLI ``strands-labels remap``).
 
     Args:
         root: Dataset root (after the edit).
@@ -73,4 +54,4 @@ def remap(
     return remap_sidecar(mapping, lambda: participant(root, labels_dir, allow_drop=allow_drop), dry_run=dry_run)
 
 
-__all__ = ["check_mapping", "participant", "remap"]
+__all__ = ["participant", "remap"]
