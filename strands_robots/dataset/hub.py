@@ -189,8 +189,7 @@ def resolve_hub_dataset(repo_id: str, revision: str | None = None) -> HubDataset
             raise HubDatasetError(
                 f"{name} on the Hub has no meta/info.json: it is not a LeRobot dataset (check the repo id)."
             )
-    with _lock:
-        _sources[str(root)] = (name, revision)
+    register_source(root, name, revision)
     labels_dir = hub_labels_dir(name, revision)
     try:
         labels_dir.mkdir(parents=True, exist_ok=True)

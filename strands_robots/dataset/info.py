@@ -146,24 +146,6 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def parse_fps(value: Any, path: Path) -> int | float:
-    """Validate ``fps``: a positive finite number (:data:`strands_robots.arguments.FPS`, the
-    limits of every fps argument), not a boolean; returned as written (``30`` stays an int).
-
-    Raises:
-        DatasetError: ``fps`` is missing, boolean, non-numeric, not finite or <= 0.
-    """
-
-    def refuse(_: Any) -> DatasetError:
-        return DatasetError(
-            f"{path}: fps is {quoted(value)}; it must be a positive number of frames per second "
-            '(e.g. "fps": 30). Fix the header.'
-        )
-
-    number_argument(value, refuse, FPS)
-    return value
-
-
 def feature_names(feature: dict[str, Any] | None) -> tuple[str, ...]:
     """Flatten a feature's ``names`` into one tuple of strings.
 
@@ -211,13 +193,21 @@ def parse_info(doc: dict[str, Any], root: Path) -> DatasetInfo:
 
     Raises:
         UnsupportedVersionError: See :func:`parse_version`.
-        DatasetError: Bad ``fps``; ``features`` not an object or a feature not an object;
+        DatasetError: ``fps`` missing, not a number or not > 0; ``features`` not an object or a feature not an object;
             a v2 ``chunks_size`` that is not a positive integer; a path template that is
             not a string or uses unknown placeholders.
     """
     path = root / "meta" / "info.json"
     version, major, version_problems = parse_version(doc.get("codebase_version"), root)
-    fps = parse_fps(doc.get("fps"), path)
+    fps = doc.get("fps")  # the limits of every fps argument (arguments.FPS), kept as written (30 stays an int)
+    number_argument(
+        fps,
+        lambda _: DatasetError(
+            f"{path}: fps is {quoted(fps)}; it must be a positive number of frames per second "
+            '(e.g. "fps": 30). Fix the header.'
+        ),
+        FPS,
+    )
     features = doc.get("features", {})
     if features is None:
         features = {}
