@@ -62,14 +62,6 @@ def gerund(verb: str) -> str:
     return verb + "ing"
 
 
-def _object_phrase(a: ActionEntry) -> str:
-    obj = display_name(a.action_obj)
-    if a.action_obj_cond:
-        part = ", ".join(a.action_obj_cond)
-        return f"{part} of {obj}" if obj else part
-    return obj
-
-
 def action_phrase(a: ActionEntry, *, form: str = "present") -> str:
     """Predicate + object + conditions, without the subject.
 
@@ -85,7 +77,9 @@ def action_phrase(a: ActionEntry, *, form: str = "present") -> str:
     elif form == "gerund":
         words[0] = gerund(words[0])
     parts = [" ".join(words)]
-    obj = _object_phrase(a)
+    obj = display_name(a.action_obj)
+    if a.action_obj_cond:  # "lever of coffee machine"
+        obj = ", ".join(a.action_obj_cond) + (f" of {obj}" if obj else "")
     if obj:
         parts.append(obj)
     if a.role == "hand_over" and a.receiver:
