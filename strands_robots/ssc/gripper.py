@@ -13,7 +13,6 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from strands_robots.dataset.info import feature_names
 from strands_robots.dataset.keys import ACTION_KEY, STATE_KEY
 from strands_robots.errors import LabelValidationError
 from strands_robots.ssc.records import HANDS, GripperEvent, GripperKind, Hand
@@ -293,11 +292,13 @@ def find_gripper_channels(
         ``{"left": GripperChannel, "right": GripperChannel}`` with the arms found (empty
         when the dataset has no gripper channel).
     """
+    from strands_robots.dataset.info import feature_names  # the dataset's one reading of a feature's names
+
     for key in prefer:
         spec = features.get(key)
         if not isinstance(spec, Mapping):
             continue
-        names = feature_names(dict(spec))  # the dataset's one reading of a feature's names
+        names = feature_names(dict(spec))
         found: dict[str, GripperChannel] = {}
         sideless: list[tuple[int, str]] = []
         for i, name in enumerate(names):
