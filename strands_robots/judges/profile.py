@@ -378,16 +378,21 @@ def episode_fits(signals: Mapping[str, Any]) -> dict[tuple[int, int], list[Any]]
     return out
 
 
+def _signals(dataset: Any, meta: Any, rows: Any, evidence: EvidenceCache | None, stamp: Any) -> dict[str, Any]:
+    """The episode's signals from its ``rows``, kept in ``evidence`` under the data file's ``stamp``."""
+    found = episode_evidence(dataset, meta.length, rows)
+    if evidence is not None:
+        evidence.put(dataset, meta.episode_index, found, stamp)
+    return found.signals
+
+
 def _read_one(dataset: Any, meta: Any, columns: list[str], evidence: EvidenceCache | None) -> dict[str, Any] | None:
     stamp = file_stamp(meta.data_file)
     try:
         rows = dataset.read_frames(meta, columns) if columns else {}
     except (OSError, ValueError, KeyError):  # unreadable: left out of the profile
         return None
-    found = episode_evidence(dataset, meta.length, rows)
-    if evidence is not None:
-        evidence.put(dataset, meta.episode_index, found, stamp)
-    return found.signals
+    return _signals(dataset, meta, rows, evidence, stamp)
 
 
 def _profile_file(
@@ -414,10 +419,7 @@ def _profile_file(
         if hi - lo != meta.length:
             signals = _read_one(dataset, meta, columns, evidence)  # let the reader judge the inconsistency
         else:
-            found = episode_evidence(dataset, meta.length, {c: a[lo:hi] for c, a in arrays.items()})
-            if evidence is not None:
-                evidence.put(dataset, meta.episode_index, found, stamp)
-            signals = found.signals
+            signals = _signals(dataset, meta, {c: a[lo:hi] for c, a in arrays.items()}, evidence, stamp)
         if signals is not None:
             out[meta.episode_index] = signals
     return out

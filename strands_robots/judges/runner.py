@@ -9,8 +9,6 @@ model's alike.
 
 from __future__ import annotations
 
-import functools
-import operator
 import threading
 import time
 from collections import Counter
@@ -138,7 +136,7 @@ class JudgeReport:
     def cost(self) -> Cost | None:
         """Model requests of the whole run added up over its episodes (None: no request left the process)."""
         costs = [r.cost for r in self.results if r.cost is not None]
-        return functools.reduce(operator.add, costs) if costs else None
+        return sum(costs, Cost()) if costs else None
 
 
 def _at_least_one(value: Any, what: str) -> int:
@@ -402,10 +400,6 @@ class RunWriter:
             self.report.tool_seconds[name] = self.report.tool_seconds.get(name, 0.0) + spent
 
 
-def _is_offline(model: Any) -> bool:
-    return model is None or (isinstance(model, str) and model.strip().lower() in OFFLINE_ALIASES)
-
-
 def run_judge(
     root: str | Path,
     *,
@@ -503,7 +497,7 @@ def run_judge(
     elif workers is None:
         workers = 1
     retry = retry or RetryPolicy()
-    offline = _is_offline(model)
+    offline = model is None or (isinstance(model, str) and model.strip().lower() in OFFLINE_ALIASES)
     if offline and base_url is not None:
         raise ModelSpecError(
             "base_url selects a model server, but no model was given: pass a spec too, e.g. "
