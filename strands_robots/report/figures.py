@@ -137,11 +137,8 @@ def _fmt(value: float | None) -> str:
 def agreement_title(agreement: Mapping[str, Any], field: str) -> str:
     """``quality: kappa 0.42, baseline 0.60, agreement 0.70 (n=10)`` for one field."""
     n = sum(sum(row.values()) for row in (agreement.get(f"{field}_confusion") or {}).values())
-    return (
-        f"{field}: kappa {_fmt(agreement.get(f'{field}_kappa'))}, "
-        f"baseline {_fmt(agreement.get(f'{field}_baseline'))}, "
-        f"agreement {_fmt(agreement.get(f'{field}_agreement'))} (n={n})"
-    )
+    shown = ", ".join(f"{stat} {_fmt(agreement.get(f'{field}_{stat}'))}" for stat in ("kappa", "baseline", "agreement"))
+    return f"{field}: {shown} (n={n})"
 
 
 def _confusion_panel(ax: Axes, matrix: Mapping[str, Mapping[str, int]] | None, title: str) -> None:
