@@ -131,14 +131,10 @@ def _check_levels(
 def moved(
     lo: float, hi: float, *, min_range: float | None = None, value_range: tuple[float, float] | None = None
 ) -> bool:
-    """Whether a position channel spanning ``[lo, hi]`` in one episode moved at all.
-
-    The test position mode applies before it looks for events: the span must reach
-    ``min_range`` (default: :data:`DEFAULT_MIN_RANGE_FRACTION` of the larger magnitude,
-    and with ``value_range``, the channel's ``(min, max)`` across the dataset, at least
-    :data:`DEFAULT_IDLE_FRACTION` of that range: an idle hand holding only sensor noise
-    did not move). A channel that did not move yields no events.
-    """
+    """Whether a position channel spanning ``[lo, hi]`` in one episode moved at all (else it
+    yields no events): its span reaches ``min_range``, by default
+    :data:`DEFAULT_MIN_RANGE_FRACTION` of its magnitude and :data:`DEFAULT_IDLE_FRACTION` of
+    ``value_range`` (docs/ssc.md, "Gripper events")."""
     floor = min_range
     if floor is None:
         floor = DEFAULT_MIN_RANGE_FRACTION * max(abs(lo), abs(hi))
