@@ -578,7 +578,7 @@ def import_segmentations(
             prepared[str(ep)] = record
             ep_report.status = "would_import" if dry_run else "imported"
         except SegmentationRefused as exc:
-            ep_report.errors.extend(f"{f.kind} at frames [{f.start}, {f.end}): {f.message}" for f in exc.findings)
+            ep_report.errors.extend(exc.reasons)
         except LabelsError as exc:
             ep_report.errors.append(str(exc))
 

@@ -127,7 +127,7 @@ def import_lerobot(
             prepared[str(ep)] = record
             ep_report.status = "would_import" if dry_run else "imported"
         except SegmentationRefused as exc:
-            ep_report.errors.extend(f"{f.kind} at frames [{f.start}, {f.end}): {f.message}" for f in exc.findings)
+            ep_report.errors.extend(exc.reasons)
         except LabelsError as exc:
             ep_report.errors.append(str(exc))
     store_prepared(open_store(root, labels_dir), prepared, report, _keep_reason, dry_run=dry_run, reason_is_error=False)

@@ -43,11 +43,17 @@ class StaleVersionError(LabelValidationError):
 
 
 class SegmentationRefused(LabelValidationError):
-    """A save was refused; ``findings`` lists each blocking finding with its frame range."""
+    """A save was refused; ``findings`` lists each blocking finding, ``reasons`` each as
+    ``"<kind> at frames [start, end): <message>"``."""
 
-    def __init__(self, message: str, findings: list[Finding]) -> None:
-        super().__init__(message)
+    def __init__(self, episode: int, findings: list[Finding]) -> None:
         self.findings = findings
+        self.reasons = [f"{f.kind} at frames [{f.start}, {f.end}): {f.message}" for f in findings]
+        more = f" (and {len(findings) - 12} more)" if len(findings) > 12 else ""
+        super().__init__(
+            f"segmentation of episode {episode} not saved: {'; '.join(self.reasons[:12])}{more}. Fix these and save "
+            "again; nothing was changed."
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """``{"error", "findings"}`` JSON-ready (a page shows each range on the timeline)."""
@@ -254,15 +260,6 @@ def task_text(tasks: Any) -> str | None:
     return " ; ".join(tasks) if tasks else None
 
 
-def _refusal(episode: int, blocking: list[Finding]) -> SegmentationRefused:
-    lines = "; ".join(f"{f.kind} at frames [{f.start}, {f.end}): {f.message}" for f in blocking[:12])
-    more = f" (and {len(blocking) - 12} more)" if len(blocking) > 12 else ""
-    return SegmentationRefused(
-        f"segmentation of episode {episode} not saved: {lines}{more}. Fix these and save again; nothing was changed.",
-        blocking,
-    )
-
-
 def prepare_record(
     facts: EpisodeFacts,
     segments: Any,
@@ -305,7 +302,7 @@ def prepare_record(
     )
     refusing = [f for f in findings if f.blocking or (strict and f.severity == "error")]
     if refusing:
-        raise _refusal(facts.episode_index, refusing)
+        raise SegmentationRefused(facts.episode_index, refusing)
     record = {
         "episode_index": facts.episode_index,
         "cohort": cohort,
