@@ -48,14 +48,10 @@ def action_from_instance(
     verb = row.variants.get(str(modifiers.get("variant", "")), row.verb)
     if not obj and row.verb_without_obj:
         verb = row.verb_without_obj
-    targets: list[tuple[str, str]] = []
-    for slot, prep in row.targets:
-        value = slots.get(slot)
-        if not value:
-            continue
-        if prep == "{relation}":
-            prep = str(modifiers.get("relation") or "on")
-        targets.append((prep, value))
+    relation = str(modifiers.get("relation") or "on")  # the preposition a "{relation}" slot takes
+    targets = [
+        (relation if prep == "{relation}" else prep, slots[slot]) for slot, prep in row.targets if slots.get(slot)
+    ]
     cond = [
         _MODIFIER_TEXT[m].format(modifiers[m]) for m in row.cond_modifiers if modifiers.get(m) and m in _MODIFIER_TEXT
     ]
