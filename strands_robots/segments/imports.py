@@ -137,10 +137,6 @@ def load_source(path: str | Path) -> Any:
     return records
 
 
-def _index_of(obj: dict[str, Any]) -> Any:
-    return next((obj[k] for k in INDEX_KEYS if k in obj), None)
-
-
 def _spans_of(obj: dict[str, Any]) -> Any:
     return next((obj[k] for k in SPAN_KEYS if k in obj), None)
 
@@ -161,7 +157,7 @@ def episodes_of(data: Any, episode: int | None = None) -> list[tuple[Any, Any, d
     """
 
     def single(spans: Any, obj: dict[str, Any]) -> list[tuple[Any, Any, dict[str, Any]]]:
-        index = _index_of(obj) if _index_of(obj) is not None else episode
+        index = next((obj[k] for k in INDEX_KEYS if obj.get(k) is not None), episode)
         if index is None:
             raise LabelValidationError(
                 "the input holds the spans of one episode but does not say which; pass episode= (CLI: --episode)."
