@@ -10,16 +10,10 @@ from typing import Any
 
 from strands_robots.outcomes.labels import utc_now
 from strands_robots.outcomes.store import open_outcome_store
-from strands_robots.storage.mapping import mapping_table
 from strands_robots.storage.remap_participant import store_participant
 from strands_robots.storage.remap_txn import Participant, Step, remap_sidecar
 
 NAME = "outcomes"
-
-
-#: ``{old: new}`` as ints (the rule of :mod:`strands_robots.storage.mapping`); raises
-#: ``LabelValidationError`` for anything but a one-to-one mapping of non-negative ints.
-normalise_mapping = mapping_table
 
 
 def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow_drop: bool = False) -> Participant:

@@ -254,7 +254,7 @@ def split_by_groups(
 
     def build(store: OutcomeStore) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         current = {e: v[-1] for e, v in store.versions.items()}
-        excluded = sorted(e for e, r in current.items() if r.get("evaluation_membership") == "none")
+        excluded = {e for e, r in current.items() if r.get("evaluation_membership") == "none"}
         groups = {e: r.get("leakage_groups") or {} for e, r in current.items() if e not in excluded}
         held, facts = plan_split(groups, held_out, keys, seed, tolerance)
         held_set = set(held)
@@ -272,7 +272,7 @@ def split_by_groups(
             **facts,
             "held_out_eval": held,
             "train": train,
-            "excluded_none": excluded,
+            "excluded_none": sorted(excluded),
             "group_keys": list(keys),
             "seed": seed,
             "written": 0 if dry_run else len(records),

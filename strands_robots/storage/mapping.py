@@ -197,7 +197,7 @@ class EpisodeMapping:
 def mapping_table(mapping: Any) -> dict[int, int]:
     """``{old: new}`` as ints, checked by :meth:`EpisodeMapping.parse` (the module rule).
 
-    Each store's ``check_mapping`` (``normalise_mapping`` for outcomes) is this function.
+    Each store's ``check_mapping`` is this function.
 
     Raises:
         LabelValidationError: not a mapping of non-negative integers, or two old episodes
