@@ -230,17 +230,15 @@ class Claims:
         return [e for e in taken if e not in set(done)]
 
     def _labelled_since(self, episodes: list[int]) -> list[int]:
-        wanted = set(episodes)
-
         def labelled(document: dict[str, Any]) -> list[int]:
-            out = []
-            for e in wanted:
-                judge = (document["episodes"].get(str(e)) or {}).get("judge")
-                if judge and (not self.relabel or float(judge.get("labeled_at") or 0.0) >= self.since):
-                    out.append(e)
-            return out
+            judges = {e: (document["episodes"].get(str(e)) or {}).get("judge") for e in set(episodes)}
+            return sorted(
+                e
+                for e, judge in judges.items()
+                if judge and (not self.relabel or float(judge.get("labeled_at") or 0.0) >= self.since)
+            )
 
-        return sorted(query_document(self.root, labelled, self.labels_dir))
+        return query_document(self.root, labelled, self.labels_dir)
 
     def give_back(self, episodes: Iterable[int]) -> None:
         """Release the leases of ``episodes`` (their labels are written, or they failed)."""
