@@ -78,16 +78,10 @@ def error(tool: str, episode: Any, message: str, remedy: str) -> dict[str, Any]:
     The episode is quoted and the message bounded as every message is
     (:func:`strands_robots.errors.quoted`, :func:`strands_robots.errors.bounded_message`).
     """
-    where = f"episode {_episode_shown(episode)}" if episode is not None else "this call"
+    shown = episode if isinstance(episode, str) and len(episode) <= QUOTE_CHARS else quoted(episode)  # as written
+    where = f"episode {shown}" if episode is not None else "this call"
     text = f"{tool} failed for {where}: {bounded_message(message).rstrip()} Remedy: {remedy}"
     return {"status": "error", "content": [text_block(text)]}
-
-
-def _episode_shown(episode: Any) -> str:
-    """The episode argument as a model passed it: an int or text as written, anything else quoted."""
-    if isinstance(episode, str) and len(episode) <= QUOTE_CHARS:
-        return episode
-    return quoted(episode)
 
 
 def remedy_for(exc: BaseException) -> str:
@@ -97,25 +91,18 @@ def remedy_for(exc: BaseException) -> str:
     unexpected.
     """
     if isinstance(exc, ImportError) and not isinstance(exc, LabelsError):  # MissingExtraError names its extra
-        if _missing_module(exc) == "pyarrow":
+        missing = (exc.name or ("pyarrow" if "pyarrow" in str(exc) else "")).split(".")[0]  # pyarrow.parquet: pyarrow
+        if missing == "pyarrow":
             return (
                 "this tool requires pyarrow to read parquet: install it (pip install 'pyarrow>=15'; it is a "
                 "dependency of strands-robots-labels and comes with the lerobot extra of strands-robots)."
             )
-        return f"install the missing package ({_missing_module(exc) or exc}) and call the tool again."
+        return f"install the missing package ({missing or exc}) and call the tool again."
     if isinstance(exc, LabelsError):
         return exc.remedy
     if isinstance(exc, FileNotFoundError):
         return LabelsNotFoundError.remedy
     return "this is unexpected: skip this episode and report the message to a human."
-
-
-def _missing_module(exc: ImportError) -> str:
-    """Top-level name of the module an ImportError is about (``"pyarrow"`` for ``pyarrow.parquet``)."""
-    name = exc.name or ""
-    if not name and "pyarrow" in str(exc):
-        name = "pyarrow"
-    return name.split(".")[0]
 
 
 def run_tool(tool: str, episode: Any, body: Callable[[], dict[str, Any]]) -> dict[str, Any]:
