@@ -230,9 +230,8 @@ def export_lerobot(
         )
     report = ExportReport(str(root), str(target), "in-place" if in_place else "out", sorted(approved))
     fps = float(dataset.fps)
-    changed: dict[Path, bytes] = {}  # source path -> new bytes
-    stats: dict[Path, tuple[int, int, int]] = {}
-    extra: dict[str, bytes] = {}  # path relative to the root -> new bytes (metadata)
+    writes: dict[Path, bytes] = {}  # file of the dataset -> its new bytes (data files first, then metadata)
+    stats: dict[Path, tuple[int, int, int]] = {}  # the data files as read (an in-place write checks them)
     if sarm_prefix is None:
         rows = language.read_episodes(root)
         rows_of: dict[int, list[dict[str, Any]]] = {}
@@ -249,14 +248,14 @@ def export_lerobot(
             stats[path] = _stat(path)
             built = _language_table(path, rows_of)
             if built is not None:
-                changed[path] = _parquet_bytes(*built)
+                writes[path] = _parquet_bytes(*built)
         info_path = root / "meta" / "info.json"
         info = json.loads(info_path.read_text())
         features = dict(info.get("features", {}))
         if any(k not in features for k in language.LANGUAGE_FEATURES):
             features.update({k: v for k, v in language.LANGUAGE_FEATURES.items() if k not in features})
             info["features"] = features
-            extra["meta/info.json"] = (json.dumps(info, indent=4) + "\n").encode()
+            writes[info_path] = (json.dumps(info, indent=4) + "\n").encode()
     else:
         values = {ep: sarm.episode_values(r["segments"], fps) for ep, r in approved.items()}
         if in_place:
@@ -273,29 +272,26 @@ def export_lerobot(
             stats[path] = _stat(path)
             table = _sarm_table(path, values, sarm_prefix)
             if table is not None:
-                changed[path] = _parquet_bytes(table, table.column("episode_index").to_pylist())
+                writes[path] = _parquet_bytes(table, table.column("episode_index").to_pylist())
         proportions = sarm.temporal_proportions({ep: r["segments"] for ep, r in approved.items()})
-        extra[str(sarm.proportions_path(Path("."), sarm_prefix))] = (json.dumps(proportions, indent=2) + "\n").encode()
-    report.rewritten = sorted([str(p.relative_to(root)) for p in changed] + list(extra))
+        writes[sarm.proportions_path(root, sarm_prefix)] = (json.dumps(proportions, indent=2) + "\n").encode()
+    report.rewritten = sorted(str(path.relative_to(root)) for path in writes)
     if in_place:
-        for path, data in changed.items():
-            if _stat(path) != stats[path]:
+        for path, data in writes.items():
+            if path in stats and _stat(path) != stats[path]:
                 raise DatasetChangedError(
                     f"{path} changed while the export ran; files replaced before it are complete. Run the export again."
                 )
             atomic_write_bytes(path, data)
-        for rel, data in extra.items():
-            atomic_write_bytes(root / rel, data)
         return report
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        _copy_tree(root, staging, set(changed) | {root / rel for rel in extra}, report)
-        for path, data in changed.items():
-            (staging / path.relative_to(root)).write_bytes(data)
-        for rel, data in extra.items():
-            (staging / rel).parent.mkdir(parents=True, exist_ok=True)
-            (staging / rel).write_bytes(data)
+        _copy_tree(root, staging, set(writes), report)
+        for path, data in writes.items():
+            copy = staging / path.relative_to(root)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(data)
         if target.exists():
             target.rmdir()
         staging.rename(target)
