@@ -13,7 +13,7 @@ import re
 import socket
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from strands import ModelRetryStrategy
 from strands.types.exceptions import ModelThrottledException
@@ -247,6 +247,4 @@ class RetryPolicy:
 
     def strategy(self, breaker: ServerBreaker | None = None) -> TransientRetryStrategy:
         """A fresh strategy (one per agent: it keeps its attempt counter)."""
-        return TransientRetryStrategy(
-            max_attempts=self.max_attempts, initial_delay=self.initial_delay, max_delay=self.max_delay, breaker=breaker
-        )
+        return TransientRetryStrategy(**asdict(self), breaker=breaker)
