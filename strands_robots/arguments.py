@@ -213,8 +213,12 @@ def int_argument(
     Raises:
         Exception: ``refuse(value)`` when ``value`` is not such an integer.
     """
+    if type(value) is int:
+        if (minimum is None or value >= minimum) and (maximum is None or value <= maximum):
+            return value
+        raise refuse(value)
     np = sys.modules.get("numpy")  # a process that has not imported numpy cannot hold a numpy value
-    if type(value) is int or (np is not None and isinstance(value, np.integer)):  # a numpy int: its plain value
+    if np is not None and isinstance(value, np.integer):  # its value is a plain int: the same check
         number = int(value)
         if (minimum is None or number >= minimum) and (maximum is None or number <= maximum):
             return number

@@ -134,9 +134,6 @@ class _Selection:
     def active(self) -> bool:
         return self.outcomes is not None or self.membership is not None
 
-    def current(self) -> dict[int, dict[str, Any]]:
-        return self.labels.outcomes.current()
-
     def held_out(self) -> set[int]:
         return set() if self.keep_held_out else held_out_episodes(self.labels)
 
@@ -153,7 +150,7 @@ class _Selection:
 
     def narrow(self, chosen: list[int]) -> list[int]:
         if self.active:
-            current = self.current()
+            current = self.labels.outcomes.current()
             chosen = [i for i in chosen if self.reason(current.get(i)) is None]
         held_out = self.held_out()
         return [i for i in chosen if i not in held_out] if held_out else chosen
@@ -258,7 +255,7 @@ def explain_filter(
     """
     wanted = _Selection(labels, locals())
     index, codes = wanted.drop_codes()
-    current = wanted.current() if wanted.active else {}
+    current = labels.outcomes.current() if wanted.active else {}
     held_out = wanted.held_out()
     stale = labels.episodes.stale() if index.has_fingerprint.any() else {}
 

@@ -88,10 +88,6 @@ def name(value: Any, what: str) -> str:
     return text(value, what, limit=MAX_NAME_CHARS)
 
 
-def _prefix(context: str) -> str:
-    return f"{context}: " if context else ""
-
-
 def quality(value: Any, what: str = "quality", *, context: str = "") -> str:
     """One of ``QUALITY_GRADES``.
 
@@ -100,21 +96,17 @@ def quality(value: Any, what: str = "quality", *, context: str = "") -> str:
         what: The field's name in the message.
         context: The public function refusing it (``annotate_episode``), said first.
     """
-    if not isinstance(value, str) or value not in QUALITY_GRADES:
-        raise LabelValidationError(
-            f"{_prefix(context)}{what} must be one of {QUALITY_GRADES}, got {value!r}."
-            f"{did_you_mean(value, QUALITY_GRADES)}"
-        )
-    return value
+    return _one_of(value, what, QUALITY_GRADES, context)
 
 
-def failure_mode(value: Any, what: str = "failure_mode", *, context: str = "") -> str | None:
+def failure_mode(value: Any, *, context: str = "") -> str | None:
     """``None`` or one of ``FAILURE_MODES`` (``context`` as in :func:`quality`)."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or value not in FAILURE_MODES:
-        raise LabelValidationError(
-            f"{_prefix(context)}{what} must be None or one of {FAILURE_MODES}, got {value!r}."
-            f"{did_you_mean(value, FAILURE_MODES)}"
-        )
+    return None if value is None else _one_of(value, "failure_mode", FAILURE_MODES, context, "None or ")
+
+
+def _one_of(value: Any, what: str, words: tuple[str, ...], context: str, alternative: str = "") -> str:
+    if not isinstance(value, str) or value not in words:
+        prefix = f"{context}: " if context else ""
+        hint = did_you_mean(value, words)
+        raise LabelValidationError(f"{prefix}{what} must be {alternative}one of {words}, got {value!r}.{hint}")
     return value

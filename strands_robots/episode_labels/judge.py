@@ -37,15 +37,20 @@ def _judge_fields(given: Mapping[str, Any], context: str) -> dict[str, Any]:
     }
 
 
-def _apply(records: dict[str, Any], index: int, fields: dict[str, Any], keep_history: bool, now: float) -> None:
-    key = str(index)
-    record = records.get(key)
+def _verdict_record(records: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """The record of ``index``, which must hold a deterministic verdict (the judge never supplies one)."""
+    record = records.get(str(index))
     if not record or "deterministic" not in record:
         raise VerdictNotFoundError(
             f"No deterministic verdict recorded for episode {index}; refusing to annotate. The judge annotates on "
             "top of a verdict and never supplies one: record it first (record_deterministic_verdicts or "
             "`strands-labels verdicts ROOT FILE`)."
         )
+    return record
+
+
+def _apply(records: dict[str, Any], index: int, fields: dict[str, Any], keep_history: bool, now: float) -> None:
+    record = _verdict_record(records, index)
     success = record["deterministic"]["success"]
     opinion = fields["success_opinion"]
     judge = {
@@ -57,7 +62,7 @@ def _apply(records: dict[str, Any], index: int, fields: dict[str, Any], keep_his
     if keep_history and "judge" in record:
         record["judge_history"] = [*record.get("judge_history", []), record["judge"]]
     record["judge"] = judge
-    records[key] = record
+    records[str(index)] = record
 
 
 def judge_block(
@@ -220,9 +225,7 @@ def _write(
     def mutate(document: dict[str, Any]) -> tuple[Change, list[dict[str, Any]]]:
         records = document["episodes"]
         for index, _fields, _keep in items:  # check every episode before changing any
-            record = records.get(str(index))
-            if not record or "deterministic" not in record:
-                _apply({}, index, {}, False, 0.0)  # raises the typed error
+            _verdict_record(records, index)
         refuse_stale(root, {index: records[str(index)].get("fingerprint") for index, _f, _k in items})
         now = time.time()
         for index, fields, keep in items:
