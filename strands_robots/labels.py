@@ -115,10 +115,7 @@ class Labels:
         return SegmentLabels(self)
 
     def filter(self, **options: Any) -> list[int]:
-        """The episodes worth training on, sorted: :func:`strands_robots.selection.filter_episodes`'s options.
-
-        Rules: docs/sidecar-format.md ("Selecting episodes"), docs/outcomes.md ("Held-out episodes").
-        """
+        """The episodes worth training on, sorted: :func:`strands_robots.selection.filter_episodes`'s options and rules."""
         from strands_robots.selection import filter_episodes
 
         return filter_episodes(self, **options)

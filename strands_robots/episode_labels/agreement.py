@@ -40,10 +40,6 @@ def cohen_kappa(judge: list[Any], human: list[Any]) -> float | None:
     return (observed - expected) / (1.0 - expected)
 
 
-def _baseline(human: list[Any]) -> float | None:
-    return Counter(human).most_common(1)[0][1] / len(human) if human else None
-
-
 def _confusion(judge: list[Any], human: list[Any], classes: tuple[str, ...]) -> dict[str, dict[str, int]]:
     """``matrix[human][judge]`` counts over ``classes``."""
     matrix = {h: dict.fromkeys(classes, 0) for h in classes}
@@ -185,11 +181,7 @@ def holdout_from_reviews(document: dict[str, Any]) -> dict[int, dict[str, Any]]:
         grade = human_grade(record)
         if grade is None:
             continue
-        entry: dict[str, Any] = {}
-        if grade["quality"] is not None:
-            entry["quality"] = grade["quality"]
-        if grade["failure_mode"] is not None:  # a grade alone is compared on quality only
-            entry["failure_mode"] = grade["failure_mode"]
+        entry = {field: value for field, value in grade.items() if value is not None}  # a grade alone: quality only
         if entry:
             holdout[int(key)] = entry
     return holdout
@@ -266,7 +258,7 @@ def measure_agreement(
                 human = [_NULL if v is None else v for v in human]
             n = len(human)
             result[f"{field}_agreement"] = sum(a == b for a, b in zip(judged, human, strict=True)) / n if n else None
-            result[f"{field}_baseline"] = _baseline(human)
+            result[f"{field}_baseline"] = Counter(human).most_common(1)[0][1] / n if n else None
             result[f"{field}_kappa"] = cohen_kappa(judged, human) if n else None
             result[f"{field}_confusion"] = _confusion(judged, human, classes) if n else None
         result["disagreements"] = disagreements

@@ -1,16 +1,8 @@
 """The ``episode_labels.json`` document: where it lives, how it is checked, its store.
 
-Layout (``docs/sidecar-format.md``; the same as strands-robots 0.5.3 writes)::
-
-    {"schema_version": 1, "benchmark": str,
-     "episodes": {"<episode_index>": {"episode_index": int,
-                                      "deterministic": {...}, "judge": {...},
-                                      ...record-level extras: fingerprint, judge_history,
-                                      review, review_history}}}
-
-A file at the sidecar path that is not this layout (another tool's file, a future
-``schema_version``, truncated JSON) is refused with :class:`SidecarError` and never
-overwritten.
+The layout is docs/sidecar-format.md's (the one strands-robots 0.5.3 writes). A file at the
+sidecar path that is not this layout (another tool's file, a future ``schema_version``,
+truncated JSON) is refused with :class:`SidecarError` and never overwritten.
 """
 
 from __future__ import annotations
@@ -133,18 +125,6 @@ def _journal_record_problem(key: str, record: Any) -> str | None:
     return None if record is None else record_problem(key, record)
 
 
-def _missing(store: RecordStore) -> LabelsNotFoundError:
-    from strands_robots.storage.side_files import remap_hint
-
-    hint = remap_hint(store.path.parent)
-    if hint:
-        return LabelsNotFoundError(f"No label sidecar at {store.path}.{hint}")
-    return LabelsNotFoundError(
-        f"No label sidecar at {store.path}. Record deterministic verdicts first (record_deterministic_verdicts or "
-        "`strands-labels verdicts ROOT FILE`)."
-    )
-
-
 def existing_store(root: str | Path, labels_dir: str | Path | None = None) -> RecordStore:
     """The store of a sidecar that exists (:func:`open_store` for a read, then the sidecar or
     its journal must be there).
@@ -155,7 +135,12 @@ def existing_store(root: str | Path, labels_dir: str | Path | None = None) -> Re
     """
     store = open_store(root, labels_dir, write=False)
     if not store.path.exists() and not store.journal.exists():
-        raise _missing(store)
+        from strands_robots.storage.side_files import remap_hint
+
+        hint = remap_hint(store.path.parent) or (
+            " Record deterministic verdicts first (record_deterministic_verdicts or `strands-labels verdicts ROOT FILE`)."
+        )
+        raise LabelsNotFoundError(f"No label sidecar at {store.path}.{hint}")
     return store
 
 

@@ -359,12 +359,6 @@ def _mapped(path: Path, identity: tuple[int, int, int]) -> Any:
             mapped.close()
 
 
-def _digest_of(path: Path, identity: tuple[int, int, int]) -> str | None:
-    """sha256 of the canonical file if it is still ``identity`` (what a journal header names)."""
-    with _mapped(path, identity) as data:
-        return None if data is None else hashlib.sha256(data).hexdigest()
-
-
 _memory: dict[str, LabelIndex] = {}
 
 
@@ -411,9 +405,10 @@ def label_index(store: RecordStore) -> LabelIndex:
                 return label_index(store)
         built = index
 
-        def digest() -> str | None:
+        def digest() -> str | None:  # sha256 of the canonical file while it is ``identity``: a journal header names it
             if built.digest is None and identity is not None:
-                built.digest = _digest_of(store.path, identity)
+                with _mapped(store.path, identity) as data:
+                    built.digest = None if data is None else hashlib.sha256(data).hexdigest()
             return built.digest
 
         tail = store.journal_tail(digest, index.journal_ino, index.journal_offset)

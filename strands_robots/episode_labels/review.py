@@ -1,27 +1,12 @@
 """The review block: a human's word on a disputed verdict (docs/sidecar-format.md, "review").
 
-Written only by :func:`review_episode`, at the record level beside ``deterministic``
-and ``judge`` (readers of the older format ignore it). Decisions:
-
-- ``uphold_verdict``: the simulator was right, the judge was wrong.
-- ``overrule_verdict``: the simulator's predicate was wrong for this episode; filters
-  use the flipped success for it. The recorded verdict itself is never changed.
-- ``grade_only``: no dispute decided; a human grade of any episode (so a human holdout
-  is not only the disputed, biased sample).
-
-A review records digests of the verdict and the judge label it saw (``verdict_seen``,
-``judge_seen``). A person's decision is final until that person, or the fact it was
-about, changes (docs/review.md, "When a review stops counting"):
-
-- an ``uphold_verdict`` / ``overrule_verdict`` decision is about the simulator's verdict:
-  it counts while the verdict is the one the reviewer saw, whatever the judge writes
-  later (a re-judge never reopens a decided dispute); a new verdict makes it *outdated*;
-- a human grade (the review's ``quality`` / ``failure_mode``) beats the judge's grade
-  until the human reviews the episode again.
-
-``judge_seen`` is kept as a record of what the reviewer saw; it no longer decides
-anything (files written when a new judge label outdated a decision read under this rule).
-Re-reviewing moves the previous review to ``review_history``.
+Written only by :func:`review_episode`, at the record level beside ``deterministic`` and
+``judge``. Decisions: ``uphold_verdict`` (the simulator was right), ``overrule_verdict``
+(its predicate was wrong for this episode: filters use the flipped success; the recorded
+verdict is never changed) and ``grade_only`` (a human grade, no dispute decided). A review
+records the digests of the verdict and judge label it saw (``verdict_seen``, ``judge_seen``);
+when it stops counting: docs/review.md, "When a review stops counting" (:func:`review_is_current`,
+:func:`human_grade`). Re-reviewing moves the previous review to ``review_history``.
 """
 
 from __future__ import annotations
