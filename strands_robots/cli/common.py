@@ -100,6 +100,19 @@ def parse_root(text: str | Path, revision: str | None = None) -> Path:
     return root
 
 
+class _TypedRoot(type(Path())):  # type: ignore[misc]
+    """ROOT as typed, before the callback resolves it: a ``Path`` (typer hands a ``Path``
+    parameter's callback a ``Path``) that keeps the text (``./lerobot/x`` stays a path)."""
+
+    typed = ""
+
+
+def _typed_root(text: str) -> Path:
+    root = _TypedRoot(text)
+    root.typed = text
+    return root
+
+
 def _root_callback(ctx: typer.Context, param: TyperArgument, value: str | Path | None) -> Path | None:
     """ROOT resolved once the command's ``--revision`` (an eager option) is known.
 
@@ -110,7 +123,7 @@ def _root_callback(ctx: typer.Context, param: TyperArgument, value: str | Path |
     if value is None:
         return None
     try:
-        return parse_root(value, (ctx.params or {}).get("revision"))
+        return parse_root(getattr(value, "typed", value), (ctx.params or {}).get("revision"))
     except ValueError as exc:
         raise typer.BadParameter(bounded_message(exc), ctx=ctx, param=param) from exc
 
@@ -128,7 +141,7 @@ RootArg = Annotated[
     typer.Argument(
         metavar="ROOT",
         help="Dataset root (the folder holding meta/), or a Hub repo id such as lerobot/pusht[@REVISION].",
-        parser=str,  # kept as typed (``./lerobot/x`` stays a path); resolved by the callback
+        parser=_typed_root,  # resolved by the callback
         callback=_root_callback,
     ),
 ]
