@@ -150,10 +150,8 @@ def shape_messages(messages: list[dict[str, Any]], layout: str) -> list[dict[str
                 kept, moved = _split_result(list(result.get("content", [])), pending, seen, now, layout)
                 content.append({**block, "toolResult": {**result, "content": kept}})
                 beside.extend(moved)
-            elif "image" in block:
-                digest = _digest(block)
-                content.append(block if pending and digest not in seen else {"text": NOT_REPEATED})
-                now.add(digest)
+            elif "image" in block:  # an image of the message itself stays where it is
+                content.extend(_split_result([block], pending, seen, now, INSIDE)[0])
             else:
                 content.append(block)
         seen |= now
