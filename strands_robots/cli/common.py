@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, overload
 import typer
 from rich.console import Console
 from rich.text import Text
-from typer.core import TyperArgument, TyperCommand, TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from strands_robots.errors import LabelValidationError, bounded_message, quoted
 
@@ -100,32 +100,23 @@ def parse_root(text: str | Path, revision: str | None = None) -> Path:
     return root
 
 
-class _TypedRoot(type(Path())):  # type: ignore[misc]
-    """ROOT as typed, before the callback resolves it: a ``Path`` (typer hands a ``Path``
-    parameter's callback a ``Path``) that keeps the text (``./lerobot/x`` stays a path)."""
-
-    typed = ""
-
-
-def _typed_root(text: str) -> Path:
-    root = _TypedRoot(text)
-    root.typed = text
-    return root
-
-
-def _root_callback(ctx: typer.Context, param: TyperArgument, value: str | Path | None) -> Path | None:
-    """ROOT resolved once the command's ``--revision`` (an eager option) is known.
-
-    ``param`` is ROOT's typer argument (typer hands a callback the click parameter it built).
+def _root_callback(ctx: typer.Context, param: TyperArgument, value: str | None) -> Path | None:
+    """ROOT as typed (click's callback, set by :class:`PlainErrors`: typer would hand it made a
+    ``Path``, ``./x`` read as ``x``), resolved once the command's ``--revision`` is known.
 
     A refusal is a usage error of ROOT (exit status 2), as a failing parser's would be.
     """
     if value is None:
         return None
     try:
-        return parse_root(getattr(value, "typed", value), (ctx.params or {}).get("revision"))
+        return parse_root(value, ctx.meta.get("revision"))
     except ValueError as exc:
         raise typer.BadParameter(bounded_message(exc), ctx=ctx, param=param) from exc
+
+
+def _keep_revision(ctx: typer.Context, param: TyperOption, value: str | None) -> None:
+    """``--revision`` of a command, kept in ``ctx.meta`` for ROOT's callback (not passed to the command)."""
+    ctx.meta["revision"] = value
 
 
 def _labels_dir_default(ctx: typer.Context, value: Path | None) -> Path | None:
@@ -141,17 +132,7 @@ RootArg = Annotated[
     typer.Argument(
         metavar="ROOT",
         help="Dataset root (the folder holding meta/), or a Hub repo id such as lerobot/pusht[@REVISION].",
-        parser=_typed_root,  # resolved by the callback
-        callback=_root_callback,
-    ),
-]
-RevisionOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--revision",
-        metavar="REV",
-        is_eager=True,  # known before ROOT is resolved, wherever it is typed
-        help="Hub revision (branch, tag, commit) of a repo-id ROOT, like ROOT@REV; default main.",
+        parser=str,  # kept as typed (``./lerobot/x`` stays a path); resolved by _root_callback
     ),
 ]
 #: ``--json`` of the commands that print a table or text by default (one flag, one wording).
@@ -409,8 +390,26 @@ class PlainErrors:
     (:func:`plain_usage_message`), every usage error (a refused value, an unknown option or
     command, an extra argument) quotes what was typed within the bounds of
     :func:`~strands_robots.errors.bounded_message`, and the usage line names arguments as the
-    help does (``ROOT EPISODE``, not typer's ``{ROOT} {EPISODE}``).
+    help does (``ROOT EPISODE``, not typer's ``{ROOT} {EPISODE}``). A command taking ROOT
+    resolves it with :func:`_root_callback` and takes ``--revision REV`` (eager: known when
+    ROOT is resolved, wherever it is typed).
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        root = next((param for param in self.params if param.name == "root"), None)  # type: ignore[attr-defined]
+        if root is not None:
+            root.callback = _root_callback
+            self.params.append(  # type: ignore[attr-defined]
+                TyperOption(
+                    param_decls=["--revision"],
+                    metavar="REV",
+                    is_eager=True,
+                    expose_value=False,
+                    callback=_keep_revision,
+                    help="Hub revision (branch, tag, commit) of a repo-id ROOT, like ROOT@REV; default main.",
+                )
+            )
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         """click's parsing, with a refused value's message rewritten and bounded."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from strands_robots.cli.common import JsonOpt, RevisionOpt, RootArg
+from strands_robots.cli.common import JsonOpt, RootArg
 
 if TYPE_CHECKING:
     from strands_robots.dataset import Dataset
@@ -137,7 +137,6 @@ def register(app: typer.Typer) -> None:
             help="Also read every data file and decode the first and last frame of every episode of every camera; "
             "list damaged files (exit status 1 when any).",
         ),
-        revision: RevisionOpt = None,
     ) -> None:
         """Summarise a LeRobot dataset: version, fps, episodes, frames, tasks, cameras, state, problems."""
         from strands_robots.dataset import open_dataset

@@ -19,7 +19,6 @@ from typer.core import TyperCommand
 from strands_robots.cli.common import (
     EpisodesOpt,
     LabelsDirOpt,
-    RevisionOpt,
     RootArg,
     console,
     episode_list,
@@ -146,7 +145,6 @@ def judge(
         typer.Option("--ray-address", metavar="ADDRESS", help="Same as --ray ADDRESS (kept for older scripts)."),
     ] = None,
     batch_size: Annotated[int | None, typer.Option(min=1, help="Episodes per Ray task (default: automatic).")] = None,
-    revision: RevisionOpt = None,
     timeout: Annotated[
         float,
         typer.Option(min=0.001, metavar="SECONDS", help="Seconds one model request may take before it is retried."),

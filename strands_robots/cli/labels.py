@@ -15,7 +15,6 @@ import typer
 from strands_robots.cli.common import (
     JsonOpt,
     LabelsDirOpt,
-    RevisionOpt,
     RootArg,
     TotalEpisodesOpt,
     console,
@@ -72,7 +71,6 @@ def verdicts(
     ] = None,
     labels_dir: LabelsDirOpt = None,
     total_episodes: TotalEpisodesOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Record deterministic verdicts (stage one)."""
     labels = labels_of(root, labels_dir)
@@ -135,7 +133,6 @@ def annotate(
     model: Annotated[str, typer.Option(help="Who labelled (model id or 'human').")] = "human",
     labels_dir: LabelsDirOpt = None,
     total_episodes: TotalEpisodesOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Write the judge block of one episode."""
     labels = labels_of(root, labels_dir)
@@ -206,7 +203,6 @@ def filter_cmd(
         ),
     ] = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Print the episodes worth training on; stderr counts what was dropped and why."""
     labels = labels_of(root, labels_dir)
@@ -311,7 +307,6 @@ def agreement(
     ] = None,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Judge-versus-human agreement with baseline and Cohen's kappa."""
     from strands_robots.episode_labels.agreement import read_human_labels
@@ -358,7 +353,6 @@ def show(
         int | None, typer.Argument(metavar="EPISODE", help="Show one episode's full record.", parser=whole_number)
     ] = None,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """A table per episode: the verdict and quality `filter` uses (after reviews), failure_mode, disputes, stale.
 
@@ -479,7 +473,6 @@ def remap(
     ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Check and count only; write nothing.")] = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
     source: Annotated[
         list[Path] | None,
         typer.Option(
@@ -540,7 +533,7 @@ def _episodes_before(root: Path, deleted: int) -> int:
     return len(dataset.episodes) + deleted
 
 
-def flush(root: RootArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt = None) -> None:
+def flush(root: RootArg, labels_dir: LabelsDirOpt = None) -> None:
     """Fold pending journal entries into episode_labels.json."""
     folded = labels_of(root, labels_dir).episodes.flush()
     console.print("folded the journal" if folded else "nothing to fold")
@@ -551,7 +544,6 @@ def disputes(
     show_all: Annotated[bool, typer.Option("--all", help="Include resolved disputes.")] = False,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """List judge opinions that contradict the verdict."""
     rows = labels_of(root, labels_dir).episodes.disputes(include_resolved=show_all)
@@ -596,7 +588,6 @@ def resolve_cmd(
     failure_mode: Annotated[FailureMode | None, typer.Option(help=FAILURE_MODE_HELP)] = None,
     labels_dir: LabelsDirOpt = None,
     total_episodes: TotalEpisodesOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Record a human review of an episode (resolves a dispute or grades it)."""
     from strands_robots.episode_labels.review import default_reviewer

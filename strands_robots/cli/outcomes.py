@@ -20,7 +20,6 @@ from strands_robots.arguments import HELD_OUT_SHARE, UNIT_FRACTION, number_argum
 from strands_robots.cli.common import (
     JsonOpt,
     LabelsDirOpt,
-    RevisionOpt,
     RootArg,
     console,
     flag_stale,
@@ -103,7 +102,6 @@ def set_cmd(
     labeled_by: Annotated[str | None, typer.Option(help="Who labelled (default: your login name).")] = None,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Record a new version of an episode's outcome label (it replaces the current one)."""
     fields: dict[str, Any] = {}
@@ -129,14 +127,12 @@ def set_cmd(
         console.print(f"episode {episode}: {label['outcome']} (version {label['version']})", highlight=False)
 
 
-def get_cmd(root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt = None) -> None:
+def get_cmd(root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None) -> None:
     """Print an episode's current outcome label as JSON."""
     print_json(labels_of(root, labels_dir).outcomes.get(episode))
 
 
-def history_cmd(
-    root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt = None
-) -> None:
+def history_cmd(root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None) -> None:
     """Print every version of an episode's outcome label, newest first, as JSON."""
     print_json(labels_of(root, labels_dir).outcomes.history(episode))
 
@@ -150,7 +146,6 @@ def list_cmd(
     model_version: Annotated[str | None, typer.Option(help="Exactly this version.")] = None,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """List current outcome labels matching the filters."""
     handle = labels_of(root, labels_dir)
@@ -188,7 +183,6 @@ def export_cmd(
     out: Annotated[Path | None, typer.Option(help="Output file (default meta/avala_sequence_outcomes.jsonl).")] = None,
     dataset_id: Annotated[str | None, typer.Option(help="Pin the id avala_sequence_uid is derived from.")] = None,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Write every episode's current label to meta/avala_sequence_outcomes.jsonl."""
     path = labels_of(root, labels_dir).outcomes.export(output_path(out), dataset_id=dataset_id)
@@ -200,7 +194,6 @@ def import_cmd(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="An avala_sequence_outcomes.jsonl file.")],
     labeled_by: Annotated[str | None, typer.Option(help="Recorded on the new versions.")] = None,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Read an exported avala_sequence_outcomes.jsonl back (all lines checked first)."""
     report = labels_of(root, labels_dir).outcomes.import_file(resolve(file), labeled_by=labeled_by)
@@ -286,7 +279,6 @@ def split_cmd(
     ] = 0.05,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Assign train / held_out_eval so that no leakage-group value is on both sides."""
     kwargs: dict[str, Any] = {
@@ -311,7 +303,7 @@ def split_cmd(
     console.print(f"held_out_eval: {report['held_out_eval']}", highlight=False)
 
 
-def recovery_cmd(root: RootArg, labels_dir: LabelsDirOpt = None, revision: RevisionOpt = None) -> None:
+def recovery_cmd(root: RootArg, labels_dir: LabelsDirOpt = None) -> None:
     """Print the mistake-and-recovery track (mistake_and_recovery or intervention) as JSON."""
     print_json(labels_of(root, labels_dir).outcomes.recovery_track())
 
@@ -320,7 +312,6 @@ def verdicts_cmd(
     root: RootArg,
     record: Annotated[bool, typer.Option("--record", help="Record them in episode_labels.json.")] = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Print (or --record) deterministic verdicts derived from the outcome labels."""
     outcomes = labels_of(root, labels_dir).outcomes

@@ -14,7 +14,6 @@ import typer
 from strands_robots.cli.common import (
     JsonOpt,
     LabelsDirOpt,
-    RevisionOpt,
     RootArg,
     TotalEpisodesOpt,
     console,
@@ -82,7 +81,6 @@ def validate_cmd(
     threshold: Annotated[float, typer.Option(help="Base speed threshold (feature units).")] = 0.05,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Check saved segmentations against the structure and the cohort's rules."""
     from strands_robots.segments.checks import validate_episode
@@ -143,7 +141,6 @@ def show_cmd(
     history: Annotated[bool, typer.Option(help="Every saved version, newest first.")] = False,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """A summary of saved segmentations, or one episode's segments (frames and seconds)."""
     from strands_robots.segments.episodes import open_dataset_if_present
@@ -222,7 +219,6 @@ def import_cmd(
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
     total_episodes: TotalEpisodesOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Import segmentations (frames or seconds) with label normalisation and a report."""
     from strands_robots.segments import import_segmentations
@@ -286,7 +282,6 @@ def export_cmd(
     format: Annotated[str, typer.Option(help="segments, or subtasks (the outcome labels' format).")] = "segments",
     fps: Annotated[float | None, typer.Option(help="fps when the dataset has no metadata.")] = None,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Export saved segmentations as JSON Lines (frames and seconds)."""
     from strands_robots.segments import export_segmentations
@@ -312,7 +307,6 @@ def pool_cmd(
     ] = None,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """A task's label pool (templates used in its saved segmentations) and its reference examples."""
     from strands_robots.segments import label_pool, reference_examples
@@ -379,7 +373,6 @@ def prefill_cmd(
     episode: Annotated[int, typer.Argument(metavar="EPISODE", help="Episode index.", parser=whole_number)],
     feature: Annotated[str | None, typer.Option(help="Base-velocity feature (default: auto-detect).")] = None,
     threshold: Annotated[float, typer.Option(help="Speed threshold (feature units).")] = 0.05,
-    revision: RevisionOpt = None,
 ) -> None:
     """NAVIGATE segments prefilled from the base motion (JSON, for an annotator to edit)."""
     from strands_robots.segments import prefill_navigate

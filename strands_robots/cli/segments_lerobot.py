@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from strands_robots.cli.common import JsonOpt, LabelsDirOpt, RevisionOpt, RootArg, console, print_json, resolve
+from strands_robots.cli.common import JsonOpt, LabelsDirOpt, RootArg, console, print_json, resolve
 from strands_robots.cli.segments import _cohort, app, print_import_report
 
 StyleOpt = Annotated[str, typer.Option(help="The language_persistent style of the subtask rows.")]
@@ -32,7 +32,6 @@ def import_lerobot_cmd(
     dry_run: Annotated[bool, typer.Option(help="Report only; write nothing.")] = False,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Import the dataset's own subtasks as proposals to review on the segment page."""
     from strands_robots.segments.lerobot_import import import_lerobot
@@ -55,7 +54,6 @@ def agreement_cmd(
     reviewed: Annotated[str, typer.Option(help="The person who reviewed them.")],
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Boundary error, label accuracy and share accepted unchanged of reviewed proposals."""
     from strands_robots.segments.agreement import segments_agreement
@@ -93,7 +91,6 @@ def export_lerobot_cmd(
     sarm: SarmOpt = None,
     as_json: JsonOpt = False,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Write the approved segmentations as LeRobot subtask rows (or SARM's columns)."""
     from strands_robots.segments.lerobot_export import export_lerobot

@@ -16,7 +16,6 @@ from strands_robots.cli.common import (
     EpisodesOpt,
     JsonOpt,
     LabelsDirOpt,
-    RevisionOpt,
     RootArg,
     console,
     episode_list,
@@ -368,7 +367,6 @@ def events_cmd(
     range_scope: RangeOpt = "dataset",
     single_arm: SingleArmOpt = "right",
     json_out: JsonOpt = False,
-    revision: RevisionOpt = None,
 ) -> None:
     """Per-arm gripper open/close events of each episode."""
     from strands_robots.dataset import open_dataset
@@ -429,7 +427,6 @@ def build_cmd(
     labels_dir: LabelsDirOpt = None,
     json_out: JsonOpt = False,
     out: OutOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Build the subtask chain of each episode and render it."""
     from strands_robots.ssc.records import to_dict
@@ -475,7 +472,6 @@ def check_cmd(
     labels_dir: LabelsDirOpt = None,
     json_out: JsonOpt = False,
     out: OutOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Build each chain and report I1-I4 anomalies (and accuracy against --reference)."""
     from strands_robots.ssc.checker import action_accuracy, check_chain, summarize_anomalies

@@ -14,7 +14,6 @@ import typer
 
 from strands_robots.cli.common import (
     LabelsDirOpt,
-    RevisionOpt,
     RootArg,
     console,
     load_json_file,
@@ -63,7 +62,6 @@ def review(
         str | None, typer.Option(help="Default reviewer name written with each review (default: your user name).")
     ] = None,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
     allow_remote: AllowRemoteOpt = False,
 ) -> None:
     """Serve the review page: resolve disputed verdicts in the browser."""
@@ -93,7 +91,6 @@ def segment(
     ] = None,
     labels_dir: LabelsDirOpt = None,
     labels: LabelSetsOpt = None,
-    revision: RevisionOpt = None,
     allow_remote: AllowRemoteOpt = False,
 ) -> None:
     """Serve the segment page: split episodes into subtasks (B splits, S saves) in the browser."""
@@ -131,7 +128,6 @@ def report(
         ),
     ] = 100,
     labels_dir: LabelsDirOpt = None,
-    revision: RevisionOpt = None,
 ) -> None:
     """Write PNG plots: quality and failure modes by verdict, judge vs human, disputes, episodes."""
     _require_extra("report")

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import json
 import secrets
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
-from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qs, urlsplit
 
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from strands_robots.errors import quoted
@@ -95,7 +95,7 @@ class Guard:
         """Accepted ``Origin`` values (``http://`` + an accepted host)."""
         return frozenset(f"http://{h}" for h in self.hosts)
 
-    def host_problem(self, headers: dict[str, str]) -> str | None:
+    def host_problem(self, headers: Mapping[str, str]) -> str | None:
         """Why the ``Host`` header is refused, or None."""
         host = headers.get("host", "").lower()
         if host not in self.hosts:
@@ -105,7 +105,7 @@ class Guard:
             )
         return None
 
-    def write_problem(self, headers: dict[str, str]) -> str | None:
+    def write_problem(self, headers: Mapping[str, str]) -> str | None:
         """Why a state-changing request is refused, or None (Host checked separately)."""
         origin = headers.get("origin")
         if origin is None or origin == "null":
@@ -126,24 +126,15 @@ class Guard:
         return None
 
 
-def _headers(scope: Scope) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, value in scope.get("headers", []):
-        name = key.decode("latin-1").lower()
-        if name not in out:  # the first of repeated headers: never let a second Host win
-            out[name] = value.decode("latin-1")
-    return out
-
-
-def _security_headers(extra: Iterable[tuple[bytes, bytes]] = ()) -> list[tuple[bytes, bytes]]:
-    return [
-        (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
-        (b"x-content-type-options", b"nosniff"),
-        (b"x-frame-options", b"DENY"),
-        (b"referrer-policy", b"same-origin"),
-        (b"cross-origin-resource-policy", b"same-origin"),
-        *extra,
-    ]
+#: The headers of every response (docs/review.md, "Security").
+SECURITY_HEADERS = {
+    "content-security-policy": CONTENT_SECURITY_POLICY,
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "same-origin",
+    "cross-origin-resource-policy": "same-origin",
+}
+_RAW_SECURITY_HEADERS = [(name.encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
 
 
 class GuardMiddleware:
@@ -157,14 +148,19 @@ class GuardMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = _headers(scope)
+        request = Request(scope)
+        headers = request.headers  # the first of repeated headers: a second Host never wins
         problem = self.guard.host_problem(headers)
         if problem is None and self.guard.remote:
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
             if self.guard.token_matches((query.get("token") or [None])[0]):  # the printed URL: keep it as a cookie
-                await _enter(send, scope.get("raw_path") or scope["path"].encode("utf-8"), self.guard.token)
+                path = (scope.get("raw_path") or scope["path"].encode("utf-8")).decode("latin-1")
+                cookie = f"{TOKEN_COOKIE}={self.guard.token}; HttpOnly; SameSite=Strict; Path=/"
+                location = "/" + path.lstrip("/")  # this server's path, never //other.host; the token dropped
+                entered = {"location": location, "set-cookie": cookie, "cache-control": "no-store"}
+                await Response(status_code=303, headers=SECURITY_HEADERS | entered)(scope, receive, send)
                 return
-            if not self.guard.token_matches(_cookie(headers, TOKEN_COOKIE)):
+            if not self.guard.token_matches(request.cookies.get(TOKEN_COOKIE)):
                 problem = (
                     "this server listens on an address that is not loopback: open the URL it printed "
                     "(it carries ?token=) in this browser first."
@@ -172,57 +168,12 @@ class GuardMiddleware:
         if problem is None and scope["method"].upper() not in SAFE_METHODS:
             problem = self.guard.write_problem(headers)
         if problem is not None:
-            await _refuse(send, problem)
+            await JSONResponse({"error": problem}, 403, headers=SECURITY_HEADERS)(scope, receive, send)
             return
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *_security_headers()]}
+                message = {**message, "headers": [*message.get("headers", []), *_RAW_SECURITY_HEADERS]}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-
-
-def _cookie(headers: dict[str, str], name: str) -> str | None:
-    """The value of cookie ``name`` in the ``Cookie`` header, or None."""
-    jar = SimpleCookie()
-    try:
-        jar.load(headers.get("cookie", ""))
-    except CookieError:
-        return None
-    morsel = jar.get(name)
-    return morsel.value if morsel is not None else None
-
-
-async def _enter(send: Send, path: bytes, token: str) -> None:
-    """Answer the printed URL (``?token=``): keep the token as a cookie and drop it from the address bar."""
-    cookie = f"{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 303,
-            "headers": _security_headers(
-                [
-                    (b"location", b"/" + path.lstrip(b"/")),  # this server's path, never //other.host
-                    (b"set-cookie", cookie.encode()),
-                    (b"cache-control", b"no-store"),
-                    (b"content-length", b"0"),
-                ]
-            ),
-        }
-    )
-    await send({"type": "http.response.body", "body": b""})
-
-
-async def _refuse(send: Send, problem: str) -> None:
-    body = json.dumps({"error": problem}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 403,
-            "headers": _security_headers(
-                [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-            ),
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
