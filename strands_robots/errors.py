@@ -13,12 +13,9 @@ web server look it up instead of testing the type:
   ``remedy=`` (for example a missing mp4 versus a missing parquet).
 - ``http_status``: the status the review server answers with.
 
-A message quotes at most :data:`QUOTE_CHARS` characters of any input it names
-(:func:`quoted` for a value, :func:`clipped` for a path or a name shown as it reads); a
-:class:`LabelsError` puts its message through :func:`bounded_message` when it is made (a
-site that quoted an input whole is bounded all the same), and every entry point (the judge
-tools' envelopes, the CLI, its usage errors included, the web pages) passes what it shows
-through it too (docs/architecture.md, "One store contract": bounded messages).
+Messages are bounded (:func:`quoted`, :func:`clipped`, :func:`bounded_message`, applied
+where a :class:`LabelsError` is made and where it is shown): docs/architecture.md, "One
+store contract".
 """
 
 from __future__ import annotations

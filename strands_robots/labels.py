@@ -316,9 +316,8 @@ class OutcomeLabels(_Store):
 
     def list(self, **filters: Any) -> list[dict[str, Any]]:
         """Current labels matching ``filters`` (``list_outcomes``'s keywords)."""
-        return self._call(
-            "labels", "list_outcomes", **filters
-        )  # last: ``list`` in a later annotation would name this method
+        # last in the class: ``list`` in a later annotation would name this method
+        return self._call("labels", "list_outcomes", **filters)
 
 
 class SegmentLabels(_Store):

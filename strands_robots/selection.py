@@ -62,8 +62,6 @@ def refuse_stale_labels(labels: Labels) -> None:
         UnreadableRecordError: label writes the store refused (never applied) are kept aside,
             or the dataset cannot be opened to check the labels' fingerprints.
     """
-    import warnings
-
     from strands_robots.errors import StaleRecordError, UncheckedLabelsWarning, UnreadableRecordError
     from strands_robots.storage.side_files import rejected_path
 
@@ -116,7 +114,8 @@ class _Selection:
         self.bar["min_rank"] = QUALITY_RANK[checks.quality(options["min_quality"], "min_quality", context=context)]
         self.outcomes = self.membership = None
         outcomes, membership = options["outcomes"], options["evaluation_membership"]
-        if outcomes is not None or membership is not None:  # the vocabulary: only when asked
+        self.active = outcomes is not None or membership is not None
+        if self.active:  # the vocabulary: only when asked
             from strands_robots.outcomes.model import EVALUATION_MEMBERSHIPS, OUTCOMES
 
             self.outcomes = _as_set(outcomes, "outcomes", OUTCOMES)
@@ -129,10 +128,6 @@ class _Selection:
 
         index = label_index(existing_store(self.labels.root, self.labels.labels_dir))
         return index, index.drop_codes(**self.bar)
-
-    @property
-    def active(self) -> bool:
-        return self.outcomes is not None or self.membership is not None
 
     def held_out(self) -> set[int]:
         return set() if self.keep_held_out else held_out_episodes(self.labels)
@@ -216,7 +211,7 @@ def filter_episodes(
     index, codes = selection.drop_codes()
     chosen = selection.narrow(index.episode[codes == 0].tolist())
     # only records that carry a fingerprint can be stale (files written by other tools have none)
-    stale = labels.episodes.stale() if index.with_fingerprint(chosen) else {}
+    stale = labels.episodes.stale() if index.has_fingerprint[codes == 0].any() else {}
     dropped = sorted(set(chosen) & set(stale))
     if dropped:
         warnings.warn(

@@ -154,11 +154,6 @@ class LabelIndex:
         codes[~self.has_judge] = 1
         return codes
 
-    def with_fingerprint(self, episodes: np.ndarray | list[int]) -> list[int]:
-        """Those of ``episodes`` whose record carries a fingerprint (the only ones that can be stale)."""
-        positions = np.searchsorted(self.episode, np.asarray(episodes, dtype=np.int64))
-        return np.asarray(episodes, dtype=np.int64)[self.has_fingerprint[positions]].tolist() if len(episodes) else []
-
 
 def _empty_columns(n: int) -> dict[str, np.ndarray]:
     columns = {name: np.zeros(n, dtype=dtype) for name, dtype in _DTYPES.items()}

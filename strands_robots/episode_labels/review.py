@@ -131,17 +131,6 @@ def _stamps(seen: Any) -> dict[str, str | None]:
     return {name: seen[name] for name in STAMP_KEYS}
 
 
-def _check_shown(index: int, record: Mapping[str, Any], shown: dict[str, str | None]) -> None:
-    now = block_stamps(record)
-    changed = [name for name in STAMP_KEYS if now[name] != shown[name]]
-    if changed:
-        what = " and ".join({"verdict_seen": "verdict", "judge_seen": "judge label"}[name] for name in changed)
-        raise ReviewConflictError(
-            f"episode {index}: the {what} changed since the page showed it (someone re-judged or re-recorded it); "
-            "nothing was saved. Reload the episode, look again, then decide."
-        )
-
-
 def review_episode(
     root: str | Path,
     episode: int,
@@ -209,8 +198,14 @@ def review_episode(
                 f"No deterministic verdict recorded for episode {index}, so there is nothing to review; record "
                 "verdicts first (record_deterministic_verdicts or `strands-labels verdicts ROOT FILE`)."
             )
-        if shown is not None:
-            _check_shown(index, record, shown)
+        now = block_stamps(record)
+        changed = [name for name in STAMP_KEYS if shown is not None and now[name] != shown[name]]
+        if changed:
+            what = " and ".join({"verdict_seen": "verdict", "judge_seen": "judge label"}[name] for name in changed)
+            raise ReviewConflictError(
+                f"episode {index}: the {what} changed since the page showed it (someone re-judged or re-recorded "
+                "it); nothing was saved. Reload the episode, look again, then decide."
+            )
         from strands_robots.episode_labels.judge import refuse_stale
 
         refuse_stale(root, {index: record.get("fingerprint")})  # a review of another recording: docs/editing.md
@@ -222,11 +217,7 @@ def review_episode(
         record = dict(record)
         if "review" in record:
             record["review_history"] = [*record.get("review_history", []), record["review"]]
-        record["review"] = {
-            **fields,
-            "reviewed_at": time.time(),
-            **block_stamps(record),
-        }
+        record["review"] = {**fields, "reviewed_at": time.time(), **now}
         document["episodes"][key] = record
         return Change(records=[key], fields=[]), json_copy(record)
 
