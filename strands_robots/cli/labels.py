@@ -91,16 +91,12 @@ def verdicts(
             total_episodes,
             root,
         )
-    before = _verdict_blocks(labels)
+    before = _verdicts(labels)
     document = labels.episodes.record_verdicts(entries, benchmark=benchmark)
     labels.episodes.flush()
-    after = {key: record.get("deterministic") for key, record in document["episodes"].items()}
-    added = sum(1 for key, block in after.items() if block is not None and before.get(key) is None)
-    changed = sum(
-        1
-        for key, block in after.items()
-        if block is not None and before.get(key) is not None and _verdict_of(before[key]) != _verdict_of(block)
-    )
+    after = _verdicts(labels, document)
+    added = sum(key not in before for key in after)
+    changed = sum(key in before and before[key] != verdict for key, verdict in after.items())
     successes = sum(e.get("success") is True for e in entries)
     console.print(
         f"recorded {plural(len(entries), 'verdict')} ({successes} success) in "
@@ -110,17 +106,17 @@ def verdicts(
     )
 
 
-def _verdict_blocks(labels: Labels) -> dict[str, Any]:
-    if labels.labels_dir is not None and not labels.labels_dir.exists():
-        return {}  # a new labels directory: created by the write that follows
-    try:
-        return {key: r.get("deterministic") for key, r in labels.episodes.read()["episodes"].items()}
-    except LabelsNotFoundError:  # no sidecar yet; a missing root (RootNotFoundError) is reported
-        return {}
-
-
-def _verdict_of(block: dict[str, Any]) -> tuple[Any, Any]:
-    return block.get("success"), block.get("failure")
+def _verdicts(labels: Labels, document: dict[str, Any] | None = None) -> dict[str, tuple[Any, Any]]:
+    """``{episode key: (success, failure)}`` of the verdicts in ``document`` (default: the sidecar's)."""
+    if document is None:
+        if labels.labels_dir is not None and not labels.labels_dir.exists():
+            return {}  # a new labels directory: created by the write that follows
+        try:
+            document = labels.episodes.read()
+        except LabelsNotFoundError:  # no sidecar yet; a missing root (RootNotFoundError) is reported
+            return {}
+    blocks = {key: record.get("deterministic") for key, record in document["episodes"].items()}
+    return {key: (block.get("success"), block.get("failure")) for key, block in blocks.items() if block is not None}
 
 
 def annotate(

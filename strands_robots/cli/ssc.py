@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -137,14 +137,9 @@ class Detector:
         return self
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "threshold": self.threshold,
-            "hysteresis": self.hysteresis,
-            "min_range": self.min_range,
-            "polarity": self.polarity,
-            "range": self.range_scope if self.mode == "position" else None,
-        }
+        described = asdict(self)
+        described["range"] = described.pop("range_scope") if self.mode == "position" else None
+        return described
 
 
 def _channels(ds: Any, specs: list[str] | None, mode: str, single_arm: str) -> dict[str, Any]:

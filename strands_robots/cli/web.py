@@ -43,10 +43,9 @@ HostOpt = Annotated[str, typer.Option(help="Address to listen on (loopback keeps
 PortOpt = Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")]
 
 
-def _require_extra(what: str) -> None:
+def _require_extra(what: str, *needed: str) -> None:
     import importlib.util
 
-    needed = ("starlette", "uvicorn", "jinja2") if what in ("review", "segments page") else ("matplotlib",)
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         raise MissingExtraError(
@@ -65,12 +64,12 @@ def review(
     allow_remote: AllowRemoteOpt = False,
 ) -> None:
     """Serve the review page: resolve disputed verdicts in the browser."""
-    _require_extra("review")
-    _serve(root, labels_dir, host=host, port=port, reviewer=reviewer, allow_remote=allow_remote)
+    _serve("review", root, labels_dir, host=host, port=port, reviewer=reviewer, allow_remote=allow_remote)
 
 
-def _serve(root: Path, labels_dir: Path | None, **options: Any) -> None:
-    """Serve the pages of ROOT until stopped (:func:`strands_robots.web.server.serve`)."""
+def _serve(what: str, root: Path, labels_dir: Path | None, **options: Any) -> None:
+    """Serve the pages of ROOT until stopped (:func:`strands_robots.web.server.serve`) for ``strands-labels WHAT``."""
+    _require_extra(what, "starlette", "uvicorn", "jinja2")
     from strands_robots.web.server import serve
 
     note_moved_sidecars(root, labels_dir)  # before serving: the page runs until stopped
@@ -94,8 +93,8 @@ def segment(
     allow_remote: AllowRemoteOpt = False,
 ) -> None:
     """Serve the segment page: split episodes into subtasks (B splits, S saves) in the browser."""
-    _require_extra("segments page")
     _serve(
+        "segments page",
         root,
         labels_dir,
         host=host,
@@ -130,7 +129,7 @@ def report(
     labels_dir: LabelsDirOpt = None,
 ) -> None:
     """Write PNG plots: quality and failure modes by verdict, judge vs human, disputes, episodes."""
-    _require_extra("report")
+    _require_extra("report", "matplotlib")
     from strands_robots.report import write_report
 
     holdout = None if human is None else load_json_file(resolve(human))

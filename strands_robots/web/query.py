@@ -146,10 +146,6 @@ def _locate(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[str, type[Bas
     return path, here, field
 
 
-def _shown(value: Any) -> str:
-    return quoted(value, 40)
-
-
 def _body_problem(model: type[BaseModel], error: Any, unknown: dict[str, tuple[type[BaseModel], list[str]]]) -> str:
     """The sentence of one pydantic error (``unknown``: every unknown key, by object path)."""
     loc = tuple(error.get("loc") or ())
@@ -164,7 +160,7 @@ def _body_problem(model: type[BaseModel], error: Any, unknown: dict[str, tuple[t
     name = path or "body"
     if error.get("type") == "value_error":  # our own validators' sentences
         rule = str(error.get("msg", "")).removeprefix("Value error, ")
-        return f"{name}={_shown(error.get('input'))} {rule}."
+        return f"{name}={quoted(error.get('input'), 40)} {rule}."
     if here is not None and path.endswith("]"):  # a list item that is not an object
         return f"{name} must be an object with {', '.join(here.model_fields)}."
     rule = (field.description if field is not None else None) or str(error.get("msg", "is invalid"))

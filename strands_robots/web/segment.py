@@ -228,9 +228,9 @@ def task_of(ctx: ServerContext, episode: int) -> str:
 
 def saved_summaries(ctx: ServerContext) -> dict[int, dict[str, Any]]:
     """``episode_index`` -> version, annotator, time, segment count and reference flag of each saved segmentation."""
-
-    def summarize(records: dict[str, dict[str, Any]]) -> dict[int, dict[str, Any]]:
-        return {
+    return query_records(
+        ctx.root,
+        lambda records: {
             int(key): {
                 "version": record.get("version"),
                 "annotator": record.get("annotator"),
@@ -241,9 +241,9 @@ def saved_summaries(ctx: ServerContext) -> dict[int, dict[str, Any]]:
                 "status": review_status(record),
             }
             for key, record in records.items()
-        }
-
-    return query_records(ctx.root, summarize, labels_dir=ctx.labels_dir)
+        },
+        labels_dir=ctx.labels_dir,
+    )
 
 
 class ListQuery(QueryModel):
