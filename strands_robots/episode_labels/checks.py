@@ -7,7 +7,6 @@ Booleans, numbers and integers go through the rules of :mod:`strands_robots.argu
 from __future__ import annotations
 
 import numbers
-import sys
 from typing import Any
 
 from strands_robots.arguments import ANY_NUMBER, bool_argument, int_argument, number_argument
@@ -20,15 +19,6 @@ from strands_robots.episode_labels.vocab import (
 from strands_robots.errors import LabelValidationError, did_you_mean, quoted
 from strands_robots.storage.episode_index import MAX_EPISODE_INDEX
 from strands_robots.storage.episode_index import episode_index as episode_index  # the one rule, checks.episode_index
-
-
-def is_bool(value: Any) -> bool:
-    """True for ``bool`` and ``numpy.bool_`` (numpy is not imported for this: a process
-    that has not imported it cannot hold a numpy value)."""
-    if isinstance(value, bool):
-        return True
-    np = sys.modules.get("numpy")
-    return np is not None and isinstance(value, np.bool_)
 
 
 def boolean(value: Any, what: str) -> bool:
@@ -44,7 +34,7 @@ def finite_number(value: Any, what: str) -> float | int:
     stay ints, anything else becomes a float; ``bool``, text, NaN and infinity refused."""
 
     def refuse(v: Any) -> LabelValidationError:
-        if is_bool(v) or not isinstance(v, numbers.Real):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):  # numpy.bool_ is no numbers.Real either
             return LabelValidationError(f"{what} must be a finite number, got {type(v).__name__} {quoted(v)}.")
         return LabelValidationError(
             f"{what} must be a finite number, got {quoted(v)}; NaN and infinity cannot be stored."

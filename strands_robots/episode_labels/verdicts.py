@@ -267,12 +267,11 @@ def verdicts_from_dataset(root: str | Path, column: str | None = None) -> list[d
             f"(column=) naming a boolean per-frame success feature of this dataset; its features are {list(features)}."
         )
     has_reward = "next.reward" in dataset.features
+    columns = [column, "next.reward"] if has_reward else [column]
     verdicts = []
     for index in sorted(dataset.episodes):
-        columns = [column, "next.reward"] if has_reward else [column]
         frames = dataset.read_frames(index, columns=columns)
-        values = np.asarray(frames[column])
-        success = bool(np.any(values.astype(bool)))
+        success = bool(np.any(np.asarray(frames[column]).astype(bool)))
         reward = float(np.nansum(frames["next.reward"])) if has_reward else float(success)
         verdicts.append(
             {
