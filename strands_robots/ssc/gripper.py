@@ -46,7 +46,7 @@ def detect_gripper_events(
 
     Args:
         values: One value per frame (shape ``(frames,)``), frame ``i`` = ``frame_index`` i.
-            NaN samples are skipped (the state holds).
+            NaN and infinite samples are skipped (the state holds).
         arm: ``"left"`` or ``"right"``.
         mode: ``"command"`` (sign flips between non-zero commands) or ``"position"``
             (threshold with hysteresis).
@@ -88,6 +88,7 @@ def detect_gripper_events(
         raise LabelValidationError(
             f"gripper values must be 1-D (one value per frame), got shape {x.shape}; select the gripper column."
         )
+    x = np.where(np.isfinite(x), x, np.nan)  # an infinite sample is no reading either
     threshold, hysteresis, min_range = _check_levels(mode, threshold, hysteresis, min_range)
     value_range = _check_range(value_range)
     hand = cast(Hand, arm)

@@ -127,6 +127,17 @@ def test_position_mode_explicit_threshold_nan_and_flat_channel():
     assert detect_gripper_events([np.nan, np.nan], arm="right", mode="position") == []
 
 
+@pytest.mark.parametrize("mode", ["position", "command"])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_an_infinite_sample_is_skipped_like_nan(mode, bad):
+    """A corrupt sample (inf) holds the state as NaN does, in both modes (no crash)."""
+    values = [0, 1, bad, 0.5, 0, 1] if mode == "position" else [1, -1, bad, -1, 1, 1]
+    expected = [(1, "open"), (4, "close"), (5, "open")] if mode == "position" else [(1, "close"), (4, "open")]
+    got = _fk(detect_gripper_events(values, arm="left", mode=mode))
+    assert got == _fk(detect_gripper_events([np.nan if v == bad else v for v in values], arm="left", mode=mode))
+    assert got == expected
+
+
 def test_position_mode_closed_is_high():
     values = [0] * 5 + [50] * 5 + [0] * 5  # closed (high) on frames 5-9
     assert _fk(detect_gripper_events(values, arm="left", mode="position", open_is_high=False)) == [
