@@ -281,15 +281,13 @@ def split_cmd(
     labels_dir: LabelsDirOpt = None,
 ) -> None:
     """Assign train / held_out_eval so that no leakage-group value is on both sides."""
-    kwargs: dict[str, Any] = {
-        "held_out": held_out,
-        "seed": seed,
-        "dry_run": dry_run,
-        "tolerance": tolerance,
-    }
-    if group_key:
-        kwargs["group_keys"] = tuple(group_key)
-    report = labels_of(root, labels_dir).outcomes.split(**kwargs)
+    report = labels_of(root, labels_dir).outcomes.split(
+        held_out=held_out,
+        seed=seed,
+        dry_run=dry_run,
+        tolerance=tolerance,
+        group_keys=tuple(group_key or LEAKAGE_GROUP_KEYS),
+    )
     if as_json:
         print_json(report)
         return

@@ -27,7 +27,7 @@ from strands_robots.cli.common import (
     styled,
 )
 from strands_robots.dataset.keys import ACTION_KEY, STATE_KEY
-from strands_robots.errors import LabelValidationError, did_you_mean
+from strands_robots.errors import LabelValidationError, check_choice
 from strands_robots.storage.side_files import SEGMENTS
 
 #: The words of the detector's options (``--mode``, ``--polarity``, ``--range``, ``--single-arm``).
@@ -35,13 +35,6 @@ MODES = ("position", "command")
 POLARITIES = ("open-high", "open-low")
 RANGE_SCOPES = ("dataset", "episode")
 SINGLE_ARMS = ("left", "right")
-
-
-def _not_one_of(option: str, value: str, words: tuple[str, ...]) -> LabelValidationError:
-    """The refusal of a word outside ``words``, with the near miss it was meant as."""
-    return LabelValidationError(
-        f"{option} must be {' or '.join(map(repr, words))}, got {value!r}.{did_you_mean(value, words)}"
-    )
 
 
 GripperOpt = Annotated[
@@ -126,12 +119,9 @@ class Detector:
     range_scope: str = "dataset"
 
     def check(self) -> Detector:
-        if self.mode not in MODES:
-            raise _not_one_of("--mode", self.mode, MODES)
-        if self.polarity not in POLARITIES:
-            raise _not_one_of("--polarity", self.polarity, POLARITIES)
-        if self.range_scope not in RANGE_SCOPES:
-            raise _not_one_of("--range", self.range_scope, RANGE_SCOPES)
+        check_choice("--mode", self.mode, MODES)
+        check_choice("--polarity", self.polarity, POLARITIES)
+        check_choice("--range", self.range_scope, RANGE_SCOPES)
         if self.mode == "command" and self.threshold is not None and self.threshold < 0:
             raise LabelValidationError(f"--threshold {self.threshold} must be >= 0 in command mode (a dead band).")
         return self
@@ -145,8 +135,7 @@ class Detector:
 def _channels(ds: Any, specs: list[str] | None, mode: str, single_arm: str) -> dict[str, Any]:
     from strands_robots.ssc.gripper import GripperChannel, find_gripper_channels
 
-    if single_arm not in SINGLE_ARMS:
-        raise _not_one_of("--single-arm", single_arm, SINGLE_ARMS)
+    check_choice("--single-arm", single_arm, SINGLE_ARMS)
     if not specs:
         prefer = (STATE_KEY, ACTION_KEY) if mode == "position" else (ACTION_KEY, STATE_KEY)
         found = find_gripper_channels(ds.features, prefer=prefer, single_arm=single_arm)

@@ -27,9 +27,6 @@ DEFAULT_PORT = 8765
 class ServerAddressError(LabelsError, OSError):
     """The server cannot listen where asked (busy port, wildcard or unknown address)."""
 
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
 
 def listen_address(host: str, *, allow_remote: bool = False) -> tuple[socket.AddressFamily, str]:
     """The address ``host`` names, as the server will bind it: ``(family, canonical IP text)``.
