@@ -1,7 +1,7 @@
 """Episode leases: two judge runs on one dataset never judge the same episode at once.
 
-A lease is an exclusive ``flock`` (``filelock.FileLock``, taken without waiting) on a
-small file per episode in the labels directory (:func:`strands_robots.storage.side_files.lease_path`).
+A lease is an exclusive ``flock`` (:func:`strands_robots.storage.lock.flock_file`, taken
+without waiting) on a small file per episode in the labels directory (:func:`strands_robots.storage.side_files.lease_path`).
 A run takes an episode's lease before judging it and gives it back once the label is
 written; a run that finds the lease held skips the episode (another run is judging it).
 The operating system drops a lock when its holder dies, so the lease of a killed run
@@ -10,7 +10,7 @@ docs/judge.md, "Two runs on one dataset".
 
 Lease files follow the rule of every derived file (docs/architecture.md, "One store
 contract"): the state folder and its ``leases/`` folder are created only where no symbolic
-link stands, and the lease file is opened ``O_NOFOLLOW`` (filelock >= 3.20.1), so a link
+link stands, and the lease file is opened ``O_NOFOLLOW``, so a link
 planted at any of the three names is refused by name and nothing outside the root is
 created or written.
 """
@@ -25,10 +25,9 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from strands_robots.errors import StorageError
 from strands_robots.storage import state_dir
+from strands_robots.storage.lock import flock_file
 from strands_robots.storage.side_files import lease_path
 
 
@@ -61,7 +60,7 @@ class EpisodeLeases:
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
-        self._held: dict[int, FileLock] = {}
+        self._held: dict[int, int] = {}  # episode: the descriptor holding its flock
         self._mutex = threading.Lock()
 
     def take(self, episode: int) -> bool:
@@ -81,19 +80,18 @@ class EpisodeLeases:
         path = lease_path(self.directory, episode)
         try:
             _leases_folder(self.directory)
-            lock = FileLock(str(path), thread_local=False, blocking=False)
-            lock.acquire()
-        except Timeout:
+            fd = flock_file(path, deadline=0)
+        except TimeoutError:
             return False
         except OSError as exc:
-            if exc.errno == errno.ELOOP:  # filelock opens the lease O_NOFOLLOW: a link stands there
+            if exc.errno == errno.ELOOP:  # the lease is opened O_NOFOLLOW: a link stands there
                 raise state_dir.refuse_link(path) from exc
             raise StorageError(
                 f"cannot take the lease of episode {episode} at {path} ({exc}); the labels directory must be "
                 "writable (use --labels-dir for a read-only dataset)."
             ) from exc
         with self._mutex:
-            self._held[episode] = lock
+            self._held[episode] = fd
         return True
 
     def take_all(self, episodes: Iterable[int]) -> tuple[list[int], list[int]]:
@@ -108,9 +106,9 @@ class EpisodeLeases:
         """Release the leases of ``episodes`` this run holds (others are ignored)."""
         for episode in episodes:
             with self._mutex:
-                lock = self._held.pop(episode, None)
-            if lock is not None:
-                lock.release()
+                fd = self._held.pop(episode, None)
+            if fd is not None:
+                os.close(fd)
 
     def give_back_all(self) -> None:
         """Release every lease this run holds (the end of a run, also after Ctrl-C)."""

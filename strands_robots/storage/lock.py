@@ -8,11 +8,12 @@ and forked children (a child closes the descriptors it inherited and starts with
 held). Each acquisition opens the lock file and each release closes it, so a lock file
 replaced meanwhile is simply opened anew and no descriptor stays open between calls.
 
-Why not filelock here (it stays for the judge leases): filelock 4.3 spends ~320 µs of CPU
-per acquire and release (its fork bookkeeping, realpath and singleton lookup) where open,
-``flock`` and close take ~20 µs; every ``annotate_episode`` takes the lock once, so with
-filelock the lock alone was twice the fsync it guards (docs/performance.md, row
-``annotate_loop``; the guard rail is one call <= 2x the fsync floor).
+Why not filelock: filelock 4.3 spends ~320 µs of CPU per acquire and release (its fork
+bookkeeping, realpath and singleton lookup) where open, ``flock`` and close take ~20 µs;
+every ``annotate_episode`` takes the lock once, so with filelock the lock alone was twice
+the fsync it guards (docs/performance.md, row ``annotate_loop``; the guard rail is one call
+<= 2x the fsync floor). The judge's episode leases (:mod:`.lease`) take the same
+:func:`flock_file`.
 
 While a lock file an earlier version kept beside the sidecar (``.<name>.lock``) exists, it
 is taken too, after the new one, so a process of that version still running is excluded as
@@ -77,28 +78,11 @@ class _FileLock:
         if not self.mutex.acquire(timeout=-1 if deadline is None else max(wait, 0.0)):
             raise TimeoutError(self.path)
         try:
-            self.fd = self._flock(deadline)
+            self.fd = flock_file(self.path, deadline)
         except BaseException:
             self.mutex.release()
             raise
         self.owner, self.depth = me, 1
-
-    def _flock(self, deadline: float | None) -> int:
-        fd = os.open(self.path, _OPEN_FLAGS, 0o644)
-        delay = 0.001
-        try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    return fd
-                except BlockingIOError:
-                    if deadline is not None and time.monotonic() >= deadline:
-                        raise TimeoutError(self.path) from None
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.05)
-        except BaseException:
-            os.close(fd)
-            raise
 
     def release(self) -> None:
         self.depth -= 1
@@ -110,6 +94,32 @@ class _FileLock:
                 os.close(fd)  # closing the only descriptor of the open file releases the flock
         finally:
             self.mutex.release()
+
+
+def flock_file(path: str | Path, deadline: float | None) -> int:
+    """Open ``path`` (created, never through a symbolic link) and take an exclusive ``flock``
+    on it, retrying until ``deadline`` (``time.monotonic()``; None: forever, a past one: a
+    single try). Returns the descriptor: closing it releases the lock.
+
+    Raises:
+        TimeoutError: another descriptor (of any process) held it until ``deadline``.
+        OSError: the file cannot be opened (``ELOOP``: a symbolic link is there).
+    """
+    fd = os.open(path, _OPEN_FLAGS, 0o644)
+    delay = 0.001
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise TimeoutError(path) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 #: The lock state of each lock file this process uses, alive while some caller holds or waits
@@ -235,4 +245,4 @@ def _create_error(path: Path, exc: OSError) -> StorageError:
     return err
 
 
-__all__ = ["LOCK_TIMEOUT_S", "SidecarLock", "lock_path", "sidecar_lock"]
+__all__ = ["LOCK_TIMEOUT_S", "SidecarLock", "flock_file", "lock_path", "sidecar_lock"]
