@@ -373,7 +373,7 @@ def _fresh(store: RecordStore, identity: tuple[int, int, int] | None) -> LabelIn
             columns, fp_meta = _build(data)
     except _InvalidForIndex:
         # the full reader raises SidecarError with the reason, or reads what the typed decode refused
-        columns, fp_meta = _build_from_document(store.read(copy_document=False))
+        columns, fp_meta = store.query(_build_from_document)
     index = LabelIndex(**columns, identity=identity, fp_meta=fp_meta)  # type: ignore[arg-type]
     if persisted:
         _save(index, index_cache_path(store.path))
@@ -408,10 +408,10 @@ def label_index(store: RecordStore) -> LabelIndex:
 
         tail = store.journal_tail(digest, index.journal_ino, index.journal_offset)
         if tail is None:  # the journal is for a replaced file: the store merges it
-            document = store.read(copy_document=False)
+            store.query(lambda _document: None)  # merges it, and stores the merge when it can
             _memory.pop(key, None)
             if store.journal.exists():  # the merge could not be stored (read-only): index it as read (no cache)
-                columns, fp_meta = _build_from_document(document)
+                columns, fp_meta = store.query(_build_from_document)
                 return LabelIndex(**columns, fp_meta=fp_meta)  # type: ignore[arg-type]
             return label_index(store)  # both locks are re-entrant; the journal is gone now
         if tail.ino is None:

@@ -7,14 +7,14 @@ invalid JSON): readers ignore it and the next append cuts it off first.
 
 from __future__ import annotations
 
-import errno
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from strands_robots.errors import StorageError
+from strands_robots.errors import SidecarError, StorageError
 from strands_robots.storage.atomic import check_target, fsync_dir, storage_error
 from strands_robots.storage.codec import dump_line, load_json_bytes
 
@@ -122,36 +122,33 @@ def append_encoded(path: Path, payload: bytes, *, valid_end: int | None = None) 
     Raises:
         SidecarError, StorageError: as :func:`append_jsonl`.
     """
-    exists = check_target(path)
-    if valid_end is None:
-        _, valid_end = read_jsonl(path, bad_lines=[])
-    fd = _open_for_append(path)
+    try:  # never through a link; non-blocking: a FIFO put there cannot hang the open
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        check_target(path)  # a link, a directory or a FIFO is refused by name
+        raise storage_error(exc, path, "open") from exc
     try:
-        after = _write_at(fd, path, payload, valid_end)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            check_target(path)
+            raise SidecarError(f"{path} is not a regular file; move it away and retry.")
+        if valid_end is None:
+            _, valid_end = read_jsonl(path, bad_lines=[])
+        after = _write_at(fd, path, payload, valid_end, st.st_size)
     finally:
         os.close(fd)
-    if not exists:
+    if st.st_size == 0:  # (maybe) created by this append
         fsync_dir(path.parent)
     return valid_end + len(payload), after
 
 
-def _open_for_append(path: Path) -> int:
+def _write_at(fd: int, path: Path, payload: bytes, valid_end: int, size: int) -> os.stat_result:
+    """Cut any torn tail past ``valid_end`` (``size``: the file's size now), write ``payload``
+    there (``fd`` is opened ``O_APPEND``) and fsync; returns the file's ``fstat`` after. On an
+    error the file is cut back to ``valid_end`` (or the error says what is stored)."""
     try:
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            check_target(path)  # a link put there since the check: refused by name
-        raise storage_error(exc, path, "open") from exc
-
-
-def _write_at(fd: int, path: Path, payload: bytes, valid_end: int) -> os.stat_result:
-    """Cut any torn tail past ``valid_end``, write
-    ``payload`` there and fsync; returns the file's ``fstat`` after. On an error the file
-    is cut back to ``valid_end`` (or the error says what is stored)."""
-    try:
-        if os.fstat(fd).st_size != valid_end:
+        if size != valid_end:
             os.ftruncate(fd, valid_end)
-        os.lseek(fd, valid_end, os.SEEK_SET)
         view = memoryview(payload)
         while view:
             written = os.write(fd, view)

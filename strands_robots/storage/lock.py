@@ -153,7 +153,7 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def sidecar_lock(sidecar: Path, timeout: float | None = None, *, reading: bool = False) -> AbstractContextManager[None]:
+def sidecar_lock(sidecar: Path, timeout: float | None = None, *, reading: bool = False) -> AbstractContextManager[bool]:
     """Hold the exclusive inter-process lock of ``sidecar`` (``with sidecar_lock(path): ...``).
 
     Re-entrant within a thread. ``SidecarLock(sidecar).hold(...)`` is the same lock, its file
@@ -188,10 +188,14 @@ class SidecarLock:
         self.legacy = os.fspath(legacy_lock_path(self.sidecar))
 
     @contextlib.contextmanager
-    def hold(self, timeout: float | None = None, *, reading: bool = False) -> Iterator[None]:
-        """Hold the lock for the ``with`` block; arguments and errors as :func:`sidecar_lock`."""
+    def hold(self, timeout: float | None = None, *, reading: bool = False) -> Iterator[bool]:
+        """Hold the lock for the ``with`` block; arguments and errors as :func:`sidecar_lock`.
+        Yields False when the lock was taken and no lock file of an earlier version is beside
+        the sidecar (then nothing else that version leaves there can be: it takes its lock
+        first, and :func:`storage.state_dir.adopt_legacy` removes the lock last)."""
         wait = LOCK_TIMEOUT_S if timeout is None else timeout
         held: list[_FileLock] = []
+        legacy = True
         try:
             try:
                 state_dir.ensure(self.folder)
@@ -204,23 +208,24 @@ class SidecarLock:
                 if not (reading and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
                     raise _create_error(self.path, exc) from exc
             if held:
-                self._take_legacy(held, wait)
-            yield  # (a read in a read-only directory goes ahead unlocked)
+                legacy = self._take_legacy(held, wait)
+            yield legacy  # (a read in a read-only directory goes ahead unlocked)
         finally:
             while held:
                 held.pop().release()
 
-    def _take_legacy(self, held: list[_FileLock], wait: float) -> None:
+    def _take_legacy(self, held: list[_FileLock], wait: float) -> bool:
         try:
             if stat.S_ISREG(os.lstat(self.legacy).st_mode):
                 held.append(_acquire(self.legacy, wait))
                 state_dir.adopt_legacy(self.sidecar)
         except FileNotFoundError:
-            pass
+            return False
         except TimeoutError as exc:
             raise _timeout_error(self.sidecar, wait) from exc
         except OSError as exc:  # adopted on a later write; an earlier version's files stay readable
             log.warning("could not move the files an earlier version left beside %s: %s", self.sidecar, exc)
+        return True
 
 
 def _acquire(path: str | Path, wait: float) -> _FileLock:

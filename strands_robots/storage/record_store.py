@@ -205,6 +205,7 @@ class RecordStore:
         self.path = Path(path)
         self.journal = journal_path(self.path)
         self._legacy_journal = legacy_journal_path(self.path)
+        self._legacy_looked = False  # whether an earlier version's journal was looked for
         self._lock = SidecarLock(self.path)
         self._intent = os.fspath(remap_intent_path(self.path.parent))
         self.validate = validate
@@ -244,11 +245,10 @@ class RecordStore:
             st = os.fstat(handle.fileno())
             data = handle.read()
         identity = (st.st_ino, st.st_size, st.st_mtime_ns)
-        document = load_json_bytes(data, self.path)
-        self.validate(document, self.path)
-        return identity, content_digest(data), document
+        return identity, content_digest(data), self._decode(data, self.path)
 
-    def _read_base(self, data: bytes, path: Path) -> dict[str, Any]:
+    def _decode(self, data: bytes, path: Path) -> dict[str, Any]:
+        """A document read from ``path`` (the file, its journal's base, a displaced copy), checked."""
         document = load_json_bytes(data, path)
         self.validate(document, self.path)
         return document
@@ -293,7 +293,7 @@ class RecordStore:
                 Rejected(1, "the journal has no header line", None)
             ]
         screened = self.screen_lines(body, undecodable)
-        base = load_base(self.path, header, self.empty, self._read_base)
+        base = load_base(self.path, header, self.empty, self._decode)
         merge = three_way(base, cached.document, screened.ops, self.records_key, self._versions())
         log.warning(
             "%s was written for another version of %s (another tool replaced the file since); merged per record: "
@@ -326,31 +326,46 @@ class RecordStore:
         cached.journal_ino, cached.journal_offset, cached.journal_seen = None, 0, None
         return cached
 
-    def _refresh(self, *, writing: bool = False) -> _Cached:
-        """Bring the cache up to date with disk. Caller holds both locks.
+    @contextlib.contextmanager
+    def _refreshed(self, *, writing: bool = False, refuse_remap: bool = False) -> Iterator[_Cached]:
+        """Hold the store's locks (thread lock, then file lock) with the cache brought up to
+        date with disk; an error drops the cache (the next access reads the file again).
 
         A journal an earlier version left beside the file is adopted first
-        (``storage.state_dir``): when the folder holds a journal of its own, that one is
-        folded, then the earlier one moves in and is read as any journal is.
+        (``storage.state_dir``; looked for on the store's first access, then only while
+        that version's lock file is there: it creates it before writing, and it goes last):
+        when the folder holds a journal of its own, that one is folded, then the earlier
+        one moves in and is read as any journal is.
         """
-        if _lstat(self._legacy_journal) is not None:
+        with self._thread_lock, self._lock.hold(reading=not writing) as legacy_lock:
+            if refuse_remap:
+                _refuse_during_committed_remap(self.path, self._intent)
             try:
-                if not adopt_legacy(self.path):
-                    self._fold(self._refresh_current(writing=writing))
-                    adopt_legacy(self.path)
+                if (legacy_lock or not self._legacy_looked) and _lstat(self._legacy_journal) is not None:
+                    self._adopt_legacy_journal(writing)
+                self._legacy_looked = True
+                yield self._refresh(writing=writing)
+            except BaseException:
                 self._cache = None
-            except (OSError, LabelsError) as exc:  # it stays where it is, read again after a fold
-                if writing:
-                    raise StorageError(
-                        f"{self._legacy_journal} (left by an earlier version) holds labels that could not be moved "
-                        f"into {journal_path(self.path).parent} ({exc}); nothing was changed. Make the directory "
-                        "writable and retry."
-                    ) from exc
-                log.warning("could not adopt %s: %s", self._legacy_journal, exc)
-        return self._refresh_current(writing=writing)
+                raise
 
-    def _refresh_current(self, *, writing: bool = False) -> _Cached:
-        """:meth:`_refresh` without the adoption of an earlier version's journal.
+    def _adopt_legacy_journal(self, writing: bool) -> None:
+        try:
+            if not adopt_legacy(self.path):
+                self._fold(self._refresh(writing=writing))
+                adopt_legacy(self.path)
+            self._cache = None
+        except (OSError, LabelsError) as exc:  # it stays where it is, read again after a fold
+            if writing:
+                raise StorageError(
+                    f"{self._legacy_journal} (left by an earlier version) holds labels that could not be moved "
+                    f"into {journal_path(self.path).parent} ({exc}); nothing was changed. Make the directory "
+                    "writable and retry."
+                ) from exc
+            log.warning("could not adopt %s: %s", self._legacy_journal, exc)
+
+    def _refresh(self, *, writing: bool = False) -> _Cached:
+        """Bring the cache up to date with disk (caller holds both locks).
 
         The cache stands while the canonical file keeps its :func:`file_identity`; of the
         journal it then reads only the lines appended since (:func:`appended_since`), and
@@ -382,10 +397,8 @@ class RecordStore:
         if journal_stat is not None:
             check_target(self.journal)
             lines, undecodable, end = read_lines(self.journal)
-            if not lines and not undecodable:
-                fresh.journal_ino, fresh.journal_offset = journal_ino, end  # empty or a torn first line
-                fresh.journal_seen = _read_to_end(journal_stat, end)
-            elif (entries := entries_for(lines, digest)) is not None:
+            empty = not lines and not undecodable  # (or a torn first line)
+            if (entries := [] if empty else entries_for(lines, digest)) is not None:
                 screened = self.screen_lines(entries, undecodable)
                 apply_ops(document, screened.ops, self.records_key)
                 fresh.rejected = screened.rejected
@@ -481,33 +494,18 @@ class RecordStore:
         document.update(theirs)
         return identity
 
-    def read(self, *, copy_document: bool = True) -> dict[str, Any]:
-        """The merged document (canonical file + journal).
-
-        Args:
-            copy_document: Return a document the caller owns (safe to mutate): a deep
-                copy of the cache, or, when this call had to read the file anyway, the
-                freshly parsed document itself (the cache gives it up: no copy, no
-                second copy in memory). ``False`` returns the cached object itself, for
-                internal read-only use.
+    def read(self) -> dict[str, Any]:
+        """The merged document (canonical file + journal), for the caller to own (safe to
+        mutate): a deep copy of the cache, or, when this call had to read the file anyway,
+        the freshly parsed document itself (the cache gives it up: no second copy in memory).
 
         Raises:
             SidecarError: the file is foreign, truncated, a future version, or not a file.
         """
-        with self._thread_lock, self._lock.hold(reading=True):
+        with self._thread_lock:
             before = self._cache
-            try:
-                cached = self._refresh()
-            except BaseException:
-                self._cache = None
-                raise
-            if not copy_document:
-                return cached.document
-            if cached is not before:  # parsed by this call: hand it over
-                if self._cache is cached:
-                    self._cache = None
-                return cached.document
-            return json_copy(cached.document)
+            with self._refreshed() as cached:
+                return json_copy(cached.document) if cached is before else self._give_up(cached)
 
     def take(self) -> dict[str, Any]:
         """The merged document for the caller to own, without a copy: the cache gives it
@@ -517,15 +515,13 @@ class RecordStore:
         Raises:
             SidecarError: see :meth:`read`.
         """
-        with self._thread_lock, self._lock.hold(reading=True):
-            try:
-                cached = self._refresh()
-            except BaseException:
-                self._cache = None
-                raise
-            if self._cache is cached:
-                self._cache = None
-            return cached.document
+        with self._refreshed() as cached:
+            return self._give_up(cached)
+
+    def _give_up(self, cached: _Cached) -> dict[str, Any]:
+        if self._cache is cached:
+            self._cache = None
+        return cached.document
 
     def query(self, fn: Callable[[dict[str, Any]], Any]) -> Any:
         """Run ``fn(document)`` on the merged document under the lock; returns its result.
@@ -534,13 +530,8 @@ class RecordStore:
         it past the call. No copy is made, so this is the cheap way to compute over a
         large document.
         """
-        with self._thread_lock, self._lock.hold(reading=True):
-            try:
-                document = self._refresh().document
-            except BaseException:
-                self._cache = None
-                raise
-            return fn(document)
+        with self._refreshed() as cached:
+            return fn(cached.document)
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -560,15 +551,9 @@ class RecordStore:
                 on any error nothing on disk changed (or the error says exactly what
                 is stored) and the cache is dropped.
         """
-        with self._thread_lock, self._lock.hold():
-            _refuse_during_committed_remap(self.path, self._intent)
-            try:
-                cached = self._refresh(writing=True)
-                change, result = mutate(cached.document)
-                self._persist(cached, change)
-            except BaseException:
-                self._cache = None
-                raise
+        with self._refreshed(writing=True, refuse_remap=True) as cached:
+            change, result = mutate(cached.document)
+            self._persist(cached, change)
             return result
 
     def _write_canonical(
@@ -633,8 +618,7 @@ class RecordStore:
             st = os.lstat(name)
             if (st.st_ino, st.st_size, st.st_mtime_ns) == expected:
                 return
-            document = load_json_bytes(read_regular(Path(name)), self.path)
-            self.validate(document, self.path)
+            document = self._decode(read_regular(Path(name)), self.path)
         except (OSError, LabelsError) as exc:  # ours is in place either way; what it displaced is unreadable
             log.warning("%s: another tool's version replaced by this write could not be read (%s)", self.path, exc)
             return
@@ -724,25 +708,6 @@ class RecordStore:
         if had_journal:
             remove_journal(self.path)
 
-    def transform(self, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
-        """Replace the whole document with ``fn(copy_of_document)`` in one lock hold.
-
-        For edits that touch many records at once (remap). ``fn`` raises to abort; then
-        nothing changes. Returns the new document (not a copy).
-        """
-        with self._thread_lock, self._lock.hold():
-            try:
-                cached = self._refresh(writing=True)
-                document = fn(json_copy(cached.document))
-                self.validate(document, self.path)
-                self.forget_versions()
-                cached.document = document
-                self._fold(cached)
-                return document
-            except BaseException:
-                self._cache = None
-                raise
-
     def flush(self) -> bool:
         """Fold the journal into the canonical file. Returns True when there was one.
 
@@ -750,19 +715,14 @@ class RecordStore:
             StorageError: the fold failed; the labels stay in the journal and are still
                 read (the message says which file could not be written or removed).
         """
-        with self._thread_lock, self._lock.hold():
-            try:
-                cached = self._refresh(writing=True)
-                if cached.journal_offset == 0 and not self.journal.exists():
-                    if self._repairs:  # records of ours another tool wrote back older versions of
-                        self._fold(cached, Change(sorted(self._repairs), []))
-                    _pending.discard(self)
-                    return False
-                self._fold(cached)
-                return True
-            except BaseException:
-                self._cache = None
-                raise
+        with self._refreshed(writing=True) as cached:
+            if cached.journal_offset == 0 and not self.journal.exists():
+                if self._repairs:  # records of ours another tool wrote back older versions of
+                    self._fold(cached, Change(sorted(self._repairs), []))
+                _pending.discard(self)
+                return False
+            self._fold(cached)
+            return True
 
     # -- derived views (indexes) -----------------------------------------------------------------
 

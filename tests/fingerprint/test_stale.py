@@ -18,6 +18,7 @@ from strands_robots.episode_labels.document import open_store
 from strands_robots.errors import DatasetError
 from strands_robots.fingerprint import metadata_digest, stale_records
 from strands_robots.fingerprint.columns import Fingerprinter
+from strands_robots.storage.record_store import Change
 from tests.episode_labels.helpers import TOY_VERDICTS
 from tests.synth import make_v3_dataset, make_v21_dataset
 
@@ -93,9 +94,12 @@ def test_an_edit_of_an_episodes_values_makes_its_labels_stale(toy_dataset, colum
 
 def test_an_unknown_key_is_ignored_and_the_first_differing_key_named(toy_dataset):
     _labelled(toy_dataset)
-    document = el.read_labels(toy_dataset)
-    document["episodes"]["0"]["fingerprint"] = {"length": 1, "camera_serial": "X1"}  # a key the dataset has not
-    open_store(toy_dataset).transform(lambda _old: document)
+
+    def edit(document):
+        document["episodes"]["0"]["fingerprint"] = {"length": 1, "camera_serial": "X1"}  # a key the dataset has not
+        return Change(records=["0"], fields=[]), None
+
+    open_store(toy_dataset).update(edit)
     length = open_dataset(toy_dataset).episodes[0].length
     assert el.stale_episodes(toy_dataset) == {0: f"length was 1 when labelled, now {length}"}
 
