@@ -140,18 +140,6 @@ def _column_digests(table: Any, column: str, path: Path) -> tuple[np.ndarray, li
     return indices, digests
 
 
-def episode_content_digest_columns(root: str | Path, feature: str = FEATURE) -> tuple[np.ndarray, np.ndarray]:
-    """``(episode_index int64, digest S16)`` of the episodes that have statistics of ``feature``.
-
-    The column form of :func:`episode_content_digests` (same digests), for comparing a
-    million fingerprints at once.
-    """
-    digests = episode_content_digests(root, feature)
-    indices = np.fromiter(digests, dtype=np.int64, count=len(digests))
-    values = np.array([d.encode("ascii") for d in digests.values()], dtype="S16")
-    return indices, values
-
-
 def episode_content_digests(root: str | Path, feature: str = FEATURE) -> dict[int, str]:
     """``{episode_index: digest}`` of each episode's stored ``feature`` mean.
 
@@ -233,14 +221,7 @@ def dataset_fingerprints(dataset: Any) -> DatasetFingerprints:
         task_code, task_lists = _task_codes(table.tasks_column, n)
     else:
         task_code, task_lists = np.full(n, -1, dtype=np.int32), []
-    content = np.zeros(n, dtype=f"S{CONTENT_WIDTH}")
-    indices, digests = episode_content_digest_columns(dataset.root)
-    if len(indices):
-        positions = np.searchsorted(table.indices, indices)
-        clipped = np.minimum(positions, max(n - 1, 0))
-        found = (positions < n) & (table.indices[clipped] == indices) if n else np.zeros(len(indices), bool)
-        content[clipped[found]] = digests[found]
-    return DatasetFingerprints(
+    columns = DatasetFingerprints(
         episode=np.asarray(table.indices, dtype=np.int64),
         length=np.asarray(table.lengths, dtype=np.int64),
         has_range=has_range,
@@ -248,8 +229,12 @@ def dataset_fingerprints(dataset: Any) -> DatasetFingerprints:
         index_to=np.asarray(table.index_to, dtype=np.int64),
         task_code=task_code,
         task_lists=task_lists,
-        content=content,
+        content=np.zeros(n, dtype=f"S{CONTENT_WIDTH}"),
     )
+    digests = episode_content_digests(dataset.root)
+    positions, found = columns.positions(list(digests))
+    columns.content[positions[found]] = np.array([d.encode("ascii") for d in digests.values()], dtype="S16")[found]
+    return columns
 
 
 def state_rows_digest(dataset: Any, episode: int, feature: str = FEATURE) -> str | None:

@@ -177,13 +177,9 @@ def load_json_bytes(data: bytes, path: Any) -> Any:
         pass
     except RecursionError as exc:
         raise too_deep(path) from exc
-    seen: list[str] = []
-
-    def non_finite(name: str) -> None:
-        seen.append(name)
-
+    seen: list[str] = []  # the non-finite tokens, each read as None
     try:
-        document = json.loads(data.decode("utf-8"), parse_constant=non_finite, parse_float=_finite_float)
+        document = json.loads(data.decode("utf-8"), parse_constant=seen.append, parse_float=_finite_float)
     except RecursionError as exc:
         raise too_deep(path) from exc
     except (UnicodeDecodeError, ValueError) as exc:

@@ -9,19 +9,11 @@ naming the canonical file its entries apply to; each later line is one entry:
 - ``{"op": "batch", "entries": [put | set, ...]}``: the entries of one write, applied
   together or not at all (one line, so a torn write is always a torn, ignored line).
 
-Every entry is checked before it is applied (:func:`screen`): a line that is not an
-object, has an unknown op, lacks ``key``, names a key that is not an episode index, holds
-a record the store's rules refuse, or sets the records mapping itself is skipped, logged,
-and — when the journal is folded — appended to ``.<name>.journal.rejected`` (one JSON
-object per line with the reason), never folded into the canonical file.
-
-When the canonical file no longer has the journal's base digest (another tool, e.g.
-strands-robots 0.5.3, rewrote it), the pending entries are merged per record
-(:func:`three_way`): a record the other tool left as it was in the base takes our value,
-a record both changed the same way is kept, and a record both changed differently keeps
-the other tool's value while ours is appended to ``.<name>.conflicts.jsonl`` (reported
-by ``strands-labels show``). The base is a hard link ``.<name>.journal.base`` to the
-canonical file the journal started from (``os.replace`` by any tool leaves it intact).
+Every entry is checked before it is applied (:func:`screen`; refused lines are kept aside,
+never folded); entries written for a canonical file another tool replaced since are merged
+per record (:func:`three_way`) over the base, a hard link to the file the journal started
+from. See docs/sidecar-format.md, "Files beside it" (the journal, its base, refused lines
+and conflicts).
 """
 
 from __future__ import annotations
@@ -227,10 +219,9 @@ def screen(
             if not isinstance(inner, list) or not inner:
                 out.rejected.append(Rejected(number, "a 'batch' entry without a list of 'entries'", entry, offset))
                 continue
-            problems = [_op_problem(e, records_key, check_record, check_field) for e in inner]
-            bad = [p for p in problems if p]
+            bad = next(filter(None, (_op_problem(e, records_key, check_record, check_field) for e in inner)), None)
             if bad:
-                out.rejected.append(Rejected(number, f"a batch entry is refused: {bad[0]}", entry, offset))
+                out.rejected.append(Rejected(number, f"a batch entry is refused: {bad}", entry, offset))
             else:
                 out.ops.extend(inner)
             continue
@@ -311,17 +302,6 @@ class Merge:
     conflicts: list[dict[str, Any]]
 
 
-def _final_values(ops: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    records: dict[str, Any] = {}
-    fields: dict[str, Any] = {}
-    for op in ops:
-        if op["op"] == "put":
-            records[op["key"]] = op["record"]
-        else:
-            fields[op["field"]] = op["value"]
-    return records, fields
-
-
 def version_digest(record: Any, line: bytes | None = None) -> str:
     """The digest of one version of a record (its canonical JSON line, ``line`` when the
     caller has it already): how a version this package wrote is recognised when another
@@ -366,7 +346,8 @@ def three_way(
         A :class:`Merge`; ``conflicts`` entries hold ``kind`` (record/field), ``key``,
         ``base``, ``ours`` and ``theirs`` (``None`` for an absent record).
     """
-    ours_records, ours_fields = _final_values(ops)
+    ours_records = {op["key"]: op["record"] for op in ops if op["op"] == "put"}  # the last of each key
+    ours_fields = {op["field"]: op["value"] for op in ops if op["op"] == "set"}
     before: dict[str, set[str]] = {k: set(v) for k, v in (ours_before or {}).items()}
     for op in ops[:-1]:
         if op["op"] == "put" and op["record"] is not None:

@@ -1,26 +1,12 @@
 """A labels directory remembers which dataset its sidecars belong to.
 
-With ``labels_dir=`` (CLI ``--labels-dir``) the sidecars live outside the dataset, so two
-datasets could be pointed at one directory and overwrite each other's records. The first
-label store opened for a dataset with LeRobot metadata writes ``.strands-labels/dataset-key.json``
-in the directory (``docs/sidecar-format.md``, "Labels directory")::
-
-    {"format": "strands-robots-labels/labels-dir", "version": 1,
-     "root": "/abs/path/of/the/dataset", "episodes": 50,
-     "sample": ["<16 hex>", ...]}
-
-``sample`` holds the fingerprint tokens (:meth:`Fingerprinter.token`: ``length``,
-``tasks``, ``content``) of up to 64 episodes spread over the dataset. A later store opened
-for the same root passes at once; for another root the dataset's tokens are compared and
-the directory is refused with :class:`LabelsDirMismatchError` when none of the sample is
-among them (another dataset). A moved, copied, renumbered or extended dataset keeps some
-of its episodes, so it still passes. The sidecar files themselves are unchanged, so they
-stay interchangeable with strands-robots 0.5.3.
-
-Every store opens its sidecar through :func:`require_directory` first: a dataset root or
-``labels_dir`` that is not an existing directory is one :class:`RootNotFoundError` for
-reads and writes alike, never "no labels yet" (the outcome store alone creates a new
-``labels_dir`` on its first write, as its CLI always has: docs/outcomes.md).
+With ``labels_dir=`` (CLI ``--labels-dir``) the first label store opened for a dataset with
+LeRobot metadata writes ``.strands-labels/dataset-key.json`` (the dataset's root and the
+fingerprint tokens of up to 64 of its episodes); a later store for another root whose
+episodes share none of them is refused with :class:`LabelsDirMismatchError`
+(docs/sidecar-format.md, "Labels directory"). Every store opens its sidecar through
+:func:`require_directory` first: a dataset root or ``labels_dir`` that is not an existing
+directory is one :class:`RootNotFoundError` for reads and writes alike.
 """
 
 from __future__ import annotations
@@ -164,9 +150,9 @@ def _sample_positions(count: int) -> list[int]:
 
 def dataset_key(dataset: Any) -> dict[str, Any]:
     """The key of an opened dataset (what the key file stores)."""
-    from strands_robots.fingerprint.columns import Fingerprinter
+    from strands_robots.fingerprint.columns import fingerprinter_of
 
-    fingerprinter = Fingerprinter(dataset)
+    fingerprinter = fingerprinter_of(dataset)
     episodes = sorted(dataset.episodes)
     sample = [fingerprinter.token(episodes[i]) for i in _sample_positions(len(episodes))]
     return {
@@ -221,14 +207,16 @@ def check_labels_dir(root: str | Path, labels_dir: str | Path | None, *, write_k
         key = _adopt_legacy_key(dir_abs, path)
     if key is None or key.get("root") != root_abs:
         from strands_robots.dataset.cache import cached_dataset
+        from strands_robots.fingerprint.columns import fingerprinter_of
 
-        current = dataset_key(cached_dataset(root_abs))
+        dataset = cached_dataset(root_abs)
         if key is None and not write_key:
             return  # a read of an unkeyed directory: nothing to compare, nothing written
+        token = fingerprinter_of(dataset).token
         if key is None:
             with contextlib.suppress(OSError):  # a read-only directory: nothing can be written there either
-                atomic_write_bytes(path, dump_canonical(current))
-        elif key["sample"] and not set(key["sample"]) & _all_tokens(root_abs):
+                atomic_write_bytes(path, dump_canonical(dataset_key(dataset)))
+        elif key["sample"] and not set(key["sample"]) & {token(e) for e in dataset.episodes}:
             raise LabelsDirMismatchError(
                 f"{dir_abs} holds the labels of another dataset ({key.get('root')}, {key.get('episodes')} "
                 f"episodes), not of {root_abs}: none of its episodes match (fingerprints). Use a different "
@@ -249,15 +237,6 @@ def _adopt_legacy_key(directory: str, path: Path) -> dict[str, Any] | None:
             atomic_write_bytes(path, dump_canonical(key))
             os.unlink(legacy)
     return key
-
-
-def _all_tokens(root: str) -> set[str]:
-    from strands_robots.dataset.cache import cached_dataset
-    from strands_robots.fingerprint.columns import Fingerprinter
-
-    dataset = cached_dataset(root)
-    fingerprinter = Fingerprinter(dataset)
-    return {fingerprinter.token(e) for e in dataset.episodes}
 
 
 __all__ = [

@@ -1,19 +1,10 @@
 """The episode mapping of a dataset edit that renumbers episodes, and its one rule.
 
-A mapping is ``{old_episode_index: new_episode_index}`` (``docs/sidecar-format.md``,
-"Remap"). The rule, the same for every sidecar:
-
-- keys and values are non-negative integers; because JSON object keys are always text, a
-  key may also be the decimal spelling of an index (``{"3": 2}``). A value must be a JSON
-  integer: ``{"0": "1"}`` is refused, write ``{"0": 1}``;
-- the mapping is one-to-one (two old episodes cannot become one new episode);
-- an old episode that is not a key is dropped. Dropping labels is refused unless the
-  caller says so: the episode is listed in ``deleted`` (see :func:`mapping_after_delete`)
-  or ``allow_drop=True`` (CLI ``--allow-drop``). So ``{}`` never silently empties a sidecar.
-
-:func:`mapping_after_delete` builds the mapping LeRobot's ``delete_episodes`` applies
-(``lerobot-edit-dataset --operation.type delete_episodes``): the surviving episodes are
-renumbered ``0, 1, 2, ...`` in their original order.
+A mapping is ``{old_episode_index: new_episode_index}`` of non-negative integers (a key may
+be decimal text, a value must be a JSON integer), one-to-one; an old episode that is not a
+key is dropped, which is refused unless it is listed in ``deleted`` or ``allow_drop=True``
+(docs/sidecar-format.md, "Remap": the mapping rule, dropping needs consent).
+:func:`mapping_after_delete` builds the mapping LeRobot's ``delete_episodes`` applies.
 """
 
 from __future__ import annotations
@@ -164,10 +155,6 @@ class EpisodeMapping:
     def to_json(self) -> dict[str, int]:
         """``{"<old>": new}`` sorted by old index (how a remap line and the intent store it)."""
         return {str(old): new for old, new in sorted(self.table.items())}
-
-    def is_identity_on(self, olds: Iterable[int]) -> bool:
-        """True when every one of ``olds`` keeps its index."""
-        return all(self.table.get(o) == o for o in olds)
 
     def refuse_drops(self, labelled: Iterable[int], *, allow_drop: bool, what: str) -> None:
         """Refuse dropping labelled episodes the caller did not name.

@@ -78,11 +78,6 @@ class ProcessRegistry[T]:
                 item = self._items[key] = factory(Path(key))
             return item
 
-    def values(self) -> list[T]:
-        """The instances made so far."""
-        with self._lock:
-            return list(self._items.values())
-
     def clear(self) -> None:
         """Forget every instance (the next :meth:`get` makes a fresh one, as a new process would)."""
         with self._lock:

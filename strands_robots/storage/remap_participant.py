@@ -1,24 +1,13 @@
 """The remap participant: one store's part of a remap, the same for every store.
 
-A remap (:func:`strands_robots.storage.remap_txn.run_remap`) asks each sidecar for the
-:class:`~strands_robots.storage.remap_txn.Step` that renumbers it. Every store plans it the
-same way (``docs/sidecar-format.md``, "Remap"), here, with its lock held:
-
-1. when the root has LeRobot metadata, a new index the edited dataset does not have is
-   refused (:func:`~strands_robots.storage.mapping.check_targets`);
-2. the store's labelled episodes are read with their stored fingerprints;
-3. dropping labelled episodes is refused unless said (``allow_drop`` or the mapping's
-   ``deleted``: :meth:`~strands_robots.storage.mapping.EpisodeMapping.refuse_drops`);
-4. a move the stored fingerprint contradicts is refused
-   (:func:`~strands_robots.storage.mapping.check_fingerprints`);
-5. the store's ``move`` turns the carried pairs ``{old: new}`` into its step.
-
-A store gives only what is its own: :func:`store_participant` takes how to read its
-labelled episodes and its ``move``; a record store (``episode_labels.json``,
-``episode_segments.json``) gives :func:`record_store_participant` just the change of one
-record under its new index, and its ``episode_index`` and fingerprint are set here: the
-fingerprint is read anew for the new episode when the dataset is there, and a moved
-record kept unchecked loses its ``meta`` (its values were not read for the new index).
+Every store plans its :class:`~strands_robots.storage.remap_txn.Step` here, with its lock
+held (docs/sidecar-format.md, "Remap"): new indices the edited dataset lacks, drops nobody
+consented to and moves the stored fingerprints contradict are refused
+(:mod:`strands_robots.storage.mapping`), then the store's ``move`` turns the carried pairs
+``{old: new}`` into its step. A record store gives :func:`record_store_participant` just
+the change of one record under its new index; its ``episode_index`` and fingerprint are
+set here (read anew for the new episode when the dataset is there; a moved record kept
+unchecked loses its ``meta``, its values were not read for the new index).
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
 """One transactional remap over every sidecar of a labels directory.
 
-A remap renumbers the records of several sidecars (``episode_labels.json``,
-``episode_outcomes.jsonl``, ``episode_segments.json``). Each sidecar is one participant;
-:func:`run_remap` makes them change together or not at all (``docs/sidecar-format.md``,
-"Remap"):
-
-1. Every participant's lock is taken (in path order) and every participant plans its
-   change from the current file: a refused mapping raises here, before anything is
-   written.
-2. The intent file ``.remap-intent.json`` is written (phase ``staging``), then each new
-   JSON document is written beside its sidecar as ``.<name>.remap-<txn>`` (fsynced).
-   A failure here (disk full) or a kill removes the staged files: nothing changed.
-3. The intent is rewritten with phase ``committed``: from here on the remap happens.
-   Each staged file is renamed over its sidecar and each append (the outcome ``remap``
-   line, marked with the transaction id) is made; every step checks first whether it
-   is already done, so it can be repeated.
-4. The intent file is removed.
-
-A run that finds an intent file first finishes it: a ``staging`` one is rolled back, a
-``committed`` one is completed. If the interrupted remap had the same mapping, that is
-the re-run and nothing more is applied; a different mapping is refused after the
-completion, so a mapping is never applied twice by accident.
+Each sidecar is a :class:`Participant`; :func:`run_remap` plans every participant under
+its lock, writes the intent file (phase ``staging``) and the staged documents, commits the
+intent (phase ``committed``), then installs each step (each one checks first whether it is
+done, so it can be repeated) and removes the intent. A run that finds an intent file
+finishes it first: a ``staging`` one is rolled back, a ``committed`` one completed (the
+same mapping again is that re-run; a different one is refused after the completion).
+See docs/sidecar-format.md, "Remap".
 """
 
 from __future__ import annotations
@@ -121,32 +107,18 @@ def _read_intent(path: Path) -> dict[str, Any] | None:
     return intent
 
 
-def _file_digest(path: Path) -> str | None:
-    try:
-        return content_digest(path.read_bytes())
-    except FileNotFoundError:
-        return None
-
-
-def _journal_pending(path: Path) -> bool:
-    journal = journal_path(path)
-    try:
-        return journal.stat().st_size > 0
-    except FileNotFoundError:
-        return False
-
-
 def _apply_step(directory: Path, txn: str, step: dict[str, Any]) -> None:
     """Make one committed step happen (a no-op when it already has)."""
     sidecar = directory / step["sidecar"]
     if step["kind"] == "replace":
-        staged = remap_staged_path(sidecar, txn)
-        current = _file_digest(sidecar)
+        staged, journal = remap_staged_path(sidecar, txn), journal_path(sidecar)
+        current = content_digest(sidecar.read_bytes()) if sidecar.exists() else None
         if current == step["after"]:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(staged)
             return
-        if current != step["before"] or _journal_pending(sidecar) or not staged.exists():
+        journal_pending = journal.exists() and journal.stat().st_size > 0
+        if current != step["before"] or journal_pending or not staged.exists():
             raise RemapConflictError(
                 f"{sidecar} changed since the interrupted remap {txn} was prepared (another writer ran before this "
                 f"re-run), so its renumbered version was not installed. It is kept at {staged}. Compare the two, "
@@ -290,11 +262,7 @@ def run_remap(
                 for step in writes:
                     if step.kind == "replace":
                         atomic_write_bytes(remap_staged_path(step.sidecar, txn), step.data or b"")
-            except BaseException:
-                _roll_back(directory, intent)
-                raise
-            intent["phase"] = "committed"
-            try:
+                intent["phase"] = "committed"
                 _write_intent(intent_file, intent)
             except BaseException:
                 _roll_back(directory, intent)

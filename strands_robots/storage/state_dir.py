@@ -4,18 +4,8 @@ earlier versions left beside them.
 Every derived file (``storage.side_files``) lives in ``.strands-labels/`` next to the
 sidecars. :func:`ensure` creates the folder and refuses one that is a symbolic link or not
 a directory (nothing is ever created through a link). :func:`adopt_legacy` moves what an
-earlier version kept beside a sidecar (``.<name>.journal``, ``.journal.base``,
-``.journal.rejected``, ``.conflicts.jsonl``, the ``.lock``, temp files of dead writers, caches)
-into the folder, once, under the sidecar's lock and the earlier version's lock
-(``storage.lock`` takes both while the old lock file exists):
-
-- the journal and its base move together, only while the folder holds no journal of its
-  own (a record store folds its own first: ``RecordStore``); their header names the
-  canonical file by content, so they apply exactly as before;
-- refused lines and conflicts are appended to the folder's files (fsynced) and removed;
-- caches and temp files are removed (caches are rebuilt; a temp file is a write that
-  never completed, its writer held this lock and is gone);
-- the old lock file goes last, once nothing else is left beside the sidecar.
+earlier version kept beside a sidecar into the folder, once, under the sidecar's lock and
+the earlier version's lock (docs/sidecar-format.md, "Files beside it").
 """
 
 from __future__ import annotations
@@ -64,22 +54,16 @@ def _regular(path: Path) -> bool:
 
 
 def _append_and_remove(source: Path, target: Path) -> None:
-    """Append the lines of ``source`` to ``target`` (fsynced), then remove ``source``."""
+    """Append the lines of ``source`` to ``target`` (``storage.jsonl``), then remove ``source``."""
+    from strands_robots.storage.jsonl import append_encoded
+
     if not _regular(target):
         os.rename(source, target)
         return
     with open(source, "rb") as handle:
         data = handle.read()
     if data:
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
-        try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                data = b"\n" + data
-            os.write(fd, data if data.endswith(b"\n") else data + b"\n")
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_encoded(target, data if data.endswith(b"\n") else data + b"\n")
     os.unlink(source)
 
 
