@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 from strands_robots.episode_labels import annotate_episode, annotate_episodes, flush, record_deterministic_verdicts
-from strands_robots.storage import atomic_write_bytes, dump_canonical, load_json_bytes
+from strands_robots.storage.atomic import atomic_write_bytes
+from strands_robots.storage.codec import dump_canonical, load_json_bytes
 from strands_robots.storage.lock import sidecar_lock
 
 

@@ -333,7 +333,8 @@ def _print_document(doc: dict[str, Any], show: Callable[[str, dict[str, Any]], N
 def _write_out(out: Path | None, doc: Any) -> None:
     if out is None:
         return
-    from strands_robots.storage import atomic_write_bytes, dump_canonical
+    from strands_robots.storage.atomic import atomic_write_bytes
+    from strands_robots.storage.codec import dump_canonical
 
     atomic_write_bytes(output_path(out), dump_canonical(doc))  # a link at --out is refused by name
 

@@ -18,8 +18,8 @@ from strands_robots.episode_labels.vocab import (
     SIDECAR_FILENAME,
 )
 from strands_robots.errors import LabelsNotFoundError, SidecarError
-from strands_robots.storage import RecordStore
 from strands_robots.storage.labels_dir import check_labels_dir, create_labels_dir, require_directory
+from strands_robots.storage.record_store import RecordStore
 
 
 def labels_path(root: str | Path, *, labels_dir: str | Path | None = None) -> Path:

@@ -36,9 +36,8 @@ from strands_robots.episode_labels.vocab import (
     SCHEMA_VERSION,
 )
 from strands_robots.fingerprint.stale import common_meta, meta_of
-from strands_robots.storage import RecordStore
 from strands_robots.storage.atomic import check_target, replace_cache_file
-from strands_robots.storage.record_store import file_identity
+from strands_robots.storage.record_store import RecordStore, file_identity
 from strands_robots.storage.side_files import index_cache_path
 
 INDEX_VERSION = 4

@@ -22,8 +22,8 @@ from strands_robots.outcomes.model import (
     validate_label,
 )
 from strands_robots.outcomes.store import OutcomeStore, open_outcome_store
-from strands_robots.storage import atomic_write_bytes, load_json_bytes
-from strands_robots.storage.codec import dump_line
+from strands_robots.storage.atomic import atomic_write_bytes
+from strands_robots.storage.codec import dump_line, load_json_bytes
 from strands_robots.storage.episode_index import episode_index
 from strands_robots.storage.mapping import MAX_EPISODE_INDEX
 from strands_robots.storage.side_files import outcome_export_path

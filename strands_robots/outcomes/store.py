@@ -15,7 +15,9 @@ from typing import Any
 
 from strands_robots.arguments import path_argument
 from strands_robots.errors import SidecarError
-from strands_robots.storage import append_jsonl, check_target, read_jsonl, sidecar_lock
+from strands_robots.storage.atomic import check_target
+from strands_robots.storage.jsonl import append_jsonl, read_jsonl
+from strands_robots.storage.lock import sidecar_lock
 from strands_robots.storage.registry import ProcessRegistry, appended_since, file_identity
 from strands_robots.storage.side_files import OUTCOMES
 

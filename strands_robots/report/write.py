@@ -23,8 +23,7 @@ from strands_robots.errors import DatasetError, LabelsNotFoundError, LabelValida
 from strands_robots.report import figures
 from strands_robots.report.summary import counts_by_verdict, dispute_timeline, summaries, summarize
 from strands_robots.signals import sample_indices
-from strands_robots.storage import atomic_write_bytes
-from strands_robots.storage.atomic import storage_error
+from strands_robots.storage.atomic import atomic_write_bytes, storage_error
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

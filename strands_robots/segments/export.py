@@ -9,7 +9,7 @@ from strands_robots.errors import LabelValidationError, check_choice
 from strands_robots.segments.convert import frame_to_seconds, segments_to_subtasks
 from strands_robots.segments.episodes import open_dataset_if_present
 from strands_robots.segments.store import list_segmentations
-from strands_robots.storage import atomic_write_bytes
+from strands_robots.storage.atomic import atomic_write_bytes
 from strands_robots.storage.codec import dump_line
 
 FORMATS = ("segments", "subtasks")

@@ -21,10 +21,9 @@ from strands_robots.segments.parse import FreeLabel, coerce_in_cohort, coerce_in
 from strands_robots.segments.success import episode_failure
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort, known_cohorts
 from strands_robots.segments.validate import raw_segments, sorted_segments, validate_segmentation
-from strands_robots.storage import RecordStore
 from strands_robots.storage.atomic import check_target
 from strands_robots.storage.labels_dir import check_labels_dir, require_directory
-from strands_robots.storage.record_store import Change
+from strands_robots.storage.record_store import Change, RecordStore
 from strands_robots.storage.side_files import SEGMENTS, remap_hint
 
 SIDECAR_FILENAME = SEGMENTS

@@ -9,20 +9,3 @@
 - :mod:`.textfile`: the one reader of a text file a person names (a label set, a CLI
   JSON argument), with one typed error per way the read fails.
 """
-
-from strands_robots.storage.atomic import atomic_write_bytes, check_target
-from strands_robots.storage.codec import dump_canonical, load_json_bytes
-from strands_robots.storage.jsonl import append_jsonl, read_jsonl
-from strands_robots.storage.lock import sidecar_lock
-from strands_robots.storage.record_store import RecordStore
-
-__all__ = [
-    "RecordStore",
-    "append_jsonl",
-    "atomic_write_bytes",
-    "check_target",
-    "dump_canonical",
-    "load_json_bytes",
-    "read_jsonl",
-    "sidecar_lock",
-]

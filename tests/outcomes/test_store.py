@@ -16,7 +16,7 @@ from strands_robots.outcomes import (
 )
 from strands_robots.outcomes import store as store_module
 from strands_robots.outcomes.store import HEADER, OutcomeStore
-from strands_robots.storage import append_jsonl
+from strands_robots.storage.jsonl import append_jsonl
 from tests.processes import in_new_process
 
 

@@ -8,8 +8,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 from strands_robots.errors import SidecarError
-from strands_robots.storage import RecordStore
-from strands_robots.storage.record_store import Change
+from strands_robots.storage.record_store import Change, RecordStore
 
 
 def _validate(document, path):

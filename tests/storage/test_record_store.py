@@ -13,8 +13,9 @@ import pytest
 
 from strands_robots import episode_labels as el
 from strands_robots.errors import SidecarError, StorageError
-from strands_robots.storage import RecordStore, atomic_write_bytes, dump_canonical
-from strands_robots.storage.record_store import Change
+from strands_robots.storage.atomic import atomic_write_bytes
+from strands_robots.storage.codec import dump_canonical
+from strands_robots.storage.record_store import Change, RecordStore
 from strands_robots.storage.side_files import conflicts_path, journal_path
 from tests.storage.store_helpers import journal_store, put
 
