@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from strands_robots.dataset.stats import REWRITE_STATS, check_unique_columns, st
 from strands_robots.dataset.text import json_object_lines
 from strands_robots.errors import DatasetError, LabelsError, UncheckedLabelsWarning
 from strands_robots.fingerprint.digest import has_dataset_metadata
-from strands_robots.fingerprint.rule import IDENTITY_KEYS, stale_reason
+from strands_robots.fingerprint.rule import IDENTITY_KEYS
 
 #: Fixed width of a content digest (16 hex characters).
 CONTENT_WIDTH = 16
@@ -311,25 +312,13 @@ class Fingerprinter:
         kept = {k: fingerprint[k] for k in IDENTITY_KEYS if k in fingerprint}
         return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
 
-    def stale_reason(
-        self, episode: int, stored: dict[str, Any] | None, keys: tuple[str, ...] | None = None
-    ) -> str | None:
-        """:func:`strands_robots.fingerprint.rule.stale_reason` of ``stored`` against this
-        dataset's ``episode``."""
-        return stale_reason(stored, self.present([episode]).get(episode), episode, keys)
 
-
-_fingerprinters: Any = None
+_fingerprinters: weakref.WeakKeyDictionary[Any, Fingerprinter] = weakref.WeakKeyDictionary()
 
 
 def fingerprinter_of(dataset: Any) -> Fingerprinter:
     """The :class:`Fingerprinter` of an opened dataset, made once per dataset object (the
     reader's cache hands out one object while the metadata is unchanged)."""
-    global _fingerprinters
-    import weakref
-
-    if _fingerprinters is None:
-        _fingerprinters = weakref.WeakKeyDictionary()
     try:
         found = _fingerprinters.get(dataset)
     except TypeError:  # not weak-referenceable: no cache

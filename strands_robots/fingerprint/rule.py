@@ -1,16 +1,9 @@
 """The fingerprint rule: which stored fingerprint no longer matches its episode, and why.
 
-LeRobot's ``delete_episodes`` renumbers the episodes after the deleted ones (and makes
-the global index ranges contiguous again), so a label keyed by ``episode_index`` would
-silently describe another episode. When the dataset's metadata is present, the label
-writers store a small fingerprint with the record: ``length`` (frames); for v3.0 the
-global ``index_range`` and ``tasks``; ``content``, a digest of the episode's stored
-``observation.state`` mean (v3.0 and v2.1 episodes statistics), which tells apart
-episodes of equal length; and ``meta``, the digest of the metadata files the values were
-read from (:mod:`.digest`). Readers compare it with the dataset and report mismatches as
-stale (``docs/sidecar-format.md``, ``fingerprint``): a record without a fingerprint is
-never stale, only keys present on both sides count, and the reason names the first key
-that differs in :data:`REASON_ORDER`.
+A record's fingerprint (``length``; for v3.0 ``index_range`` and ``tasks``; ``content``; and
+``meta``, the metadata digest of :mod:`.digest`) is compared with the dataset's: a record
+without one is never stale, only keys present on both sides count, and the reason names
+the first key that differs in :data:`REASON_ORDER` (docs/sidecar-format.md, ``fingerprint``).
 """
 
 from __future__ import annotations

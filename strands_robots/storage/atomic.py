@@ -169,6 +169,7 @@ def atomic_write_chunks(
     *,
     before_replace: Callable[[os.stat_result], bool] | None = None,
     displaced: Callable[[str], None] | None = None,
+    durable: bool = True,
 ) -> str | None:
     """Replace ``path`` with the concatenated ``chunks`` atomically and durably; returns their sha256.
 
@@ -193,6 +194,7 @@ def atomic_write_chunks(
             Where there was no file, ``path`` is created only if it still does not
             exist (else None is returned, nothing installed). On a system without
             ``renameat2`` it is a plain rename and ``displaced`` is not called.
+        durable: False skips the fsyncs (a cache: atomic, but a lost one is rebuilt).
 
     Returns:
         The sha256 hex digest of the bytes written (None: ``before_replace`` declined,
@@ -220,7 +222,8 @@ def atomic_write_chunks(
                 digest.update(chunk)
             handle.flush()
             os.fchmod(handle.fileno(), mode if mode is not None else 0o644)
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
             written = os.fstat(handle.fileno())
         if before_replace is not None and not before_replace(written):
             return None
@@ -228,7 +231,8 @@ def atomic_write_chunks(
             return None
         if displaced is None:
             tmp_name = None
-        fsync_dir(path.parent)
+        if durable:
+            fsync_dir(path.parent)
     except OSError as exc:
         raise storage_error(exc, path, "write") from exc
     finally:
@@ -239,30 +243,15 @@ def atomic_write_chunks(
 
 
 def replace_cache_file(path: Path, data: bytes) -> bool:
-    """Replace a cache file with ``data`` (atomic, not fsynced: a lost cache is rebuilt).
-
-    The temp file is created ``O_EXCL | O_NOFOLLOW`` beside ``path`` and renamed over it,
-    so a symbolic link planted at either name is never written through. A cache that cannot
-    be written (a read-only directory, a link at ``path``) only costs speed.
+    """Replace a cache file with ``data`` (:func:`atomic_write_chunks`, not fsynced: a lost
+    cache is rebuilt). A cache that cannot be written (a read-only directory, a link at
+    ``path``) only costs speed.
 
     Returns:
         Whether the cache was written.
     """
-    path = Path(path)
-    tmp_name = None
     try:
-        if path.parent.name == STATE_DIR:
-            state_dir.ensure(path.parent.parent)
-        check_target(path)
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp_name, path)
-        tmp_name = None
-        return True
+        atomic_write_chunks(path, (data,), durable=False)
     except (OSError, SidecarError):
         return False
-    finally:
-        if tmp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
+    return True

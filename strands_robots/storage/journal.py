@@ -325,7 +325,7 @@ def three_way(
     theirs: dict[str, Any],
     ops: list[dict[str, Any]],
     records_key: str,
-    ours_before: dict[str, set[str]] | None = None,
+    ours_before: dict[str, list[str]] | None = None,
 ) -> Merge:
     """Merge pending journal operations over a canonical file another tool rewrote.
 

@@ -17,10 +17,8 @@ created or written.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-import stat
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -28,27 +26,7 @@ from pathlib import Path
 from strands_robots.errors import StorageError
 from strands_robots.storage import state_dir
 from strands_robots.storage.lock import flock_file
-from strands_robots.storage.side_files import lease_path
-
-
-def _leases_folder(directory: Path) -> Path:
-    """``.strands-labels/leases/`` of ``directory``, created where no link stands.
-
-    Raises:
-        SidecarError: a symbolic link (or a file) is where either folder goes.
-        OSError: a folder cannot be created (read-only directory).
-    """
-    state_dir.ensure(directory)
-    folder = lease_path(directory, 0).parent
-    try:
-        st = os.lstat(folder)
-    except FileNotFoundError:
-        with contextlib.suppress(FileExistsError):  # another run made it meanwhile (a link: checked below)
-            os.mkdir(folder, 0o755)
-        st = os.lstat(folder)
-    if not stat.S_ISDIR(st.st_mode):
-        raise state_dir.refuse_link(folder, "directory")
-    return folder
+from strands_robots.storage.side_files import LEASES, lease_path
 
 
 class EpisodeLeases:
@@ -79,7 +57,7 @@ class EpisodeLeases:
                 return True
         path = lease_path(self.directory, episode)
         try:
-            _leases_folder(self.directory)
+            state_dir.ensure(self.directory, LEASES)
             fd = flock_file(path, deadline=0)
         except TimeoutError:
             return False

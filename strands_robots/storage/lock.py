@@ -1,12 +1,11 @@
 """The inter-process lock held around every read-modify-write of a sidecar.
 
-The lock file is ``.strands-labels/<name>.lock`` (``storage.side_files.lock_path``), opened
-without following a symbolic link (``O_NOFOLLOW``; a link there is refused by name) and
-locked with an exclusive ``flock`` (the primitive filelock's ``UnixFileLock`` takes).
-Re-entrant within a thread, exclusive between threads (one mutex per lock file), processes
-and forked children (a child closes the descriptors it inherited and starts with no lock
-held). Each acquisition opens the lock file and each release closes it, so a lock file
-replaced meanwhile is simply opened anew and no descriptor stays open between calls.
+An exclusive ``flock`` on ``.strands-labels/<name>.lock`` (``storage.side_files.lock_path``),
+opened ``O_NOFOLLOW`` at each acquisition and closed at release; re-entrant within a
+thread, exclusive between threads, processes and forked children. While the lock file an
+earlier version kept beside the sidecar exists it is taken too, and what that version left
+there is adopted (:func:`storage.state_dir.adopt_legacy`). docs/sidecar-format.md, "Files
+beside it"; mixing with strands-robots 0.5.3 (no lock): docs/compatibility.md.
 
 Why not filelock: filelock 4.3 spends ~320 µs of CPU per acquire and release (its fork
 bookkeeping, realpath and singleton lookup) where open, ``flock`` and close take ~20 µs;
@@ -14,13 +13,6 @@ every ``annotate_episode`` takes the lock once, so with filelock the lock alone 
 the fsync it guards (docs/performance.md, row ``annotate_loop``; the guard rail is one call
 <= 2x the fsync floor). The judge's episode leases (:mod:`.lease`) take the same
 :func:`flock_file`.
-
-While a lock file an earlier version kept beside the sidecar (``.<name>.lock``) exists, it
-is taken too, after the new one, so a process of that version still running is excluded as
-before, and what that version left beside the sidecar is moved into the folder
-(:func:`storage.state_dir.adopt_legacy`). strands-robots 0.5.3 takes no lock at all (it
-replaces the file without one): what mixing with it guarantees is in
-``docs/compatibility.md``.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ key is dropped, which is refused unless it is listed in ``deleted`` or ``allow_d
 
 from __future__ import annotations
 
+import functools
 import numbers
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -50,21 +51,16 @@ def _as_value(value: Any) -> Any:
     return value
 
 
-_adapter: Any = None
-
-
+@functools.cache
 def _table_adapter() -> Any:
     """The pydantic validator of a mapping's table (built once; pydantic is imported lazily)."""
-    global _adapter
-    if _adapter is None:
-        from typing import Annotated
+    from typing import Annotated
 
-        from pydantic import BeforeValidator, Field, Strict, TypeAdapter
+    from pydantic import BeforeValidator, Field, Strict, TypeAdapter
 
-        key = Annotated[int, BeforeValidator(_as_key), Strict(), Field(ge=0, le=MAX_EPISODE_INDEX)]
-        value = Annotated[int, BeforeValidator(_as_value), Strict(), Field(ge=0, le=MAX_EPISODE_INDEX)]
-        _adapter = TypeAdapter(dict[key, value])  # type: ignore[valid-type]
-    return _adapter
+    key = Annotated[int, BeforeValidator(_as_key), Strict(), Field(ge=0, le=MAX_EPISODE_INDEX)]
+    value = Annotated[int, BeforeValidator(_as_value), Strict(), Field(ge=0, le=MAX_EPISODE_INDEX)]
+    return TypeAdapter(dict[key, value])  # type: ignore[valid-type]
 
 
 def _explain(error: Mapping[str, Any]) -> str:
@@ -255,11 +251,13 @@ def check_fingerprints(moves: Iterable[tuple[int, int, Any]], fingerprinter: Any
             ``LabelValidationError``); the message lists up to ten (``old -> new (reason)``)
             and the remedy. Nothing was changed.
     """
-    from strands_robots.fingerprint import IDENTITY_KEYS
+    from strands_robots.fingerprint import IDENTITY_KEYS, stale_reason
 
+    moves = list(moves)
+    current = fingerprinter.present([new for _old, new, _stored in moves])
     contradictions = []
     for old, new, stored in moves:
-        reason = fingerprinter.stale_reason(new, stored, IDENTITY_KEYS)
+        reason = stale_reason(stored, current.get(new), new, IDENTITY_KEYS)
         if reason:
             contradictions.append(f"{old} -> {new} ({reason})")
     if contradictions:

@@ -294,7 +294,8 @@ class RecordStore:
             ]
         screened = self.screen_lines(body, undecodable)
         base = load_base(self.path, header, self.empty, self._decode)
-        merge = three_way(base, cached.document, screened.ops, self.records_key, self._versions())
+        ours_before = {key: digests for key, (_, digests) in self._ours.items()}
+        merge = three_way(base, cached.document, screened.ops, self.records_key, ours_before)
         log.warning(
             "%s was written for another version of %s (another tool replaced the file since); merged per record: "
             "%d applied, %d conflicts kept in %s",
@@ -444,9 +445,6 @@ class RecordStore:
         with self._thread_lock:
             self._ours.clear()
             self._repairs.clear()
-
-    def _versions(self) -> dict[str, set[str]]:
-        return {key: set(digests) for key, (_, digests) in self._ours.items()}
 
     def _restore_ours(self, document: dict[str, Any]) -> list[str]:
         """Put back every record of ours that a file re-read shows at an older version of ours

@@ -165,9 +165,13 @@ def temp_dir(target: Path) -> Path:
     return state_dir(target.parent) if target.name in SIDECARS else target.parent
 
 
+#: The subfolder of :data:`STATE_DIR` holding the judge's episode leases.
+LEASES = "leases"
+
+
 def lease_path(directory: str | Path, episode: int) -> Path:
     """The lease a judge run holds on ``episode`` while it judges it (``storage.lease``)."""
-    return state_dir(directory) / "leases" / f"episode-{int(episode)}.lock"
+    return state_dir(directory) / LEASES / f"episode-{int(episode)}.lock"
 
 
 def temp_prefix(target: Path) -> str:
@@ -225,6 +229,7 @@ def legacy_remap_intent_path(directory: str | Path) -> Path:
 
 __all__ = [
     "LABELS",
+    "LEASES",
     "OUTCOMES",
     "OUTCOME_EXPORT",
     "SEGMENTS",

@@ -28,22 +28,24 @@ def refuse_link(path: Path, what: str = "file") -> SidecarError:
     )
 
 
-def ensure(directory: str | Path) -> None:
-    """Create the state folder of ``directory`` (mode 0755) when missing.
+def ensure(directory: str | Path, subfolder: str | None = None) -> None:
+    """Create the state folder of ``directory`` (and its ``subfolder``, e.g. ``leases``;
+    mode 0755) when missing.
 
     Raises:
-        SidecarError: the folder's name is taken by a symbolic link or a file.
+        SidecarError: a folder's name is taken by a symbolic link or a file.
         OSError: it cannot be created (read-only directory, permissions, a missing ``directory``).
     """
     folder = os.path.join(directory, side_files.STATE_DIR)
-    try:
-        st = os.lstat(folder)
-    except FileNotFoundError:
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(folder, 0o755)
-        st = os.lstat(folder)
-    if not stat.S_ISDIR(st.st_mode):
-        raise refuse_link(Path(folder), "directory")
+    for path in (folder, os.path.join(folder, subfolder)) if subfolder else (folder,):
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            with contextlib.suppress(FileExistsError):  # made meanwhile by another process (a link: checked below)
+                os.mkdir(path, 0o755)
+            st = os.lstat(path)
+        if not stat.S_ISDIR(st.st_mode):
+            raise refuse_link(Path(path), "directory")
 
 
 def _regular(path: Path) -> bool:
