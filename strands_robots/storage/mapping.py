@@ -33,22 +33,20 @@ def index_ranges(indices: Iterable[int], sep: str = ", ") -> str:
     return sep.join(parts)
 
 
+def _as_value(value: Any) -> Any:
+    """numpy integers become int; everything else is left for the strict check."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and type(value) is not int:
+        return int(value)
+    return value
+
+
 def _as_key(value: Any) -> Any:
     """A decimal-text key becomes its int (JSON object keys are text); numpy ints become int."""
     if isinstance(value, str) and value.isascii():
         digits = value[1:] if value.startswith("-") else value
         if digits.isdigit() and (digits == "0" or digits[0] != "0"):
             return int(value)
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and type(value) is not int:
-        return int(value)
-    return value
-
-
-def _as_value(value: Any) -> Any:
-    """numpy integers become int; everything else is left for the strict check."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and type(value) is not int:
-        return int(value)
-    return value
+    return _as_value(value)
 
 
 @functools.cache

@@ -78,11 +78,6 @@ class ProcessRegistry[T]:
                 item = self._items[key] = factory(Path(key))
             return item
 
-    def clear(self) -> None:
-        """Forget every instance (the next :meth:`get` makes a fresh one, as a new process would)."""
-        with self._lock:
-            self._items.clear()
-
     def _reset_after_fork(self) -> None:
         self._items = {}
         self._lock = threading.Lock()

@@ -318,7 +318,6 @@ def _describe(step: Step, txn: str) -> dict[str, Any]:
 
 __all__ = [
     "Participant",
-    "RemapConflictError",
     "RemapResult",
     "Step",
     "recover",
