@@ -117,10 +117,10 @@ def _column_digests(table: Any, column: str, path: Path) -> tuple[np.ndarray, li
 
     indices = table.column("episode_index").to_numpy().astype(np.int64)
     means = table.column(column).combine_chunks()
-    if not (pa.types.is_list(means.type) or pa.types.is_large_list(means.type)):
-        return indices, [_checked_digest(path, f"column {column!r}", v) for v in means.to_pylist()]
-    values = pc.list_flatten(means)
-    if not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)):  # nested: row by row
+    is_list = pa.types.is_list(means.type) or pa.types.is_large_list(means.type)
+    values = pc.list_flatten(means) if is_list else None
+    if values is None or not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)):
+        # not a list of numbers (a struct, nested lists): row by row, a bad row refused by name
         return indices, [_checked_digest(path, f"column {column!r}", v) for v in means.to_pylist()]
     offsets = means.offsets.to_numpy()
     valid = means.is_valid().to_numpy(zero_copy_only=False)

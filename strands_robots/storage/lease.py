@@ -90,9 +90,7 @@ class EpisodeLeases:
 
     def give_back_all(self) -> None:
         """Release every lease this run holds (the end of a run, also after Ctrl-C)."""
-        with self._mutex:
-            held = list(self._held)
-        self.give_back(held)
+        self.give_back(self.held)
 
     @property
     def held(self) -> list[int]:

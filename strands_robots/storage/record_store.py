@@ -104,8 +104,7 @@ Seen = tuple[int, int, int, int, int]
 
 
 def _seen(st: os.stat_result) -> Seen:
-    """What :func:`_stat` compares: a write, truncation, replacement or ``utime`` changes it
-    (the ctime cannot be set back)."""
+    """A stamp any write, truncation, replacement or ``utime`` changes (ctime cannot be set back)."""
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
