@@ -49,7 +49,7 @@ def _adapter(kind: str) -> Any:
     """The pydantic ``TypeAdapter`` of one kind of argument (built once, on first need)."""
     from pydantic import AfterValidator, StrictBool, StrictStr, TypeAdapter
 
-    types = {
+    types: dict[str, Any] = {
         "path": Annotated[StrictStr | Path, AfterValidator(_plain_path_text)],
         "flag": StrictBool,
         "names": list[StrictStr] | None,

@@ -106,7 +106,7 @@ class _Selection:
         """``options``: the keyword arguments of :func:`filter_episodes` or :func:`explain_filter`
         (its ``locals()`` on entry); ``context`` starts the message of a refused grade."""
         self.labels = labels
-        self.bar = {
+        self.bar: dict[str, Any] = {
             "require_success": checks.boolean(options["require_success"], "require_success"),
             "exclude_disputed": checks.boolean(options["exclude_disputed"], "exclude_disputed"),
         }

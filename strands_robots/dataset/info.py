@@ -199,7 +199,7 @@ def parse_info(doc: dict[str, Any], root: Path) -> DatasetInfo:
     """
     path = root / "meta" / "info.json"
     version, major, version_problems = parse_version(doc.get("codebase_version"), root)
-    fps = doc.get("fps")  # the limits of every fps argument (arguments.FPS), kept as written (30 stays an int)
+    fps: Any = doc.get("fps")  # the limits of every fps argument (arguments.FPS), kept as written (30 stays an int)
     number_argument(
         fps,
         lambda _: DatasetError(
