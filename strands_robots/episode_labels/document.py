@@ -17,9 +17,9 @@ from strands_robots.episode_labels.vocab import (
     SCHEMA_VERSION,
     SIDECAR_FILENAME,
 )
-from strands_robots.errors import LabelsNotFoundError, SidecarError
+from strands_robots.errors import LabelsNotFoundError
 from strands_robots.storage.labels_dir import check_labels_dir, create_labels_dir, require_directory
-from strands_robots.storage.record_store import RecordStore
+from strands_robots.storage.record_store import RecordStore, check_document, keyed_record_problem
 
 
 def labels_path(root: str | Path, *, labels_dir: str | Path | None = None) -> Path:
@@ -34,11 +34,13 @@ def empty_document(benchmark: str = "") -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "benchmark": benchmark, "episodes": {}}
 
 
-def _refuse(path: Path, why: str) -> SidecarError:
-    return SidecarError(
-        f"{path} is not an episode_labels.json this version can use: {why}. It was left untouched; "
-        "move it away (or pass labels_dir= / --labels-dir to keep these labels elsewhere)."
-    )
+def _header_problem(document: dict[str, Any]) -> str | None:
+    version = document.get("schema_version")
+    if type(version) is not int or version != SCHEMA_VERSION:
+        return f"it has schema_version {version!r}; this build reads version {SCHEMA_VERSION}"
+    if not isinstance(document.get("benchmark", ""), str):
+        return "'benchmark' is not a string"
+    return None
 
 
 def validate_document(document: Any, path: Path) -> None:
@@ -49,31 +51,14 @@ def validate_document(document: Any, path: Path) -> None:
             object, a key that is not the decimal spelling of its ``episode_index``, or a
             block whose verdict/grade is outside its domain.
     """
-    if not isinstance(document, dict):
-        raise _refuse(path, f"the top level is a {type(document).__name__}, not an object")
-    version = document.get("schema_version")
-    if type(version) is not int or version != SCHEMA_VERSION:
-        raise _refuse(path, f"it has schema_version {version!r}; this build reads version {SCHEMA_VERSION}")
-    episodes = document.get("episodes")
-    if not isinstance(episodes, dict):
-        raise _refuse(path, "it has no 'episodes' object")
-    if not isinstance(document.get("benchmark", ""), str):
-        raise _refuse(path, "'benchmark' is not a string")
-    for key, record in episodes.items():
-        problem = record_problem(key, record)
-        if problem:
-            raise _refuse(path, problem)
+    check_document(document, path, _header_problem, record_problem, "these labels")
 
 
 def record_problem(key: str, record: Any) -> str | None:
     """Why ``episodes[key]`` is not a readable record, or None."""
-    if not key.isdigit() or str(int(key)) != key:
-        return f"episodes key {key!r} is not the decimal spelling of an episode_index"
-    if not isinstance(record, dict):
-        return f"episodes[{key!r}] is {type(record).__name__}, expected a JSON object"
-    index = record.get("episode_index", int(key))
-    if type(index) is not int or index != int(key):
-        return f"episodes[{key!r}].episode_index is {index!r}"
+    problem = keyed_record_problem(key, record, index_required=False)
+    if problem:
+        return problem
     for block in ("deterministic", "judge", "review"):
         if block in record and not isinstance(record[block], dict):
             return f"episodes[{key!r}].{block} is {type(record[block]).__name__}, expected a JSON object"

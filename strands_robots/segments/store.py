@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.arguments import NAME_CHARS, bool_argument, path_argument
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, SidecarError, check_choice
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, check_choice
 from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episode_index, open_dataset_if_present
 from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD
@@ -23,7 +23,7 @@ from strands_robots.segments.templates import TASK_COMPLETE, check_cohort, known
 from strands_robots.segments.validate import raw_segments, sorted_segments, validate_segmentation
 from strands_robots.storage.atomic import check_target
 from strands_robots.storage.labels_dir import check_labels_dir, require_directory
-from strands_robots.storage.record_store import Change, RecordStore
+from strands_robots.storage.record_store import Change, RecordStore, check_document, keyed_record_problem
 from strands_robots.storage.side_files import SEGMENTS, remap_hint
 
 SIDECAR_FILENAME = SEGMENTS
@@ -85,21 +85,11 @@ def empty_document() -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "kind": DOCUMENT_KIND, "episodes": {}}
 
 
-def _refuse(path: Path, why: str) -> SidecarError:
-    return SidecarError(
-        f"{path} is not an {SIDECAR_FILENAME} this version can use: {why}. It was left untouched; move it away "
-        "(or pass labels_dir= / --labels-dir to keep segments elsewhere)."
-    )
-
-
 def record_problem(key: str, record: Any) -> str | None:
     """Why ``episodes[key]`` is not a readable record, or None."""
-    if not key.isdigit() or str(int(key)) != key:
-        return f"episodes key {key!r} is not the decimal spelling of an episode_index"
-    if not isinstance(record, dict):
-        return f"episodes[{key!r}] is not an object"
-    if type(record.get("episode_index")) is not int or record["episode_index"] != int(key):
-        return f"episodes[{key!r}].episode_index is {record.get('episode_index')!r}"
+    problem = keyed_record_problem(key, record)
+    if problem:
+        return problem
     segments = record.get("segments")
     if not isinstance(segments, list):
         return f"episodes[{key!r}].segments is not a list"
@@ -116,6 +106,19 @@ def record_problem(key: str, record: Any) -> str | None:
     return None
 
 
+def _header_problem(document: dict[str, Any]) -> str | None:
+    version = document.get("schema_version")
+    if document.get("kind") != DOCUMENT_KIND:
+        return f"its 'kind' is {document.get('kind')!r}, not {DOCUMENT_KIND!r} (another tool's file?)"
+    if type(version) is int and version > SCHEMA_VERSION:
+        return (
+            f"schema_version {version} is newer than this build reads ({SCHEMA_VERSION}); upgrade strands-robots-labels"
+        )
+    if type(version) is not int or version != SCHEMA_VERSION:
+        return f"schema_version is {version!r}, this build reads {SCHEMA_VERSION}"
+    return None
+
+
 def validate_document(document: Any, path: Path) -> None:
     """Check a loaded document (the RecordStore ``validate`` hook).
 
@@ -123,26 +126,7 @@ def validate_document(document: Any, path: Path) -> None:
         SidecarError: not an object, another ``kind``, ``schema_version`` other than 1
             (a future version names the remedy), no ``episodes`` object, or a bad record.
     """
-    if not isinstance(document, dict):
-        raise _refuse(path, f"the top level is a {type(document).__name__}, not an object")
-    version = document.get("schema_version")
-    if document.get("kind") != DOCUMENT_KIND:
-        raise _refuse(path, f"its 'kind' is {document.get('kind')!r}, not {DOCUMENT_KIND!r} (another tool's file?)")
-    if type(version) is int and version > SCHEMA_VERSION:
-        raise _refuse(
-            path,
-            f"schema_version {version} is newer than this build reads ({SCHEMA_VERSION}); upgrade "
-            "strands-robots-labels",
-        )
-    if type(version) is not int or version != SCHEMA_VERSION:
-        raise _refuse(path, f"schema_version is {version!r}, this build reads {SCHEMA_VERSION}")
-    episodes = document.get("episodes")
-    if not isinstance(episodes, dict):
-        raise _refuse(path, "it has no 'episodes' object")
-    for key, record in episodes.items():
-        problem = record_problem(key, record)
-        if problem:
-            raise _refuse(path, problem)
+    check_document(document, path, _header_problem, record_problem, "segments")
 
 
 def open_store(root: str | Path, labels_dir: str | Path | None = None) -> RecordStore:

@@ -34,6 +34,7 @@ import msgspec
 from strands_robots.errors import LabelsError, StorageError
 from strands_robots.storage.atomic import atomic_write_bytes, fsync_dir, read_regular
 from strands_robots.storage.codec import dump_line
+from strands_robots.storage.episode_index import is_record_key
 from strands_robots.storage.jsonl import append_jsonl, read_jsonl
 from strands_robots.storage.side_files import conflicts_path, journal_base_path, journal_path, rejected_path
 
@@ -172,7 +173,7 @@ def _op_problem(
         key = entry.get("key", MISSING)
         if key is MISSING:
             return "a 'put' entry without 'key'"
-        if not isinstance(key, str) or not key.isdigit() or str(int(key)) != key:
+        if not is_record_key(key):
             return f"key {key!r} is not the decimal spelling of an episode_index"
         if "record" not in entry:
             return "a 'put' entry without 'record'"

@@ -33,6 +33,7 @@ from typing import Any
 from strands_robots.errors import LabelsError, LabelValidationError, RemapConflictError, SidecarError, StorageError
 from strands_robots.storage.atomic import atomic_write_chunks, check_target, read_regular
 from strands_robots.storage.codec import dump_line, iter_canonical, json_copy, load_json_bytes, non_finite_at
+from strands_robots.storage.episode_index import is_record_key
 from strands_robots.storage.journal import (
     JournalTail,
     RecordCheck,
@@ -119,6 +120,49 @@ def _lstat(path: Path) -> os.stat_result | None:
 def content_digest(data: bytes) -> str:
     """sha256 hex digest of a canonical file's bytes (what a journal header names)."""
     return hashlib.sha256(data).hexdigest()
+
+
+def check_document(
+    document: Any,
+    path: Path,
+    header_problem: Callable[[dict[str, Any]], str | None],
+    record_problem: RecordCheck,
+    kept: str,
+) -> None:
+    """Refuse a loaded sidecar unless it is an object whose header ``header_problem`` accepts
+    and whose ``episodes`` object holds only records ``record_problem(key, record)`` accepts.
+
+    Raises:
+        SidecarError: naming the problem, and ``labels_dir`` as where to keep ``kept`` instead.
+    """
+    problem = None
+    if not isinstance(document, dict):
+        problem = f"the top level is a {type(document).__name__}, not an object"
+    elif not (problem := header_problem(document)):
+        records = document.get("episodes")
+        if not isinstance(records, dict):
+            problem = "it has no 'episodes' object"
+        else:
+            problems = (record_problem(key, record) for key, record in records.items())
+            problem = next((p for p in problems if p), None)
+    if problem:
+        raise SidecarError(
+            f"{path} is not an {path.name} this version can use: {problem}. It was left untouched; move it away "
+            f"(or pass labels_dir= / --labels-dir to keep {kept} elsewhere)."
+        )
+
+
+def keyed_record_problem(key: str, record: Any, *, index_required: bool = True) -> str | None:
+    """Why ``episodes[key]`` is not an object filed under the decimal spelling of its
+    ``episode_index`` (which, unless ``index_required``, may be left out), or None."""
+    if not is_record_key(key):
+        return f"episodes key {key!r} is not the decimal spelling of an episode_index"
+    if not isinstance(record, dict):
+        return f"episodes[{key!r}] is {type(record).__name__}, expected a JSON object"
+    index = record.get("episode_index") if index_required else record.get("episode_index", int(key))
+    if type(index) is not int or index != int(key):
+        return f"episodes[{key!r}].episode_index is {index!r}"
+    return None
 
 
 @dataclass

@@ -156,6 +156,8 @@ def test_labels_dir_keeps_the_sidecar_elsewhere(dataset, valid_ep0, tmp_path):
     ("content", "message"),
     [
         ('{"schema_version": 1, "kind": "episode_segments", "episodes": {"01": {}}}', "decimal spelling"),
+        # a superscript is a digit to str.isdigit but not to int(): refused, not a ValueError
+        ('{"schema_version": 1, "kind": "episode_segments", "episodes": {"\\u00b9": {}}}', "decimal spelling"),
         ("[1, 2]", "not an object"),
     ],
 )
