@@ -269,6 +269,8 @@ def whole_number(text: str) -> int:
 
 
 _SPAN = re.compile(r"\s*(\d+)\s*-\s*(\d+)\s*")
+#: Most episodes one list may name (the largest datasets benchmarked hold 1,000,000).
+MAX_LISTED = 1_000_000
 
 
 def episode_list(text: str, option: str = "--episodes") -> list[int]:
@@ -279,7 +281,8 @@ def episode_list(text: str, option: str = "--episodes") -> list[int]:
         The episode indices, sorted, each once.
 
     Raises:
-        LabelValidationError: a part is neither (the message shows the accepted forms).
+        LabelValidationError: a part is neither (the message shows the accepted forms); the
+            list names more than :data:`MAX_LISTED` episodes.
     """
     out: set[int] = set()
     for part in filter(str.strip, text.split(",")):
@@ -293,7 +296,13 @@ def episode_list(text: str, option: str = "--episodes") -> list[int]:
                 f"{option} {quoted(text, 60)}: {quoted(part.strip(), 60)} is not an episode index or a rising range; "
                 f"write e.g. {option} 0,3,7 or {option} 0-9,12."
             )
-        out.update(range(first, last + 1))
+        if last - first < MAX_LISTED:  # a longer span is refused before it is built
+            out.update(range(first, last + 1))
+        if len(out) > MAX_LISTED or last - first >= MAX_LISTED:
+            raise LabelValidationError(
+                f"{option} {quoted(text, 60)} names more than {MAX_LISTED:,} episodes; "
+                f"name at most {MAX_LISTED:,}, e.g. {option} 0-999."
+            )
     return sorted(out)
 
 

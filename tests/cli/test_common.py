@@ -81,6 +81,16 @@ def test_an_episode_list_refusal_names_the_accepted_forms(text):
     assert "--deleted 0,3,7 or --deleted 0-9,12" in message and len(message) < 400
 
 
+def test_an_episode_list_is_bounded():
+    """A huge span is refused before a set of it is built (it used to take all memory)."""
+    with pytest.raises(LabelValidationError, match=r"--episodes '0-1000000000000' names more than 1,000,000"):
+        common.episode_list("0-1000000000000")
+    with pytest.raises(LabelValidationError, match="names more than"):
+        common.episode_list("0-999999,1000000")
+    assert len(common.episode_list("0-999999")) == 1_000_000
+    assert common.episode_list("5,0-999999,5") == common.episode_list("0-999999")
+
+
 def test_every_episode_list_option_reads_spans(toy_dataset):
     """ssc --episodes and remap --deleted take the spans judge --episodes took (one parser)."""
     runner = CliRunner()
