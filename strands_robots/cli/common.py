@@ -307,31 +307,22 @@ def episode_list(text: str, option: str = "--episodes") -> list[int]:
 
 
 def load_json_or_jsonl(path: Path) -> Any:
-    """A JSON document, or a JSON Lines file as a list of objects.
+    """A JSON document, or a JSON Lines file as a list (:func:`~strands_robots.storage.textfile.read_json_or_jsonl`).
 
     Raises:
         InputFileError: missing, a directory, not UTF-8, unreadable (:func:`~strands_robots.storage.textfile.read_user_text`).
-        LabelValidationError: a line of a JSON Lines file is not valid JSON.
+        LabelValidationError: the file, or a line of a JSON Lines file, is not valid JSON.
     """
-    from strands_robots.storage.textfile import read_user_text
+    from strands_robots.storage.textfile import read_json_or_jsonl
 
     example = '[{"episode": 0, "success": true}]'
-    text = read_user_text(path, kind=f"JSON file (a list such as {example}) or JSON Lines file (one object per line)")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        pass
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise LabelValidationError(
-                    f"{path} line {number} is not valid JSON ({exc}); fix that line (in JSON Lines each line is one "
-                    f'complete object such as {{"episode": 0, "success": true}}) or pass one JSON list like {example}.'
-                ) from exc
-    return rows
+    return read_json_or_jsonl(
+        path,
+        what="the file",
+        kind=f"JSON file (a list such as {example}) or JSON Lines file (one object per line)",
+        remedy='fix it (in JSON Lines each line is one complete object such as {"episode": 0, "success": true}) or '
+        f"pass one JSON list like {example}.",
+    )
 
 
 def new_table(title: str | None, columns: Iterable[str]) -> Table:

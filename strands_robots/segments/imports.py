@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import datetime
-import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,10 +28,9 @@ from strands_robots.segments.store import (
 )
 from strands_robots.segments.success import failed_episodes
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
-from strands_robots.storage.codec import load_json_bytes
 from strands_robots.storage.labels_dir import require_dataset_root
 from strands_robots.storage.record_store import Change, RecordStore
-from strands_robots.storage.textfile import read_user_bytes
+from strands_robots.storage.textfile import read_json_or_jsonl
 
 SPAN_KEYS = ("segments", "subtasks", "skill_annotation", "spans", "annotations")
 INDEX_KEYS = ("episode_index", "episode", "episode_id")
@@ -109,32 +107,19 @@ class ImportReport:
 
 
 def load_source(path: str | Path) -> Any:
-    """Read a JSON or JSON Lines file (a ``.jsonl`` suffix or one object per line).
+    """Read a JSON or JSON Lines file (:func:`~strands_robots.storage.textfile.read_json_or_jsonl`).
 
     Raises:
         LabelValidationError: unreadable JSON, naming the line.
         InputFileNotFoundError: no such file (a ``FileNotFoundError``).
-        InputFileError: a directory, or a file that cannot be read.
+        InputFileError: a directory, not UTF-8, or a file that cannot be read.
     """
-    path = Path(path)
-    data = read_user_bytes(path, what="the segmentation file", kind="JSON or JSON Lines file of segmentations")
-    if path.suffix != ".jsonl":
-        try:
-            return load_json_bytes(data, path)
-        except LabelsError:
-            if b"\n" not in data.strip():
-                raise LabelValidationError(f"{path} is not valid JSON; fix the file and import again.") from None
-    records = []
-    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except ValueError as exc:
-            raise LabelValidationError(
-                f"{path} line {number} is not valid JSON ({exc}); fix it and import again."
-            ) from exc
-    return records
+    return read_json_or_jsonl(
+        path,
+        what="the segmentation file",
+        kind="JSON or JSON Lines file of segmentations",
+        remedy="fix it and import again.",
+    )
 
 
 def _spans_of(obj: dict[str, Any]) -> Any:

@@ -2,7 +2,8 @@
 
 Every entry point that takes such a file (the CLI's JSON arguments,
 :func:`strands_robots.segments.label_sets.load_label_set`,
-:func:`strands_robots.segments.imports.load_source`,
+:func:`strands_robots.segments.imports.load_source` and the CLI's JSON Lines arguments
+through :func:`read_json_or_jsonl`,
 :func:`strands_robots.outcomes.export.import_outcomes`,
 :func:`strands_robots.ssc.behavior.read_behavior_annotation`) reads it here, so a missing file,
 a directory, bytes that are not UTF-8 (:func:`read_user_text`) and a file that cannot be
@@ -15,9 +16,11 @@ caller's to parse.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
-from strands_robots.errors import InputFileError, InputFileNotFoundError
+from strands_robots.errors import InputFileError, InputFileNotFoundError, LabelValidationError
 
 #: Remedies, one per way the read fails (``{kind}`` is the caller's description of the file).
 MISSING_REMEDY = "pass the path of an existing {kind}."
@@ -73,6 +76,38 @@ def read_user_text(path: str | Path, *, what: str = "the file", kind: str = "fil
         raise _os_refusal(exc, path, what, kind) from exc
 
 
+def read_json_or_jsonl(path: str | Path, *, what: str, kind: str, remedy: str) -> Any:
+    """A JSON document, or a JSON Lines file as the list of its lines' values.
+
+    A ``*.jsonl`` file is JSON Lines; any other is one JSON document, or JSON Lines when it
+    is not valid JSON and has more than one line. Blank lines are skipped.
+
+    Args:
+        path, what, kind: As :func:`read_user_text`.
+        remedy: How the refusal of JSON that does not parse ends.
+
+    Raises:
+        InputFileError: as :func:`read_user_text`.
+        LabelValidationError: the one-line file, or a line of a JSON Lines file (named by its
+            number), is not valid JSON.
+    """
+    text = read_user_text(path, what=what, kind=kind)
+    if Path(path).suffix != ".jsonl":
+        try:
+            return json.loads(text)
+        except ValueError:
+            if "\n" not in text.strip():
+                raise LabelValidationError(f"{path} is not valid JSON; {remedy}") from None
+    values = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                values.append(json.loads(line))
+            except ValueError as exc:
+                raise LabelValidationError(f"{path} line {number} is not valid JSON ({exc}); {remedy}") from exc
+    return values
+
+
 def _os_refusal(exc: OSError, path: Path, what: str, kind: str) -> InputFileError:
     if isinstance(exc, FileNotFoundError):
         remedy = MISSING_REMEDY.format(kind=kind)
@@ -86,4 +121,4 @@ def _refusal(problem: str, remedy: str) -> InputFileError:
     return InputFileError(f"{problem}; {remedy}", remedy=remedy)
 
 
-__all__ = ["read_user_bytes", "read_user_text"]
+__all__ = ["read_json_or_jsonl", "read_user_bytes", "read_user_text"]

@@ -35,6 +35,11 @@ CALLERS = {
         'JSON file (a list such as [{"episode": 0, "success": true}]) or JSON Lines file (one object per line)',
     ),
     "json": (load_json_file, "the file", "JSON file"),
+    "segments-import": (
+        load_source,
+        "the segmentation file",
+        "JSON or JSON Lines file of segmentations",
+    ),
     "behavior-annotation": (read_behavior_annotation, "the annotation file", "BEHAVIOR-1K annotation file"),
 }
 
@@ -62,11 +67,6 @@ def _loop(tmp_path: Path) -> Path:  # unreadable for every user, root included
 
 #: Readers of bytes (they decode themselves): every case but not-UTF-8.
 BYTE_CALLERS = {
-    "segments-import": (
-        load_source,
-        "the segmentation file",
-        "JSON or JSON Lines file of segmentations",
-    ),
     "outcomes-import": (
         lambda path: import_outcomes(EXAMPLE_ROOT, path),
         "the outcome file",
@@ -162,3 +162,19 @@ def test_a_readable_file_is_its_text_for_every_caller(tmp_path):
     assert read_user_bytes(path) == path.read_bytes()
     assert load_json_file(path) == load_json_or_jsonl(path) == ["reach", "gr\u00e4b the cup"]
     assert load_label_set(path).labels == ["reach", "gr\u00e4b the cup"]
+
+
+@pytest.mark.parametrize("load", [load_json_or_jsonl, load_source])
+def test_json_or_json_lines_is_one_reader(tmp_path, load):
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"episode": 0}\n')
+    assert load(one) == [{"episode": 0}]  # a .jsonl file is JSON Lines even with one line
+    lines = tmp_path / "lines.json"
+    lines.write_text('{"episode": 0}\n\n{"episode": 1}\n')
+    assert load(lines) == [{"episode": 0}, {"episode": 1}]
+    lines.write_text('{"episode": 0}\n{"episode": 1,\n')
+    with pytest.raises(LabelValidationError, match=r"lines.json line 2 is not valid JSON \("):
+        load(lines)
+    lines.write_text('{"episode": 0')
+    with pytest.raises(LabelValidationError, match=r"lines.json is not valid JSON; fix it"):
+        load(lines)
