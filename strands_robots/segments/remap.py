@@ -6,16 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from strands_robots.segments.store import open_store
-from strands_robots.storage.mapping import mapping_table
 from strands_robots.storage.remap_participant import record_store_participant
 from strands_robots.storage.remap_txn import Participant, remap_sidecar
 
 NAME = "segments"
-
-
-#: ``{old: new}`` as ints (the rule of :mod:`strands_robots.storage.mapping`); raises
-#: ``LabelValidationError`` for anything but a one-to-one mapping of non-negative ints.
-check_mapping = mapping_table
 
 
 def participant(root: str | Path, labels_dir: str | Path | None = None, *, allow_drop: bool = False) -> Participant:

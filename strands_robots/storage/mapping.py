@@ -175,18 +175,6 @@ class EpisodeMapping:
             )
 
 
-def mapping_table(mapping: Any) -> dict[int, int]:
-    """``{old: new}`` as ints, checked by :meth:`EpisodeMapping.parse` (the module rule).
-
-    Each store's ``check_mapping`` is this function.
-
-    Raises:
-        LabelValidationError: not a mapping of non-negative integers, or two old episodes
-            map to the same new one.
-    """
-    return dict(EpisodeMapping.parse(mapping).table)
-
-
 def _index(value: Any, what: str) -> int:
     """An episode index given as an int, a numpy int or its decimal text (the one check: :mod:`.episode_index`)."""
     return episode_index(_as_key(value), what)
