@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from strands_robots.dataset.cache import cached_dataset_if_present as open_dataset_if_present
-from strands_robots.errors import DatasetError, EpisodeNotFoundError
+from strands_robots.errors import DatasetError
 from strands_robots.storage.episode_index import episode_index
 
 
@@ -57,14 +56,7 @@ def episode_facts(
         from strands_robots.segments.validate import check_length
 
         return EpisodeFacts(episode, check_length(length), (), None)
-    if episode not in dataset.episodes:
-        first = [str(int(i)) for i in itertools.islice(iter(dataset.episodes), 10)]
-        shown = ", ".join(first) + (" ..." if len(dataset.episodes) > 10 else "")
-        raise EpisodeNotFoundError(
-            f"episode {episode} is not in the dataset at {root} ({len(dataset.episodes)} episodes: {shown}); use a "
-            "real episode_index."
-        )
-    info = dataset.episodes[episode]
+    info = dataset.episodes[episode]  # the dataset's EpisodeNotFoundError, naming its episodes
     real = int(info.length)
     if length is not None and int(length) != real:
         raise DatasetError(f"length={length} disagrees with the dataset: episode {episode} has {real} frames.")

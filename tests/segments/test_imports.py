@@ -143,7 +143,7 @@ def test_interior_gap_overlap_and_bad_labels_fail_that_episode_only(dataset):
     assert by_ep[1].errors == [
         "overlap at frames [20, 25): frames [20, 25) are in segments 0 and 1; each frame belongs to one segment"
     ]
-    assert "not in the dataset" in by_ep[9].errors[0]
+    assert "episode 9 not found in" in by_ep[9].errors[0]
     # a bundled label is kept raw, reported, and flagged by the rule check
     assert by_ep[3].exceptions[0]["label"] == "pick up the ice cube and place it in the glass"
     assert "bundled_actions" in [f.kind for f in by_ep[3].findings]

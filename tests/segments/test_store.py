@@ -120,7 +120,7 @@ def test_cohort_is_inferred_or_given(dataset):
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"episode": 2}, EpisodeNotFoundError, "not in the dataset"),  # a gap in 0, 1, 3
+        ({"episode": 2}, EpisodeNotFoundError, r"episode 2 not found .* 0..3 \(not contiguous\)"),  # 0, 1, 3
         ({"annotator": ""}, LabelValidationError, "annotator"),
         ({"annotator": 7}, LabelValidationError, "annotator"),
         ({"reference": "yes"}, LabelValidationError, "reference"),
