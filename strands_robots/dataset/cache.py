@@ -99,10 +99,15 @@ def cached_dataset(root: str | Path) -> Dataset:
     return dataset
 
 
+def has_dataset_metadata(root: str | Path) -> bool:
+    """True when ``root/meta/info.json`` exists (``root`` is a LeRobot dataset, not a labels-only directory)."""
+    return os.path.isfile(os.path.join(root, "meta", "info.json"))
+
+
 def cached_dataset_if_present(root: str | Path) -> Dataset | None:
     """:func:`cached_dataset`, or None when ``root`` has no ``meta/info.json`` (a labels-only
     directory: label stores then skip their dataset checks)."""
-    if not (Path(root) / "meta" / "info.json").is_file():
+    if not has_dataset_metadata(root):
         return None
     return cached_dataset(root)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.cache import has_dataset_metadata
 from strands_robots.episode_labels.document import existing_store
-from strands_robots.fingerprint.digest import has_dataset_metadata
 from strands_robots.fingerprint.stale import read_from_current_metadata, stale_records
 
 

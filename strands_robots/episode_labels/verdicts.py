@@ -145,7 +145,7 @@ def _fingerprints(root: str | Path, wanted: list[int]) -> dict[int, dict[str, An
         EpisodeNotFoundError: the dataset has no episodes of ``wanted`` (all listed).
         DatasetError: the dataset reader refuses the dataset.
     """
-    from strands_robots.fingerprint.digest import has_dataset_metadata
+    from strands_robots.dataset.cache import has_dataset_metadata
 
     if not has_dataset_metadata(root):
         return {}

@@ -9,7 +9,7 @@
 Rules: ``docs/sidecar-format.md``, ``fingerprint``.
 """
 
-from strands_robots.fingerprint.digest import has_dataset_metadata, metadata_digest
+from strands_robots.fingerprint.digest import metadata_digest
 from strands_robots.fingerprint.rule import IDENTITY_KEYS, META_KEY, REASON_ORDER, reason_order, stale_reason
 from strands_robots.fingerprint.stale import stale_records
 
@@ -17,7 +17,6 @@ __all__ = [
     "IDENTITY_KEYS",
     "META_KEY",
     "REASON_ORDER",
-    "has_dataset_metadata",
     "metadata_digest",
     "reason_order",
     "stale_reason",

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from strands_robots.dataset.cache import has_dataset_metadata
 from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.dataset.stats import REWRITE_STATS, check_unique_columns, stats_line
 from strands_robots.dataset.text import json_object_lines
 from strands_robots.errors import DatasetError, LabelsError, UncheckedLabelsWarning
-from strands_robots.fingerprint.digest import has_dataset_metadata
 from strands_robots.fingerprint.rule import IDENTITY_KEYS
 
 #: Fixed width of a content digest (16 hex characters).

@@ -57,8 +57,3 @@ def _digest(root: str, files: tuple[str, ...], signature: tuple[Any, ...], rules
         digest.update(b"%d:%s:" % (len(name), name) + content)
         count += 1
     return digest.hexdigest()[:16] if count else None
-
-
-def has_dataset_metadata(root: str | Path) -> bool:
-    """True when ``root/meta/info.json`` exists."""
-    return (Path(root) / "meta" / "info.json").is_file()

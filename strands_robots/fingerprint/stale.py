@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from strands_robots.fingerprint.digest import has_dataset_metadata, metadata_digest
+from strands_robots.dataset.cache import has_dataset_metadata
+from strands_robots.fingerprint.digest import metadata_digest
 from strands_robots.fingerprint.rule import META_KEY, stale_reason
 
 

@@ -98,6 +98,7 @@ def require_dataset_root(
             is created.
     """
     from strands_robots.arguments import int_argument
+    from strands_robots.dataset.cache import has_dataset_metadata
     from strands_robots.errors import LabelValidationError, clipped, quoted
 
     if total_episodes is not None:
@@ -109,7 +110,7 @@ def require_dataset_root(
             ),
             minimum=1,
         )
-    if (Path(root) / "meta" / "info.json").is_file():
+    if has_dataset_metadata(root):
         return None
     if total_episodes is not None:
         return total_episodes
@@ -192,10 +193,11 @@ def check_labels_dir(root: str | Path, labels_dir: str | Path | None, *, write_k
     """
     if labels_dir is None:
         return
+    from strands_robots.dataset.cache import has_dataset_metadata, metadata_signature
+
     root_abs, dir_abs = os.path.abspath(root), os.path.abspath(labels_dir)
-    if root_abs == dir_abs or not os.path.isfile(os.path.join(root_abs, "meta", "info.json")):
+    if root_abs == dir_abs or not has_dataset_metadata(root_abs):
         return
-    from strands_robots.dataset.cache import metadata_signature
 
     path = labels_dir_key_path(dir_abs)
     stamp = (file_identity(path), metadata_signature(root_abs))
