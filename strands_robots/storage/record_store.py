@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_robots.errors import LabelsError, LabelValidationError, RemapConflictError, SidecarError, StorageError
+from strands_robots.errors import LabelsError, LabelValidationError, SidecarError, StorageError
 from strands_robots.storage.atomic import atomic_write_chunks, check_target, read_regular
 from strands_robots.storage.codec import dump_line, iter_canonical, json_copy, load_json_bytes, non_finite_at
 from strands_robots.storage.episode_index import is_record_key
@@ -64,7 +64,6 @@ from strands_robots.storage.side_files import (
     legacy_journal_path,
     legacy_temp_prefix,
     rejected_path,
-    remap_intent_path,
     temp_dir,
     temp_prefix,
 )
@@ -194,30 +193,6 @@ atexit.register(_flush_pending_at_exit)
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def _refuse_during_committed_remap(path: Path, intent_file: str) -> None:
-    """Refuse a write to a sidecar that an interrupted, committed remap has yet to install
-    (its renumbered version waits in the state folder): written now, the change would be in
-    the old numbering and the remap could no longer be completed (``docs/editing.md``).
-    A remap in progress holds this sidecar's lock until it is done, so only a killed one is seen.
-
-    Raises:
-        RemapConflictError: naming the remap to run again; nothing was written.
-    """
-    try:
-        with open(intent_file, "rb") as handle:
-            intent = load_json_bytes(handle.read(), intent_file)
-    except (FileNotFoundError, SidecarError):
-        return
-    if not isinstance(intent, dict) or intent.get("phase") != "committed":
-        return
-    if any(isinstance(s, dict) and s.get("sidecar") == path.name for s in intent.get("steps", [])):
-        raise RemapConflictError(
-            f"a remap of {path.parent} (transaction {intent.get('txn')}) was interrupted after it committed and has "
-            f"not installed {path.name} yet; nothing was written. Run the same remap again (it completes it: "
-            f"`strands-labels remap {path.parent} ...` as before), then write again."
-        )
-
-
 class RecordStore:
     """One sidecar document of records keyed by ``str(episode_index)``.
 
@@ -250,7 +225,6 @@ class RecordStore:
         self._legacy_journal = legacy_journal_path(self.path)
         self._legacy_looked = False  # whether an earlier version's journal was looked for
         self._lock = SidecarLock(self.path)
-        self._intent = os.fspath(remap_intent_path(self.path.parent))
         self.validate = validate
         self.empty = empty
         self.records_key = records_key
@@ -383,7 +357,9 @@ class RecordStore:
         """
         with self._thread_lock, self._lock.hold(reading=not writing) as legacy_lock:
             if refuse_remap:
-                _refuse_during_committed_remap(self.path, self._intent)
+                from strands_robots.storage.remap_txn import refuse_write_before_install  # (it imports this module)
+
+                refuse_write_before_install(self.path)
             try:
                 if (legacy_lock or not self._legacy_looked) and _lstat(self._legacy_journal) is not None:
                     self._adopt_legacy_journal(writing)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from strands_robots.errors import LabelValidationError, RemapConflictError, SidecarError, StorageError
-from strands_robots.storage.atomic import atomic_write_bytes, check_target, fsync_dir
+from strands_robots.storage.atomic import atomic_write_bytes, fsync_dir, read_regular
 from strands_robots.storage.codec import dump_canonical, load_json_bytes
 from strands_robots.storage.jsonl import append_jsonl, read_jsonl
 from strands_robots.storage.lock import sidecar_lock
@@ -91,9 +91,8 @@ def _write_intent(path: Path, intent: dict[str, Any]) -> None:
 
 
 def _read_intent(path: Path) -> dict[str, Any] | None:
-    check_target(path)
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         return None
     intent = load_json_bytes(data, path)
@@ -105,6 +104,30 @@ def _read_intent(path: Path) -> dict[str, Any] | None:
             "cannot finish; upgrade strands-robots-labels (or move the file away after checking the sidecars)."
         )
     return intent
+
+
+def refuse_write_before_install(sidecar: Path) -> None:
+    """Refuse a write to a sidecar that an interrupted, committed remap has yet to install
+    (its renumbered version waits in the state folder): written now, the change would be in
+    the old numbering and the remap could no longer be completed (``docs/editing.md``).
+    A remap in progress holds this sidecar's lock until it is done, so only a killed one is seen;
+    an intent file this build cannot read is left to the remap, which names it.
+
+    Raises:
+        RemapConflictError: naming the remap to run again; nothing was written.
+    """
+    try:
+        intent = _read_intent(remap_intent_path(sidecar.parent))
+    except SidecarError:
+        return
+    if intent is None or intent["phase"] != "committed":
+        return
+    if any(isinstance(s, dict) and s.get("sidecar") == sidecar.name for s in intent.get("steps", [])):
+        raise RemapConflictError(
+            f"a remap of {sidecar.parent} (transaction {intent.get('txn')}) was interrupted after it committed and "
+            f"has not installed {sidecar.name} yet; nothing was written. Run the same remap again (it completes it: "
+            f"`strands-labels remap {sidecar.parent} ...` as before), then write again."
+        )
 
 
 def _apply_step(directory: Path, txn: str, step: dict[str, Any]) -> None:
