@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from strands_robots import episode_labels as el
 from strands_robots import outcomes, segments
 from strands_robots.cli.main import app
-from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, StorageError
+from strands_robots.errors import EpisodeNotFoundError, LabelValidationError, RemapConflictError, StorageError
 from strands_robots.remap import EpisodeMapping, mapping_after_delete, remap_dataset
 from strands_robots.storage import remap_txn
 from strands_robots.storage.side_files import remap_intent_path, state_dir
@@ -210,6 +210,20 @@ def test_a_failure_between_sidecars_is_completed_by_a_rerun(root, monkeypatch):
         remap_dataset(root, mapping_after_delete(5, [4]))
     assert state(root) == AFTER_DELETE
     assert not remap_intent_path(root).exists()
+
+
+def test_a_write_to_a_sidecar_a_committed_remap_has_not_installed_is_refused(root, monkeypatch):
+    delete_episodes_meta(root, [0, 3])
+    failing_install(monkeypatch, "episode_labels.json", OSError(5, "Input/output error"))
+    with pytest.raises(StorageError):
+        remap_dataset(root, mapping_after_delete(5, [0, 3]))
+    monkeypatch.undo()
+    before = sidecar_bytes(root)
+    with pytest.raises(RemapConflictError, match="has not installed episode_labels.json yet; nothing was written"):
+        el.record_deterministic_verdicts(root, [{"episode": 1, "success": False}])
+    assert sidecar_bytes(root) == before
+    remap_dataset(root, mapping_after_delete(5, [0, 3]))  # the same remap completes it
+    assert state(root) == AFTER_DELETE
 
 
 def test_rerunning_the_interrupted_remap_completes_it_once(root, monkeypatch):
