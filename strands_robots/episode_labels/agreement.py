@@ -70,7 +70,7 @@ def _check_holdout(
     holdout: dict[int, dict[str, Any]] = {}
     for raw_key, value in human_labels.items():
         here = None if source is None else f"{source} line {(lines or {}).get(str(raw_key), '?')}, episode {raw_key}"
-        key = int(raw_key) if isinstance(raw_key, str) and raw_key.isdigit() else raw_key
+        key = int(raw_key) if isinstance(raw_key, str) and raw_key.isdecimal() else raw_key
         index = checks.episode_index(key, f"human_labels key {raw_key!r}" if here is None else f"{here}: the key")
         label = f"human_labels[{raw_key!r}]" if here is None else f"{here}: the label"
         if not isinstance(value, dict):

@@ -133,6 +133,11 @@ def _looks_like_span(obj: Any) -> bool:
     return "frame_duration" in keys or any(a in keys and b in keys for a, b in FRAME_PAIRS + SECOND_PAIRS)
 
 
+def _key(key: Any) -> Any:
+    """An episode key as written: decimal text as its int, anything else as given (refused later by name)."""
+    return int(key) if isinstance(key, str) and key.isdecimal() else key
+
+
 def episodes_of(data: Any, episode: int | None = None) -> list[tuple[Any, Any, dict[str, Any]]]:
     """``[(episode_index, spans, episode_object)]`` found in ``data`` (docs/segments.md, "Import and export").
 
@@ -167,14 +172,14 @@ def episodes_of(data: Any, episode: int | None = None) -> list[tuple[Any, Any, d
         if "episodes" in data:
             return episodes_of(
                 [
-                    dict(v, episode_index=int(k)) if isinstance(v, dict) else {"episode_index": int(k), "segments": v}
+                    dict(v, episode_index=_key(k)) if isinstance(v, dict) else {"episode_index": _key(k), "segments": v}
                     for k, v in data["episodes"].items()
                 ]
                 if isinstance(data["episodes"], dict)
                 else data["episodes"],
                 episode,
             )
-        if data and all(isinstance(k, str) and k.isdigit() for k in data):
+        if data and all(isinstance(k, str) and k.isdecimal() for k in data):
             return episodes_of({"episodes": data}, episode)
     raise LabelValidationError(
         "the input is not a known segmentation shape (episode objects with 'segments'/'subtasks'/'skill_annotation', "
@@ -531,7 +536,7 @@ def import_segmentations(
         ep_report = EpisodeReport(None)
         report.episodes.append(ep_report)
         try:
-            ep = episode_index(int(index) if isinstance(index, str) and index.isdigit() else index)
+            ep = episode_index(_key(index))
             ep_report.episode_index = ep
             if str(ep) in prepared:
                 raise LabelValidationError(f"episode {ep} appears twice in the input.")

@@ -306,6 +306,15 @@ def test_agreement_kappa_none_when_expected_agreement_is_one(root):
     assert result["failure_mode_agreement"] is None
 
 
+@pytest.mark.parametrize("key", ["¹", "٣x", "07x"])
+def test_agreement_refuses_a_key_that_only_looks_like_digits(root, key):
+    """A superscript digit passes str.isdigit() but not int(): a typed refusal, not a ValueError."""
+    record_deterministic_verdicts(root, [verdict(0, True)])
+    annotate_episode(root, 0, quality="medium")
+    with pytest.raises(LabelValidationError, match=r"human_labels key .* must be a non-negative integer episode_index"):
+        measure_agreement(root, {key: {"quality": "medium"}})
+
+
 @pytest.mark.parametrize(
     "holdout, match",
     [

@@ -262,3 +262,23 @@ def test_a_generic_release_stays_a_segment(dataset):
     report = import_segmentations(dataset, data, annotator="import", cohort="generic")
     assert report.ok, report.to_dict()
     assert spans(get_segmentation(dataset, 1)) == [(0, 20, "grasp the cup"), (20, 40, "release the cup")]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        {"¹": [{"label": "pick up the mug", "start": 0, "end": 30}]},
+        {"episodes": {"¹": [{"label": "pick up the mug", "start": 0, "end": 30}]}},
+        {"episodes": {"abc": [{"label": "pick up the mug", "start": 0, "end": 30}]}},
+    ],
+)
+def test_an_episode_key_that_is_not_decimal_is_refused_by_name(dataset, source):
+    """A superscript digit passes str.isdigit() but not int(): a typed refusal or a failed episode, no ValueError."""
+    try:
+        report = import_segmentations(dataset, source, annotator="import")
+    except LabelValidationError as refused:
+        assert "not a known segmentation shape" in str(refused)
+    else:
+        assert not report.ok
+        assert "must be a non-negative integer episode_index" in report.episodes[0].errors[0]
+    assert list_segmentations(dataset) == []
