@@ -14,7 +14,6 @@ from typing import Any
 import msgspec
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from strands_robots.dataset.info import DatasetInfo
@@ -282,7 +281,7 @@ def _int_column(table: pa.Table, name: str, source: str, *, required: bool = Fal
         )
     if column.null_count and not nulls:
         raise DatasetError(f"{source}: column {name!r} has {column.null_count} null values; fill them.")
-    largest = pc.max(column).as_py() if pa.types.is_uint64(column.type) and len(column) else None
+    largest = _max(column) if pa.types.is_uint64(column.type) and len(column) else None
     if largest is not None and largest > INT64_MAX:  # it would wrap to a negative index
         raise DatasetError(
             f"{source}: column {name!r} holds {largest}, beyond the int64 range (at most {INT64_MAX}); "
@@ -319,14 +318,20 @@ def _float_column(table: pa.Table, name: str, source: str) -> tuple[np.ndarray, 
             f"{source}: column {name!r} is {column.type}, not a number; rewrite the episodes metadata with "
             "timestamps in seconds."
         )
-    return _filled(column if column.type == pa.float64() else pc.cast(column, pa.float64()), 0.0)
+    return _filled(column if column.type == pa.float64() else column.cast(pa.float64()), 0.0)
 
 
 def _filled(column: pa.ChunkedArray, fill: float) -> tuple[np.ndarray, np.ndarray]:
     """``(values with nulls as fill, valid mask)`` of a numeric column."""
     if not column.null_count:
         return column.to_numpy(), np.ones(len(column), dtype=bool)
-    return pc.fill_null(column, fill).to_numpy(), column.is_valid().to_numpy(zero_copy_only=False)
+    return column.fill_null(fill).to_numpy(), column.is_valid().to_numpy(zero_copy_only=False)
+
+
+def _max(column: pa.ChunkedArray) -> Any:
+    import pyarrow.compute as pc  # ~50 ms to import: only for a uint64 column (its range is checked)
+
+    return pc.max(column).as_py()
 
 
 def _check_indices(indices: np.ndarray, lengths: np.ndarray, source: str) -> np.ndarray | None:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from strands_robots.dataset.episodes import Episode, data_shards
@@ -70,7 +69,7 @@ def _list_to_2d(array: pa.Array, name: str) -> np.ndarray:
     if pa.types.is_fixed_size_list(array.type):
         width = array.type.list_size
     else:
-        widths = np.unique(pc.list_value_length(array).drop_null().to_numpy(zero_copy_only=False))
+        widths = np.unique(array.value_lengths().drop_null().to_numpy(zero_copy_only=False))
         if widths.size > 1:  # ragged: keep Python lists
             values = np.empty(rows, dtype=object)
             values[:] = array.to_pylist()
@@ -189,6 +188,8 @@ def _read_episode_rows(path: Path, layout: _Layout, episode: int, columns: list[
     else:
         table = handle.read(columns=columns)
     if "episode_index" in table.column_names:
+        import pyarrow.compute as pc  # ~50 ms to import: paid by a frame read, not by importing the reader
+
         values = table.column("episode_index")
         if len(values) and not (pc.min(values).as_py() == episode == pc.max(values).as_py()):
             table = table.filter(pc.equal(values, episode))
