@@ -48,7 +48,7 @@ def check_target(path: Path) -> bool:
     return True
 
 
-def read_regular(path: Path) -> bytes:
+def read_regular(path: Path | str) -> bytes:
     """The bytes of a regular file, opened without following a symbolic link.
 
     Raises:
@@ -60,11 +60,11 @@ def read_regular(path: Path) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EISDIR):
-            check_target(path)
+            check_target(Path(path))
         raise
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            check_target(path)
+            check_target(Path(path))
             raise SidecarError(f"{path} is not a regular file; move it away and retry.")
         return handle.read()
 

@@ -64,6 +64,7 @@ from strands_robots.storage.side_files import (
     legacy_journal_path,
     legacy_temp_prefix,
     rejected_path,
+    remap_intent_path,
     temp_dir,
     temp_prefix,
 )
@@ -225,6 +226,7 @@ class RecordStore:
         self._legacy_journal = legacy_journal_path(self.path)
         self._legacy_looked = False  # whether an earlier version's journal was looked for
         self._lock = SidecarLock(self.path)
+        self._intent = os.fspath(remap_intent_path(self.path.parent))
         self.validate = validate
         self.empty = empty
         self.records_key = records_key
@@ -359,7 +361,7 @@ class RecordStore:
             if refuse_remap:
                 from strands_robots.storage.remap_txn import refuse_write_before_install  # (it imports this module)
 
-                refuse_write_before_install(self.path)
+                refuse_write_before_install(self.path, self._intent)
             try:
                 if (legacy_lock or not self._legacy_looked) and _lstat(self._legacy_journal) is not None:
                     self._adopt_legacy_journal(writing)

@@ -90,7 +90,7 @@ def _write_intent(path: Path, intent: dict[str, Any]) -> None:
     atomic_write_bytes(path, dump_canonical(intent))
 
 
-def _read_intent(path: Path) -> dict[str, Any] | None:
+def _read_intent(path: Path | str) -> dict[str, Any] | None:
     try:
         data = read_regular(path)
     except FileNotFoundError:
@@ -106,18 +106,23 @@ def _read_intent(path: Path) -> dict[str, Any] | None:
     return intent
 
 
-def refuse_write_before_install(sidecar: Path) -> None:
+def refuse_write_before_install(sidecar: Path, intent_file: str | None = None) -> None:
     """Refuse a write to a sidecar that an interrupted, committed remap has yet to install
     (its renumbered version waits in the state folder): written now, the change would be in
     the old numbering and the remap could no longer be completed (``docs/editing.md``).
     A remap in progress holds this sidecar's lock until it is done, so only a killed one is seen;
     an intent file this build cannot read is left to the remap, which names it.
 
+    Args:
+        sidecar: The sidecar about to be written.
+        intent_file: Its directory's remap intent file, when the caller keeps it (every
+            write checks it: the store names it once).
+
     Raises:
         RemapConflictError: naming the remap to run again; nothing was written.
     """
     try:
-        intent = _read_intent(remap_intent_path(sidecar.parent))
+        intent = _read_intent(intent_file or remap_intent_path(sidecar.parent))
     except SidecarError:
         return
     if intent is None or intent["phase"] != "committed":
