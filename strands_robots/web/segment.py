@@ -366,7 +366,11 @@ def save(ctx: ServerContext, episode: int, body: Any) -> Response:
     request = parse_request(SaveBody, body)
     segments = [segment.as_segment() for segment in request.segments]
     who = (request.annotator or "").strip() or ctx.reviewer
-    options = {"note": request.note or None, "cohort": request.cohort or None, "labels_dir": ctx.labels_dir}
+    options: dict[str, Any] = {
+        "note": request.note or None,
+        "cohort": request.cohort or None,
+        "labels_dir": ctx.labels_dir,
+    }
     try:
         if (saved_summaries(ctx).get(episode) or {}).get("status") == "proposed":  # saving a proposal reviews it
             result = review_proposal(ctx.root, episode, reviewer=who, decision="edit", segments=segments, **options)
