@@ -212,12 +212,17 @@ def test_a_failure_between_sidecars_is_completed_by_a_rerun(root, monkeypatch):
     assert not remap_intent_path(root).exists()
 
 
-def test_a_write_to_a_sidecar_a_committed_remap_has_not_installed_is_refused(root, monkeypatch):
+def interrupted_delete(root, monkeypatch, sidecar: str) -> None:
+    """Episodes 0 and 3 deleted; the remap stops after it committed, before installing ``sidecar``."""
     delete_episodes_meta(root, [0, 3])
-    failing_install(monkeypatch, "episode_labels.json", OSError(5, "Input/output error"))
+    failing_install(monkeypatch, sidecar, OSError(5, "Input/output error"))
     with pytest.raises(StorageError):
         remap_dataset(root, mapping_after_delete(5, [0, 3]))
     monkeypatch.undo()
+
+
+def test_a_write_to_a_sidecar_a_committed_remap_has_not_installed_is_refused(root, monkeypatch):
+    interrupted_delete(root, monkeypatch, "episode_labels.json")
     before = sidecar_bytes(root)
     with pytest.raises(RemapConflictError, match="has not installed episode_labels.json yet; nothing was written"):
         el.record_deterministic_verdicts(root, [{"episode": 1, "success": False}])
@@ -227,11 +232,7 @@ def test_a_write_to_a_sidecar_a_committed_remap_has_not_installed_is_refused(roo
 
 
 def test_rerunning_the_interrupted_remap_completes_it_once(root, monkeypatch):
-    delete_episodes_meta(root, [0, 3])
-    failing_install(monkeypatch, "episode_segments.json", OSError(5, "Input/output error"))
-    with pytest.raises(StorageError):
-        remap_dataset(root, mapping_after_delete(5, [0, 3]))
-    monkeypatch.undo()
+    interrupted_delete(root, monkeypatch, "episode_segments.json")
     result = CliRunner().invoke(app, ["remap", str(root), "--deleted", "0,3"])
     assert result.exit_code == 0, result.output
     assert "an interrupted remap was found and completed" in result.output
