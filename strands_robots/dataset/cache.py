@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from strands_robots.arguments import path_argument
+from strands_robots.dataset.keys import INFO_JSON
 
 if TYPE_CHECKING:
     from strands_robots.dataset.reader import Dataset
@@ -49,7 +50,7 @@ def metadata_files(root: str | Path) -> list[str]:
     meta = os.path.join(root, "meta")
     names = _names(meta)  # one scandir per directory (a judge tool checks this twice per episode)
     files = [
-        os.path.join(meta, "info.json"),
+        os.path.join(root, INFO_JSON),
         *sorted(os.path.join(meta, n) for n in names if n.endswith(".jsonl")),
         *sorted(os.path.join(meta, n) for n in names if n.endswith(".parquet")),
     ]
@@ -101,7 +102,7 @@ def cached_dataset(root: str | Path) -> Dataset:
 
 def has_dataset_metadata(root: str | Path) -> bool:
     """True when ``root/meta/info.json`` exists (``root`` is a LeRobot dataset, not a labels-only directory)."""
-    return os.path.isfile(os.path.join(root, "meta", "info.json"))
+    return os.path.isfile(os.path.join(root, INFO_JSON))
 
 
 def cached_dataset_if_present(root: str | Path) -> Dataset | None:

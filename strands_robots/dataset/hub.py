@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TypeGuard
 from urllib.parse import quote
 
+from strands_robots.dataset.cache import has_dataset_metadata
+from strands_robots.dataset.keys import INFO_JSON
 from strands_robots.errors import DatasetError, clipped, quoted
 
 #: Revision a Hub dataset is downloaded at and its labels are keyed by when none is given.
@@ -178,14 +180,14 @@ def resolve_hub_dataset(repo_id: str, revision: str | None = None) -> HubDataset
     if not looks_like_repo_id(name):
         raise HubDatasetError(f"{quoted(repo_id)} is not a dataset directory nor a Hub repo id like lerobot/pusht.")
     root = (lerobot_home() / name).resolve()
-    if not (root / "meta" / "info.json").is_file():
+    if not has_dataset_metadata(root):
         if offline():
             raise HubDatasetError(
                 f"{name} is not a dataset directory here, and as a Hub repo id it is not in the local copy "
                 f"{root} while HF_HUB_OFFLINE is set; " + _remedy(name, revision, root) + "."
             )
         _download(name, revision, root, ["meta/**"])
-        if not (root / "meta" / "info.json").is_file():
+        if not has_dataset_metadata(root):
             raise HubDatasetError(
                 f"{name} on the Hub has no meta/info.json: it is not a LeRobot dataset (check the repo id)."
             )
@@ -226,7 +228,7 @@ def resolve_root(root: str | os.PathLike[str], revision: str | None = None) -> t
     if (
         os.path.exists(path)  # False for a name too long to look up (Path.exists raises there)
         or not looks_like_repo_id(text)
-        or (not (lerobot_home() / name / "meta" / "info.json").is_file() and _in_local_directory(name))
+        or (not has_dataset_metadata(lerobot_home() / name) and _in_local_directory(name))
     ):
         if revision is not None:
             raise HubDatasetError(
@@ -268,7 +270,7 @@ def local_copy_of(root: object) -> object:
     name, revision = split_revision(root)
     check_revision(revision)
     copy = (lerobot_home() / name).resolve()
-    if not (copy / "meta" / "info.json").is_file():
+    if not has_dataset_metadata(copy):
         return root
     register_source(copy, name, revision)
     return str(copy)
@@ -308,7 +310,7 @@ def hub_source(root: str | Path) -> tuple[str, str | None] | None:
         from huggingface_hub._local_folder import read_download_metadata
     except ImportError:
         return None
-    metadata = read_download_metadata(resolved, "meta/info.json")
+    metadata = read_download_metadata(resolved, INFO_JSON)
     return relative.as_posix(), metadata.commit_hash if metadata is not None else None
 
 

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from strands_robots.arguments import FPS, number_argument
-from strands_robots.dataset.keys import STATE_KEY  # noqa: F401 (importers of dataset.info.STATE_KEY)
+from strands_robots.dataset.keys import INFO_JSON
 from strands_robots.dataset.problems import HEADER, VERSION, Problem
 from strands_robots.errors import DatasetError, UnsupportedVersionError, clipped, quoted
 
@@ -84,7 +84,7 @@ def load_info_document(root: Path) -> dict[str, Any]:
     Raises:
         DatasetError: The file is missing, is not JSON, or is not a JSON object.
     """
-    path = root / "meta" / "info.json"
+    path = root / INFO_JSON
     if not os.path.isfile(path):  # False for a name too long to look up (Path.is_file raises there)
         raise DatasetError(
             f"{clipped(root)} is not a LeRobot dataset: {clipped(path)} not found. Pass the dataset root "
@@ -197,7 +197,7 @@ def parse_info(doc: dict[str, Any], root: Path) -> DatasetInfo:
             a v2 ``chunks_size`` that is not a positive integer; a path template that is
             not a string or uses unknown placeholders.
     """
-    path = root / "meta" / "info.json"
+    path = root / INFO_JSON
     version, major, version_problems = parse_version(doc.get("codebase_version"), root)
     fps: Any = doc.get("fps")  # the limits of every fps argument (arguments.FPS), kept as written (30 stays an int)
     number_argument(

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from strands_robots.dataset.cache import has_dataset_metadata
 from strands_robots.errors import UnsafeRootError, clipped, quoted
 
 #: Environment variable with the allow-list of the module-level tools.
@@ -158,7 +159,7 @@ def resolve_dataset_root(root: object, allowed: list[Path] | None = None) -> Pat
         raise UnsafeRootError(
             f"Dataset root {quoted(text)} is not an existing directory (it is a file); pass the dataset directory."
         )
-    if not os.path.isfile(os.path.join(resolved, "meta", "info.json")):
+    if not has_dataset_metadata(resolved):
         raise UnsafeRootError(
             f"root {quoted(text)} is not a LeRobot dataset root (no meta/info.json); pass the directory that holds meta/."
         )
