@@ -43,25 +43,28 @@ class Frames(dict[str, np.ndarray]):
 def column_to_numpy(column: pa.ChunkedArray | pa.Array, name: str = "") -> np.ndarray:
     """Convert one parquet column to numpy, first axis = rows.
 
-    Scalars give a 1-D array; fixed-size lists (``observation.state``) give ``(rows, n)``;
-    variable lists of one common length also give ``(rows, n)``. Null floats become NaN
-    (a null list becomes a row of NaN). Other columns (strings, image structs, ragged
-    lists) give a 1-D object array of Python values.
+    Numeric scalars give a 1-D array; fixed-size numeric lists (``observation.state``)
+    give ``(rows, n)``; variable numeric lists of one common length also give ``(rows, n)``.
+    Null floats become NaN (a null list becomes a row of NaN). Other columns (strings,
+    image structs, lists of strings, ragged lists) give a 1-D object array of Python
+    values, one per row.
     """
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     kind = array.type
     if pa.types.is_fixed_size_list(kind) or pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        inner = kind.value_type
-        if pa.types.is_floating(inner) or pa.types.is_integer(inner) or pa.types.is_boolean(inner):
+        if _numeric(kind.value_type):
             return _list_to_2d(array, name)
-        return np.array(array.to_pylist(), dtype=object)
-    if pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind):
+    elif _numeric(kind):
         if array.null_count and not pa.types.is_floating(kind):
             array = array.cast(pa.float64())
         return array.to_numpy(zero_copy_only=False)
-    values = np.empty(len(array), dtype=object)
+    values = np.empty(len(array), dtype=object)  # one Python value per row, even lists of one length
     values[:] = array.to_pylist()
     return values
+
+
+def _numeric(kind: pa.DataType) -> bool:
+    return pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_boolean(kind)
 
 
 def _list_to_2d(array: pa.Array, name: str) -> np.ndarray:
