@@ -82,10 +82,8 @@ class OutcomeStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.versions: dict[int, list[dict[str, Any]]] = {}
-        self._ino: int | None = None  # inode of the file the index was read from
-        self._offset = 0
         self._lock = threading.RLock()
+        self._reset()
 
     @classmethod
     def open(cls, path: Path) -> OutcomeStore:
@@ -95,8 +93,8 @@ class OutcomeStore:
     # -- reading ---------------------------------------------------------------------------------
 
     def _reset(self) -> None:
-        self.versions = {}
-        self._ino = None
+        self.versions: dict[int, list[dict[str, Any]]] = {}
+        self._ino: int | None = None  # inode of the file the index was read from
         self._offset = 0
 
     def refresh(self) -> OutcomeStore:
