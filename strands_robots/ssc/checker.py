@@ -15,7 +15,6 @@ from strands_robots.ssc.records import (
     GripperEvent,
     SceneGraph,
     StructuredSubtaskChain,
-    SubtaskEntry,
     from_dict,
     in_window,
 )
@@ -79,14 +78,39 @@ def check_chain(
                 f"{configuration(before)} ({configuration(derived)} {_held(derived)})",
                 None,
             )
+        seen = {(e.arm, e.kind) for e in evs if in_window(e.frame, start, end, tolerance)}
+        recorded = {(arm, kind) for arm, kinds in (entry.actions_gripper or {}).items() for kind in kinds.split("+")}
         for i, a in enumerate(entry.actions):
-            flagged = len(out)
-            if a.role in ("acquire", "release") and a.action_type == "grasp" and not a.inferred:
-                _check_timing(entry, i, a, before, evs, tolerance, add)
-            elif a.role in ("hand_over", "take_over"):
-                _check_handover_events(entry, i, a, evs, tolerance, add)
-            if len(out) == flagged:  # an event missing from the window is reported once, by I3/I4 above
-                _check_signature(entry, i, a, before, add)
+            timed = a.role in ("acquire", "release") and a.action_type == "grasp" and not a.inferred
+            row = trigger(a, before)
+            if row is None and not timed:
+                continue
+            kind = "close" if a.role == "acquire" else "open"
+            needed, any_of = row or ([(h, kind) for h in HANDS], True)  # an unresolved arm: either gripper
+            what = f"st{entry.st_idx}: {a.action_dscp or a.verb}"
+            missing = _missing(needed, any_of, seen) if timed or a.role in ("hand_over", "take_over") else []
+            if missing and timed:
+                frames, where = _nearest(evs, missing, start, end)
+                who = (" or " if any_of else " and ").join(arm for arm, _ in missing)
+                text = f"no {kind} event of the {who} gripper in [{start}, {end}] (tolerance {tolerance})"
+                add("I3", "annotation_timing", a.arm, frames, f"{what}: {text}; {where}", i)
+            elif missing:
+                (giver, _), (receiver, _) = needed
+                add(
+                    "I4",
+                    "handover_missing_events",
+                    giver,
+                    [start, end],
+                    f"st{entry.st_idx}: hand-over {giver}->{receiver} needs a {giver} open and a {receiver} close "
+                    f"in [{start}, {end}]; missing: {', '.join(f'{h} {k}' for h, k in missing)}",
+                    i,
+                )
+            # an event missing from the window is reported once, above; an unresolved arm has no row
+            elif row is not None and _missing(needed, any_of, recorded):
+                need = (" or " if any_of else " and ").join(f"{h} {k}" for h, k in needed)
+                has = f"records {entry.actions_gripper}" if entry.actions_gripper else "records no gripper event"
+                text = f"its transition row (Appendix C) needs {need}, but the entry {has}"
+                add("I3", "gripper_signature_mismatch", a.arm, [start, end], f"{what}: {text}", i)
         before = entry.scene_graph
     held = before.obj_in_left_hand
     if before.holding_same_object is True and held is not None:
@@ -121,45 +145,20 @@ def _held(g: SceneGraph) -> str:
     return f"(left={g.obj_in_left_hand}, right={g.obj_in_right_hand}, same={g.holding_same_object})"
 
 
-def _nearest(evs: list[GripperEvent], arms: Iterable[str], kind: str, start: int, end: int) -> GripperEvent | None:
-    """The first of the events of ``kind`` by ``arms`` closest to the window ``[start, end]``."""
-    found = [e for e in evs if e.kind == kind and e.arm in set(arms)]
-    return min(found, key=lambda e: start - e.frame if e.frame < start else max(0, e.frame - end), default=None)
+def _missing(needed: list[tuple[str, str]], any_of: bool, found: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The ``(arm, kind)`` events of ``needed`` not in ``found`` (none when ``any_of`` and one is found)."""
+    missing = [n for n in needed if n not in found]
+    return [] if any_of and len(missing) < len(needed) else missing
 
 
-def _check_timing(entry: SubtaskEntry, i: int, a: ActionEntry, before: SceneGraph, evs, tolerance, add) -> None:
-    start, end = entry.st_duration
-    kind = "close" if a.role == "acquire" else "open"
-    if a.arm in HANDS and a.role == "release" and before.holding_same_object is True:
-        need = list(HANDS)  # co-held: either gripper opening realises the cooperative release
-    elif a.arm in HANDS:
-        need = [a.arm]
-    elif a.arm == "coop" and a.role == "acquire":
-        need = [h for h in HANDS if before.hand(h) is None] or list(HANDS)
-    else:
-        need = list(HANDS)
-    in_win = {e.arm for e in evs if e.kind == kind and e.arm in need and in_window(e.frame, start, end, tolerance)}
-    all_needed = a.arm == "coop" and a.role == "acquire"
-    missing = [h for h in need if h not in in_win] if all_needed else ([] if in_win else need)
-    if not missing:
-        return
-    near = _nearest(evs, missing, kind, start, end)
-    who = " or ".join(missing) if not all_needed else " and ".join(missing)
+def _nearest(evs: list[GripperEvent], missing: list[tuple[str, str]], start: int, end: int) -> tuple[list[int], str]:
+    """The frame of the missing event nearest to the window ``[start, end]`` and where it is."""
+    found = [e for e in evs if (e.arm, e.kind) in missing]
+    near = min(found, key=lambda e: start - e.frame if e.frame < start else max(0, e.frame - end), default=None)
     if near is None:
-        where, frames = "and none in the whole episode", []
-    else:
-        gap = start - near.frame if near.frame < start else near.frame - end
-        side = "before" if near.frame < start else "after"
-        where, frames = f"the nearest is at frame {near.frame} ({gap} frames {side} the window)", [near.frame]
-    add(
-        "I3",
-        "annotation_timing",
-        a.arm,
-        frames,
-        f"st{entry.st_idx}: {a.action_dscp or a.verb}: no {kind} event of the {who} gripper in "
-        f"[{start}, {end}] (tolerance {tolerance}); {where}",
-        i,
-    )
+        return [], "and none in the whole episode"
+    gap, side = (start - near.frame, "before") if near.frame < start else (near.frame - end, "after")
+    return [near.frame], f"the nearest is at frame {near.frame} ({gap} frames {side} the window)"
 
 
 def trigger(a: ActionEntry, before: SceneGraph) -> tuple[list[tuple[str, str]], bool] | None:
@@ -189,50 +188,6 @@ def trigger(a: ActionEntry, before: SceneGraph) -> tuple[list[tuple[str, str]], 
     if a.arm == "coop" or before.holding_same_object is True:
         return [(h, "open") for h in HANDS], True  # S -> E both open, S -> L/R one arm open
     return [(str(a.arm), "open")], False
-
-
-def _check_signature(entry: SubtaskEntry, i: int, a: ActionEntry, before: SceneGraph, add) -> None:
-    """The recorded ``actions_gripper`` against the trigger column of the action's row."""
-    row = trigger(a, before)
-    if row is None:
-        return
-    needed, any_of = row
-    recorded = {(arm, kind) for arm, kinds in (entry.actions_gripper or {}).items() for kind in kinds.split("+")}
-    ok = any(n in recorded for n in needed) if any_of else all(n in recorded for n in needed)
-    if ok:
-        return
-    start, end = entry.st_duration
-    need = (" or " if any_of else " and ").join(f"{arm} {kind}" for arm, kind in needed)
-    has = f"records {entry.actions_gripper}" if entry.actions_gripper else "records no gripper event"
-    add(
-        "I3",
-        "gripper_signature_mismatch",
-        a.arm,
-        [start, end],
-        f"st{entry.st_idx}: {a.action_dscp or a.verb}: its transition row (Appendix C) needs {need}, but the "
-        f"entry {has}",
-        i,
-    )
-
-
-def _check_handover_events(entry: SubtaskEntry, i: int, a: ActionEntry, evs, tolerance, add) -> None:
-    start, end = entry.st_duration
-    giver = a.arm if a.role == "hand_over" else a.receiver
-    receiver = a.receiver if a.role == "hand_over" else a.arm
-    if giver not in HANDS or receiver not in HANDS:
-        return
-    have = {(e.arm, e.kind) for e in evs if in_window(e.frame, start, end, tolerance)}
-    lacking = [f"{h} {k}" for h, k in ((giver, "open"), (receiver, "close")) if (h, k) not in have]
-    if lacking:
-        add(
-            "I4",
-            "handover_missing_events",
-            giver,
-            [start, end],
-            f"st{entry.st_idx}: hand-over {giver}->{receiver} needs a {giver} open and a {receiver} close "
-            f"in [{start}, {end}]; missing: {', '.join(lacking)}",
-            i,
-        )
 
 
 def summarize_anomalies(anomalies: Iterable[Anomaly]) -> dict[str, Any]:
