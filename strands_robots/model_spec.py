@@ -56,17 +56,19 @@ def check_bedrock_credentials() -> None:
 
 @dataclass(frozen=True)
 class ProviderInfo:
-    """Where a provider's strands model class lives and how a base_url reaches it."""
+    """Where a provider's strands model class lives, how a base_url reaches it, and where
+    its requests keep an image's label (:mod:`strands_robots.judges.wire`'s layouts)."""
 
     module: str
     cls: str
     extra: str  # strands-agents extra that installs the provider's SDK ("" = core)
     base_url: str  # how a base_url reaches the constructor (see _with_base_url)
+    layout: str = "beside"  # "inside": images stay inside tool results; "beside": after them
 
 
 PROVIDERS: dict[str, ProviderInfo] = {
-    "bedrock": ProviderInfo("strands.models.bedrock", "BedrockModel", "", "endpoint_url"),
-    "anthropic": ProviderInfo("strands.models.anthropic", "AnthropicModel", "anthropic", "client_args"),
+    "bedrock": ProviderInfo("strands.models.bedrock", "BedrockModel", "", "endpoint_url", "inside"),
+    "anthropic": ProviderInfo("strands.models.anthropic", "AnthropicModel", "anthropic", "client_args", "inside"),
     "openai": ProviderInfo("strands.models.openai", "OpenAIModel", "openai", "client_args"),
     "gemini": ProviderInfo("strands.models.gemini", "GeminiModel", "gemini", "http_options"),
     "litellm": ProviderInfo("strands.models.litellm", "LiteLLMModel", "litellm", "api_base"),

@@ -29,18 +29,9 @@ from strands_robots.model_spec import (
 #: Layout: images stay inside the tool result, each after its label.
 INSIDE = "inside"
 #: Layout: each label and its image move beside the tool results, into the same user message.
+#: Each provider's layout (the one that keeps a label next to its image in its requests) is
+#: ``model_spec.PROVIDERS[provider].layout``.
 BESIDE = "beside"
-
-#: Provider -> layout that keeps a label next to its image in that provider's request.
-LAYOUTS = {
-    "bedrock": INSIDE,
-    "anthropic": INSIDE,
-    "openai": BESIDE,
-    "litellm": BESIDE,
-    "llamacpp": BESIDE,
-    "gemini": BESIDE,
-    "ollama": BESIDE,
-}
 
 
 #: Installs a fresh HTTP client before a request; returns its closer, or None.
@@ -262,7 +253,7 @@ class WireModel(Model):
     ) -> None:
         self.inner = inner
         self.provider = provider
-        self.layout = LAYOUTS.get(provider or "", INSIDE)
+        self.layout = PROVIDERS[provider].layout if provider else INSIDE
         self.max_requests = max_requests
         self.breaker = breaker
         self._fresh_client = fresh_client

@@ -278,8 +278,8 @@ def _events(value, out):
 @pytest.mark.parametrize("provider", ["bedrock", "anthropic", "gemini"])
 def test_the_request_of_every_other_provider_puts_each_label_before_its_image(cams, provider, monkeypatch):
     """bedrock, anthropic, gemini: their strands classes format the conversation a judge sends."""
-    from strands_robots.judges.wire import LAYOUTS, shape_messages
-    from strands_robots.model_spec import build_model
+    from strands_robots.judges.wire import shape_messages
+    from strands_robots.model_spec import PROVIDERS, build_model
     from strands_robots.tools.episode_judge import make_judge_tools
 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")  # nothing is called
@@ -300,7 +300,7 @@ def test_the_request_of_every_other_provider_puts_each_label_before_its_image(ca
         "gemini": {"client_args": {"api_key": "test"}},
     }[provider]
     inner = build_model(f"{provider}:m", **kwargs)
-    shaped = shape_messages(messages, LAYOUTS[provider])
+    shaped = shape_messages(messages, PROVIDERS[provider].layout)
     request = inner._format_request(shaped, None, None, None) if provider == "gemini" else inner.format_request(shaped)
     events = _events(request, [])
     images = [i for i, (kind, _) in enumerate(events) if kind == "image"]
