@@ -165,17 +165,20 @@ TotalEpisodesOpt = Annotated[
 ]
 
 
-def require_dataset_root(root: Path, total_episodes: int | None, command: str) -> None:
+def require_dataset_root(root: Path, total_episodes: int | None, command: str) -> int | None:
     """Refuse to write labels into a ROOT that is not a LeRobot dataset (docs/sidecar-format.md,
     "Writes only into a dataset"), unless the caller says it is a labels-only root
     (``--total-episodes``): :func:`strands_robots.storage.labels_dir.require_dataset_root`.
+
+    Returns:
+        ``total_episodes`` when ROOT is a labels-only root (for :func:`require_within`), else None.
 
     Raises:
         LabelValidationError: ``root`` has no ``meta/info.json`` and no ``total_episodes``.
     """
     from strands_robots.storage.labels_dir import require_dataset_root as rule
 
-    rule(
+    return rule(
         root,
         total_episodes,
         writer=f"`strands-labels {command}`",
@@ -184,15 +187,13 @@ def require_dataset_root(root: Path, total_episodes: int | None, command: str) -
     )
 
 
-def require_within(episodes: list[int], total_episodes: int | None, root: Path) -> None:
-    """Refuse episodes at or past ``--total-episodes`` of a labels-only root.
+def require_within(episodes: list[int], total_episodes: int | None) -> None:
+    """Refuse episodes at or past ``total_episodes`` of a labels-only root (None: ROOT is a dataset).
 
     Raises:
         EpisodeNotFoundError: some are; they are listed.
     """
-    if total_episodes is None or (root / "meta" / "info.json").is_file():
-        return
-    beyond = sorted({e for e in episodes if e >= total_episodes})
+    beyond = sorted({e for e in episodes if total_episodes is not None and e >= total_episodes})
     if beyond:
         from strands_robots.errors import EpisodeNotFoundError
         from strands_robots.storage.mapping import index_ranges
@@ -238,22 +239,6 @@ def labels_of(root: Path, labels_dir: Path | None) -> Labels:
     from strands_robots.labels import open_labels
 
     return open_labels(resolve(root), resolve(labels_dir))
-
-
-def load_json_file(path: Path) -> Any:
-    """Parse a JSON file a person passed, or raise a clear error.
-
-    Raises:
-        InputFileError: missing, a directory, not UTF-8, unreadable (:func:`~strands_robots.storage.textfile.read_user_text`).
-        LabelValidationError: not valid JSON.
-    """
-    from strands_robots.storage.textfile import read_user_text
-
-    text = read_user_text(path, kind="JSON file")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LabelValidationError(f"{path} is not valid JSON ({exc}); fix the file and retry.") from exc
 
 
 def whole_number(text: str) -> int:
@@ -306,8 +291,10 @@ def episode_list(text: str, option: str = "--episodes") -> list[int]:
     return sorted(out)
 
 
-def load_json_or_jsonl(path: Path) -> Any:
-    """A JSON document, or a JSON Lines file as a list (:func:`~strands_robots.storage.textfile.read_json_or_jsonl`).
+def load_json_or_jsonl(path: Path | str, example: str = '[{"episode": 0, "success": true}]') -> Any:
+    """The JSON file a person passed (FILE, MAPPING, ``--file``, ``--reference`` ...), or a JSON Lines
+    file as the list of its lines' values: :func:`~strands_robots.storage.textfile.read_json_or_jsonl`
+    of the path made absolute, whose refusals suggest JSON such as ``example``.
 
     Raises:
         InputFileError: missing, a directory, not UTF-8, unreadable (:func:`~strands_robots.storage.textfile.read_user_text`).
@@ -315,13 +302,11 @@ def load_json_or_jsonl(path: Path) -> Any:
     """
     from strands_robots.storage.textfile import read_json_or_jsonl
 
-    example = '[{"episode": 0, "success": true}]'
     return read_json_or_jsonl(
-        path,
+        Path(path).expanduser().absolute(),  # not resolved: a symbolic-link loop is named by the read
         what="the file",
-        kind=f"JSON file (a list such as {example}) or JSON Lines file (one object per line)",
-        remedy='fix it (in JSON Lines each line is one complete object such as {"episode": 0, "success": true}) or '
-        f"pass one JSON list like {example}.",
+        kind=f"JSON file (such as {example}) or JSON Lines file (one object per line)",
+        remedy=f"fix it (in JSON Lines each line is one complete object) or pass one JSON document like {example}.",
     )
 
 

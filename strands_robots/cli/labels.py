@@ -21,7 +21,6 @@ from strands_robots.cli.common import (
     episode_list,
     err_console,
     labels_of,
-    load_json_file,
     load_json_or_jsonl,
     new_table,
     output_path,
@@ -77,19 +76,17 @@ def verdicts(
     root = labels.root
     if (file is None) == (from_column is None):
         raise LabelValidationError("pass exactly one of FILE or --from-column.")
-    require_dataset_root(root, total_episodes, "verdicts")
+    labels_only = require_dataset_root(root, total_episodes, "verdicts")
     entries: Any
     if file is not None:
-        payload = load_json_or_jsonl(resolve(file))
+        payload = load_json_or_jsonl(file)
         entries = payload.get("episodes") if isinstance(payload, dict) else payload
     else:
         entries = labels.episodes.verdicts_from_dataset(from_column)
         benchmark = benchmark or f"dataset:{from_column}"
     if isinstance(entries, list):
         require_within(
-            [e["episode"] for e in entries if isinstance(e, dict) and type(e.get("episode")) is int],
-            total_episodes,
-            root,
+            [e["episode"] for e in entries if isinstance(e, dict) and type(e.get("episode")) is int], labels_only
         )
     before = _verdicts(labels)
     document = labels.episodes.record_verdicts(entries, benchmark=benchmark)
@@ -132,8 +129,7 @@ def annotate(
 ) -> None:
     """Write the judge block of one episode."""
     labels = labels_of(root, labels_dir)
-    require_dataset_root(labels.root, total_episodes, "annotate")
-    require_within([episode], total_episodes, labels.root)
+    require_within([episode], require_dataset_root(labels.root, total_episodes, "annotate"))
     record = labels.episodes.annotate(
         episode,
         quality=quality.value,
@@ -493,7 +489,7 @@ def remap(
         raise LabelValidationError(
             "give either a mapping file or --deleted (e.g. `strands-labels remap ROOT --deleted 3,7`), not both."
         )
-    table = EpisodeMapping.parse(load_json_file(resolve(mapping))) if mapping is not None else None
+    table = None if mapping is None else EpisodeMapping.parse(load_json_or_jsonl(mapping, '{"0": 0, "2": 1}'))
     if deleted is not None:
         gone = episode_list(deleted, "--deleted")
         before = total_episodes if total_episodes is not None else _episodes_before(resolve(root), len(gone))
@@ -589,8 +585,7 @@ def resolve_cmd(
     from strands_robots.episode_labels.review import default_reviewer
 
     labels = labels_of(root, labels_dir)
-    require_dataset_root(labels.root, total_episodes, "resolve")
-    require_within([episode], total_episodes, labels.root)
+    require_within([episode], require_dataset_root(labels.root, total_episodes, "resolve"))
     reviewer = reviewer if reviewer is not None else default_reviewer()
     labels.episodes.review(
         episode,

@@ -24,7 +24,7 @@ from strands_robots.cli.common import (
     console,
     flag_stale,
     labels_of,
-    load_json_file,
+    load_json_or_jsonl,
     new_table,
     output_path,
     print_json,
@@ -106,16 +106,16 @@ def set_cmd(
     """Record a new version of an episode's outcome label (it replaces the current one)."""
     fields: dict[str, Any] = {}
     if file is not None:
-        document = load_json_file(resolve(file))
+        document = load_json_or_jsonl(file, '{"outcome": "success", "progress": 1.0}')
         if not isinstance(document, dict):
             raise LabelValidationError(f"{file} must hold one JSON object (the label).")
         fields = {k: v for k, v in document.items() if k not in READ_ONLY_FIELDS}
     # the options named as the label's fields override --file (the JSON of --source-metadata is read below)
     fields.update({name: ctx.params[name] for name in WRITABLE_FIELDS if ctx.params.get(name) is not None})
     if subtasks_file is not None:
-        fields["subtasks"] = load_json_file(resolve(subtasks_file))
+        fields["subtasks"] = load_json_or_jsonl(subtasks_file, '[{"label": "pick", "start_ts": 0, "end_ts": 2.5}]')
     if hand_actions_file is not None:
-        fields["hand_actions"] = load_json_file(resolve(hand_actions_file))
+        fields["hand_actions"] = load_json_or_jsonl(hand_actions_file, '{"left": [], "right": []}')
     if leakage_group:
         fields["leakage_groups"] = _leakage_groups(leakage_group)
     if source_metadata is not None:

@@ -19,7 +19,7 @@ from strands_robots.cli.common import (
     RootArg,
     console,
     episode_list,
-    load_json_file,
+    load_json_or_jsonl,
     new_table,
     output_path,
     print_json,
@@ -464,7 +464,7 @@ def check_cmd(
 
     refs = {}
     if reference is not None:
-        ref_doc = load_json_file(resolve(reference))
+        ref_doc = load_json_or_jsonl(reference, "the one `ssc build --out FILE` writes")
         refs = {
             k: v["chain"] for k, v in (ref_doc.get("episodes") or {}).items() if isinstance(v, dict) and "chain" in v
         }

@@ -16,7 +16,6 @@ from strands_robots.cli.common import (
     LabelsDirOpt,
     RootArg,
     console,
-    load_json_file,
     note_moved_sidecars,
     plural,
     progress_bar,
@@ -130,9 +129,10 @@ def report(
 ) -> None:
     """Write PNG plots: quality and failure modes by verdict, judge vs human, disputes, episodes."""
     _require_extra("report", "matplotlib")
+    from strands_robots.episode_labels.agreement import read_human_labels
     from strands_robots.report import write_report
 
-    holdout = None if human is None else load_json_file(resolve(human))
+    holdout = None if human is None else read_human_labels(resolve(human))
     progress = progress_bar("report", elapsed=False, transient=True)
     task = progress.add_task("report", total=None, last="")
 

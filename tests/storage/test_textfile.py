@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from strands_robots.cli.common import load_json_file, load_json_or_jsonl
+from strands_robots.cli.common import load_json_or_jsonl
 from strands_robots.cli.main import app
 from strands_robots.errors import InputFileError, InputFileNotFoundError, LabelValidationError
 from strands_robots.outcomes import import_outcomes
@@ -32,9 +32,8 @@ CALLERS = {
     "json-or-jsonl": (
         load_json_or_jsonl,
         "the file",
-        'JSON file (a list such as [{"episode": 0, "success": true}]) or JSON Lines file (one object per line)',
+        'JSON file (such as [{"episode": 0, "success": true}]) or JSON Lines file (one object per line)',
     ),
-    "json": (load_json_file, "the file", "JSON file"),
     "segments-import": (
         load_source,
         "the segmentation file",
@@ -160,7 +159,7 @@ def test_a_readable_file_is_its_text_for_every_caller(tmp_path):
     path.write_text('["reach", "gr\u00e4b the cup"]', encoding="utf-8")
     assert read_user_text(path) == '["reach", "gr\u00e4b the cup"]'
     assert read_user_bytes(path) == path.read_bytes()
-    assert load_json_file(path) == load_json_or_jsonl(path) == ["reach", "gr\u00e4b the cup"]
+    assert load_json_or_jsonl(path) == ["reach", "gr\u00e4b the cup"]
     assert load_label_set(path).labels == ["reach", "gr\u00e4b the cup"]
 
 
