@@ -236,26 +236,19 @@ def read_spans(spans: Any, what: str, time_unit: str = "auto") -> list[_Span]:
         where = f"{what}[{i}]"
         if not isinstance(span, dict):
             raise LabelValidationError(f"{where} is not an object.")
-        pair: tuple[float, float] | None = None
         seconds = False
         if "frame_duration" in span:
             fd = span["frame_duration"]
             if not isinstance(fd, list | tuple) or len(fd) != 2:
                 raise LabelValidationError(f"{where}.frame_duration must be [start, end].")
             pair = (_number(fd[0], f"{where}.frame_duration[0]"), _number(fd[1], f"{where}.frame_duration[1]"))
-        for a, b in FRAME_PAIRS:
-            if pair is None and a in span and b in span:
-                pair = (_number(span[a], f"{where}.{a}"), _number(span[b], f"{where}.{b}"))
-                seconds = time_unit == "seconds" and a == "start"
-                plain_fraction |= a == "start" and not (pair[0].is_integer() and pair[1].is_integer())
-        for a, b in SECOND_PAIRS:
-            if pair is None and a in span and b in span:
-                pair = (_number(span[a], f"{where}.{a}"), _number(span[b], f"{where}.{b}"))
-                seconds = True
-        if pair is None:
-            raise LabelValidationError(f"{where} has no start/end (frames or seconds); keys: {sorted(span)}.")
-        if time_unit == "frames":
-            seconds = False
+        else:
+            a, b = next(((a, b) for a, b in FRAME_PAIRS + SECOND_PAIRS if a in span and b in span), ("", ""))
+            if not a:
+                raise LabelValidationError(f"{where} has no start/end (frames or seconds); keys: {sorted(span)}.")
+            pair = (_number(span[a], f"{where}.{a}"), _number(span[b], f"{where}.{b}"))
+            seconds = time_unit != "frames" and ((a, b) in SECOND_PAIRS or (time_unit == "seconds" and a == "start"))
+            plain_fraction |= a == "start" and not (pair[0].is_integer() and pair[1].is_integer())
         out.append(_Span(pair[0], pair[1], _label(span, where), span.get("note"), seconds))
     if plain_fraction and time_unit == "auto":
         for s in out:

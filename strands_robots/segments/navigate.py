@@ -13,7 +13,7 @@ import numpy as np
 
 from strands_robots.errors import DatasetError
 from strands_robots.segments.convert import check_seconds
-from strands_robots.segments.episodes import episode_facts, episode_index
+from strands_robots.segments.episodes import episode_facts, episode_index, open_dataset_if_present
 from strands_robots.segments.motion import DEFAULT_THRESHOLD, base_speed, check_threshold, moving_intervals, smooth
 
 _VELOCITY_WORDS = re.compile(r"vel|motion|twist|speed")
@@ -33,6 +33,10 @@ def flat_names(names: Any) -> list[str] | None:
 
 def _numeric(spec: Any) -> bool:
     return isinstance(spec, dict) and str(spec.get("dtype", "")).startswith(("float", "int"))
+
+
+def _numeric_features(dataset: Any) -> list[str]:
+    return sorted(k for k, v in (getattr(dataset, "features", {}) or {}).items() if _numeric(v))
 
 
 def find_base_velocity_feature(features: dict[str, Any]) -> tuple[str, list[int] | None] | None:
@@ -88,12 +92,8 @@ def episode_base_velocity(
         DatasetError: ``feature`` is not a column of the dataset, or a bad component name.
     """
     episode = episode_index(episode)
-    if dataset is None:
-        from strands_robots.segments.episodes import open_dataset_if_present
-
-        dataset = open_dataset_if_present(root)
-        if dataset is None:
-            return None
+    if dataset is None and (dataset := open_dataset_if_present(root)) is None:
+        return None
     features = dict(getattr(dataset, "features", {}) or {})
     if feature is None:
         found = find_base_velocity_feature(features)
@@ -102,10 +102,7 @@ def episode_base_velocity(
         feature, auto_dims = found
         dims = auto_dims if dims is None else dims
     elif feature not in features:
-        raise DatasetError(
-            f"the dataset has no feature {feature!r}; numeric features: "
-            f"{sorted(k for k, v in features.items() if _numeric(v))}."
-        )
+        raise DatasetError(f"the dataset has no feature {feature!r}; numeric features: {_numeric_features(dataset)}.")
     values = np.asarray(dataset.read_frames(episode, columns=[feature])[feature], dtype=float)
     index = _resolve_dims(features, feature, dims)
     if index is not None:
@@ -147,23 +144,18 @@ def prefill_navigate(
         LabelValidationError: a threshold that is not a positive number, or a negative,
             NaN or non-numeric ``smooth_s``/``min_duration_s``.
     """
-    from strands_robots.segments.episodes import open_dataset_if_present
-
     threshold = check_threshold(threshold, "threshold")
     smooth_s = check_seconds(smooth_s, "smooth_s")
     min_duration_s = check_seconds(min_duration_s, "min_duration_s")
 
-    if dataset is None:
-        dataset = open_dataset_if_present(root)
-    if dataset is None:
+    if dataset is None and (dataset := open_dataset_if_present(root)) is None:
         raise DatasetError(f"{root} has no meta/info.json; the base motion is read from a LeRobot dataset.")
     facts = episode_facts(root, episode, dataset=dataset)
     values = episode_base_velocity(root, facts.episode_index, feature, dims=dims, dataset=dataset)
     if values is None:
-        features = dict(getattr(dataset, "features", {}) or {})
         raise DatasetError(
             "no base-velocity feature found (a key or component name with 'base' and 'vel'/'motion'); pass "
-            f"feature=... (CLI: --feature NAME; numeric features: {sorted(k for k, v in features.items() if _numeric(v))})."
+            f"feature=... (CLI: --feature NAME; numeric features: {_numeric_features(dataset)})."
         )
     fps = facts.fps or 30.0
     speed = smooth(base_speed(values, facts.length), max(1, round(smooth_s * fps)))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
+import functools
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,16 +121,6 @@ def _header_problem(document: dict[str, Any]) -> str | None:
     return None
 
 
-def validate_document(document: Any, path: Path) -> None:
-    """Check a loaded document (the RecordStore ``validate`` hook).
-
-    Raises:
-        SidecarError: not an object, another ``kind``, ``schema_version`` other than 1
-            (a future version names the remedy), no ``episodes`` object, or a bad record.
-    """
-    check_document(document, path, _header_problem, record_problem, "segments")
-
-
 def open_store(root: str | Path, labels_dir: str | Path | None = None) -> RecordStore:
     """The process-wide :class:`RecordStore` of this dataset's ``episode_segments.json``.
 
@@ -139,7 +131,10 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None) -> Record
     check_target(path)  # a name too long for the file system is a typed refusal too
     require_directory(path.parent, "Dataset root" if labels_dir is None else "Labels directory")
     check_labels_dir(root, labels_dir, write_key=path.exists())  # a read of no segments creates nothing
-    return RecordStore.open(path, validate=validate_document, empty=empty_document, records_key="episodes")
+    check = functools.partial(
+        check_document, header_problem=_header_problem, record_problem=record_problem, kept="segments"
+    )
+    return RecordStore.open(path, validate=check, empty=empty_document, records_key="episodes")
 
 
 def _exists(store: RecordStore) -> bool:
@@ -477,15 +472,12 @@ def list_segmentations(
     """
 
     def select(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-        out = []
-        for key in sorted(records, key=int):
-            record = records[key]
-            if task is not None and task not in record.get("tasks", []):
-                continue
-            if reference is not None and bool(record.get("reference")) != reference:
-                continue
-            out.append(copy.deepcopy(_public(record)))
-        return out
+        return [
+            copy.deepcopy(_public(record))
+            for record in (records[key] for key in sorted(records, key=int))
+            if (task is None or task in record.get("tasks", []))
+            and (reference is None or bool(record.get("reference")) == reference)
+        ]
 
     return query_records(root, select, labels_dir=labels_dir)
 
@@ -542,14 +534,8 @@ def prevailing_cohort(root: str | Path, *, labels_dir: str | Path | None = None)
     Ties go to the set saved most recently (docs/segments.md, "The segment page": the page
     opens with this set, else ``generic``). Only cohorts known to this process count.
     """
-    counts: dict[str, int] = {}
-    latest: dict[str, str] = {}
     known = set(known_cohorts())
-    for record in list_segmentations(root, labels_dir=labels_dir):
-        cohort = record.get("cohort")
-        if cohort in known:
-            counts[cohort] = counts.get(cohort, 0) + 1
-            latest[cohort] = max(latest.get(cohort, ""), str(record.get("annotated_at") or ""))
-    if not counts:
-        return None
-    return max(counts, key=lambda c: (counts[c], latest[c]))
+    records = [r for r in list_segmentations(root, labels_dir=labels_dir) if r.get("cohort") in known]
+    counts = Counter(r["cohort"] for r in records)
+    latest = {c: max(str(r.get("annotated_at") or "") for r in records if r["cohort"] == c) for c in counts}
+    return max(counts, key=lambda c: (counts[c], latest[c]), default=None)
