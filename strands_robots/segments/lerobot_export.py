@@ -48,11 +48,12 @@ def _stat(path: Path) -> tuple[int, int, int]:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _parquet_bytes(table: Any, episodes: list[int]) -> bytes:
+def _parquet_bytes(table: Any) -> bytes:
     """``table`` as parquet, one row group per run of an episode (as LeRobot writes it)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    episodes = table.column("episode_index").to_pylist()
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(sink, table.schema, compression="snappy") as writer:
         start = 0
@@ -63,56 +64,29 @@ def _parquet_bytes(table: Any, episodes: list[int]) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _set_column(table: Any, name: str, new_of: dict[int, Any], kind: Any, missing: Any) -> Any:
-    """``table`` with column ``name`` holding ``new_of[episode]`` on those episodes' rows; the other rows keep
-    their value (``missing`` in a column the table did not have, which is appended with type ``kind``)."""
-    import pyarrow as pa
-
-    episodes = table.column("episode_index").to_pylist()
-    present = name in table.column_names
-    old = table.column(name).to_pylist() if present else [missing] * len(episodes)
-    new = [new_of[ep] if ep in new_of else old[i] for i, ep in enumerate(episodes)]
-    if present:
-        return table.set_column(table.column_names.index(name), name, pa.array(new, type=table.schema.field(name).type))
-    return table.append_column(name, pa.array(new, type=kind))
-
-
-def _language_table(path: Path, rows_of: dict[int, list[dict[str, Any]]]) -> tuple[Any, list[int]] | None:
-    """The data file with its persistent rows replaced for ``rows_of``'s episodes (None: unchanged)."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path)
-    episodes = table.column("episode_index").to_pylist()
-    has = language.LANGUAGE_PERSISTENT in table.column_names
-    if has and not any(ep in rows_of for ep in episodes):
-        return None
-    table = _set_column(table, language.LANGUAGE_PERSISTENT, rows_of, language.rows_arrow_type(), [])
-    if not has:
-        table = table.replace_schema_metadata(None)  # its features description no longer matches the columns
-    if language.LANGUAGE_EVENTS not in table.column_names:
-        table = _set_column(table, language.LANGUAGE_EVENTS, {}, language.rows_arrow_type(timestamp=False), [])
-    return table, episodes
-
-
-def _sarm_table(path: Path, values_of: dict[int, dict[str, list[Any]]], prefix: str) -> Any | None:
-    """The ``meta/episodes`` file with SARM's columns set for ``values_of``'s episodes."""
+def _with_columns(path: Path, new_of: dict[int, dict[str, Any]], columns: dict[str, tuple[Any, Any]]) -> Any | None:
+    """The table in ``path`` with each of ``columns`` (name -> (Arrow type, the other rows' value in a new
+    column)) holding ``new_of[episode][name]`` on those episodes' rows; other rows keep their value. None when
+    the file already has every column and holds none of ``new_of``'s episodes."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
-    if not any(ep in values_of for ep in table.column("episode_index").to_pylist()):
+    episodes = table.column("episode_index").to_pylist()
+    added = [name for name in columns if name not in table.column_names]
+    if not added and not any(ep in new_of for ep in episodes):
         return None
-    types = {
-        "subtask_names": pa.list_(pa.string()),
-        "subtask_start_times": pa.list_(pa.float64()),
-        "subtask_end_times": pa.list_(pa.float64()),
-        "subtask_start_frames": pa.list_(pa.int64()),
-        "subtask_end_frames": pa.list_(pa.int64()),
-    }
-    for name, kind in types.items():
-        new_of = {ep: values[name] for ep, values in values_of.items()}
-        table = _set_column(table, f"{prefix}_{name}", new_of, kind, None)
-    return table
+    for name, (kind, missing) in columns.items():
+        present = name in table.column_names
+        old = table.column(name).to_pylist() if present else [missing] * len(episodes)
+        new = [new_of[ep][name] if name in new_of.get(ep, {}) else old[i] for i, ep in enumerate(episodes)]
+        if present:
+            table = table.set_column(
+                table.column_names.index(name), name, pa.array(new, type=table.schema.field(name).type)
+            )
+        else:
+            table = table.append_column(name, pa.array(new, type=kind))
+    return table.replace_schema_metadata(None) if added else table  # its features description lacks the new columns
 
 
 def _approved(root: Path, labels_dir: Any, episodes: Any) -> dict[int, dict[str, Any]]:
@@ -147,8 +121,16 @@ def _check_origin(record: dict[str, Any], tool: str, current: list[Any], ours: l
     return f"its {what} are not the ones imported ({len(current)} now)"
 
 
-def _refuse_changed(problems: list[str]) -> None:
-    """Raise :class:`DatasetChangedError` naming the first episodes of ``problems`` (if any)."""
+def _refuse_changed(
+    approved: dict[int, dict[str, Any]], tool: str, stored: dict[int, Any], ours: dict[int, Any]
+) -> None:
+    """Raise :class:`DatasetChangedError` when an episode's annotations in the dataset (``stored``) are neither
+    the ones its proposal was read from by ``tool`` nor ``ours``."""
+    problems = [
+        f"episode {ep}: {why}"
+        for ep, record in approved.items()
+        if (why := _check_origin(record, tool, stored.get(ep, []), ours[ep]))
+    ]
     if problems:
         raise DatasetChangedError(
             "the dataset changed since the labels were read (" + "; ".join(problems[:5]) + "); nothing was "
@@ -229,50 +211,43 @@ def export_lerobot(
             "(strands-labels segments page ROOT) or save segmentations first; nothing was written."
         )
     report = ExportReport(str(root), str(target), "in-place" if in_place else "out", sorted(approved))
-    fps = float(dataset.fps)
     writes: dict[Path, bytes] = {}  # file of the dataset -> its new bytes (data files first, then metadata)
-    stats: dict[Path, tuple[int, int, int]] = {}  # the data files as read (an in-place write checks them)
+    stats: dict[Path, tuple[int, int, int]] = {}  # the files as read (an in-place write checks them)
     if sarm_prefix is None:
         rows = language.read_episodes(root)
-        rows_of: dict[int, list[dict[str, Any]]] = {}
-        problems = []
-        for ep, record in approved.items():
-            current = rows[ep].persistent if ep in rows else []
-            ours = language.segment_rows(record["segments"], rows[ep].timestamps, style)
-            why = in_place and _check_origin(record, language.SOURCE_NAME, language.style_rows(current, style), ours)
-            if why:
-                problems.append(f"episode {ep}: {why}")
-            rows_of[ep] = language.merge_rows(current, ours, style)
-        _refuse_changed(problems)
-        for path in language.data_files(root):
-            stats[path] = _stat(path)
-            built = _language_table(path, rows_of)
-            if built is not None:
-                writes[path] = _parquet_bytes(*built)
+        ours = {ep: language.segment_rows(r["segments"], rows[ep].timestamps, style) for ep, r in approved.items()}
+        stored = {ep: language.style_rows(rows[ep].persistent, style) for ep in approved}
+        new_of = {
+            ep: {language.LANGUAGE_PERSISTENT: language.merge_rows(rows[ep].persistent, ours[ep], style)}
+            for ep in approved
+        }
+        tool, files = language.SOURCE_NAME, language.data_files(root)
+        columns = {
+            language.LANGUAGE_PERSISTENT: (language.rows_arrow_type(), []),
+            language.LANGUAGE_EVENTS: (language.rows_arrow_type(timestamp=False), []),
+        }
+    else:
+        values = {ep: sarm.episode_values(r["segments"], float(dataset.fps)) for ep, r in approved.items()}
+        ours = {ep: list(zip(*values[ep], strict=True)) for ep in approved}
+        stored = sarm.read_spans(root, sarm_prefix) if in_place else {}
+        new_of = {ep: dict(zip(sarm.columns(sarm_prefix), values[ep], strict=True)) for ep in approved}
+        tool, files = sarm.source_name(sarm_prefix), sarm.episode_files(root)
+        columns = dict(zip(sarm.columns(sarm_prefix), sarm.arrow_types(), strict=True))
+    if in_place:
+        _refuse_changed(approved, tool, stored, ours)
+    for path in files:
+        stats[path] = _stat(path)
+        table = _with_columns(path, new_of, columns)
+        if table is not None:
+            writes[path] = _parquet_bytes(table)
+    if sarm_prefix is None:
         info_path = root / "meta" / "info.json"
         info = json.loads(info_path.read_text())
-        features = dict(info.get("features", {}))
+        features = info.get("features", {})
         if any(k not in features for k in language.LANGUAGE_FEATURES):
-            features.update({k: v for k, v in language.LANGUAGE_FEATURES.items() if k not in features})
-            info["features"] = features
+            info["features"] = features | {k: v for k, v in language.LANGUAGE_FEATURES.items() if k not in features}
             writes[info_path] = (json.dumps(info, indent=4) + "\n").encode()
     else:
-        values = {ep: sarm.episode_values(r["segments"], fps) for ep, r in approved.items()}
-        if in_place:
-            stored = sarm.read_spans(root, sarm_prefix)
-            problems = []
-            for ep, record in approved.items():
-                written = [list(span) for span in zip(*values[ep].values(), strict=True)]
-                now = [list(span) for span in stored.get(ep, [])]
-                why = _check_origin(record, sarm.source_name(sarm_prefix), now, written)
-                if why:
-                    problems.append(f"episode {ep}: {why}")
-            _refuse_changed(problems)
-        for path in sarm.episode_files(root):
-            stats[path] = _stat(path)
-            table = _sarm_table(path, values, sarm_prefix)
-            if table is not None:
-                writes[path] = _parquet_bytes(table, table.column("episode_index").to_pylist())
         proportions = sarm.temporal_proportions({ep: r["segments"] for ep, r in approved.items()})
         writes[sarm.proportions_path(root, sarm_prefix)] = (json.dumps(proportions, indent=2) + "\n").encode()
     report.rewritten = sorted(str(path.relative_to(root)) for path in writes)

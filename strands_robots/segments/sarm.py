@@ -132,15 +132,22 @@ def spans_to_segments(
     return segments_from_starts([(start, name) for start, _, name, _ in order], length), changes
 
 
-def episode_values(segments: list[dict[str, Any]], fps: float) -> dict[str, list[Any]]:
-    """SARM's five values of one episode (without the prefix): names, times (s), frames."""
-    return {
-        "subtask_names": [str(s["label"]) for s in segments],
-        "subtask_start_times": [int(s["start"]) / fps for s in segments],
-        "subtask_end_times": [int(s["end"]) / fps for s in segments],
-        "subtask_start_frames": [int(s["start"]) for s in segments],
-        "subtask_end_frames": [int(s["end"]) for s in segments],
-    }
+def episode_values(segments: list[dict[str, Any]], fps: float) -> list[list[Any]]:
+    """SARM's five values of one episode, in :data:`FIELDS` order: names, times (s), frames."""
+    return [
+        [str(s["label"]) for s in segments],
+        [int(s["start"]) / fps for s in segments],
+        [int(s["end"]) / fps for s in segments],
+        [int(s["start"]) for s in segments],
+        [int(s["end"]) for s in segments],
+    ]
+
+
+def arrow_types() -> list[tuple[Any, None]]:
+    """The Arrow type of each of SARM's columns, in :data:`FIELDS` order, with None for the rows of other episodes."""
+    import pyarrow as pa
+
+    return [(pa.list_(kind), None) for kind in (pa.string(), pa.float64(), pa.float64(), pa.int64(), pa.int64())]
 
 
 def temporal_proportions(segmentations: dict[int, list[dict[str, Any]]]) -> dict[str, float]:
