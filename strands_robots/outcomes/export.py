@@ -213,6 +213,9 @@ def import_outcomes(
     if n_lines == 0:
         raise LabelValidationError(f"{path} holds no lines; pass a file written by export_outcomes.")
     who = labeled_by if labeled_by is not None else default_labeled_by()
+    from strands_robots.fingerprint.columns import fingerprinter_of
+
+    fingerprint = fingerprinter_of(dataset)
 
     def build(store: OutcomeStore) -> tuple[list[dict[str, Any]], dict[str, int]]:
         records = []
@@ -221,7 +224,7 @@ def import_outcomes(
             current = store.current(episode)
             if current is not None and label_fields(current) == label_fields(label):
                 continue
-            records.append(new_version(episode, label, current, min_version=version))
+            records.append(new_version(episode, label, current, fingerprint(episode), min_version=version))
         return records, {
             "lines": n_lines,
             "written": len(records),

@@ -74,9 +74,10 @@ def public_label(episode: int, record: dict[str, Any], *, is_current: bool) -> d
 
 
 def new_version(
-    episode: int, label: dict[str, Any], previous: dict[str, Any] | None, *, min_version: int = 1
+    episode: int, label: dict[str, Any], previous: dict[str, Any] | None, fingerprint: Any, *, min_version: int = 1
 ) -> dict[str, Any]:
-    """The stored line of a new version of ``episode`` (``label`` already validated)."""
+    """The stored line of a new version of ``episode`` (``label`` already validated; ``fingerprint``:
+    the episode's, of the recording the label describes)."""
     now = utc_now()
     version = max((previous["version"] + 1) if previous else 1, min_version)
     return {
@@ -87,6 +88,7 @@ def new_version(
         **label,
         "created_at": now,
         "updated_at": now,
+        "fingerprint": fingerprint,
     }
 
 
@@ -136,7 +138,7 @@ def set_outcome(root: PathLike, episode: int, *, labels_dir: PathLike | None = N
     fingerprint = fingerprinter_of(dataset)(episode)
 
     def build(store: OutcomeStore) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        record = dict(new_version(episode, label, store.current(episode)), fingerprint=fingerprint)
+        record = new_version(episode, label, store.current(episode), fingerprint)
         return [record], record
 
     record = open_outcome_store(root, labels_dir).write(build)

@@ -266,7 +266,7 @@ def split_by_groups(
             if record.get("evaluation_membership") != membership:
                 label = {k: record.get(k) for k in WRITABLE_FIELDS}
                 label.update(evaluation_membership=membership, labeled_by=who)
-                records.append(new_version(episode, label, record))
+                records.append(new_version(episode, label, record, record.get("fingerprint")))  # the same recording
         report = {
             "counts": {"train": len(train), "held_out_eval": len(held)},
             **facts,

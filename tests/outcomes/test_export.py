@@ -14,9 +14,11 @@ from strands_robots.outcomes import (
     get_outcome,
     import_outcomes,
     outcome_history,
+    outcomes_path,
     set_outcome,
 )
 from strands_robots.outcomes.export import EXPORT_KEYS, SEQUENCE_UID_NAMESPACE, dataset_id_of, sequence_uid
+from strands_robots.outcomes.store import OutcomeStore
 
 
 def read_lines(path):
@@ -114,6 +116,14 @@ def test_round_trip_into_an_empty_store_is_equal(labelled, tmp_path):
     again = export_outcomes(labelled, tmp_path / "again.jsonl", labels_dir=other)
     assert again.read_bytes() == exported.read_bytes()
     assert get_outcome(labelled, 0, labels_dir=other)["version"] == 2  # the exported outcome_version
+
+
+def test_an_imported_version_stores_the_episode_fingerprint(labelled, tmp_path):
+    other = tmp_path / "other-labels"
+    import_outcomes(labelled, export_outcomes(labelled), labels_dir=other)
+    imported = OutcomeStore.open(outcomes_path(labelled, other)).refresh().current(0)
+    original = OutcomeStore.open(outcomes_path(labelled)).refresh().current(0)
+    assert imported["fingerprint"] == original["fingerprint"] and imported["fingerprint"]["length"] == 600
 
 
 def test_importing_the_same_export_again_changes_nothing(labelled):

@@ -11,11 +11,13 @@ from strands_robots.outcomes import (
     current_outcomes,
     get_outcome,
     outcome_history,
+    outcomes_path,
     recovery_track,
     set_outcome,
     split_by_groups,
     verdicts_from_outcomes,
 )
+from strands_robots.outcomes.store import OutcomeStore
 
 GROUPS = {
     3: {"location": "loc_8f2a", "operator": "op_5c1e"},
@@ -76,6 +78,13 @@ def test_split_keeps_every_other_field_and_writes_a_version(grouped):
     assert label["labeled_by"] == "splitter"
     again = split_by_groups(grouped, held_out=2, seed=0)
     assert again["written"] == 0 and again["held_out_eval"] == report["held_out_eval"]
+
+
+def test_a_split_version_keeps_the_fingerprint_of_the_recording_it_describes(grouped):
+    split_by_groups(grouped, held_out=2, seed=0)
+    first, second = OutcomeStore.open(outcomes_path(grouped)).refresh().versions[3]
+    assert second["version"] == 2 and second["fingerprint"] == first["fingerprint"]
+    assert second["fingerprint"]["length"] == 90  # so stale_outcomes still checks it
 
 
 def test_same_seed_same_split_other_seeds_differ(grouped):
