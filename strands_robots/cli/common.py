@@ -193,7 +193,9 @@ def require_within(episodes: list[int], total_episodes: int | None) -> None:
     Raises:
         EpisodeNotFoundError: some are; they are listed.
     """
-    beyond = sorted({e for e in episodes if total_episodes is not None and e >= total_episodes})
+    if total_episodes is None:
+        return
+    beyond = sorted({e for e in episodes if e >= total_episodes})
     if beyond:
         from strands_robots.errors import EpisodeNotFoundError
         from strands_robots.storage.mapping import index_ranges

@@ -55,6 +55,9 @@ ModelOpt = Annotated[str | None, typer.Option("--model", help="L3 model, PROVIDE
 ToleranceOpt = Annotated[int, typer.Option("--tolerance", min=0, help="Frames accepted outside a window.")]
 VlOnlyOpt = Annotated[bool, typer.Option("--vl-only", help="Skip L2 annotation lookup (the paper's VL-only mode).")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Also write the JSON result to this file.")]
+ReferenceOpt = Annotated[
+    Path | None, typer.Option("--reference", help="JSON written by `ssc build --out`: reference chains.")
+]
 ThresholdOpt = Annotated[
     float | None,
     typer.Option(
@@ -339,61 +342,7 @@ def _write_out(out: Path | None, doc: Any) -> None:
     atomic_write_bytes(output_path(out), dump_canonical(doc))  # a link at --out is refused by name
 
 
-def events_cmd(
-    ctx: typer.Context,
-    root: RootArg,
-    episodes: EpisodesOpt = None,
-    gripper: GripperOpt = None,
-    mode: ModeOpt = "position",
-    threshold: ThresholdOpt = None,
-    hysteresis: HysteresisOpt = None,
-    min_range: MinRangeOpt = None,
-    polarity: PolarityOpt = "open-high",
-    range_scope: RangeOpt = "dataset",
-    single_arm: SingleArmOpt = "right",
-    json_out: JsonOpt = False,
-) -> None:
-    """Per-arm gripper open/close events of each episode."""
-    from strands_robots.dataset import open_dataset
-    from strands_robots.ssc.records import to_dict
-
-    detector = _detector(ctx.params)
-    wanted = None if episodes is None else episode_list(episodes)
-    ds = open_dataset(resolve(root))
-    channels = _channels(ds, gripper, mode, single_arm)
-    ranges = _ranges(ds, channels, detector)
-    episodes_doc: dict[str, list[Any]] = {}
-    doc: dict[str, Any] = {
-        "channels": {
-            arm: {
-                "feature": c.feature,
-                "index": c.index,
-                "name": c.name,
-                "range": list(ranges[arm]) if ranges and arm in ranges else None,
-            }
-            for arm, c in channels.items()
-        },
-        "mode": mode,
-        "detector": detector.describe(),
-        "episodes": episodes_doc,
-    }
-    for ep in ds.episodes:
-        if wanted is not None and ep not in wanted:
-            continue
-        episodes_doc[str(ep)] = [to_dict(e) for e in _episode_events(ds, ep, channels, detector, ranges)]
-    if json_out:
-        print_json(doc)
-        return
-    for arm, c in channels.items():
-        scope = f", range {ranges[arm][0]:g}..{ranges[arm][1]:g} across the dataset" if ranges and arm in ranges else ""
-        console.print(f"{arm}: {c.feature}[{c.index}] ({c.name}), mode {mode}{scope}", markup=False)
-    for ep, evs in episodes_doc.items():
-        text = " ".join(f"{e['arm'][0]}:{e['kind']}@{e['frame']}" for e in evs) or "(none)"
-        console.print(f"episode {ep} ({ds.episodes[int(ep)].length} frames): {text}", markup=False)
-
-
-def build_cmd(
-    ctx: typer.Context,
+def _options(
     root: RootArg,
     annotations: AnnotationsOpt = None,
     model: ModelOpt = None,
@@ -409,10 +358,72 @@ def build_cmd(
     tolerance: ToleranceOpt = 0,
     vl_only: VlOnlyOpt = False,
     base_speed_threshold: BaseSpeedOpt = None,
+    reference: ReferenceOpt = None,
     labels_dir: LabelsDirOpt = None,
     json_out: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
+    """Every option of the ``ssc`` commands, declared once; each command takes some (:func:`_options_but`)."""
+
+
+def _options_but(*left_out: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the parameters of :func:`_options` but ``left_out`` (typer reads a command's
+    ``__signature__``); it gets them as keyword arguments."""
+    import inspect
+
+    signature = inspect.signature(_options, eval_str=True)
+    kept = [param for param in signature.parameters.values() if param.name not in left_out]
+
+    def declare(command: Callable[..., None]) -> Callable[..., None]:
+        command.__signature__ = signature.replace(parameters=kept)  # type: ignore[attr-defined]
+        return command
+
+    return declare
+
+
+@_options_but("annotations", "model", "tolerance", "vl_only", "base_speed_threshold", "reference", "labels_dir", "out")
+def events_cmd(**params: Any) -> None:
+    """Per-arm gripper open/close events of each episode."""
+    from strands_robots.dataset import open_dataset
+    from strands_robots.ssc.records import to_dict
+
+    detector = _detector(params)
+    wanted = None if params["episodes"] is None else episode_list(params["episodes"])
+    ds = open_dataset(resolve(params["root"]))
+    channels = _channels(ds, params["gripper"], detector.mode, params["single_arm"])
+    ranges = _ranges(ds, channels, detector)
+    episodes_doc: dict[str, list[Any]] = {}
+    doc: dict[str, Any] = {
+        "channels": {
+            arm: {
+                "feature": c.feature,
+                "index": c.index,
+                "name": c.name,
+                "range": list(ranges[arm]) if ranges and arm in ranges else None,
+            }
+            for arm, c in channels.items()
+        },
+        "mode": detector.mode,
+        "detector": detector.describe(),
+        "episodes": episodes_doc,
+    }
+    for ep in ds.episodes:
+        if wanted is not None and ep not in wanted:
+            continue
+        episodes_doc[str(ep)] = [to_dict(e) for e in _episode_events(ds, ep, channels, detector, ranges)]
+    if params["json_out"]:
+        print_json(doc)
+        return
+    for arm, c in channels.items():
+        scope = f", range {ranges[arm][0]:g}..{ranges[arm][1]:g} across the dataset" if ranges and arm in ranges else ""
+        console.print(f"{arm}: {c.feature}[{c.index}] ({c.name}), mode {detector.mode}{scope}", markup=False)
+    for ep, evs in episodes_doc.items():
+        text = " ".join(f"{e['arm'][0]}:{e['kind']}@{e['frame']}" for e in evs) or "(none)"
+        console.print(f"episode {ep} ({ds.episodes[int(ep)].length} frames): {text}", markup=False)
+
+
+@_options_but("reference")
+def build_cmd(**params: Any) -> None:
     """Build the subtask chain of each episode and render it."""
     from strands_robots.ssc.records import to_dict
     from strands_robots.ssc.render import render_chain
@@ -426,52 +437,30 @@ def build_cmd(
         for line in item["rendering"]:
             console.print(f"  {line}", markup=False)
 
-    doc = _document(ctx.params, episode_item)
-    _write_out(out, doc)
-    if json_out:
+    doc = _document(params, episode_item)
+    _write_out(params["out"], doc)
+    if params["json_out"]:
         print_json(doc)
         return
     _print_document(doc, show)
 
 
-def check_cmd(
-    ctx: typer.Context,
-    root: RootArg,
-    annotations: AnnotationsOpt = None,
-    model: ModelOpt = None,
-    episodes: EpisodesOpt = None,
-    gripper: GripperOpt = None,
-    mode: ModeOpt = "position",
-    threshold: ThresholdOpt = None,
-    hysteresis: HysteresisOpt = None,
-    min_range: MinRangeOpt = None,
-    polarity: PolarityOpt = "open-high",
-    range_scope: RangeOpt = "dataset",
-    single_arm: SingleArmOpt = "right",
-    tolerance: ToleranceOpt = 0,
-    vl_only: VlOnlyOpt = False,
-    base_speed_threshold: BaseSpeedOpt = None,
-    reference: Annotated[
-        Path | None, typer.Option("--reference", help="JSON written by `ssc build --out`: reference chains.")
-    ] = None,
-    labels_dir: LabelsDirOpt = None,
-    json_out: JsonOpt = False,
-    out: OutOpt = None,
-) -> None:
+@_options_but()
+def check_cmd(**params: Any) -> None:
     """Build each chain and report I1-I4 anomalies (and accuracy against --reference)."""
     from strands_robots.ssc.checker import action_accuracy, check_chain, summarize_anomalies
     from strands_robots.ssc.records import to_dict
 
     refs = {}
-    if reference is not None:
-        ref_doc = load_json_or_jsonl(reference, "the one `ssc build --out FILE` writes")
+    if params["reference"] is not None:
+        ref_doc = load_json_or_jsonl(params["reference"], "the one `ssc build --out FILE` writes")
         refs = {
             k: v["chain"] for k, v in (ref_doc.get("episodes") or {}).items() if isinstance(v, dict) and "chain" in v
         }
     all_anoms = []
 
     def episode_item(ep: int, built: dict[str, Any]) -> dict[str, Any]:
-        anomalies = check_chain(built["chain"], built["events"], tolerance=tolerance)
+        anomalies = check_chain(built["chain"], built["events"], tolerance=params["tolerance"])
         all_anoms.extend(anomalies)
         found = {
             "anomalies": [to_dict(a) for a in anomalies],
@@ -491,10 +480,10 @@ def check_cmd(
             acc = item["accuracy"]
             console.print(f"episode {ep}: per-action accuracy {acc['correct']}/{acc['cells']}", markup=False)
 
-    doc = _document(ctx.params, episode_item)
+    doc = _document(params, episode_item)
     doc["summary"] = summarize_anomalies(all_anoms)
-    _write_out(out, doc)
-    if json_out:
+    _write_out(params["out"], doc)
+    if params["json_out"]:
         print_json(doc)
         return
     table = new_table(
