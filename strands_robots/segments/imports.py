@@ -24,7 +24,6 @@ from strands_robots.segments.store import (
     open_store,
     prepare_record,
     put_record,
-    record_fingerprint,
 )
 from strands_robots.segments.success import failed_episodes
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
@@ -389,10 +388,6 @@ def _labels(items: list[_Span], normalize: bool, cohort: str | None, report: Epi
     items[:] = kept
 
 
-#: Record fields an episode object may carry (an export of ``strands-labels segments export``).
-CARRIED_FIELDS = ("annotator", "note", "reference", "source", "annotated_at")
-
-
 def carried_fields(obj: dict[str, Any], *, annotator: str, reference: bool, report: EpisodeReport) -> dict[str, Any]:
     """The record fields of an episode object, defaults from the import's options.
 
@@ -417,7 +412,7 @@ def carried_fields(obj: dict[str, Any], *, annotator: str, reference: bool, repo
         "annotated_at": _is_iso_time,
     }
     kept, ignored = [], []
-    for key in CARRIED_FIELDS:
+    for key in fields:
         if obj.get(key) is None:
             continue
         value = obj[key]
@@ -524,7 +519,7 @@ def import_segmentations(
     store = open_store(root, labels_dir)
     failed = failed_episodes(root, labels_dir=labels_dir)
     report = ImportReport(label, dry_run=dry_run)
-    prepared: dict[str, dict[str, Any]] = {}
+    prepared: dict[str, tuple[dict[str, Any], EpisodeReport]] = {}
     for index, spans, obj in found:
         ep_report = EpisodeReport(None)
         report.episodes.append(ep_report)
@@ -549,13 +544,10 @@ def import_segmentations(
             _fix_boundaries(items, facts.length, end_inclusive, ep_report)
             _fill(items, facts.length, chosen, head, tail, fill_gaps, ep_report, failed.get(ep))
             segments = [{"start": s.start, "end": s.end, "label": s.label, "note": s.note} for s in items]
-            fingerprint = record_fingerprint(dataset, ep)
             record, ep_report.findings = prepare_record(
-                facts, segments, **fields, cohort=chosen, failure=failed.get(ep), fingerprint=fingerprint
+                facts, segments, **fields, cohort=chosen, failure=failed.get(ep), dataset=dataset
             )
-            ep_report.segments = len(segments)
-            prepared[str(ep)] = record
-            ep_report.status = "would_import" if dry_run else "imported"
+            prepared[str(ep)] = (record, ep_report)
         except SegmentationRefused as exc:
             ep_report.errors.extend(exc.reasons)
         except LabelsError as exc:
@@ -567,39 +559,38 @@ def import_segmentations(
         return "a segmentation exists; pass overwrite=True (CLI: --overwrite) to replace it"
 
     if prepared:
-        store_prepared(store, prepared, report, keep, dry_run=dry_run)
+        store_prepared(store, prepared, keep, dry_run=dry_run)
     return report
 
 
 def store_prepared(
     store: RecordStore,
-    prepared: dict[str, dict[str, Any]],
-    report: ImportReport,
+    prepared: dict[str, tuple[dict[str, Any], EpisodeReport]],
     keep: Callable[[dict[str, Any] | None, dict[str, Any]], str | None],
     *,
     dry_run: bool,
     reason_is_error: bool = True,
 ) -> None:
-    """Write ``prepared`` (episode key -> record) in one locked update; a dry run only reads.
+    """Write ``prepared`` (episode key -> record and its report) in one locked update; a dry run only reads.
 
-    A record for which ``keep(stored, record)`` gives a reason is not written: its episode
-    becomes ``skipped`` with that reason in its ``errors`` (else its ``notes``).
+    Each episode becomes ``imported`` (``would_import``), or, when ``keep(stored, record)`` gives a
+    reason, ``skipped`` with that reason in its ``errors`` (else its ``notes``) and is not written.
     """
 
     def mutate(document: dict[str, Any]) -> tuple[Change, None]:
         episodes = document.setdefault("episodes", {})
         written = []
-        for key, record in prepared.items():
+        for key, (record, report) in prepared.items():
+            report.segments = len(record["segments"])
             why = keep(episodes.get(key), record)
-            if why is None:
-                if not dry_run:
-                    put_record(document, record)
-                    written.append(key)
+            if why is not None:
+                report.status = "skipped"
+                (report.errors if reason_is_error else report.notes).append(why)
                 continue
-            for r in report.episodes:
-                if r.episode_index == int(key) and r.status in ("imported", "would_import"):
-                    r.status = "skipped"
-                    (r.errors if reason_is_error else r.notes).append(why)
+            report.status = "would_import" if dry_run else "imported"
+            if not dry_run:
+                put_record(document, record)
+                written.append(key)
         return Change(records=written, fields=[]), None
 
     if dry_run or not prepared:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_robots.errors import LabelsError
+from strands_robots.errors import LabelsError, LabelValidationError
 from strands_robots.segments import lerobot_language as language
 from strands_robots.segments import sarm
 from strands_robots.segments.episodes import episode_facts
@@ -19,7 +19,6 @@ from strands_robots.segments.store import (
     SegmentationRefused,
     open_store,
     prepare_record,
-    record_fingerprint,
 )
 from strands_robots.segments.templates import check_cohort
 
@@ -91,8 +90,6 @@ def import_lerobot(
         LabelValidationError: an unknown style, SARM prefix or cohort.
         SidecarError, StorageError: a refused sidecar or a failed write (nothing written).
     """
-    from strands_robots.errors import LabelValidationError
-
     root = Path(root)
     check_cohort(cohort)
     if sarm_prefix is not None:
@@ -102,7 +99,7 @@ def import_lerobot(
     source, found = _proposals(root, style, sarm_prefix)
     dataset = language.open_v3(root)
     report = ImportReport(f"{root} ({source})", dry_run=dry_run)
-    prepared: dict[str, dict[str, Any]] = {}
+    prepared: dict[str, tuple[dict[str, Any], EpisodeReport]] = {}
     for ep in sorted(found):
         segments, changes, origin, length = found[ep]
         ep_report = EpisodeReport(ep, changes=list(changes))
@@ -119,18 +116,15 @@ def import_lerobot(
             free = sum(1 for s in labelled if s.get("free"))
             if free:
                 ep_report.notes.append(f"{free} label(s) fit no {cohort} template exactly: kept as free labels")
-            record, findings = prepare_record(facts, labelled, annotator=source, cohort=cohort, source="proposal")
-            record["origin"] = origin
-            record["fingerprint"] = record_fingerprint(dataset, ep)
-            ep_report.findings = findings
-            ep_report.segments = len(labelled)
-            prepared[str(ep)] = record
-            ep_report.status = "would_import" if dry_run else "imported"
+            record, ep_report.findings = prepare_record(
+                facts, labelled, annotator=source, cohort=cohort, source="proposal", dataset=dataset
+            )
+            prepared[str(ep)] = (dict(record, origin=origin), ep_report)
         except SegmentationRefused as exc:
             ep_report.errors.extend(exc.reasons)
         except LabelsError as exc:
             ep_report.errors.append(str(exc))
-    store_prepared(open_store(root, labels_dir), prepared, report, _keep_reason, dry_run=dry_run, reason_is_error=False)
+    store_prepared(open_store(root, labels_dir), prepared, _keep_reason, dry_run=dry_run, reason_is_error=False)
     return report
 
 

@@ -432,8 +432,12 @@ def make_instance(
     return instance
 
 
-def coerce_instance(label: Any, *, cohort: str | None = None) -> TemplateInstance:
+def coerce_instance(label: Any, cohort: str | None = None) -> TemplateInstance:
     """A :class:`TemplateInstance` from an instance, a label string, or a dict with ``template_id``.
+
+    A label string is read as ``cohort``'s first: a label several cohorts spell alike (``open
+    the drawer``, ``idle``) is the cohort's own; one the cohort has no template for is parsed
+    over every template (so a check can say which cohort it belongs to).
 
     Raises:
         LabelParseError, LabelValidationError: see :func:`parse_label` / :func:`make_instance`.
@@ -442,22 +446,12 @@ def coerce_instance(label: Any, *, cohort: str | None = None) -> TemplateInstanc
         return make_instance(label.template_id, label.slots, label.modifiers)
     if isinstance(label, dict):
         return make_instance(label.get("template_id", ""), label.get("slots"), label.get("modifiers"))
-    return parse_label(label, cohort=cohort)
-
-
-def coerce_in_cohort(label: Any, cohort: str | None) -> TemplateInstance:
-    """:func:`coerce_instance`, a label string parsed with ``cohort``'s templates first.
-
-    A label several cohorts spell alike (``open the drawer``, ``idle``) is read as the
-    cohort's own; one the cohort has no template for is parsed over every template (so a
-    check can say which cohort it belongs to).
-    """
     if cohort is not None and isinstance(label, str) and cohort in known_cohorts():
         candidates = parse_candidates(label, cohort=cohort)
         if candidates:
             return candidates[0]
         try:
-            return coerce_instance(label)
+            return parse_label(label)
         except LabelParseError:
             return parse_label(label, cohort=cohort)  # the error names the cohort's nearest template
-    return coerce_instance(label)
+    return parse_label(label)

@@ -19,7 +19,7 @@ from strands_robots.segments.episodes import EpisodeFacts, episode_facts, episod
 from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD
 from strands_robots.segments.navigate import episode_base_velocity
-from strands_robots.segments.parse import FreeLabel, coerce_in_cohort, coerce_instance
+from strands_robots.segments.parse import FreeLabel, coerce_instance
 from strands_robots.segments.success import episode_failure
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort, known_cohorts
 from strands_robots.segments.validate import raw_segments, sorted_segments, validate_segmentation
@@ -252,13 +252,13 @@ def prepare_record(
     base_speed_threshold: float = DEFAULT_THRESHOLD,
     annotated_at: str | None = None,
     failure: str | None = None,
-    fingerprint: dict[str, Any] | None = None,
+    dataset: Any = None,
 ) -> tuple[dict[str, Any], list[Finding]]:
     """Check a segmentation and build its record (without version/history).
 
     ``base_velocity`` (shape ``(length,)`` or ``(length, dims)``) lets the navigate rule run;
     ``annotated_at`` (ISO 8601, checked by the caller) defaults to now; with ``failure`` (why the episode did not succeed)
-    TASK_COMPLETE is refused.
+    TASK_COMPLETE is refused; with the opened ``dataset`` the record carries the episode's fingerprint.
 
     Raises:
         SegmentationRefused: a blocking finding, or with ``strict`` any error.
@@ -293,18 +293,11 @@ def prepare_record(
         "reference": reference,
         "source": source,
     }
-    if fingerprint:
-        record["fingerprint"] = fingerprint
+    if dataset is not None:
+        from strands_robots.fingerprint.columns import fingerprinter_of
+
+        record["fingerprint"] = fingerprinter_of(dataset)(facts.episode_index)
     return record, findings
-
-
-def record_fingerprint(dataset: Any, episode: int) -> dict[str, Any] | None:
-    """The episode's dataset fingerprint (None without metadata)."""
-    if dataset is None:
-        return None
-    from strands_robots.fingerprint.columns import fingerprinter_of
-
-    return fingerprinter_of(dataset)(episode)
 
 
 def stale_segmentations(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[int, str]:
@@ -398,7 +391,7 @@ def save_segmentation(
         facts,
         segments,
         annotator=annotator,
-        fingerprint=record_fingerprint(dataset, facts.episode_index),
+        dataset=dataset,
         note=note,
         reference=reference,
         cohort=cohort,
@@ -509,7 +502,7 @@ def template_ids_of(record: dict[str, Any]) -> list[str | None]:
     return [
         None
         if seg.get("free") is True
-        else seg.get("template_id") or coerce_in_cohort(seg["label"], record.get("cohort")).template_id
+        else seg.get("template_id") or coerce_instance(seg["label"], record.get("cohort")).template_id
         for seg in record["segments"]
     ]
 

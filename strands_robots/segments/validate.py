@@ -17,7 +17,7 @@ from strands_robots.errors import LabelValidationError
 from strands_robots.segments.findings import SEVERITIES, Finding
 from strands_robots.segments.guideline_rules import COHORT_RULES, Context, Seg
 from strands_robots.segments.motion import DEFAULT_THRESHOLD, check_threshold
-from strands_robots.segments.parse import FreeLabel, LabelParseError, TemplateInstance, coerce_in_cohort, render
+from strands_robots.segments.parse import FreeLabel, LabelParseError, TemplateInstance, coerce_instance, render
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
 
 #: Frames of the centred moving median applied to the base speed by the navigate rule.
@@ -156,7 +156,7 @@ def structure(
             findings.append(Finding("free_label", start, end, why, severity="warning", segments=at))
             continue
         try:
-            instance = coerce_in_cohort(seg.label, cohort)
+            instance = coerce_instance(seg.label, cohort)
         except LabelParseError as exc:
             findings.append(Finding("unparseable_label", start, end, str(exc), segments=at))
             continue
@@ -260,7 +260,7 @@ def sorted_segments(
 ) -> list[tuple[int, int, TemplateInstance | FreeLabel, Any]]:
     """``(start, end, instance, note)`` in start order, for a segmentation already known valid.
 
-    Label strings are read as ``cohort``'s templates first (:func:`coerce_in_cohort`); a
+    Label strings are read as ``cohort``'s templates first (:func:`coerce_instance`); a
     free label stays a :class:`FreeLabel`.
     """
     items: list[tuple[int, int, TemplateInstance | FreeLabel, Any]] = []
@@ -268,7 +268,7 @@ def sorted_segments(
         start, end = _frame(seg.start), _frame(seg.end)
         if start is None or end is None:
             raise LabelValidationError(f"segment {seg.position} has no integer start/end; validate it first.")
-        label = seg.label if isinstance(seg.label, FreeLabel) else coerce_in_cohort(seg.label, cohort)
+        label = seg.label if isinstance(seg.label, FreeLabel) else coerce_instance(seg.label, cohort)
         items.append((start, end, label, seg.note))
     items.sort(key=lambda t: (t[0], t[1]))
     return items
