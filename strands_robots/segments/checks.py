@@ -45,23 +45,20 @@ def validate_episode(
         EpisodeNotFoundError: no such episode (or, with ``segments=None``, nothing saved).
         DatasetError: no metadata and nothing saved to take the length from.
     """
-    record = get_segmentation(root, episode, labels_dir=labels_dir) if segments is None else None
-    if record is not None:
-        segments = record["segments"]
+    record = get_segmentation(root, episode, labels_dir=labels_dir) if segments is None else {}
+    segments = record.get("segments", segments)
     if dataset is None:
         dataset = open_dataset_if_present(root)
-    length = record["length"] if record is not None and dataset is None else None
-    facts = episode_facts(root, episode, length=length, dataset=dataset)
-    tasks = facts.tasks or (record.get("tasks") if record else ())
+    facts = episode_facts(root, episode, length=record.get("length") if dataset is None else None, dataset=dataset)
     velocity = None
     if dataset is not None and use_base_velocity:
         velocity = episode_base_velocity(root, facts.episode_index, base_velocity_feature, dataset=dataset)
-    chosen = cohort or (record.get("cohort") if record else None) or infer_cohort(segments)
+    chosen = cohort or record.get("cohort") or infer_cohort(segments)
     return validate_segmentation(
         facts.length,
         segments,
         cohort=chosen,
-        task=task_text(tasks),
+        task=task_text(facts.tasks or record.get("tasks")),
         base_velocity=velocity,
         base_speed_threshold=base_speed_threshold,
         failure=episode_failure(root, facts.episode_index, labels_dir=labels_dir),

@@ -8,6 +8,7 @@ from typing import Any
 
 from strands_robots.dataset.cache import cached_dataset_if_present as open_dataset_if_present
 from strands_robots.errors import DatasetError
+from strands_robots.segments.validate import check_length
 from strands_robots.storage.episode_index import episode_index
 
 
@@ -53,8 +54,6 @@ def episode_facts(
                 f"{root} has no meta/info.json, so the length of episode {episode} is unknown; point at the LeRobot "
                 "dataset root or pass length=<frames>."
             )
-        from strands_robots.segments.validate import check_length
-
         return EpisodeFacts(episode, check_length(length), (), None)
     info = dataset.episodes[episode]  # the dataset's EpisodeNotFoundError, naming its episodes
     real = int(info.length)

@@ -29,7 +29,6 @@ def label_pool(root: str | Path, task: str, *, labels_dir: str | Path | None = N
         distinct episodes; ``labels`` its filled labels, most frequent first. Ties follow
         registry order.
     """
-    segments: Counter[str] = Counter()
     episodes: dict[str, set[int]] = {}
     labels: dict[str, Counter[str]] = {}
 
@@ -38,30 +37,23 @@ def label_pool(root: str | Path, task: str, *, labels_dir: str | Path | None = N
             if task not in record.get("tasks", []):
                 continue
             for tid, seg in zip(template_ids_of(record), record["segments"], strict=True):
-                if tid is None:  # a free label belongs to no template
-                    continue
-                segments[tid] += 1
-                episodes.setdefault(tid, set()).add(record["episode_index"])
-                labels.setdefault(tid, Counter())[seg["label"]] += 1
+                if tid in TEMPLATES:  # not a free label, nor one of a label set this process has not loaded
+                    episodes.setdefault(tid, set()).add(record["episode_index"])
+                    labels.setdefault(tid, Counter())[seg["label"]] += 1
 
     query_records(root, count, labels_dir=labels_dir)
     order = {t.id: i for i, t in enumerate(all_templates())}
-    pool = []
-    for tid in sorted(segments, key=lambda t: (-segments[t], order.get(t, len(order)))):
-        template = TEMPLATES.get(tid)
-        if template is None:  # a label set of your own that this process has not loaded
-            continue
-        pool.append(
-            {
-                "template_id": tid,
-                "operation": template.operation,
-                "surface": template.surface,
-                "count": segments[tid],
-                "episodes": len(episodes[tid]),
-                "labels": [{"label": lab, "count": n} for lab, n in labels[tid].most_common()],
-            }
-        )
-    return pool
+    return [
+        {
+            "template_id": tid,
+            "operation": TEMPLATES[tid].operation,
+            "surface": TEMPLATES[tid].surface,
+            "count": labels[tid].total(),
+            "episodes": len(episodes[tid]),
+            "labels": [{"label": lab, "count": n} for lab, n in labels[tid].most_common()],
+        }
+        for tid in sorted(labels, key=lambda t: (-labels[t].total(), order[t]))
+    ]
 
 
 def template_choices(root: str | Path, task: str, cohort: str = "robocasa365", **kwargs: Any) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from strands_robots.segments.navigate import episode_base_velocity
 from strands_robots.segments.parse import FreeLabel, coerce_instance
 from strands_robots.segments.success import episode_failure
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort, known_cohorts
-from strands_robots.segments.validate import raw_segments, sorted_segments, validate_segmentation
+from strands_robots.segments.validate import raw_segments, validate_segmentation, whole_frames
 from strands_robots.storage.atomic import check_target
 from strands_robots.storage.labels_dir import check_labels_dir, require_directory
 from strands_robots.storage.record_store import Change, RecordStore, check_document, keyed_record_problem
@@ -219,17 +219,17 @@ def now_iso() -> str:
 
 
 def stored_segments(segments: Any, cohort: str | None = None) -> list[dict[str, Any]]:
-    """The stored form of valid segments, in start order (label strings read as ``cohort``'s)."""
-    return [
-        {
-            "start": start,
-            "end": end,
-            "label": instance.render(),
-            **instance.to_dict(),
-            "note": _text(note, f"segments[{i}].note", MAX_NOTE_CHARS, required=False),
-        }
-        for i, (start, end, instance, note) in enumerate(sorted_segments(segments, cohort))
-    ]
+    """The stored form of valid segments, in start order (label strings read as ``cohort``'s first,
+    :func:`coerce_instance`; a free label stays a :class:`FreeLabel`)."""
+    stored = []
+    for seg in raw_segments(segments):
+        start, end = whole_frames(seg.start), whole_frames(seg.end)
+        if start is None or end is None:
+            raise LabelValidationError(f"segment {seg.position} has no integer start/end; validate it first.")
+        label = seg.label if isinstance(seg.label, FreeLabel) else coerce_instance(seg.label, cohort)
+        note = _text(seg.note, f"segments[{seg.position}].note", MAX_NOTE_CHARS, required=False)
+        stored.append({"start": start, "end": end, "label": label.render(), **label.to_dict(), "note": note})
+    return sorted(stored, key=lambda s: (s["start"], s["end"]))
 
 
 def task_text(tasks: Any) -> str | None:
@@ -505,20 +505,6 @@ def template_ids_of(record: dict[str, Any]) -> list[str | None]:
         else seg.get("template_id") or coerce_instance(seg["label"], record.get("cohort")).template_id
         for seg in record["segments"]
     ]
-
-
-__all__ = [
-    "SIDECAR_FILENAME",
-    "SaveResult",
-    "SegmentationRefused",
-    "get_segmentation",
-    "list_segmentations",
-    "mark_reference",
-    "save_segmentation",
-    "segmentation_history",
-    "segments_path",
-    "stale_segmentations",
-]
 
 
 def prevailing_cohort(root: str | Path, *, labels_dir: str | Path | None = None) -> str | None:

@@ -17,7 +17,7 @@ from strands_robots.errors import LabelValidationError
 from strands_robots.segments.findings import SEVERITIES, Finding
 from strands_robots.segments.guideline_rules import COHORT_RULES, Context, Seg
 from strands_robots.segments.motion import DEFAULT_THRESHOLD, check_threshold
-from strands_robots.segments.parse import FreeLabel, LabelParseError, TemplateInstance, coerce_instance, render
+from strands_robots.segments.parse import FreeLabel, LabelParseError, coerce_instance, render
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort
 
 #: Frames of the centred moving median applied to the base speed by the navigate rule.
@@ -73,12 +73,11 @@ def raw_segments(segments: Any) -> list[RawSegment]:
     return out
 
 
-def _frame(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        return None
-    return int(value)
+def whole_frames(value: Any) -> int | None:
+    """``value`` as a whole number of frames (an integer, or a float without a fraction), else None."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None if isinstance(value, bool) or not isinstance(value, numbers.Integral) else int(value)
 
 
 def check_length(length: Any) -> int:
@@ -87,7 +86,7 @@ def check_length(length: Any) -> int:
     Raises:
         LabelValidationError: not a positive integer.
     """
-    frames = _frame(length)
+    frames = whole_frames(length)
     if frames is None or frames <= 0:
         raise LabelValidationError(f"length must be a positive number of frames, got {length!r}.")
     return frames
@@ -103,7 +102,7 @@ def structure(
     findings: list[Finding] = []
     intervals: list[tuple[int, int, RawSegment]] = []
     for seg in raw:
-        start, end = _frame(seg.start), _frame(seg.end)
+        start, end = whole_frames(seg.start), whole_frames(seg.end)
         at = (seg.position,)
         if start is None or end is None or start < 0 or start >= end:
             lo = start if start is not None and start >= 0 else 0
@@ -253,25 +252,6 @@ def validate_segmentation(
         findings.extend(rule(usable, ctx))
     findings.sort(key=lambda f: (f.start, f.end, SEVERITIES.index(f.severity), f.kind))
     return findings
-
-
-def sorted_segments(
-    segments: Any, cohort: str | None = None
-) -> list[tuple[int, int, TemplateInstance | FreeLabel, Any]]:
-    """``(start, end, instance, note)`` in start order, for a segmentation already known valid.
-
-    Label strings are read as ``cohort``'s templates first (:func:`coerce_instance`); a
-    free label stays a :class:`FreeLabel`.
-    """
-    items: list[tuple[int, int, TemplateInstance | FreeLabel, Any]] = []
-    for seg in raw_segments(segments):
-        start, end = _frame(seg.start), _frame(seg.end)
-        if start is None or end is None:
-            raise LabelValidationError(f"segment {seg.position} has no integer start/end; validate it first.")
-        label = seg.label if isinstance(seg.label, FreeLabel) else coerce_instance(seg.label, cohort)
-        items.append((start, end, label, seg.note))
-    items.sort(key=lambda t: (t[0], t[1]))
-    return items
 
 
 def segments_from_starts(starts: Sequence[tuple[int, str]], length: int) -> list[dict[str, Any]]:
