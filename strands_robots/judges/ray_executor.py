@@ -205,7 +205,7 @@ def judge_on_ray(
                 if batch.attempts < BATCH_ATTEMPTS:
                     batches.appendleft(batch)
                 else:
-                    claims.give_back(batch.episodes)
+                    claims.leases.give_back(batch.episodes)
                     error = f"the Ray worker failed {batch.attempts} times: {exc}"
                     failed = [EpisodeResult(e, False, error=error) for e in batch.episodes if e not in reported]
                     reported.update(batch.episodes)

@@ -240,10 +240,6 @@ class Claims:
 
         return query_document(self.root, labelled, self.labels_dir)
 
-    def give_back(self, episodes: Iterable[int]) -> None:
-        """Release the leases of ``episodes`` (their labels are written, or they failed)."""
-        self.leases.give_back(episodes)
-
     def close(self) -> list[int]:
         """Release every lease; the episodes taken elsewhere, sorted."""
         self.leases.give_back_all()
@@ -388,7 +384,7 @@ class RunWriter:
         try:
             written = write_judged(self.report.root, self.labels_dir, pairs)
         finally:
-            self.claims.give_back(episodes)
+            self.claims.leases.give_back(episodes)
             self.report.write_seconds += time.perf_counter() - started
         self.finish(written)
 
@@ -614,11 +610,11 @@ def _judge_on_threads(
         try:
             agent = agent_for_thread()
         except Exception as exc:  # noqa: BLE001 - one episode's failure never stops the run
-            claims.give_back([episode])
+            claims.leases.give_back([episode])
             return EpisodeResult(episode, False, error=f"{type(exc).__name__}: {exc}"), None
         result, judge = judge_episode(agent, root, episode, settings.frames, settings.images)
         if not deferred or not result.ok:  # written by write_label, or nothing to write: the lease goes
-            claims.give_back([episode])
+            claims.leases.give_back([episode])
         return result, judge
 
     pending: list[tuple[EpisodeResult, dict[str, Any] | None]] = []

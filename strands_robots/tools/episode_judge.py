@@ -268,10 +268,6 @@ def _require_parquet() -> None:
     importlib.import_module("pyarrow.parquet")
 
 
-def _state_names(dataset: Any) -> list[str]:
-    return [str(n) for n in (getattr(dataset, "state_names", None) or ())]
-
-
 def _load_episode(cfg: JudgeToolConfig, root: object, episode: object) -> dict[str, Any]:
     path = cfg.root(root)
     index = episode_arg(episode)
@@ -295,7 +291,7 @@ def _load_episode(cfg: JudgeToolConfig, root: object, episode: object) -> dict[s
         "duration_s": round(meta.length / fps, 6) if fps else None,
         "features": features,
         "camera_keys": cameras,
-        "state_names": _state_names(dataset),
+        "state_names": list(dataset.state_names),
         "tasks": list(meta.tasks),
         "has_verdict": "deterministic" in record,
         "has_deterministic_verdict": "deterministic" in record,
@@ -390,7 +386,6 @@ def _sample_frames(
         )
     cameras = sorted(dataset.camera_keys) if include_images else []
     cfg.check_episode_files(path, meta, cameras)  # before any work: every file read below is inside and there
-    fps = dataset.fps
     cached = cfg.evidence.get(dataset, index, meta.data_file) if cfg.evidence is not None else None
     rows: Mapping[str, np.ndarray]
     if cached is not None and cached.rows is not None:
@@ -406,7 +401,6 @@ def _sample_frames(
     state = rows.get(STATE_KEY)
     timestamps = evidence.timestamps
     picks = sample_indices(meta.length, count)
-    names = _state_names(dataset)
     signals = dict(evidence.signals)  # shared with the cache and the profile: never changed in place
     signals["frame_stats"] = _frame_stats(dataset, meta, index, rows.get("timestamp"))
     frames, samples = [], []
@@ -420,9 +414,9 @@ def _sample_frames(
         "episode": index,
         "episode_index": index,
         "length": meta.length,
-        "fps": fps,
+        "fps": dataset.fps,
         "frame_indices": picks,
-        "state_names": names,
+        "state_names": list(dataset.state_names),
         "samples": samples,
         "frames": frames,
         "max_state_delta": _max_state_delta(state),
