@@ -37,79 +37,6 @@ RANGE_SCOPES = ("dataset", "episode")
 SINGLE_ARMS = ("left", "right")
 
 
-GripperOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--gripper",
-        metavar="ARM=FEATURE:COMPONENT",
-        help="ARM=FEATURE:COMPONENT (component name or index), e.g. right=observation.state:gripper.pos. "
-        "Repeatable. Default: components named *gripper* (left/right by name).",
-    ),
-]
-ModeOpt = Annotated[str, typer.Option("--mode", help="position (threshold with hysteresis) or command (sign flips).")]
-SingleArmOpt = Annotated[str, typer.Option("--single-arm", help="Arm of a gripper whose name has no side.")]
-AnnotationsOpt = Annotated[
-    Path | None, typer.Option("--annotations", help="Directory of BEHAVIOR-1K annotation JSON files.")
-]
-ModelOpt = Annotated[str | None, typer.Option("--model", help="L3 model, PROVIDER:MODEL_ID (as for the judge).")]
-ToleranceOpt = Annotated[int, typer.Option("--tolerance", min=0, help="Frames accepted outside a window.")]
-VlOnlyOpt = Annotated[bool, typer.Option("--vl-only", help="Skip L2 annotation lookup (the paper's VL-only mode).")]
-OutOpt = Annotated[Path | None, typer.Option("--out", help="Also write the JSON result to this file.")]
-ReferenceOpt = Annotated[
-    Path | None, typer.Option("--reference", help="JSON written by `ssc build --out`: reference chains.")
-]
-ThresholdOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--threshold",
-        help="Position mode: a fixed open/closed level in channel units (default: relative swing). "
-        "Command mode: dead band, |value| <= threshold counts as zero.",
-    ),
-]
-HysteresisOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--hysteresis",
-        min=0,
-        help="Position mode, fraction of the channel's range: the swing that makes an event (default 0.3), "
-        "or with --threshold the half-width of the band around it (default 0.1).",
-    ),
-]
-MinRangeOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--min-range",
-        min=0,
-        help="Position mode: an episode whose channel range is below this (channel units) yields no events "
-        "(default: 20%% of the channel's range across the dataset, at least 5%% of its magnitude).",
-    ),
-]
-PolarityOpt = Annotated[
-    str,
-    typer.Option(
-        "--polarity", help="open-high (larger values = more open, LeRobot gripper.pos) or open-low (larger = closed)."
-    ),
-]
-BaseSpeedOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--base-speed-threshold",
-        min=0,
-        help="Speed at which the base counts as moving when the dataset has a base-velocity feature "
-        "(default 0.05); without one, base motion comes from the verbs.",
-    ),
-]
-RangeOpt = Annotated[
-    str,
-    typer.Option(
-        "--range",
-        help="Position mode: 'dataset' (default): an episode whose channel moves less than 20%% of the channel's "
-        "range across the dataset is an idle hand (its noise yields no events); 'episode': only each "
-        "episode's own values count.",
-    ),
-]
-
-
 @dataclass(frozen=True)
 class Detector:
     """The gripper detector's options as the ``ssc`` commands take them."""
@@ -344,24 +271,87 @@ def _write_out(out: Path | None, doc: Any) -> None:
 
 def _options(
     root: RootArg,
-    annotations: AnnotationsOpt = None,
-    model: ModelOpt = None,
+    annotations: Annotated[
+        Path | None, typer.Option("--annotations", help="Directory of BEHAVIOR-1K annotation JSON files.")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="L3 model, PROVIDER:MODEL_ID (as for the judge).")
+    ] = None,
     episodes: EpisodesOpt = None,
-    gripper: GripperOpt = None,
-    mode: ModeOpt = "position",
-    threshold: ThresholdOpt = None,
-    hysteresis: HysteresisOpt = None,
-    min_range: MinRangeOpt = None,
-    polarity: PolarityOpt = "open-high",
-    range_scope: RangeOpt = "dataset",
-    single_arm: SingleArmOpt = "right",
-    tolerance: ToleranceOpt = 0,
-    vl_only: VlOnlyOpt = False,
-    base_speed_threshold: BaseSpeedOpt = None,
-    reference: ReferenceOpt = None,
+    gripper: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--gripper",
+            metavar="ARM=FEATURE:COMPONENT",
+            help="ARM=FEATURE:COMPONENT (component name or index), e.g. right=observation.state:gripper.pos. "
+            "Repeatable. Default: components named *gripper* (left/right by name).",
+        ),
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", help="position (threshold with hysteresis) or command (sign flips).")
+    ] = "position",
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--threshold",
+            help="Position mode: a fixed open/closed level in channel units (default: relative swing). "
+            "Command mode: dead band, |value| <= threshold counts as zero.",
+        ),
+    ] = None,
+    hysteresis: Annotated[
+        float | None,
+        typer.Option(
+            "--hysteresis",
+            min=0,
+            help="Position mode, fraction of the channel's range: the swing that makes an event (default 0.3), "
+            "or with --threshold the half-width of the band around it (default 0.1).",
+        ),
+    ] = None,
+    min_range: Annotated[
+        float | None,
+        typer.Option(
+            "--min-range",
+            min=0,
+            help="Position mode: an episode whose channel range is below this (channel units) yields no events "
+            "(default: 20%% of the channel's range across the dataset, at least 5%% of its magnitude).",
+        ),
+    ] = None,
+    polarity: Annotated[
+        str,
+        typer.Option(
+            "--polarity",
+            help="open-high (larger values = more open, LeRobot gripper.pos) or open-low (larger = closed).",
+        ),
+    ] = "open-high",
+    range_scope: Annotated[
+        str,
+        typer.Option(
+            "--range",
+            help="Position mode: 'dataset' (default): an episode whose channel moves less than 20%% of the "
+            "channel's range across the dataset is an idle hand (its noise yields no events); 'episode': only "
+            "each episode's own values count.",
+        ),
+    ] = "dataset",
+    single_arm: Annotated[str, typer.Option("--single-arm", help="Arm of a gripper whose name has no side.")] = "right",
+    tolerance: Annotated[int, typer.Option("--tolerance", min=0, help="Frames accepted outside a window.")] = 0,
+    vl_only: Annotated[
+        bool, typer.Option("--vl-only", help="Skip L2 annotation lookup (the paper's VL-only mode).")
+    ] = False,
+    base_speed_threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--base-speed-threshold",
+            min=0,
+            help="Speed at which the base counts as moving when the dataset has a base-velocity feature "
+            "(default 0.05); without one, base motion comes from the verbs.",
+        ),
+    ] = None,
+    reference: Annotated[
+        Path | None, typer.Option("--reference", help="JSON written by `ssc build --out`: reference chains.")
+    ] = None,
     labels_dir: LabelsDirOpt = None,
     json_out: JsonOpt = False,
-    out: OutOpt = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Also write the JSON result to this file.")] = None,
 ) -> None:
     """Every option of the ``ssc`` commands, declared once; each command takes some (:func:`_options_but`)."""
 
