@@ -322,9 +322,14 @@ def new_table(title: str | None, columns: Iterable[str]) -> Table:
     return table
 
 
-def print_json(value: Any) -> None:
-    """Print JSON to stdout without rich markup processing."""
-    typer.echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
+def print_json(value: Any, as_json: bool = True) -> bool:
+    """Print ``value`` as JSON to stdout (no rich markup) when ``as_json``; return ``as_json``.
+
+    A command with ``--json`` starts its text form with ``if print_json(value, as_json): return``.
+    """
+    if as_json:
+        typer.echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
+    return as_json
 
 
 # -- what a usage error says -------------------------------------------------------------------------

@@ -305,8 +305,7 @@ def agreement(
 
     holdout = None if human is None else read_human_labels(resolve(human))
     result = labels_of(root, labels_dir).episodes.agreement(holdout)
-    if as_json:
-        print_json(result)
+    if print_json(result, as_json):
         return
     table = new_table(
         f"judge vs human on {result['episodes_compared']} episodes", ("field", "agreement", "baseline", "kappa")
@@ -539,8 +538,7 @@ def disputes(
 ) -> None:
     """List judge opinions that contradict the verdict."""
     rows = labels_of(root, labels_dir).episodes.disputes(include_resolved=show_all)
-    if as_json:
-        print_json(rows)
+    if print_json(rows, as_json):
         return
     table = new_table(
         plural(len(rows), "dispute" if show_all else "open dispute"),

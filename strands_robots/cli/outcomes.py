@@ -121,9 +121,7 @@ def set_cmd(
     if source_metadata is not None:
         fields["source_metadata"] = _json_text(source_metadata, "--source-metadata")
     label = labels_of(root, labels_dir).outcomes.set(episode, **fields)
-    if as_json:
-        print_json(label)
-    else:
+    if not print_json(label, as_json):
         console.print(f"episode {episode}: {label['outcome']} (version {label['version']})", highlight=False)
 
 
@@ -157,8 +155,7 @@ def list_cmd(
         model_version=model_version,
     )
     stale = flag_stale(handle, handle.outcomes.stale())
-    if as_json:
-        print_json(labels)
+    if print_json(labels, as_json):
         return
     table = new_table(
         None, ("episode", "outcome", "version", "progress", "membership", "autonomy", "source", "model_version")
@@ -288,8 +285,7 @@ def split_cmd(
         tolerance=tolerance,
         group_keys=tuple(group_key or LEAKAGE_GROUP_KEYS),
     )
-    if as_json:
-        print_json(report)
+    if print_json(report, as_json):
         return
     counts = report["counts"]
     console.print(

@@ -114,9 +114,7 @@ def validate_cmd(
         for record in records
     }
     errors = sum(1 for fs in results.values() for f in fs if f.severity == "error")
-    if as_json:
-        print_json({str(ep): [f.to_dict() for f in fs] for ep, fs in results.items()})
-    else:
+    if not print_json({str(ep): [f.to_dict() for f in fs] for ep, fs in results.items()}, as_json):
         for ep, fs in results.items():
             if fs:
                 table = new_table(f"episode {ep}", ("severity", "kind", "frames", "message"))
@@ -151,8 +149,7 @@ def show_cmd(
     if episode is None:
         records = handle.segments.list()
         stale = flag_stale(handle, handle.segments.stale())
-        if as_json:
-            print_json(records)
+        if print_json(records, as_json):
             return
         table = new_table(
             f"segmentations in {handle.root}",
@@ -172,8 +169,7 @@ def show_cmd(
         console.print(table)
         return
     versions: list[Any] = handle.segments.history(episode) if history else [handle.segments.get(episode)]
-    if as_json:
-        print_json(versions if history else versions[0])
+    if print_json(versions if history else versions[0], as_json):
         return
     for record in versions:
         title = (
@@ -247,10 +243,8 @@ def import_cmd(
 
 def print_import_report(report: Any, as_json: bool) -> None:
     """Print an :class:`~strands_robots.segments.imports.ImportReport`; exit 1 when an episode failed."""
-    if as_json:
-        print_json(report.to_dict())
-    else:
-        summary = report.to_dict()
+    summary = report.to_dict()
+    if not print_json(summary, as_json):
         for ep in report.episodes:
             colour = {"imported": "green", "would_import": "green", "skipped": "yellow"}.get(ep.status, "red")
             console.print(styled(f"episode {ep.episode_index}: ", (ep.status, colour), f" ({ep.segments} segments)"))
@@ -323,8 +317,7 @@ def pool_cmd(
         task = facts.tasks[0]
     pool = label_pool(root, task, labels_dir=labels_dir)
     references = reference_examples(root, task, exclude=episode, labels_dir=labels_dir)
-    if as_json:
-        print_json({"task": task, "pool": pool, "references": references})
+    if print_json({"task": task, "pool": pool, "references": references}, as_json):
         return
     table = new_table(f"label pool of {task!r}", ("template", "operation", "segments", "episodes", "labels"))
     for p in pool:
@@ -357,8 +350,7 @@ def templates_cmd(
         cohort = load_label_set(resolve(labels[-1])).name
     cohort = cohort or "robocasa365"
     templates = cohort_templates(cohort)
-    if as_json:
-        print_json([t.to_dict() for t in templates])
+    if print_json([t.to_dict() for t in templates], as_json):
         return
     table = new_table(f"{cohort} templates", ("id", "operation", "surface", "roles", "example"))
     for t in templates:

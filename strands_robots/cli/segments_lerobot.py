@@ -59,8 +59,7 @@ def agreement_cmd(
     from strands_robots.segments.agreement import segments_agreement
 
     report = segments_agreement(resolve(root), proposed=proposed, reviewed=reviewed, labels_dir=resolve(labels_dir))
-    if as_json:
-        print_json(report)
+    if print_json(report, as_json):
         return
     if not report["episodes"]:
         console.print(f"no episode where {reviewed!r} reviewed a proposal of {proposed!r}")
@@ -103,8 +102,7 @@ def export_lerobot_cmd(
         sarm_prefix=sarm,
         labels_dir=resolve(labels_dir),
     ).to_dict()
-    if as_json:
-        print_json(report)
+    if print_json(report, as_json):
         return
     console.print(
         f"exported {len(report['episodes'])} approved segmentation(s) to {report['target']} ({report['mode']}); "

@@ -401,8 +401,7 @@ def events_cmd(**params: Any) -> None:
         if wanted is not None and ep not in wanted:
             continue
         episodes_doc[str(ep)] = [to_dict(e) for e in _episode_events(ds, ep, channels, detector, ranges)]
-    if params["json_out"]:
-        print_json(doc)
+    if print_json(doc, params["json_out"]):
         return
     for arm, c in channels.items():
         scope = f", range {ranges[arm][0]:g}..{ranges[arm][1]:g} across the dataset" if ranges and arm in ranges else ""
@@ -429,8 +428,7 @@ def build_cmd(**params: Any) -> None:
 
     doc = _document(params, episode_item)
     _write_out(params["out"], doc)
-    if params["json_out"]:
-        print_json(doc)
+    if print_json(doc, params["json_out"]):
         return
     _print_document(doc, show)
 
@@ -473,8 +471,7 @@ def check_cmd(**params: Any) -> None:
     doc = _document(params, episode_item)
     doc["summary"] = summarize_anomalies(all_anoms)
     _write_out(params["out"], doc)
-    if params["json_out"]:
-        print_json(doc)
+    if print_json(doc, params["json_out"]):
         return
     table = new_table(
         "SSC anomalies (I1-I4)", ("episode", "entry", "invariant", "kind", "arm", "frames", "explanation")
