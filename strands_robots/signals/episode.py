@@ -12,7 +12,6 @@ the same numbers from the same arrays; rules in ``docs/judge.md`` ("The four too
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -169,12 +168,7 @@ def episode_signals(
     named = array.shape[1] == len(state_names)
     groups = gripper_groups(state_names) if named else {}
     if groups:
-        with warnings.catch_warnings():  # an all-NaN frame gives NaN, not a warning
-            warnings.simplefilter("ignore", RuntimeWarning)
-            closures = {
-                name: np.nanmean(array[:, idx], axis=1) if len(idx) > 1 else array[:, idx[0]]
-                for name, idx in groups.items()
-            }
+        closures = {name: motion.nan_safe(np.mean, np.nanmean, array[:, idx], axis=1) for name, idx in groups.items()}
         bounds = {
             name: (float(np.nanmin(c)), float(np.nanmax(c))) if np.isfinite(c).any() else (0.0, 0.0)
             for name, c in closures.items()

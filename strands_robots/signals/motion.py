@@ -37,13 +37,14 @@ STEP_FIT_PROMINENCE = 3.0
 CANDIDATE_CORRELATION = 0.5
 
 
-def _median(x: np.ndarray, axis: int) -> np.ndarray:
-    """``np.median`` when every value is finite (several times faster), else ``np.nanmedian``."""
+def nan_safe(fast: Callable[..., Any], skip_nan: Callable[..., Any], x: np.ndarray, **kw: Any) -> Any:
+    """``fast(x, **kw)`` when every value is finite (several times faster), else ``skip_nan(x, **kw)``
+    (``np.nanmedian`` for ``np.median``; an all-NaN slice gives NaN without a warning)."""
     if np.isfinite(x).all():
-        return np.median(x, axis=axis)
+        return fast(x, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmedian(x, axis=axis)
+        return skip_nan(x, **kw)
 
 
 def _finite_or_none(value: float) -> float | None:
@@ -101,12 +102,7 @@ def channel_ranges(array: np.ndarray) -> np.ndarray:
     """Robust range (99th - 1st percentile) of each channel, NaN where all samples are NaN."""
     if not array.size:
         return np.zeros(array.shape[1] if array.ndim == 2 else 0)
-    if np.isfinite(array).all():
-        hi, lo = np.percentile(array, [99, 1], axis=0)
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            hi, lo = np.nanpercentile(array, [99, 1], axis=0)
+    hi, lo = nan_safe(np.percentile, np.nanpercentile, array, q=[99, 1], axis=0)
     return np.asarray(hi - lo, dtype=np.float64)
 
 
@@ -185,7 +181,7 @@ def persistent_steps(
     side = int(max(3, round(STEP_SIDE_S / dt))) | 1  # odd, so one spike never moves a median
     if frames < 4 * side + 1:
         return [None] * dims, [None] * dims
-    medians = _median(sliding_window_view(state, side, axis=0), axis=-1)  # (L-side+1, D)
+    medians = nan_safe(np.median, np.nanmedian, sliding_window_view(state, side, axis=0), axis=-1)  # (L-side+1, D)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         t = np.arange(side - 1, frames - side)  # medians[k] covers frames k .. k+side-1
@@ -193,7 +189,7 @@ def persistent_steps(
         jump = np.abs(state[t + 1] - state[t])
         score = np.where(np.isfinite(jump) & np.isfinite(shift), np.fmin(jump, shift), np.nan)
         if action is not None and pairs:
-            a_medians = _median(sliding_window_view(action, side, axis=0), axis=-1)
+            a_medians = nan_safe(np.median, np.nanmedian, sliding_window_view(action, side, axis=0), axis=-1)
             a_shift = np.abs(a_medians[t + 1] - a_medians[t - side + 1])
             a_jump = np.abs(action[t + 1] - action[t])
             a_score = np.nan_to_num(np.fmin(a_jump, a_shift), nan=0.0)
