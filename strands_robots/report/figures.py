@@ -109,22 +109,16 @@ def verdict_bars(field: str, counts: Mapping[str, Mapping[str, int]]) -> Figure:
     for i, verdict in enumerate(VERDICTS):
         values = [counts[verdict][c] for c in classes]
         offset = positions + (i - (len(VERDICTS) - 1) / 2) * width
-        label = f"{verdict} ({sum(values)})"
-        if horizontal:
-            bars = ax.barh(offset, values, height=width, color=VERDICT_COLORS[verdict], label=label)
-        else:
-            bars = ax.bar(offset, values, width=width, color=VERDICT_COLORS[verdict], label=label)
+        draw = ax.barh if horizontal else ax.bar  # the bar thickness is the third argument of both
+        bars = draw(offset, values, width, color=VERDICT_COLORS[verdict], label=f"{verdict} ({sum(values)})")
         ax.bar_label(bars, labels=[str(v) if v else "" for v in values], fontsize=8, padding=2)
+    class_axis, count_axis = (ax.yaxis, ax.xaxis) if horizontal else (ax.xaxis, ax.yaxis)
+    class_axis.set_ticks(positions, classes)
+    class_axis.set_label_text(axis_label)
+    count_axis.set_major_locator(_integer_locator())
+    count_axis.set_label_text("episodes")
     if horizontal:
-        ax.set_yticks(positions, classes)
         ax.invert_yaxis()
-        ax.xaxis.set_major_locator(_integer_locator())
-        ax.set_xlabel("episodes")
-    else:
-        ax.set_xticks(positions, classes)
-        ax.yaxis.set_major_locator(_integer_locator())
-        ax.set_ylabel("episodes")
-        ax.set_xlabel(axis_label)
     ax.legend(title="verdict (overrules applied)", fontsize=8, title_fontsize=8, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return figure
