@@ -25,6 +25,7 @@ from strands_robots.ssc.records import (
     SceneGraph,
     Subtask,
     SubtaskEntry,
+    from_dict,
     in_window,
     other_hand,
 )
@@ -162,16 +163,16 @@ class _Plan:
 class EntryBuilder:
     """Builds SST entries one after the other, carrying the running state.
 
-    Arguments as for :func:`~strands_robots.ssc.chain.build_chain`, except ``base_speed``:
-    the smoothed base speed per frame (shape ``(frames,)``), or None.
+    Arguments as for :func:`~strands_robots.ssc.chain.build_chain`.
 
     Raises:
-        LabelValidationError: ``arms`` names neither hand, a bad ``base_speed_threshold``.
+        LabelValidationError: malformed events, ``arms`` names neither hand, a base velocity of the
+            wrong shape, a bad ``base_speed_threshold``.
     """
 
     def __init__(
         self,
-        events: Iterable[GripperEvent],
+        events: Iterable[GripperEvent | Mapping[str, Any]],
         *,
         resolver: Resolver | None = None,
         task_name: str = "",
@@ -179,23 +180,24 @@ class EntryBuilder:
         tolerance: int = 0,
         annotation_fields: Iterable[str] = ANNOTATION_FIELDS,
         arms: Iterable[str] = HANDS,
-        base_speed: Any = None,
+        base_velocity: Any = None,
         base_speed_threshold: float | None = None,
     ) -> None:
         self.arms = tuple(a for a in HANDS if a in set(arms))
         if not self.arms:
             raise LabelValidationError(f"arms must name 'left' and/or 'right', got {tuple(arms)!r}.")
-        self.events = sorted(events, key=lambda e: (e.frame, e.arm))
+        self.events = sorted((from_dict(e, GripperEvent) for e in events), key=lambda e: (e.frame, e.arm))
         self.resolver = resolver
         self.task_name = task_name
         self.object_list = tuple(dict.fromkeys(display_name(o) for o in object_list if o))
         self.tolerance = tolerance
         self.fields = frozenset(annotation_fields)
-        self.base_speed = None if base_speed is None else np.asarray(base_speed, dtype=float).ravel()
-        self.base_speed_threshold = 0.0
-        if base_speed is not None:  # one default and one set of limits with the segment rules
-            from strands_robots.segments.motion import DEFAULT_THRESHOLD, check_threshold
+        self.base_speed, self.base_speed_threshold = None, 0.0
+        if base_velocity is not None:  # the segment rules' norm, moving median, default and limits
+            from strands_robots.segments.motion import DEFAULT_THRESHOLD, base_speed, check_threshold, smooth
+            from strands_robots.segments.validate import DEFAULT_SMOOTH_FRAMES
 
+            self.base_speed = smooth(base_speed(base_velocity), DEFAULT_SMOOTH_FRAMES)
             given = base_speed_threshold
             self.base_speed_threshold = check_threshold(DEFAULT_THRESHOLD if given is None else given)
 
@@ -260,6 +262,9 @@ class _Ctx:
     def free(self) -> list[str]:
         return [h for h in self.b.arms if self.before.hand(h) is None]
 
+    def holds_other(self, obj: str | None) -> bool:
+        return any(self.before.hand(h) is not None and not matches(self.before.hand(h), obj) for h in HANDS)
+
     def co_held(self, obj: str | None) -> bool:
         return self.before.holding_same_object is True and len(self.holders(obj)) == 2
 
@@ -281,9 +286,7 @@ class _Ctx:
             if arm is None:
                 self.query("arm_assignment", p.idx, "the label names no arm")
                 continue
-            p.arms, p.source = [arm], "label"
-            if arm == "coop" and p.role == "acquire":
-                p.same = True
+            self._set_arms(p, [arm], "label", "high")
             if arm in HANDS and p.role in (*NEEDS_HELD, "tool_persistent") and not self._hand_ok(arm, p):
                 self.query(
                     "empty_hand",
@@ -292,8 +295,6 @@ class _Ctx:
                     f"{self.before.hand(arm) or 'nothing'} before this subtask",
                     requires_vl=False,
                 )
-            if arm in HANDS and p.role == "acquire":
-                self._after_acquire_arm(p, arm)
 
     def _hand_ok(self, arm: str, p: _Plan) -> bool:
         """False only for an empty hand (a hand holding another object is the checker's I2)."""
@@ -478,13 +479,9 @@ class _Ctx:
             if found is not None:
                 return found
         if q.kind == "arm_assignment" and "skill_type" in self.b.fields and self._coordinated():
-            if p.role == "acquire" and any(
-                self.before.hand(h) is not None and not matches(self.before.hand(h), p.parsed.obj) for h in HANDS
-            ):
+            if p.role == "acquire" and self.holds_other(p.parsed.obj):
                 return self._note(q, "L2", "skill_type 'coordinated' but a hand holds another object")
             self._set_arms(p, ["coop"], "L2", "medium")
-            if p.role == "acquire":
-                p.same = True
             return {"arm": "coop"}, "medium", "skill_type 'coordinated'"
         return self._note(q, "L2", "no annotation field settles it" if self.b.fields else "annotation lookup disabled")
 
@@ -505,10 +502,8 @@ class _Ctx:
         (arm,) = named
         if arm in HANDS and arm not in self.b.arms:
             return self._note(q, "L2", f"spatial_prefix names the {arm} arm, which this robot does not have")
-        if arm == "coop" and p.role == "acquire":
-            if any(self.before.hand(h) is not None and not matches(self.before.hand(h), p.parsed.obj) for h in HANDS):
-                return self._note(q, "L2", "spatial_prefix names both arms but a hand holds another object")
-            p.same = True
+        if arm == "coop" and p.role == "acquire" and self.holds_other(p.parsed.obj):
+            return self._note(q, "L2", "spatial_prefix names both arms but a hand holds another object")
         self._set_arms(p, [arm], "L2", "medium")
         return {"arm": arm}, "medium", f"spatial_prefix {self.st.spatial_prefix!r} names the {arm} arm"
 
@@ -532,14 +527,11 @@ class _Ctx:
             if has_instance_index(held) and has_instance_index(o):
                 same = held == o
                 return self._same(p, same, "L2", f"instance ids {held} and {o} are {'equal' if same else 'different'}")
-        if q.branch == "c" and len(ids) >= 2:
+        if q.branch in ("a", "c") and len(ids) >= 2:
             return self._same(p, False, "L2", f"the annotation names {len(ids)} instances: {sorted(ids)}")
-        if q.branch == "a":
-            if len(ids) >= 2:
-                return self._same(p, False, "L2", f"the annotation names {len(ids)} instances: {sorted(ids)}")
-            if len(ids) == 1 and (o in ids or not has_instance_index(o)):
-                (only,) = ids
-                return self._same(p, True, "L2", f"the annotation names one instance, {only}: both hands on it")
+        if q.branch == "a" and len(ids) == 1 and (o in ids or not has_instance_index(o)):
+            (only,) = ids
+            return self._same(p, True, "L2", f"the annotation names one instance, {only}: both hands on it")
         return None
 
     def _same(self, p: _Plan, value: bool, level: str, note: str):
@@ -567,8 +559,6 @@ class _Ctx:
         arm = str(answer.get("arm", "")).strip().lower()
         if arm not in _ARM_ANSWERS:
             return self._note(q, "L3", f"the model answered arm={answer.get('arm')!r}")
-        if p.role == "acquire" and arm == "coop":
-            p.same = True
         self._set_arms(p, [arm], "L3", confidence or "medium")
         return {"arm": arm}, confidence, _reasoning(answer)
 
@@ -602,10 +592,10 @@ class _Ctx:
     # ------------------------------------------------------------ results
     def _set_arms(self, p: _Plan, arms: list[str], source: str, confidence: str) -> None:
         p.arms, p.source, p.confidence = arms, source, confidence
+        if p.role == "acquire" and arms == ["coop"]:
+            p.same = True  # both hands on one object
         if p.role == "acquire" and len(arms) == 1 and arms[0] in HANDS:
             self._after_acquire_arm(p, arms[0])
-        if p.role == "hand_over" and arms and arms[0] in HANDS:
-            p.giver = arms[0]
 
     def fallback(self) -> None:
         """Arms the cascade could not settle: ``unsure``, or a low-confidence free-arm heuristic."""

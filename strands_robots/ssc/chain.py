@@ -70,28 +70,21 @@ def build_chain(
         UnknownVerbError: a subtask verb not in the vocabulary.
     """
     subs = _subtasks(subtasks)
-    evs = [from_dict(e, GripperEvent) for e in events]
-    objects = list(dict.fromkeys(o for o in object_list if o))
-    if not objects:
-        for s in subs:
-            for o in [*s.object_ids, *(a.obj for a in s.actions), *(t for a in s.actions for _, t in a.targets)]:
-                if o and o not in objects:
-                    objects.append(o)
-    speed = None
-    if base_velocity is not None:  # the segment rules' norm and moving median
-        from strands_robots.segments.motion import base_speed, smooth
-        from strands_robots.segments.validate import DEFAULT_SMOOTH_FRAMES
-
-        speed = smooth(base_speed(base_velocity), DEFAULT_SMOOTH_FRAMES)
+    named = (
+        o
+        for s in subs
+        for o in [*s.object_ids, *(a.obj for a in s.actions), *(t for a in s.actions for _, t in a.targets)]
+    )
+    objects = list(dict.fromkeys(o for o in object_list if o)) or list(dict.fromkeys(o for o in named if o))
     builder = EntryBuilder(
-        evs,
+        events,
         resolver=resolver,
         task_name=task_name,
         object_list=objects,
         tolerance=tolerance,
         annotation_fields=annotation_fields,
         arms=arms,
-        base_speed=speed,
+        base_velocity=base_velocity,
         base_speed_threshold=base_speed_threshold,
     )
     state = SceneGraph()

@@ -56,8 +56,7 @@ LAZY_ACROSS_STORES = {
     ("strands_robots.segments.success", "strands_robots.outcomes.verdicts"),
     # the SSC cascade writes its result as a segmentation and checks it with the segment rules
     ("strands_robots.ssc.cascade", "strands_robots.segments.motion"),
-    ("strands_robots.ssc.chain", "strands_robots.segments.motion"),
-    ("strands_robots.ssc.chain", "strands_robots.segments.validate"),
+    ("strands_robots.ssc.cascade", "strands_robots.segments.validate"),
     ("strands_robots.ssc.segmentation", "strands_robots.segments"),
 }
 
