@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from strands_robots.dataset.keys import INFO_JSON
 from strands_robots.errors import LabelValidationError, SidecarError
 from strands_robots.segments import lerobot_language as language
 from strands_robots.segments import sarm
@@ -241,7 +242,7 @@ def export_lerobot(
         if table is not None:
             writes[path] = _parquet_bytes(table)
     if sarm_prefix is None:
-        info_path = root / "meta" / "info.json"
+        info_path = root / INFO_JSON
         info = json.loads(info_path.read_text())
         features = info.get("features", {})
         if any(k not in features for k in language.LANGUAGE_FEATURES):

@@ -35,9 +35,8 @@ def label_segment(seg: dict[str, Any], cohort: str) -> dict[str, Any]:
     return {"start": seg["start"], "end": seg["end"], "label": text, "free": True}
 
 
-def _proposals(root: Path, style: str, prefix: str | None) -> tuple[str, dict[int, tuple[Any, ...]]]:
-    """``(source name, {episode: (segments, changes, origin)})`` read from the dataset."""
-    dataset = language.open_v3(root)
+def _proposals(root: Path, dataset: Any, style: str, prefix: str | None) -> tuple[str, dict[int, tuple[Any, ...]]]:
+    """``(source name, {episode: (segments, changes, origin, length)})`` read from the dataset."""
     found: dict[int, tuple[Any, ...]] = {}
     if prefix is None:
         for ep, rows in language.read_episodes(root).items():
@@ -96,8 +95,8 @@ def import_lerobot(
         sarm.check_prefix(sarm_prefix)
     else:
         language.check_style(style)
-    source, found = _proposals(root, style, sarm_prefix)
     dataset = language.open_v3(root)
+    source, found = _proposals(root, dataset, style, sarm_prefix)
     report = ImportReport(f"{root} ({source})", dry_run=dry_run)
     prepared: dict[str, tuple[dict[str, Any], EpisodeReport]] = {}
     for ep in sorted(found):

@@ -110,10 +110,9 @@ def read_episodes(root: Path) -> dict[int, EpisodeRows]:
     stamps: dict[int, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
     for path in data_files(root):
         names = pq.read_schema(path).names
-        missing = [c for c in ("episode_index", "frame_index", "timestamp") if c not in names]
-        if missing:
-            raise DatasetError(f"{path} has no {missing} column(s); it is not a LeRobot v3.0 data file.")
         columns = ["episode_index", "frame_index", "timestamp"]
+        if missing := [c for c in columns if c not in names]:
+            raise DatasetError(f"{path} has no {missing} column(s); it is not a LeRobot v3.0 data file.")
         if LANGUAGE_PERSISTENT in names:
             columns.append(LANGUAGE_PERSISTENT)
         table = pq.read_table(path, columns=columns)

@@ -19,18 +19,6 @@ from strands_robots.segments.motion import DEFAULT_THRESHOLD, base_speed, check_
 _VELOCITY_WORDS = re.compile(r"vel|motion|twist|speed")
 
 
-def flat_names(names: Any) -> list[str] | None:
-    """A feature's ``names`` as one flat list (flat, nested list, ``{"motors": [...]}`` or None)."""
-    if names is None:
-        return None
-    if isinstance(names, dict):
-        return [name for value in names.values() for name in flat_names(value) or []]
-    if isinstance(names, list | tuple):
-        nested = (list, tuple, dict)
-        return [name for v in names for name in (flat_names(v) or [] if isinstance(v, nested) else [str(v)])]
-    return [str(names)]
-
-
 def _numeric(spec: Any) -> bool:
     return isinstance(spec, dict) and str(spec.get("dtype", "")).startswith(("float", "int"))
 
@@ -46,23 +34,27 @@ def find_base_velocity_feature(features: dict[str, Any]) -> tuple[str, list[int]
     ``action.base_motion``) wins, observations before actions; otherwise the components
     of a vector feature whose names do (``base_vel_x``, ``base_vel_y``).
     """
+    from strands_robots.dataset.info import feature_names  # the dataset reader's names rule, on use
+
     keys = sorted(features, key=lambda k: (not k.startswith("observation"), k))
     for key in keys:
         low = key.lower()
         if _numeric(features[key]) and "base" in low and _VELOCITY_WORDS.search(low):
             return key, None
     for key in keys:
-        names = flat_names(features[key].get("names")) if _numeric(features[key]) else None
-        dims = [i for i, n in enumerate(names or []) if "base" in n.lower() and _VELOCITY_WORDS.search(n.lower())]
+        names = feature_names(features[key]) if _numeric(features[key]) else ()
+        dims = [i for i, n in enumerate(names) if "base" in n.lower() and _VELOCITY_WORDS.search(n.lower())]
         if dims:
             return key, dims
     return None
 
 
 def _resolve_dims(features: dict[str, Any], column: str, dims: Sequence[int | str] | None) -> list[int] | None:
+    from strands_robots.dataset.info import feature_names
+
     if dims is None:
         return None
-    names = flat_names(features.get(column, {}).get("names")) or []
+    names = list(feature_names(features.get(column)))
     out = []
     for d in dims:
         if isinstance(d, str):

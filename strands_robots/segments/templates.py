@@ -180,16 +180,12 @@ def _row(
     variants: dict[str, str] | None = None,
     cohorts: tuple[str, ...] = ("robocasa365",),
 ) -> Template:
-    built = []
-    for f in forms or (surface,):
-        pattern, fixed = (f, {}) if isinstance(f, str) else f
-        built.append(Form(pattern, MappingProxyType(dict(fixed))))
     return Template(
         id=id,
         operation=operation,
         surface=surface,
         slots=_roles(roles),
-        forms=tuple(built),
+        forms=tuple(Form(f) if isinstance(f, str) else Form(f[0], MappingProxyType(f[1])) for f in forms or (surface,)),
         examples=examples,
         note=note,
         modifiers=modifiers,

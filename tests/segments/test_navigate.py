@@ -14,7 +14,7 @@ from strands_robots.segments import (
     validate_segmentation,
 )
 from strands_robots.segments.motion import moving_intervals, smooth
-from strands_robots.segments.navigate import covering, flat_names
+from strands_robots.segments.navigate import covering
 
 
 def test_prefill_marks_exactly_the_drive(dataset):
@@ -59,7 +59,6 @@ def test_find_base_velocity_feature():
     state = {"observation.state": {"dtype": "float32", "names": {"motors": ["arm_0", "base_vel_x", "base_vel_y"]}}}
     assert find_base_velocity_feature(state) == ("observation.state", [1, 2])
     assert find_base_velocity_feature({"observation.images.base": {"dtype": "video"}}) is None
-    assert flat_names([["a", "b"], ["c"]]) == ["a", "b", "c"] and flat_names(None) is None
 
 
 def test_motion_helpers():
