@@ -367,7 +367,7 @@ def bench(name: str, root: Path, episode: int, repeats: int, start_repeats: int)
     images, gop_decoded = gop_only(mp4, times)
     gop_ok = check("GOP-only", images, expected)
     reader_decoded, reader_seeks = reader_counts(ds, episode, picks)
-    decoded_images = ds.decode_frames(episode, CAMERA, picks)
+    decoded_images = ds.decode_frames(episode, CAMERA, picks, max_side=max_side)  # as the tool decodes them
     cases: dict[str, Callable[[], Any]] = {
         "tool": call_tool,
         "reader": lambda: ds.decode_frames(episode, CAMERA, picks, max_side=max_side),
@@ -376,7 +376,7 @@ def bench(name: str, root: Path, episode: int, repeats: int, start_repeats: int)
         "av.open": lambda: av.open(str(mp4)).close(),
         "frame_times": lambda: frame_times(ds, ep),
         "read_frames": lambda: ds.read_frames(episode, ["observation.state", "timestamp"]),
-        "jpeg": lambda: [image_block(image, max_side) for image in decoded_images],
+        "jpeg": lambda: [image_block(image) for image in decoded_images],
     }
     fast = {name: statistics.median(values) for name, values in interleaved(cases, repeats).items()}
     tool_s, reader_s, gop_s = fast["tool"], fast["reader"], fast["gop"]

@@ -447,7 +447,7 @@ def _sample_frames(
         for position, f in enumerate(picks):
             for cam in cameras:
                 blocks.append(text_block(f"frame {f}, camera {cam}:"))
-                blocks.append(image_block(decoded[cam][position], cfg.max_side))
+                blocks.append(image_block(decoded[cam][position]))
     return envelope.success(*blocks)
 
 
