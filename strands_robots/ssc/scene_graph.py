@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 
 import msgspec
 
@@ -102,6 +103,10 @@ class Violation:
     explanation: str
 
 
+def _violation(out: list[Violation], action_idx: int, invariant: str, kind: str, arm: str, text: str) -> None:
+    out.append(Violation(invariant, kind, arm, action_idx, text))
+
+
 def _set(g: SceneGraph, hand: str, obj: str | None, **kw) -> SceneGraph:
     field = "obj_in_left_hand" if hand == "left" else "obj_in_right_hand"
     out = msgspec.structs.replace(g, **{field: obj}, **kw)
@@ -124,16 +129,13 @@ def advance(before: SceneGraph, actions: list[ActionEntry]) -> tuple[SceneGraph,
     """
     g = before
     out: list[Violation] = []
-
-    def bad(invariant: str, kind: str, arm: str, i: int, text: str) -> None:
-        out.append(Violation(invariant, kind, arm, i, text))
-
     for i, a in enumerate(actions):
+        bad = partial(_violation, out, i)
         o = a.action_obj
         if a.role == "acquire":
-            g = _acquire(g, a, i, bad)
+            g = _acquire(g, a, bad)
         elif a.role in ("release", "tool_release"):
-            g = _release(g, a, i, bad)
+            g = _release(g, a, bad)
         elif a.role in ("hand_over", "take_over"):
             giver = a.arm if a.role == "hand_over" else (a.receiver or other_hand(a.arm))
             receiver = a.receiver if a.role == "hand_over" else a.arm
@@ -142,34 +144,30 @@ def advance(before: SceneGraph, actions: list[ActionEntry]) -> tuple[SceneGraph,
                     "I4",
                     "handover_arms",
                     a.arm,
-                    i,
                     f"hand-over needs a giver and a different receiver, got {giver}->{receiver}",
                 )
                 continue
             held = g.hand(giver)
             if not matches(held, o):
-                bad(
-                    "I4", "handover_giver_not_holding", giver, i, f"{giver} arm gives {o} but holds {held or 'nothing'}"
-                )
+                bad("I4", "handover_giver_not_holding", giver, f"{giver} arm gives {o} but holds {held or 'nothing'}")
                 continue
             if g.hand(receiver) is not None:
                 bad(
                     "I4",
                     "handover_receiver_occupied",
                     receiver,
-                    i,
                     f"{receiver} arm receives {o} but already holds {g.hand(receiver)}",
                 )
                 continue
             g = _set(_set(g, giver, None), receiver, held)
         elif a.role == "keep" and a.arm in HANDS and not matches(g.hand(a.arm), o) and o not in g.uncertain_objects:
             held = g.hand(a.arm) or "nothing"
-            bad("I2", "object_not_held", a.arm, i, f"{a.arm} arm keeps {o} but holds {held}")
+            bad("I2", "object_not_held", a.arm, f"{a.arm} arm keeps {o} but holds {held}")
         # transient, contact, tool_persistent, idle: stateless
     return g, out
 
 
-def _acquire(g: SceneGraph, a: ActionEntry, i: int, bad) -> SceneGraph:
+def _acquire(g: SceneGraph, a: ActionEntry, bad) -> SceneGraph:
     o = a.action_obj or "object"
     if a.arm in HANDS:
         hand, other = a.arm, other_hand(a.arm)
@@ -180,7 +178,6 @@ def _acquire(g: SceneGraph, a: ActionEntry, i: int, bad) -> SceneGraph:
                     "I2",
                     "acquire_while_holding",
                     hand,
-                    i,
                     f"{hand} arm acquires {o} while still holding {held} (not overwritten)",
                 )
             return g
@@ -200,7 +197,6 @@ def _acquire(g: SceneGraph, a: ActionEntry, i: int, bad) -> SceneGraph:
                     "I2",
                     "acquire_while_holding",
                     hand,
-                    i,
                     f"{a.arm} acquire of {o} while {hand} arm holds {held} (not overwritten)",
                 )
                 return g
@@ -216,7 +212,7 @@ def _acquire(g: SceneGraph, a: ActionEntry, i: int, bad) -> SceneGraph:
     return g
 
 
-def _release(g: SceneGraph, a: ActionEntry, i: int, bad) -> SceneGraph:
+def _release(g: SceneGraph, a: ActionEntry, bad) -> SceneGraph:
     o = a.action_obj
     what = o or "its object"
     if a.arm in HANDS:
@@ -225,10 +221,10 @@ def _release(g: SceneGraph, a: ActionEntry, i: int, bad) -> SceneGraph:
         if held is None:
             if o is not None and o in g.uncertain_objects:
                 return msgspec.structs.replace(g, uncertain_objects=tuple(x for x in g.uncertain_objects if x != o))
-            bad("I1", "release_without_hold", hand, i, f"{hand} arm releases {what} but holds nothing")
+            bad("I1", "release_without_hold", hand, f"{hand} arm releases {what} but holds nothing")
             return g
         if not matches(held, o) and a.role == "release":
-            bad("I2", "object_mismatch", hand, i, f"{hand} arm releases {o} but holds {held}")
+            bad("I2", "object_mismatch", hand, f"{hand} arm releases {o} but holds {held}")
             return g
         if g.holding_same_object is True and g.hand(other) == held:
             return _set(_set(g, hand, None), other, None)  # cooperative release (Table 5, S -> L/R)
@@ -236,14 +232,10 @@ def _release(g: SceneGraph, a: ActionEntry, i: int, bad) -> SceneGraph:
     holders = [h for h in HANDS if matches(g.hand(h), o)]
     if a.arm == "coop":
         if not holders:
-            return _release_uncertain(g, a, i, bad)
+            return _release_uncertain(g, a, bad)
         if len(holders) == 1 and g.holding_same_object is not True:
             bad(
-                "I1",
-                "release_arm_mismatch",
-                "coop",
-                i,
-                f"cooperative release of {what} held by the {holders[0]} arm only",
+                "I1", "release_arm_mismatch", "coop", f"cooperative release of {what} held by the {holders[0]} arm only"
             )
         for h in holders:
             g = _set(g, h, None)
@@ -254,29 +246,22 @@ def _release(g: SceneGraph, a: ActionEntry, i: int, bad) -> SceneGraph:
             "I2",
             "identity_unresolved",
             "unsure",
-            i,
             f"release of {what} from D? (same object or two instances unresolved)",
         )
         return _set(_set(g, "left", None), "right", None)
     if len(holders) == 1:
         return _set(g, holders[0], None)
     if len(holders) == 2:
-        bad(
-            "I2",
-            "identity_unresolved",
-            "unsure",
-            i,
-            f"release of {what} by an unresolved arm while both hands hold one",
-        )
+        bad("I2", "identity_unresolved", "unsure", f"release of {what} by an unresolved arm while both hands hold one")
         return g
-    return _release_uncertain(g, a, i, bad)
+    return _release_uncertain(g, a, bad)
 
 
-def _release_uncertain(g: SceneGraph, a: ActionEntry, i: int, bad) -> SceneGraph:
+def _release_uncertain(g: SceneGraph, a: ActionEntry, bad) -> SceneGraph:
     o = a.action_obj
     if o is not None and o in g.uncertain_objects:
         return msgspec.structs.replace(g, uncertain_objects=tuple(x for x in g.uncertain_objects if x != o))
     if o is None and g.uncertain_objects:
         return msgspec.structs.replace(g, uncertain_objects=g.uncertain_objects[1:])
-    bad("I1", "release_without_hold", a.arm, i, f"{a.arm} release of {o or 'an object'} but no hand holds it")
+    bad("I1", "release_without_hold", a.arm, f"{a.arm} release of {o or 'an object'} but no hand holds it")
     return g
