@@ -293,14 +293,8 @@ def episode_state(
         ax.tick_params(labelsize=8, labelbottom=p == panels - 1)
     if state is not None:
         axes[-1].set_xlabel("frame_index (dashed: sampled frames " + ", ".join(str(f) for f in sampled) + ")")
-
-        def to_seconds(frames: Any) -> Any:
-            return np.asarray(frames, dtype=np.float64) / fps
-
-        def to_frames(seconds: Any) -> Any:
-            return np.asarray(seconds, dtype=np.float64) * fps
-
-        top = axes[0].secondary_xaxis("top", functions=(to_seconds, to_frames))
+        seconds = (lambda f: np.asarray(f, dtype=np.float64) / fps, lambda s: np.asarray(s, dtype=np.float64) * fps)
+        top = axes[0].secondary_xaxis("top", functions=seconds)  # frames -> seconds and back
         top.set_xlabel("seconds", fontsize=8)
         top.tick_params(labelsize=8)
     figure.suptitle(f"Episode {episode}" + (f" — {title}" if title else ""), fontsize=11)
