@@ -118,14 +118,9 @@ class WindowSignal:
 
     order: list[GripperEvent]
 
-    def closed(self) -> set[str]:
-        return {e.arm for e in self.order if e.kind == "close"}
-
-    def opened(self) -> set[str]:
-        return {e.arm for e in self.order if e.kind == "open"}
-
-    def active(self) -> set[str]:
-        return {e.arm for e in self.order}
+    def arms(self, kind: str | None = None) -> set[str]:
+        """The arms with an event of ``kind`` (``"open"``, ``"close"``; None: any) in the window."""
+        return {e.arm for e in self.order if kind in (None, e.kind)}
 
     def signature(self) -> dict[str, str] | None:
         """``{"left": "close"}``, ``{"right": "open+close"}`` (kinds in order), None if quiet."""
@@ -311,7 +306,7 @@ class _Ctx:
         o = p.parsed.obj
         if held is None or not same_name(held, o):
             return
-        if other in self.sig.opened() and matches(held, o) and self.before.hand(arm) is None:
+        if other in self.sig.arms("open") and matches(held, o) and self.before.hand(arm) is None:
             p.role, p.giver = "take_over", other  # L -> R: the other hand lets go (Table 6)
             return
         if p.same is None:
@@ -383,7 +378,7 @@ class _Ctx:
         if len(self.b.arms) == 1:
             return [self.b.arms[0]], "high", f"single-arm robot: only the {self.b.arms[0]} arm exists"
         if p.role == "acquire":
-            closing, free = sig.closed(), self.free()
+            closing, free = sig.arms("close"), self.free()
             siblings = self.co_acquires(p)
             if p.same is True and len(closing) != 1:
                 return ["coop"], "high", "both hands on one object (same-object answer)"
@@ -431,13 +426,13 @@ class _Ctx:
             if len(holders) == 1:
                 return holders, "high", f"the {holders[0]} hand holds {self.before.hand(holders[0])}"
             if len(holders) == 2:
-                opened = sig.opened() & set(holders)
+                opened = sig.arms("open") & set(holders)
                 if len(opened) == 1:
                     return sorted(opened), "high", f"only the {next(iter(opened))} gripper opened"
                 if len(opened) == 2 and p.role == "release":
                     return ["left", "right"], "high", "both grippers opened (Table 5, both open)"
                 return None, "", "both hands hold a matching object and the gripper events do not tell"
-            opened = sig.opened()
+            opened = sig.arms("open")
             if len(opened) == 1:
                 (arm,) = opened
                 return [arm], "medium", f"no hand holds {o}; only the {arm} gripper opened"
@@ -450,7 +445,7 @@ class _Ctx:
                 return holding, "high", f"the {holding[0]} hand holds the tool {self.before.hand(holding[0])}"
             return None, "", "the tool-holding hand is not unique"
         if p.role == "transient":
-            active = sig.active()
+            active = sig.arms()
             if len(active) == 1:
                 (arm,) = active
                 return [arm], "high", f"only the {arm} gripper engaged in the window"
@@ -601,10 +596,10 @@ class _Ctx:
         """Arms the cascade could not settle: ``unsure``, or a low-confidence free-arm heuristic."""
         for p in self.plans:
             if p.arms is None:
-                free = self.free()
+                free, closing = self.free(), self.sig.arms("close")
                 if p.role in ("contact", "transient") and len(free) == 1:
                     p.arms, p.source, p.confidence = free, "heuristic", "low"
-                elif p.role == "acquire" and len(self.sig.closed()) == 2 and len(free) == 2 and not self.co_acquires(p):
+                elif p.role == "acquire" and len(closing) == 2 and len(free) == 2 and not self.co_acquires(p):
                     p.arms, p.source, p.same = ["unsure"], "unresolved", "unsure"  # E -> D?
                 elif p.role == "acquire" and self.co_acquires(p):
                     # E -> D: each object went to one hand, which one is open; never a co-hold
@@ -682,7 +677,7 @@ class _Ctx:
         out = []
         for hand in HANDS:
             held = self.before.hand(hand)
-            if hand in acted or held is None or hand not in self.sig.opened():
+            if hand in acted or held is None or hand not in self.sig.arms("open"):
                 continue
             a = self._draft(release, hand)
             a.action_obj, a.action_cond, a.action_obj_cond = held, [], []

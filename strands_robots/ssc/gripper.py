@@ -302,10 +302,9 @@ def find_gripper_channels(
             low = name.lower()
             if "gripper" not in low:
                 continue
-            if "left" in low:
-                found.setdefault("left", GripperChannel("left", key, i, name))
-            elif "right" in low:
-                found.setdefault("right", GripperChannel("right", key, i, name))
+            side = next((hand for hand in HANDS if hand in low), None)
+            if side is not None:
+                found.setdefault(side, GripperChannel(side, key, i, name))
             else:
                 sideless.append((i, name))
         if not found and len(sideless) == 1:
