@@ -136,18 +136,11 @@ def episode_signals(
         "step_prominence": [],
         "action_pairs": [],
         "action_pair_fitted": [],
-        "residual_trend": [],
-        "residual_step": [],
-        "residual_step_frame": [],
-        "residual_step_prominence": [],
-        "residual_fit": [],
+        **{key: [] for key in motion.RESIDUAL_KEYS},
         "pair_fits": [],
         "gripper_events": {},
         "gripper_spans": {},
-        "frozen_frames": 0,
-        "frozen_start": None,
-        "frozen_jump": None,
-        "identical_run": 0,
+        **motion.NO_FROZEN_RUN,
     }
     if state is None or frames == 0:
         return out

@@ -35,6 +35,10 @@ MIN_PAIR_CORRELATION = 0.9
 STEP_FIT_PROMINENCE = 3.0
 #: Candidate pairs (:func:`candidate_fits`): the least absolute correlation of their changes.
 CANDIDATE_CORRELATION = 0.5
+#: :func:`frozen_runs` of an episode without identical rows.
+NO_FROZEN_RUN = {"frozen_frames": 0, "frozen_start": None, "frozen_jump": None, "identical_run": 0}
+#: The keys of :func:`residual_signals`.
+RESIDUAL_KEYS = ("residual_trend", "residual_step", "residual_step_frame", "residual_step_prominence", "residual_fit")
 
 
 def nan_safe(fast: Callable[..., Any], skip_nan: Callable[..., Any], x: np.ndarray, **kw: Any) -> Any:
@@ -310,13 +314,7 @@ def residual_signals(
         without an ``action``) or fewer than 8 finite frames.
     """
     frames, dims = state.shape
-    out: dict[str, list[Any]] = {
-        "residual_step": [None] * dims,
-        "residual_step_frame": [None] * dims,
-        "residual_step_prominence": [None] * dims,
-        "residual_trend": [None] * dims,
-        "residual_fit": [None] * dims,
-    }
+    out: dict[str, list[Any]] = {key: [None] * dims for key in RESIDUAL_KEYS}
     if frames < 8 or not pairs or action is None:
         return out
     lag = _change_span(frames, dt)
@@ -468,7 +466,7 @@ def frozen_runs(state: np.ndarray, action: np.ndarray | None, pairs: Sequence[tu
         identical rows, counted or not}``.
     """
     frames = state.shape[0]
-    result: dict[str, Any] = {"frozen_frames": 0, "frozen_start": None, "frozen_jump": None, "identical_run": 0}
+    result: dict[str, Any] = dict(NO_FROZEN_RUN)
     if frames < 3:
         return result
     same = np.all(state[1:] == state[:-1], axis=1)  # NaN rows never compare equal
