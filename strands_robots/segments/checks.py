@@ -12,7 +12,7 @@ from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD
 from strands_robots.segments.navigate import episode_base_velocity
 from strands_robots.segments.store import get_segmentation, infer_cohort, task_text
-from strands_robots.segments.success import episode_failure
+from strands_robots.segments.success import failed_episodes
 from strands_robots.segments.validate import validate_segmentation
 
 
@@ -61,5 +61,5 @@ def validate_episode(
         task=task_text(facts.tasks or record.get("tasks")),
         base_velocity=velocity,
         base_speed_threshold=base_speed_threshold,
-        failure=episode_failure(root, facts.episode_index, labels_dir=labels_dir),
+        failure=failed_episodes(root, labels_dir=labels_dir).get(facts.episode_index),
     )

@@ -126,10 +126,8 @@ def _spans_of(obj: dict[str, Any]) -> Any:
 
 
 def _looks_like_span(obj: Any) -> bool:
-    if not isinstance(obj, dict):
-        return False
-    keys = set(obj)
-    return "frame_duration" in keys or any(a in keys and b in keys for a, b in FRAME_PAIRS + SECOND_PAIRS)
+    pairs = FRAME_PAIRS + SECOND_PAIRS
+    return isinstance(obj, dict) and ("frame_duration" in obj or any(a in obj and b in obj for a, b in pairs))
 
 
 def _key(key: Any) -> Any:

@@ -74,22 +74,19 @@ class LabelSet(BaseModel):
 
     def templates(self) -> tuple[Template, ...]:
         """One slot-less template per label, in the cohort :attr:`name`."""
-        out = []
-        for label in self.labels:
-            operation = operation_of(label.lower())
-            out.append(
-                Template(
-                    id=f"{self.name}:{label}",
-                    operation=operation if operation in OPERATIONS else "custom",
-                    surface=label,
-                    slots=(),
-                    forms=(Form(label),),
-                    examples=(label,),
-                    note=f"From the label set {self.name!r}.",
-                    cohorts=(self.name,),
-                )
+        return tuple(
+            Template(
+                id=f"{self.name}:{label}",
+                operation=operation if (operation := operation_of(label.lower())) in OPERATIONS else "custom",
+                surface=label,
+                slots=(),
+                forms=(Form(label),),
+                examples=(label,),
+                note=f"From the label set {self.name!r}.",
+                cohorts=(self.name,),
             )
-        return tuple(out)
+            for label in self.labels
+        )
 
 
 _EXAMPLE = '["reach", "grasp the cup", "wipe"] or {"name": "kitchen", "labels": ["reach", "grasp the cup"]}'

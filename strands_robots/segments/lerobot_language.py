@@ -154,9 +154,7 @@ def frame_at(timestamp: float, timestamps: np.ndarray, fps: float) -> int | None
     if len(timestamps) == 0:
         return None
     pos = int(np.argmin(np.abs(timestamps.astype(np.float64) - float(timestamp))))
-    if abs(float(timestamps[pos]) - float(timestamp)) <= 0.5 / fps + 1e-6:
-        return pos
-    return None
+    return pos if abs(float(timestamps[pos]) - float(timestamp)) <= 0.5 / fps + 1e-6 else None
 
 
 def rows_to_segments(

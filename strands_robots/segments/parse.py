@@ -38,9 +38,8 @@ _ARTICLE_SUFFIX = "_article"
 class LabelParseError(LabelValidationError):
     """A label fits no template. ``nearest`` is the id of the closest template."""
 
-    def __init__(self, message: str, *, text: str, nearest: str | None) -> None:
+    def __init__(self, message: str, *, nearest: str | None) -> None:
         super().__init__(message)
-        self.text = text
         self.nearest = nearest
 
 
@@ -262,7 +261,7 @@ def parse_label(text: str, *, cohort: str | None = None) -> TemplateInstance:
         return candidates[0]
     cleaned = clean_text(text)
     if not cleaned:
-        raise LabelParseError("the label is empty; choose a template for the segment.", text=text, nearest=None)
+        raise LabelParseError("the label is empty; choose a template for the segment.", nearest=None)
     nearest, example = nearest_template(cleaned, cohort=cohort)
     hint = ""
     if cleaned.lower().startswith("other:"):
@@ -283,7 +282,6 @@ def parse_label(text: str, *, cohort: str | None = None) -> TemplateInstance:
         f"{cleaned!r} matches no template{f' of cohort {cohort!r}' if cohort else ''}.{hint} The nearest is "
         f"{nearest.id} ({nearest.operation}) {nearest.surface!r}, e.g. {example!r}. Rewrite the label in a template's "
         "form, or choose the nearest template and describe the problem in the segment note (docs/segments.md, parse_label and render).",
-        text=text,
         nearest=nearest.id,
     )
 

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -158,14 +158,12 @@ def temporal_proportions(segmentations: dict[int, list[dict[str, Any]]]) -> dict
     """
     shares: dict[str, list[float]] = defaultdict(list)
     for segments in segmentations.values():
-        total = sum(int(s["end"]) - int(s["start"]) for s in segments)
-        if total <= 0:
-            continue
-        per: dict[str, int] = {}
+        per: Counter[str] = Counter()
         for s in segments:
-            per[str(s["label"])] = per.get(str(s["label"]), 0) + int(s["end"]) - int(s["start"])
-        for name, frames in per.items():
-            shares[name].append(frames / total)
+            per[str(s["label"])] += int(s["end"]) - int(s["start"])
+        if (total := per.total()) > 0:
+            for name, frames in per.items():
+                shares[name].append(frames / total)
     mean = {name: sum(v) / len(v) for name, v in shares.items()}
     norm = sum(mean.values())
     return {name: value / norm for name, value in mean.items()} if norm > 0 else {}

@@ -20,7 +20,7 @@ from strands_robots.segments.findings import Finding
 from strands_robots.segments.motion import DEFAULT_THRESHOLD
 from strands_robots.segments.navigate import episode_base_velocity
 from strands_robots.segments.parse import FreeLabel, coerce_instance
-from strands_robots.segments.success import episode_failure
+from strands_robots.segments.success import failed_episodes
 from strands_robots.segments.templates import TASK_COMPLETE, check_cohort, known_cohorts
 from strands_robots.segments.validate import raw_segments, validate_segmentation, whole_frames
 from strands_robots.storage.atomic import check_target
@@ -398,7 +398,7 @@ def save_segmentation(
         strict=strict,
         base_velocity=velocity,
         base_speed_threshold=base_speed_threshold,
-        failure=episode_failure(root, facts.episode_index, labels_dir=labels_dir),
+        failure=failed_episodes(root, labels_dir=labels_dir).get(facts.episode_index),
         source=source,
     )
     if review is not None:

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 
 def failed_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -> dict[int, str]:
@@ -32,20 +31,8 @@ def failed_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -
         store = existing_store(root, labels_dir)
     except LabelsNotFoundError:  # no label sidecar: nothing more is known (a missing root is raised)
         return out
-
-    def verdicts(document: dict[str, Any]) -> dict[int, bool | None]:
-        return {int(k): effective_success(r) for k, r in document.get("episodes", {}).items()}
-
-    for episode, success in store.query(verdicts).items():
+    verdicts = store.query(lambda document: {int(k): effective_success(r) for k, r in document["episodes"].items()})
+    for episode, success in verdicts.items():
         if success is False and episode not in out:
             out[episode] = "its verdict in episode_labels.json is success=false"
     return out
-
-
-def episode_failure(root: str | Path, episode: int, *, labels_dir: str | Path | None = None) -> str | None:
-    """Why ``episode`` did not succeed, or None when it succeeded or is not labelled.
-
-    Raises:
-        SidecarError: see :func:`failed_episodes`.
-    """
-    return failed_episodes(root, labels_dir=labels_dir).get(int(episode))
