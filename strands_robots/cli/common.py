@@ -1,7 +1,5 @@
 """Options and helpers shared by the CLI command modules."""
 
-from __future__ import annotations
-
 import json
 import os
 import re
@@ -71,7 +69,7 @@ hub_revision: dict[str, str | None] = {"value": None}
 class DatasetRoot(type(Path())):  # type: ignore[misc]
     """A ROOT after resolution: an absolute path, with ``hub`` set when it was a repo id."""
 
-    hub: HubDataset | None = None
+    hub: "HubDataset | None" = None
 
 
 def parse_root(text: str | Path, revision: str | None = None) -> Path:
@@ -236,7 +234,7 @@ def output_path(path: Path | None) -> Path | None:
     return path.parent.resolve() / path.name
 
 
-def labels_of(root: Path, labels_dir: Path | None) -> Labels:
+def labels_of(root: Path, labels_dir: Path | None) -> "Labels":
     """The :class:`~strands_robots.labels.Labels` of a command's ROOT and ``--labels-dir`` (made absolute)."""
     from strands_robots.labels import open_labels
 
@@ -312,7 +310,7 @@ def load_json_or_jsonl(path: Path | str, example: str = '[{"episode": 0, "succes
     )
 
 
-def new_table(title: str | None, columns: Iterable[str]) -> Table:
+def new_table(title: str | None, columns: Iterable[str]) -> "Table":
     """A rich table of ``columns`` whose long cells fold onto more lines, never cut."""
     from rich.table import Table
 
@@ -541,7 +539,7 @@ def plain_errors(app: typer.Typer) -> None:
         plain_errors(sub)
 
 
-def flag_stale(labels: Labels, stale: dict[int, str]) -> dict[int, str]:
+def flag_stale(labels: "Labels", stale: dict[int, str]) -> dict[int, str]:
     """Print, on stderr, each stale record (``stale``: ``{episode: reason}`` from the store's
     stale check) as ``stale, run remap``, and where an in-place edit moved the sidecars;
     return ``stale`` (``docs/editing.md``)."""

@@ -5,8 +5,6 @@ present), state names and any problems found (docs/dataset.md).
 :func:`format_summary` returns the same text for other callers (the demo).
 """
 
-from __future__ import annotations
-
 import dataclasses
 import json
 import textwrap
@@ -22,7 +20,7 @@ if TYPE_CHECKING:
     from strands_robots.dataset.hub import HubDataset
 
 
-def _camera_line(ds: Dataset, key: str, status: dict[str, tuple[int, int]]) -> str:
+def _camera_line(ds: "Dataset", key: str, status: dict[str, tuple[int, int]]) -> str:
     feature = ds.features[key]
     shape = "x".join(str(v) for v in feature.get("shape", [])) or "?"
     if feature.get("dtype") == "image":
@@ -44,7 +42,7 @@ def _camera_line(ds: Dataset, key: str, status: dict[str, tuple[int, int]]) -> s
 BOOKKEEPING = ("timestamp", "frame_index", "episode_index", "index", "task_index")
 
 
-def _other_features(ds: Dataset) -> dict[str, dict[str, Any]]:
+def _other_features(ds: "Dataset") -> dict[str, dict[str, Any]]:
     """Non-camera features (``action``, ``observation.state``, ``next.success``, ...), in file order."""
     cameras = set(ds.camera_keys)
     out = {}
@@ -63,7 +61,7 @@ def _feature_line(key: str, feature: dict[str, Any]) -> str:
     return f"{key}  {feature.get('dtype')} {shape}{described}"
 
 
-def summary_dict(ds: Dataset) -> dict[str, Any]:
+def summary_dict(ds: "Dataset") -> dict[str, Any]:
     """The summary as plain data (what ``info --json`` prints)."""
     status = ds.video_status()
     cameras = {}
@@ -91,7 +89,7 @@ def summary_dict(ds: Dataset) -> dict[str, Any]:
     }
 
 
-def format_summary(ds: Dataset) -> str:
+def format_summary(ds: "Dataset") -> str:
     """Human-readable multi-line summary of an open dataset."""
     status = ds.video_status()
     lines = [
@@ -162,7 +160,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
 
 
-def format_check(report: CheckReport) -> str:
+def format_check(report: "CheckReport") -> str:
     """The ``checked`` and ``damaged`` lines of ``info --check``."""
     from strands_robots.dataset.problems import abridge
 
@@ -179,7 +177,7 @@ def format_check(report: CheckReport) -> str:
     return "\n".join(lines)
 
 
-def hub_dict(hub: HubDataset) -> dict[str, Any]:
+def hub_dict(hub: "HubDataset") -> dict[str, Any]:
     """Where a repo-id ROOT came from and where its labels go (``info --json``'s ``hub``)."""
     from strands_robots.dataset.hub import DEFAULT_REVISION
 
@@ -191,7 +189,7 @@ def hub_dict(hub: HubDataset) -> dict[str, Any]:
     }
 
 
-def format_hub(hub: HubDataset) -> str:
+def format_hub(hub: "HubDataset") -> str:
     """The ``hub`` and ``labels`` lines of ``info`` for a repo-id ROOT."""
     from strands_robots.dataset.hub import DEFAULT_REVISION
 

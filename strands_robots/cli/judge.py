@@ -6,8 +6,6 @@ unless ``--relabel``), parallel (``--workers``), and a failing episode is report
 the end instead of stopping the run (exit status 1 when any failed).
 """
 
-from __future__ import annotations
-
 import contextlib
 import re
 from pathlib import Path

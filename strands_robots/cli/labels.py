@@ -1,8 +1,6 @@
 """Commands on ``episode_labels.json``: verdicts, annotate, filter, agreement, show, remap,
 flush, disputes, resolve."""
 
-from __future__ import annotations
-
 import contextlib
 import json
 import warnings
@@ -103,7 +101,7 @@ def verdicts(
     )
 
 
-def _verdicts(labels: Labels, document: dict[str, Any] | None = None) -> dict[str, tuple[Any, Any]]:
+def _verdicts(labels: "Labels", document: dict[str, Any] | None = None) -> dict[str, tuple[Any, Any]]:
     """``{episode key: (success, failure)}`` of the verdicts in ``document`` (default: the sidecar's)."""
     if document is None:
         if labels.labels_dir is not None and not labels.labels_dir.exists():
@@ -260,7 +258,7 @@ def filter_cmd(
     console.print(f"wrote {plural(len(episodes), 'episode')} to {out}", style="dim")
 
 
-def _require_outcome_labels(labels: Labels) -> None:
+def _require_outcome_labels(labels: "Labels") -> None:
     path = labels.outcomes.path
     if not path.exists() or not labels.outcomes.current():
         raise LabelValidationError(
@@ -405,14 +403,14 @@ def show(
     _print_journal_problems(labels)
 
 
-def fold_orphaned_journal(labels: Labels) -> None:
+def fold_orphaned_journal(labels: "Labels") -> None:
     """Fold a journal left by a process that was killed before its exit fold (read-only
     commands too), when the sidecar's directory is writable; a read-only one is read as is."""
     with contextlib.suppress(StorageError):  # a read-only directory or a busy lock: readers merge it
         labels.episodes.flush()
 
 
-def _print_journal_problems(labels: Labels) -> None:
+def _print_journal_problems(labels: "Labels") -> None:
     from strands_robots.episode_labels.document import open_store
     from strands_robots.storage.side_files import conflicts_path, rejected_path
 

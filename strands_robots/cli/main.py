@@ -5,8 +5,6 @@ commands; this file only assembles them and handles errors uniformly: a
 ``LabelsError`` (bad input, a refused sidecar) prints its message and exits 2.
 """
 
-from __future__ import annotations
-
 import importlib
 import sys
 from typing import Annotated

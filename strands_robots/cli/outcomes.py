@@ -7,8 +7,6 @@ read-only fields are ignored) and/or flags named as in the document's CLI
 ``--source-metadata JSON``); flags override the file.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from pathlib import Path

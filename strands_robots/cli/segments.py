@@ -4,8 +4,6 @@ Subtask segmentations in ``episode_segments.json`` (``docs/segments.md``). ``val
 episode remains; bad input exits 2 (the CLI's rule for ``LabelsError``).
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 

@@ -6,8 +6,6 @@ the approved segmentations back (``docs/segments.md``, "LeRobot's subtasks: impo
 review, export"). Bad input exits 2; an import with a failed episode exits 1.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

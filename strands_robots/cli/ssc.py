@@ -2,8 +2,6 @@
 events, chains and I1-I4 checks (docs/ssc.md, "CLI": the options, where subtasks come from).
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -48,7 +46,7 @@ class Detector:
     polarity: str = "open-high"
     range_scope: str = "dataset"
 
-    def check(self) -> Detector:
+    def check(self) -> "Detector":
         check_choice("--mode", self.mode, MODES)
         check_choice("--polarity", self.polarity, POLARITIES)
         check_choice("--range", self.range_scope, RANGE_SCOPES)

@@ -5,8 +5,6 @@ alias) and ``report`` (PNG plots).
 They import starlette/uvicorn/matplotlib only when run, so the CLI starts without the extra.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any
 
