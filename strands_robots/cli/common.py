@@ -312,9 +312,9 @@ def load_json_or_jsonl(path: Path | str, example: str = '[{"episode": 0, "succes
 
 def new_table(title: str | None, columns: Iterable[str]) -> "Table":
     """A rich table of ``columns`` whose long cells fold onto more lines, never cut."""
-    from rich.table import Table
+    from strands_robots.cli.table import FoldedTable
 
-    table = Table(title=title)
+    table = FoldedTable(title=title)
     for column in columns:
         table.add_column(column, overflow="fold")
     return table

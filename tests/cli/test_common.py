@@ -100,3 +100,27 @@ def test_every_episode_list_option_reads_spans(toy_dataset):
     refused = runner.invoke(app, ["ssc", "events", str(toy_dataset), "--episodes", "x"])
     assert isinstance(refused.exception, LabelValidationError), refused.output
     assert "--episodes 0,3,7 or --episodes 0-9,12" in str(refused.exception)
+
+
+def test_a_table_folds_long_cells_onto_more_lines_and_keeps_its_columns():
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    table = common.new_table("episode_labels.json (benchmark: —)", ("episode", "verdict", "note"))
+    table.add_row("0", "success", "日本語")
+    table.add_row("12", "failure (overruled success)", "see [/x] averyveryveryverylongword")
+    Console(file=out, soft_wrap=True, markup=False, width=40).print(table)
+    assert out.getvalue().splitlines() == [
+        "episode_labels.json (benchmark: —)",
+        "┏━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━━━━━━┓",
+        "┃ episode ┃ verdict     ┃ note         ┃",
+        "┡━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━━━━━━┩",
+        "│ 0       │ success     │ 日本語       │",
+        "│ 12      │ failure     │ see [/x]     │",
+        "│         │ (overruled  │ averyveryver │",
+        "│         │ success)    │ yverylongwor │",
+        "│         │             │ d            │",
+        "└─────────┴─────────────┴──────────────┘",
+    ]
