@@ -97,7 +97,7 @@ def validate_cmd(
         records = [r for r in records if r["episode_index"] in wanted]
     stale = flag_stale(handle, handle.segments.stale())
     records = [r for r in records if r["episode_index"] not in stale]  # checked against another recording: no
-    dataset = open_dataset_if_present(handle.root)
+    dataset = open_dataset_if_present(handle.root) if records else None
     results: dict[int, list[Finding]] = {
         record["episode_index"]: validate_episode(
             handle.root,
@@ -142,8 +142,6 @@ def show_cmd(
     from strands_robots.segments.episodes import open_dataset_if_present
 
     handle = labels_of(root, labels_dir)
-    dataset = open_dataset_if_present(handle.root)
-    fps = float(dataset.fps) if dataset is not None else None
     if episode is None:
         records = handle.segments.list()
         stale = flag_stale(handle, handle.segments.stale())
@@ -169,6 +167,8 @@ def show_cmd(
     versions: list[Any] = handle.segments.history(episode) if history else [handle.segments.get(episode)]
     if print_json(versions if history else versions[0], as_json):
         return
+    dataset = open_dataset_if_present(handle.root)
+    fps = float(dataset.fps) if dataset is not None else None
     for record in versions:
         title = (
             f"episode {record['episode_index']} v{record.get('version')} by {record.get('annotator')} at "
