@@ -114,7 +114,7 @@ Resolver = Callable[[L3Request], Mapping[str, Any] | None]
 
 @dataclass
 class WindowSignal:
-    """Gripper events of one subtask window, in frame order."""
+    """Gripper events of one subtask window (``in_window``: the end frame accepted), in frame order."""
 
     order: list[GripperEvent]
 
@@ -130,11 +130,6 @@ class WindowSignal:
             if not kinds or kinds[-1] != e.kind:
                 kinds.append(e.kind)
         return {arm: "+".join(kinds) for arm, kinds in out.items()} or None
-
-
-def window_signal(events: Iterable[GripperEvent], start: int, end: int, tolerance: int = 0) -> WindowSignal:
-    """Events inside ``[start, end)`` (end frame accepted, see ``in_window``)."""
-    return WindowSignal([e for e in sorted(events, key=lambda e: e.frame) if in_window(e.frame, start, end, tolerance)])
 
 
 @dataclass
@@ -205,10 +200,9 @@ class EntryBuilder:
                 return "move" if float(finite.max()) >= self.base_speed_threshold else "idle"
         return "move" if any(p.row.motion for p in plans) else "idle"
 
-    # ------------------------------------------------------------------ entry
     def build(self, subtask: Subtask, before: SceneGraph) -> SubtaskEntry:
         """Construct ``S_k`` from ``subtask`` and ``g_{k-1}`` = ``before``, resolving its queries."""
-        sig = window_signal(self.events, subtask.start, subtask.end, self.tolerance)
+        sig = WindowSignal([e for e in self.events if in_window(e.frame, subtask.start, subtask.end, self.tolerance)])
         ctx = _Ctx(self, subtask, before, sig)
         plans, queries = ctx.plans, ctx.queries
         ctx.construct()
@@ -241,7 +235,6 @@ class _Ctx:
         self.plans = [_Plan(i, parsed, lookup_verb(parsed.verb)) for i, parsed in enumerate(st.actions)]
         self.queries: list[PendingQuery] = []
 
-    # ------------------------------------------------------------ helpers
     def query(self, kind: str, idx: int, reason: str, *, requires_vl: bool = True, branch: str | None = None) -> None:
         if any(q.kind == kind and q.target_action_idx == idx for q in self.queries):
             return
@@ -271,7 +264,6 @@ class _Ctx:
         ``plate_2``; two instance ids ``candle_89`` and ``candle_90``): one hand each."""
         return [s for s in self.plans if s is not p and s.role == "acquire" and _different(s.parsed.obj, p.parsed.obj)]
 
-    # ------------------------------------------------------- construction
     def construct(self) -> None:
         for p in self.plans:
             if p.role == "idle":
@@ -317,7 +309,6 @@ class _Ctx:
                 branch="b",
             )
 
-    # ------------------------------------------------------------ cascade
     def resolve(self) -> None:
         levels = (("L1", self._l1), ("L2", self._l2), ("L3", self._l3))
         while True:  # cheaper levels first again after any resolution
@@ -333,7 +324,6 @@ class _Ctx:
             q.answer, q.confidence = answer, confidence
             q.attempts.append(f"{name}: {note}")
 
-    # L1 ------------------------------------------------------------------
     def _l1(self, q: PendingQuery):
         p = self.plan_for(q)
         if q.kind == "empty_hand":
@@ -452,7 +442,6 @@ class _Ctx:
             return None, "", "gripper events do not single out an arm"
         return None, "", "contact actions leave no gripper signal"
 
-    # L2 ------------------------------------------------------------------
     def _l2(self, q: PendingQuery):
         p, st = self.plan_for(q), self.st
         if q.kind == "same_object":
@@ -533,7 +522,6 @@ class _Ctx:
         p.same = value
         return {"same_object": value}, "medium" if level == "L2" else None, note
 
-    # L3 ------------------------------------------------------------------
     def _l3(self, q: PendingQuery):
         if not q.requires_vl or any(a.startswith("L3") for a in q.attempts):
             return None  # one model call per query at most
@@ -584,7 +572,6 @@ class _Ctx:
             other_arm_context=context,
         )
 
-    # ------------------------------------------------------------ results
     def _set_arms(self, p: _Plan, arms: list[str], source: str, confidence: str) -> None:
         p.arms, p.source, p.confidence = arms, source, confidence
         if p.role == "acquire" and arms == ["coop"]:
