@@ -101,7 +101,8 @@ def detect_gripper_events(
                 "position channel (LeRobot's gripper.pos): use mode='position' (CLI: --mode position).",
                 stacklevel=2,
             )
-        return _command_events(x, hand, dead, open_is_high)
+        opens = np.sign(np.where(np.abs(np.nan_to_num(x, nan=0.0)) > dead, x, 0.0))  # NaN: no command
+        return _flip_events(opens if open_is_high else -opens, x, hand)
     return _position_events(x, hand, threshold, hysteresis, open_is_high, min_range, value_range)
 
 
@@ -159,14 +160,13 @@ def _check_range(value_range: Any) -> tuple[float, float] | None:
     return lo, hi
 
 
-def _command_events(x: np.ndarray, arm: Hand, dead: float, open_is_high: bool) -> list[GripperEvent]:
-    """An event at each non-zero command whose sign differs from the last non-zero one (NaN skipped)."""
-    live = np.flatnonzero(np.abs(np.nan_to_num(x, nan=0.0)) > dead)
-    positive = x[live] > 0
-    flips = live[1:][positive[1:] != positive[:-1]]
+def _flip_events(side: np.ndarray, x: np.ndarray, arm: Hand) -> list[GripperEvent]:
+    """An event at each sample whose side (+1 open, -1 closed, 0 neither: a command in the dead
+    band, a position inside the hysteresis band, NaN) differs from the last non-zero one."""
+    live = np.flatnonzero(side)
+    flips = live[1:][side[live[1:]] != side[live[:-1]]]
     return [
-        GripperEvent(frame=int(i), arm=arm, kind="open" if (x[i] > 0) == open_is_high else "close", value=float(x[i]))
-        for i in flips
+        GripperEvent(frame=int(i), arm=arm, kind="open" if side[i] > 0 else "close", value=float(x[i])) for i in flips
     ]
 
 
@@ -191,22 +191,10 @@ def _position_events(
         return _swing_events(x, y, arm, (DEFAULT_SWING if hysteresis is None else hysteresis) * span)
     mid = threshold if open_is_high else -threshold
     band = (DEFAULT_HYSTERESIS if hysteresis is None else hysteresis) * span
-    open_above, close_below = mid + band, mid - band
-    events: list[GripperEvent] = []
-    state: str | None = None
-    for i, v in enumerate(y):
-        if math.isnan(v):
-            continue
-        if state is None:
-            state = "open" if v >= mid else "close"
-            continue
-        if state == "close" and v >= open_above:
-            state = "open"
-            events.append(GripperEvent(frame=i, arm=arm, kind="open", value=float(x[i])))
-        elif state == "open" and v <= close_below:
-            state = "close"
-            events.append(GripperEvent(frame=i, arm=arm, kind="close", value=float(x[i])))
-    return events
+    side = np.where(y >= mid + band, 1, np.where(y <= mid - band, -1, 0))  # NaN compares as neither
+    first = int(np.flatnonzero(~np.isnan(y))[0])
+    side[first] = 1 if y[first] >= mid else -1  # the initial state, which is no event
+    return _flip_events(side, x, arm)
 
 
 def _swing_events(x: np.ndarray, y: np.ndarray, arm: Hand, band: float) -> list[GripperEvent]:

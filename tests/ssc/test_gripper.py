@@ -123,6 +123,14 @@ def test_position_mode_explicit_threshold_nan_and_flat_channel():
         (4, "open"),
     ]
     assert detect_gripper_events(np.full(100, 12.0), arm="right", mode="position") == []
+
+
+def test_a_fixed_threshold_without_hysteresis_counts_a_sample_at_the_level_as_open():
+    """With ``hysteresis=0`` a value exactly at ``threshold`` is open, as for the first sample: a
+    channel resting on the level does not flip its state back and forth every frame."""
+    values = [1.0, 0.5, 0.5, 0.5, 0.0]
+    events = detect_gripper_events(values, arm="right", mode="position", threshold=0.5, hysteresis=0)
+    assert _fk(events) == [(4, "close")]
     assert detect_gripper_events(12.0 + 0.1 * np.sin(np.arange(100)), arm="right", mode="position") == []
     assert detect_gripper_events([np.nan, np.nan], arm="right", mode="position") == []
 
