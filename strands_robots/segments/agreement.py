@@ -4,6 +4,7 @@ accepted unchanged and an evenly spaced baseline (docs/segments.md, "Agreement",
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -121,14 +122,8 @@ def segments_agreement(
     """
 
     def collect(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-        found = []
-        for key in sorted(records, key=int):
-            version = _decision_of(records[key], proposed, reviewed)
-            if version is not None:
-                found.append({k: v for k, v in version.items() if k != "history"})
-        return found
-
-    import copy
+        versions = (_decision_of(records[key], proposed, reviewed) for key in sorted(records, key=int))
+        return [{k: v for k, v in version.items() if k != "history"} for version in versions if version is not None]
 
     decisions = copy.deepcopy(query_records(root, collect, labels_dir=labels_dir))
     return {"proposed": proposed, "reviewed": reviewed, **agreement_of(decisions)}

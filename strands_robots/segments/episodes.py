@@ -24,9 +24,7 @@ class EpisodeFacts:
 
 def _tasks(info: Any) -> tuple[str, ...]:
     tasks = getattr(info, "tasks", None) or ()
-    if isinstance(tasks, str):
-        return (tasks,)
-    return tuple(str(t) for t in tasks)
+    return (tasks,) if isinstance(tasks, str) else tuple(str(t) for t in tasks)
 
 
 def episode_facts(

@@ -5,6 +5,7 @@ the dataset itself and refuses when it changed since the labels were read).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -152,12 +153,10 @@ def _copy_tree(root: Path, target: Path, skip: set[Path], report: ExportReport) 
                 continue
             dst = target / rel / name
             if rel.parts[:1] == ("videos",):
-                try:
+                with contextlib.suppress(OSError):  # another file system: copied below
                     os.link(src, dst)
                     report.videos_linked += 1
                     continue
-                except OSError:
-                    pass
             shutil.copy2(src, dst)
             report.files_copied += 1
 

@@ -55,15 +55,9 @@ def _resolve_dims(features: dict[str, Any], column: str, dims: Sequence[int | st
     if dims is None:
         return None
     names = list(feature_names(features.get(column)))
-    out = []
-    for d in dims:
-        if isinstance(d, str):
-            if d not in names:
-                raise DatasetError(f"{column} has no component named {d!r}; its names are {names}.")
-            out.append(names.index(d))
-        else:
-            out.append(int(d))
-    return out
+    if unknown := [d for d in dims if isinstance(d, str) and d not in names]:
+        raise DatasetError(f"{column} has no component named {unknown[0]!r}; its names are {names}.")
+    return [names.index(d) if isinstance(d, str) else int(d) for d in dims]
 
 
 def episode_base_velocity(

@@ -165,12 +165,10 @@ def _regex(template: Template, parts: tuple) -> str:
 @functools.lru_cache(maxsize=1)
 def _compiled(version: int) -> tuple[_Compiled, ...]:
     """Every form of every template, compiled; recompiled when a label set joins the registry."""
-    result = []
-    for template in all_templates():
-        for form in template.forms:
-            parts = _parse_form(form.pattern)
-            result.append(_Compiled(template, form, re.compile(_regex(template, parts)), parts))
-    return tuple(result)
+    forms = [(template, form, _parse_form(form.pattern)) for template in all_templates() for form in template.forms]
+    return tuple(
+        _Compiled(template, form, re.compile(_regex(template, parts)), parts) for template, form, parts in forms
+    )
 
 
 def clean_text(text: str) -> str:
@@ -216,15 +214,8 @@ def parse_candidates(text: str, *, cohort: str | None = None) -> list[TemplateIn
     if cohort is not None:
         check_cohort(cohort)
     lowered = clean_text(text).lower()
-    found = []
-    for order, c in enumerate(_compiled(registry_version())):
-        if cohort is not None and cohort not in c.template.cohorts:
-            continue
-        instance = _match(c, lowered)
-        if instance is not None:
-            found.append((_score(instance), order, instance))
-    found.sort(key=lambda t: (t[0], t[1]))
-    return [t[2] for t in found]
+    forms = [c for c in _compiled(registry_version()) if cohort is None or cohort in c.template.cohorts]
+    return sorted(filter(None, (_match(c, lowered) for c in forms)), key=_score)  # stable: ties in registry order
 
 
 def nearest_template(text: str, *, cohort: str | None = None) -> tuple[Template, str]:

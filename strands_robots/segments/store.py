@@ -320,11 +320,8 @@ def put_record(document: dict[str, Any], record: dict[str, Any]) -> dict[str, An
     episodes = document.setdefault("episodes", {})
     key = str(record["episode_index"])
     previous = episodes.get(key)
-    history: list[dict[str, Any]] = []
-    version = 1
-    if previous is not None:
-        history = [_public(previous), *previous.get("history", [])]
-        version = int(previous.get("version", len(history))) + 1
+    history = [_public(previous), *previous.get("history", [])] if previous is not None else []
+    version = int(previous.get("version", len(history))) + 1 if previous is not None else 1
     episodes[key] = stored = dict(record, version=version, history=history)
     return stored
 

@@ -8,7 +8,7 @@ overlap, each carrying one template (docs/segments.md, "Segments").
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,8 +170,7 @@ def structure(
     return findings, parsed
 
 
-def _task_complete(parsed: list[Seg], failure: str | None) -> list[Finding]:
-    out = []
+def _task_complete(parsed: list[Seg], failure: str | None) -> Iterator[Finding]:
     for i, s in enumerate(parsed):
         if s.tid != TASK_COMPLETE:
             continue
@@ -180,8 +179,7 @@ def _task_complete(parsed: list[Seg], failure: str | None) -> list[Finding]:
                 f"TASK_COMPLETE marks a trailing interval after the task has succeeded, but {failure}; label the tail "
                 "with the subtask it belongs to (or end with the last subtask), or correct the outcome/verdict first"
             )
-            out.append(Finding("task_complete_after_failure", s.start, s.end, why, segments=(s.index,)))
-        why = ""
+            yield Finding("task_complete_after_failure", s.start, s.end, why, segments=(s.index,))
         if i != len(parsed) - 1:
             why = (
                 "TASK_COMPLETE is only the trailing interval after the final subtask; it cannot be followed by another "
@@ -189,9 +187,9 @@ def _task_complete(parsed: list[Seg], failure: str | None) -> list[Finding]:
             )
         elif i == 0:
             why = "TASK_COMPLETE must follow the final subtask; an episode of only TASK_COMPLETE has no subtask"
-        if why:
-            out.append(Finding("task_complete_placement", s.start, s.end, why, segments=(s.index,)))
-    return out
+        else:
+            continue
+        yield Finding("task_complete_placement", s.start, s.end, why, segments=(s.index,))
 
 
 def validate_segmentation(
