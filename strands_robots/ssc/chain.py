@@ -16,16 +16,6 @@ from strands_robots.ssc.records import GripperEvent, SceneGraph, StructuredSubta
 from strands_robots.ssc.render import render_entry
 
 
-def _subtasks(subtasks: Iterable[Subtask | Mapping[str, Any]]) -> list[Subtask]:
-    out = [from_dict(s, Subtask) for s in subtasks]
-    for s in out:
-        if s.start < 0 or s.end < s.start:
-            raise LabelValidationError(
-                f"subtask {s.st_idx} has window [{s.start}, {s.end}); frames must satisfy 0 <= start <= end."
-            )
-    return sorted(out, key=lambda s: (s.start, s.st_idx))
-
-
 def build_chain(
     subtasks: Iterable[Subtask | Mapping[str, Any]],
     events: Iterable[GripperEvent | Mapping[str, Any]],
@@ -69,7 +59,13 @@ def build_chain(
         LabelValidationError: malformed subtasks or events, a base velocity of the wrong shape.
         UnknownVerbError: a subtask verb not in the vocabulary.
     """
-    subs = _subtasks(subtasks)
+    subs = [from_dict(s, Subtask) for s in subtasks]
+    for s in subs:
+        if s.start < 0 or s.end < s.start:
+            raise LabelValidationError(
+                f"subtask {s.st_idx} has window [{s.start}, {s.end}); frames must satisfy 0 <= start <= end."
+            )
+    subs.sort(key=lambda s: (s.start, s.st_idx))
     named = (
         o
         for s in subs

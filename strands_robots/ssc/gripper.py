@@ -207,10 +207,7 @@ def _swing_events(x: np.ndarray, y: np.ndarray, arm: Hand, band: float) -> list[
     turns: list[tuple[int, float]] = []  # turning points (frame, y), alternating
     kinds: list[GripperKind] = []
     direction = 0  # +1 opening, -1 closing, 0 before the first move
-    finite = np.flatnonzero(~np.isnan(y))
-    if finite.size == 0:
-        return []
-    top_i = bottom_i = int(finite[0])
+    top_i = bottom_i = int(np.flatnonzero(~np.isnan(y))[0])  # _position_events: y has a finite sample
     top = bottom = float(y[top_i])
     for i, v in enumerate(y):
         if math.isnan(v):
