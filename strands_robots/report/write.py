@@ -167,7 +167,6 @@ def episode_plot(
             state = np.asarray(dataset.read_frames(episode, [STATE_KEY])[STATE_KEY], dtype=np.float64)
         except DatasetError as exc:
             damaged.append(f"state not drawn: {exc}")
-    names = list(dataset.state_names)
     thumbnails = None
     missing = ""
     if dataset.camera_keys:
@@ -186,7 +185,7 @@ def episode_plot(
     figure = figures.episode_state(
         episode=episode,
         state=state,
-        names=names,
+        names=list(dataset.state_names),
         fps=float(dataset.fps),
         sampled=sampled,
         thumbnails=thumbnails,
@@ -214,8 +213,7 @@ def _episode_order(dataset: Dataset, document: Mapping[str, Any], wanted: Iterab
             )
         return chosen
     rows = summaries(document, dataset.episodes)
-    open_first = [r["episode"] for r in rows if r["dispute"] == "open"]
-    return open_first + [r["episode"] for r in rows if r["dispute"] != "open"]
+    return [r["episode"] for r in sorted(rows, key=lambda r: r["dispute"] != "open")]  # open disputes first
 
 
 def _own_directory(path: Path) -> None:
