@@ -326,7 +326,7 @@ def _fill(
         tail = "idle" if cohort == "agibot" else ("extend" if failure else "task_complete")
         if failure and cohort != "agibot" and last.end < length:
             report.notes.append(f"no TASK_COMPLETE tail: {failure} (the tail gap extends the last segment)")
-    if head == "idle" and cohort != "agibot" or tail == "idle" and cohort != "agibot":
+    if cohort != "agibot" and "idle" in (head, tail):
         raise LabelValidationError("the 'idle' head/tail policy is for the AgiBot cohort (Idle label); use extend.")
     if first.start > 0:
         gap = first.start

@@ -139,8 +139,7 @@ def load_label_set(path: str | Path) -> LabelSet:
     path = Path(path)
     text = read_user_text(path, what="the label set file", kind=_KIND)
     default = re.sub(r"[^A-Za-z0-9_.-]+", "-", path.stem).strip("-._") or None
-    stripped = text.lstrip()
-    if stripped.startswith(("[", "{")) or path.suffix.lower() == ".json":
+    if text.lstrip().startswith(("[", "{")) or path.suffix.lower() == ".json":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -30,7 +30,7 @@ def label_segment(seg: dict[str, Any], cohort: str) -> dict[str, Any]:
     """``seg`` with a template when one of ``cohort`` renders its label exactly, else free."""
     text = str(seg["label"])
     for instance in parse_candidates(text, cohort=cohort):
-        if cohort in instance.template.cohorts and instance.render() == clean_text(text) == text:
+        if instance.render() == clean_text(text) == text:  # parse_candidates keeps to the cohort's templates
             return {"start": seg["start"], "end": seg["end"], **instance.to_dict()}
     return {"start": seg["start"], "end": seg["end"], "label": text, "free": True}
 

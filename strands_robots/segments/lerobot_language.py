@@ -62,14 +62,12 @@ class EpisodeRows:
         episode_index: The episode.
         timestamps: Per-frame ``timestamp`` in ``frame_index`` order, float32 as stored.
         persistent: The episode's ``language_persistent`` list (of its first frame).
-        files: Data files holding the episode's frames.
         uneven: True when frames of the episode carry different lists.
     """
 
     episode_index: int
     timestamps: np.ndarray
     persistent: list[dict[str, Any]] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
     uneven: bool = False
 
 
@@ -123,7 +121,6 @@ def read_episodes(root: Path) -> dict[int, EpisodeRows]:
         for ep in np.unique(episodes):
             rows = np.flatnonzero(episodes == ep)
             entry = found.setdefault(int(ep), EpisodeRows(int(ep), np.empty(0, np.float32)))
-            entry.files.append(path)
             stamps[int(ep)].append((frames[rows], times[rows]))
             if language is not None:
                 first = language[int(rows[0])].as_py() or []
@@ -215,6 +212,5 @@ def merge_rows(persistent: list[dict[str, Any]], new: list[dict[str, Any]], styl
     Rows of other styles keep their values and relative order; the list is ordered by
     ``(timestamp, style, role)`` with a stable sort, as LeRobot's writer orders it.
     """
-    kept = [r for r in persistent if r.get("style") != style]
-    merged = kept + list(new)
+    merged = [r for r in persistent if r.get("style") != style] + list(new)
     return sorted(merged, key=lambda r: (float(r["timestamp"]), r.get("style") or "", r.get("role") or ""))

@@ -127,11 +127,8 @@ def head_noun(phrase: str) -> str:
 def is_group_noun(phrase: str) -> bool:
     """True when the slot names several objects (``bowls``, ``vegetables``, ``cutlery``)."""
     head = head_noun(phrase)
-    if head in GROUP_NOUNS:
-        return True
-    if head in PLURALIA_TANTUM or not head.endswith("s"):
-        return False
-    return not head.endswith(_SINGULAR_S_ENDINGS)
+    plural = head.endswith("s") and head not in PLURALIA_TANTUM and not head.endswith(_SINGULAR_S_ENDINGS)
+    return head in GROUP_NOUNS or plural
 
 
 # -- activation controls (section 4) --------------------------------------------------------------

@@ -178,11 +178,8 @@ def clean_text(text: str) -> str:
 
 
 def _score(instance: TemplateInstance) -> int:
-    free = sum(len(v) for v in instance.slots.values())
-    free += sum(
-        len(v) for k, v in instance.modifiers.items() if not k.endswith(_ARTICLE_SUFFIX) and k not in CLOSED_MODIFIERS
-    )
-    return free
+    free = [v for k, v in instance.modifiers.items() if not k.endswith(_ARTICLE_SUFFIX) and k not in CLOSED_MODIFIERS]
+    return sum(map(len, [*instance.slots.values(), *free]))
 
 
 def _match(c: _Compiled, lowered: str) -> TemplateInstance | None:
@@ -223,8 +220,7 @@ def nearest_template(text: str, *, cohort: str | None = None) -> tuple[Template,
     lowered = clean_text(text).lower()
     operation = operation_of(lowered)
     pool = [t for t in all_templates() if cohort is None or cohort in t.cohorts]
-    if operation is not None and any(t.operation == operation for t in pool):
-        pool = [t for t in pool if t.operation == operation]  # 'grab the mug' is a pick
+    pool = [t for t in pool if t.operation == operation] or pool  # 'grab the mug' is a pick
     pairs = [(t, example) for t in pool for example in t.examples or (t.surface,)]
     return max(pairs, key=lambda p: difflib.SequenceMatcher(None, lowered, p[1].lower()).ratio())
 

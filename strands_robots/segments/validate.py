@@ -35,10 +35,8 @@ class RawSegment:
     note: Any = None
 
 
-def _field(segment: Any, name: str, default: Any = None) -> Any:
-    if isinstance(segment, dict):
-        return segment.get(name, default)
-    return getattr(segment, name, default)
+def _field(segment: Any, name: str) -> Any:
+    return segment.get(name) if isinstance(segment, dict) else getattr(segment, name, None)
 
 
 def raw_segments(segments: Any) -> list[RawSegment]:
