@@ -122,7 +122,7 @@ def path_argument(value: Any, what: str = "root") -> Path:
         LabelArgumentError: another type, a NUL byte or a lone surrogate.
     """
     if _plain_path(value):
-        return Path(value)
+        return Path(value) if type(value) is str else value  # (a Path is immutable: no copy)
     try:
         return Path(_adapter("path").validate_python(value))
     except _validation_error() as exc:

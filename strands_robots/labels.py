@@ -56,15 +56,18 @@ class Labels:
     """
 
     def __init__(self, root: str | Path, labels_dir: str | Path | None = None) -> None:
-        path_argument(root, "root")
-        self._given = (root, None if labels_dir is None else path_argument(labels_dir, "labels_dir"))
+        self._given = (
+            root,
+            path_argument(root, "root"),
+            None if labels_dir is None else path_argument(labels_dir, "labels_dir"),
+        )
 
     @cached_property
     def _resolved(self) -> tuple[Path, Path | None, str | None, str | None]:
-        root, labels_dir = self._given
+        root, path, labels_dir = self._given
         hub = hub_dataset_of(root)
         if hub is None:
-            return Path(root), labels_dir, None, None
+            return path, labels_dir, None, None
         return hub.root, labels_dir if labels_dir is not None else hub.labels_dir, hub.repo_id, hub.revision
 
     @property

@@ -7,6 +7,7 @@ truncated JSON) is refused with :class:`SidecarError` and never overwritten.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -95,11 +96,16 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None, *, write:
             existing directory.
         LabelsDirMismatchError: ``labels_dir`` holds another dataset's labels.
     """
-    path = labels_path(root, labels_dir=labels_dir)
+    directory = Path(root if labels_dir is None else labels_dir)
     if labels_dir is not None and write:
-        create_labels_dir(path.parent)
-    require_directory(path.parent, "Dataset root" if labels_dir is None else "Labels directory")
+        create_labels_dir(directory)
+    require_directory(directory, "Dataset root" if labels_dir is None else "Labels directory")
     check_labels_dir(root, labels_dir, write_key=write)
+    return _store(root, labels_dir)
+
+
+def _store(root: str | Path, labels_dir: str | Path | None) -> RecordStore:
+    path = os.path.join(root if labels_dir is None else labels_dir, SIDECAR_FILENAME)  # labels_path's place, as text
     return RecordStore.open(
         path, validate=validate_document, empty=empty_document, check_record=_journal_record_problem
     )
@@ -118,8 +124,11 @@ def existing_store(root: str | Path, labels_dir: str | Path | None = None) -> Re
         LabelsNotFoundError: no sidecar yet (record verdicts first).
         RootNotFoundError, SidecarError, LabelsDirMismatchError: as :func:`open_store`.
     """
-    store = open_store(root, labels_dir, write=False)
-    if not store.path.exists() and not store.journal.exists():
+    store = _store(root, labels_dir)
+    if labels_dir is None and store.exists():
+        return store  # (so its directory exists, and no labels_dir is to be checked: open_store's checks pass)
+    open_store(root, labels_dir, write=False)
+    if not store.exists():
         from strands_robots.storage.side_files import remap_hint
 
         hint = remap_hint(store.path.parent) or (
@@ -155,5 +164,5 @@ def check_readable(root: str | Path, labels_dir: str | Path | None = None) -> No
     Used before multi-sidecar edits (``strands-labels remap``) so a refusal changes nothing.
     """
     store = open_store(root, labels_dir)
-    if store.path.exists() or store.journal.exists():
+    if store.exists():
         store.query(lambda document: None)

@@ -204,7 +204,7 @@ def refuse_stale(root: str | Path, fingerprints: Mapping[int, Any]) -> None:
     Raises:
         StaleRecordError: one or more such episodes (listed with the reason), naming ``remap``.
     """
-    from strands_robots.fingerprint import stale_records
+    from strands_robots.fingerprint.stale import stale_records
 
     stale = stale_records(root, dict(fingerprints))
     if stale:

@@ -137,14 +137,10 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None) -> Record
     return RecordStore.open(path, validate=check, empty=empty_document, records_key="episodes")
 
 
-def _exists(store: RecordStore) -> bool:
-    return store.path.exists() or store.journal.exists()
-
-
 def check_readable(root: str | Path, *, labels_dir: str | Path | None = None) -> None:
     """Raise :class:`SidecarError` now if ``episode_segments.json`` exists but cannot be used."""
     store = open_store(root, labels_dir)
-    if _exists(store):
+    if store.exists():
         store.query(lambda document: None)
 
 
@@ -156,7 +152,7 @@ def query_records(
     ``fn`` must not mutate its argument and must return copies of what it keeps.
     """
     store = open_store(root, labels_dir)
-    if not _exists(store):
+    if not store.exists():
         return fn({})
     return store.query(lambda document: fn(document["episodes"]))
 

@@ -55,8 +55,8 @@ class _FileLock:
         self.depth = 0
         self.fd: int | None = None
 
-    def acquire(self, wait: float) -> None:
-        """Take the lock, waiting up to ``wait`` seconds (< 0: forever).
+    def acquire(self, wait: float) -> _FileLock:
+        """Take the lock, waiting up to ``wait`` seconds (< 0: forever); returns this state.
 
         Raises:
             TimeoutError: another thread or process held it for ``wait`` seconds.
@@ -65,7 +65,7 @@ class _FileLock:
         me = threading.get_ident()
         if self.owner == me:
             self.depth += 1
-            return
+            return self
         deadline = None if wait < 0 else time.monotonic() + wait
         if not self.mutex.acquire(timeout=-1 if deadline is None else max(wait, 0.0)):
             raise TimeoutError(self.path)
@@ -75,6 +75,7 @@ class _FileLock:
             self.mutex.release()
             raise
         self.owner, self.depth = me, 1
+        return self
 
     def release(self) -> None:
         self.depth -= 1
@@ -115,9 +116,10 @@ def flock_file(path: str | Path, deadline: float | None) -> int:
 
 
 #: The lock state of each lock file this process uses, alive while some caller holds or waits
-#: for it (weak values: nothing is remembered about a lock nobody holds).
+#: for it or a :class:`SidecarLock` keeps it (weak values: nothing is remembered about a lock nobody uses).
 _locks: weakref.WeakValueDictionary[str, _FileLock] = weakref.WeakValueDictionary()
 _registry = threading.Lock()
+_generation = 0  # forks seen: a lock state kept from before a fork is the parent's
 
 
 def _file_lock(path: str | Path) -> _FileLock:
@@ -132,7 +134,7 @@ def _file_lock(path: str | Path) -> _FileLock:
 def _after_fork_in_child() -> None:
     """A forked child holds none of its parent's locks: it closes the inherited descriptors
     (their ``flock`` stays the parent's) and starts with fresh state."""
-    global _locks, _registry
+    global _locks, _registry, _generation
     for lock in list(_locks.values()):
         if lock.fd is not None:
             with contextlib.suppress(OSError):
@@ -140,6 +142,7 @@ def _after_fork_in_child() -> None:
             lock.fd = None
     _locks = weakref.WeakValueDictionary()
     _registry = threading.Lock()
+    _generation += 1
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -171,45 +174,66 @@ class SidecarLock:
     """The lock of one sidecar: the names of its lock file, the state folder and the lock file
     an earlier version kept beside the sidecar, computed once; :meth:`hold` takes it."""
 
-    __slots__ = ("folder", "legacy", "path", "sidecar")
+    __slots__ = ("_kept", "folder", "legacy", "path", "sidecar")
 
     def __init__(self, sidecar: Path) -> None:
         self.sidecar = Path(sidecar)
-        self.folder = self.sidecar.parent
-        self.path = lock_path(self.sidecar)
+        self.folder = os.fspath(self.sidecar.parent)
+        self.path = os.fspath(lock_path(self.sidecar))
         self.legacy = os.fspath(legacy_lock_path(self.sidecar))
+        self._kept: tuple[int, _FileLock] | None = None
 
-    @contextlib.contextmanager
-    def hold(self, timeout: float | None = None, *, reading: bool = False) -> Iterator[bool]:
-        """Hold the lock for the ``with`` block; arguments and errors as :func:`sidecar_lock`.
-        Yields False when the lock was taken and no lock file of an earlier version is beside
+    def acquire(self, timeout: float | None = None, *, reading: bool = False) -> tuple[list[_FileLock], bool]:
+        """Take the lock (arguments and errors as :func:`sidecar_lock`); returns what
+        :meth:`release` gives back, and False when no lock file of an earlier version is beside
         the sidecar (then nothing else that version leaves there can be: it takes its lock
         first, and :func:`storage.state_dir.adopt_legacy` removes the lock last)."""
         wait = LOCK_TIMEOUT_S if timeout is None else timeout
         held: list[_FileLock] = []
-        legacy = True
         try:
-            try:
-                state_dir.ensure(self.folder)
-                held.append(_acquire(self.path, wait))
-            except OSError as exc:
-                if isinstance(exc, TimeoutError):
-                    raise _timeout_error(self.sidecar, wait) from exc
-                if exc.errno == errno.ELOOP:
-                    raise state_dir.refuse_link(self.path) from exc
-                if not (reading and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
-                    raise _create_error(self.path, exc) from exc
-            if held:
-                legacy = self._take_legacy(held, wait)
-            yield legacy  # (a read in a read-only directory goes ahead unlocked)
+            state_dir.ensure(self.folder)
+            held.append(self._state().acquire(wait))
+        except OSError as exc:
+            if isinstance(exc, TimeoutError):
+                raise _timeout_error(self.sidecar, wait) from exc
+            if exc.errno == errno.ELOOP:
+                raise state_dir.refuse_link(Path(self.path)) from exc
+            if not (reading and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
+                raise _create_error(self.path, exc) from exc
+            return held, True  # a read in a read-only directory goes ahead unlocked
+        try:
+            return held, self._take_legacy(held, wait)
+        except BaseException:
+            self.release(held)
+            raise
+
+    @staticmethod
+    def release(held: list[_FileLock]) -> None:
+        """Give back what :meth:`acquire` took."""
+        while held:
+            held.pop().release()
+
+    @contextlib.contextmanager
+    def hold(self, timeout: float | None = None, *, reading: bool = False) -> Iterator[bool]:
+        """Hold the lock for the ``with`` block (:meth:`acquire`, then :meth:`release`); yields
+        :meth:`acquire`'s flag."""
+        held, legacy = self.acquire(timeout, reading=reading)
+        try:
+            yield legacy
         finally:
-            while held:
-                held.pop().release()
+            self.release(held)
+
+    def _state(self) -> _FileLock:
+        """This process's state of the lock file, kept by this object (looked up again in a forked child)."""
+        kept = self._kept
+        if kept is None or kept[0] != _generation:
+            kept = self._kept = (_generation, _file_lock(self.path))
+        return kept[1]
 
     def _take_legacy(self, held: list[_FileLock], wait: float) -> bool:
         try:
             if stat.S_ISREG(os.lstat(self.legacy).st_mode):
-                held.append(_acquire(self.legacy, wait))
+                held.append(_file_lock(self.legacy).acquire(wait))
                 state_dir.adopt_legacy(self.sidecar)
         except FileNotFoundError:
             return False
@@ -220,12 +244,6 @@ class SidecarLock:
         return True
 
 
-def _acquire(path: str | Path, wait: float) -> _FileLock:
-    lock = _file_lock(path)
-    lock.acquire(wait)
-    return lock
-
-
 def _timeout_error(sidecar: Path, wait: float) -> StorageError:
     return StorageError(
         f"another process has held the lock on {sidecar} for over {wait:.0f} s; wait for it to finish (or set "
@@ -233,7 +251,7 @@ def _timeout_error(sidecar: Path, wait: float) -> StorageError:
     )
 
 
-def _create_error(path: Path, exc: OSError) -> StorageError:
+def _create_error(path: str, exc: OSError) -> StorageError:
     err = StorageError(
         f"cannot create the lock file {path}: {exc.strerror or exc}; make the directory writable or pass "
         "labels_dir= (CLI: --labels-dir)."

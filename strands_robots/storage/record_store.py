@@ -233,8 +233,8 @@ class RecordStore:
         self.write_through_bytes = write_through_bytes
         self.check_record = check_record
         self._cache: _Cached | None = None
-        # per record key: (the latest version this process wrote, digests of its recent versions)
-        self._ours: dict[str, tuple[Any, list[str]]] = {}
+        # per record key: (the dump_line of the latest version this process wrote, digests of its recent versions)
+        self._ours: dict[str, tuple[bytes, list[str]]] = {}
         self._repairs: set[str] = set()  # records restored in memory, written by the next write or flush
         # digests of the records of the last small canonical file read whole (the versions our
         # next writes supersede; a large file's are in the journal's base)
@@ -242,9 +242,13 @@ class RecordStore:
         self._thread_lock = threading.RLock()
 
     @classmethod
-    def open(cls, path: Path, **kwargs: Any) -> RecordStore:
+    def open(cls, path: str | Path, **kwargs: Any) -> RecordStore:
         """The process-wide store for ``path`` (created on first use)."""
         return _stores.get(path, lambda key: cls(key, **kwargs))
+
+    def exists(self) -> bool:
+        """Whether the canonical file or its journal is there (something is stored)."""
+        return os.path.exists(self.path) or os.path.exists(self.journal)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -357,12 +361,13 @@ class RecordStore:
         when the folder holds a journal of its own, that one is folded, then the earlier
         one moves in and is read as any journal is.
         """
-        with self._thread_lock, self._lock.hold(reading=not writing) as legacy_lock:
-            if refuse_remap:
-                from strands_robots.storage.remap_txn import refuse_write_before_install  # (it imports this module)
-
-                refuse_write_before_install(self.path, self._intent)
+        with self._thread_lock:
+            held, legacy_lock = self._lock.acquire(reading=not writing)
             try:
+                if refuse_remap:
+                    from strands_robots.storage.remap_txn import refuse_write_before_install  # (it imports this module)
+
+                    refuse_write_before_install(self.path, self._intent)
                 if (legacy_lock or not self._legacy_looked) and _lstat(self._legacy_journal) is not None:
                     self._adopt_legacy_journal(writing)
                 self._legacy_looked = True
@@ -370,6 +375,8 @@ class RecordStore:
             except BaseException:
                 self._cache = None
                 raise
+            finally:
+                self._lock.release(held)
 
     def _adopt_legacy_journal(self, writing: bool) -> None:
         try:
@@ -449,14 +456,14 @@ class RecordStore:
         if len(keys) > REMEMBERED_PER_WRITE:
             return
         for key in keys:
-            record = records.get(key)
-            _, digests = self._ours.pop(key, (None, []))
+            line = lines[key] if lines else dump_line(records.get(key))
+            _, digests = self._ours.pop(key, (b"", []))
             superseded = self._loaded.pop(key, None)  # the version read from the file, replaced now
             if superseded is not None and superseded not in digests:
-                digests = [*digests, superseded]
-            digest = version_digest(record, lines[key] if lines else None)
-            digests = [*digests[-(REMEMBERED_VERSIONS - 1) :], digest]
-            self._ours[key] = (None if record is None else json_copy(record), digests)
+                digests.append(superseded)
+            digests.append(version_digest(None, line))
+            del digests[:-REMEMBERED_VERSIONS]
+            self._ours[key] = (line, digests)
         while len(self._ours) > REMEMBERED_RECORDS:
             del self._ours[next(iter(self._ours))]
 
@@ -475,14 +482,16 @@ class RecordStore:
             return []
         records = document.setdefault(self.records_key, {})
         restored = []
-        for key, (latest, digests) in self._ours.items():
+        for key, (line, digests) in self._ours.items():
             current = records.get(key)
-            if current == latest or current is None or version_digest(current) not in digests:
-                continue  # ours; or another tool deleted it or changed it itself: that stands
+            if current is None or (latest := load_json_bytes(line, self.path)) == current:
+                continue  # another tool deleted it (that stands), or it is ours
+            if version_digest(current) not in digests:
+                continue  # another tool changed it itself: that stands
             if latest is None:
                 records.pop(key, None)
             else:
-                records[key] = json_copy(latest)
+                records[key] = latest
             restored.append(key)
         if restored:
             log.warning(

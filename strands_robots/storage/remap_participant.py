@@ -102,7 +102,7 @@ def record_store_participant(
     read: dict[str, Any] = {}
 
     def labelled() -> dict[int, Any]:
-        if not store.path.exists() and not store.journal.exists():
+        if not store.exists():
             return {}
         store.flush()
         store.forget_versions()  # the records are renumbered: versions remembered by key no longer apply

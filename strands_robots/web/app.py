@@ -136,7 +136,7 @@ def _flush(ctx: ServerContext) -> None:
     for open_store in openers:
         try:  # a sidecar the pages refused (a link at its name) is refused here too: reported, never fatal
             store = open_store(ctx.root, ctx.labels_dir)
-            if store.path.exists() or store.journal.exists():
+            if store.exists():
                 store.flush()
         except LabelsError as exc:
             log.warning("could not fold the journal on shutdown: %s", bounded_message(exc))
