@@ -136,9 +136,9 @@ def agreement_title(agreement: Mapping[str, Any], field: str) -> str:
 
 
 def _confusion_panel(ax: Axes, matrix: Mapping[str, Mapping[str, int]] | None, title: str) -> None:
+    ax.set_title(title, fontsize=9)
     if not matrix:
         _empty(ax, "no human grades for this field")
-        ax.set_title(title, fontsize=9)
         return
     classes = list(matrix.keys())
     used = [c for c in classes if sum(matrix[c].values()) or sum(matrix[r][c] for r in classes)]
@@ -152,7 +152,6 @@ def _confusion_panel(ax: Axes, matrix: Mapping[str, Mapping[str, int]] | None, t
     ax.set_yticks(range(len(classes)), classes, fontsize=8)
     ax.set_xlabel("judge")
     ax.set_ylabel("human")
-    ax.set_title(title, fontsize=9)
 
 
 def judge_vs_human(agreement: Mapping[str, Any] | None, reason: str = "") -> Figure:

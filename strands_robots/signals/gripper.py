@@ -26,10 +26,7 @@ def gripper_groups(state_names: Sequence[str]) -> dict[str, list[int]]:
     Returns:
         ``{group name: [channel indices]}``, empty when the robot has no such channel.
     """
-    groups: dict[str, list[int]] = {}
-    for i, name in enumerate(state_names):
-        if "gripper" in str(name).lower():
-            groups[str(name)] = [i]
+    groups = {str(name): [i] for i, name in enumerate(state_names) if "gripper" in str(name).lower()}
     if groups:
         return groups
     for i, name in enumerate(state_names):
