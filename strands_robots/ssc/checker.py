@@ -78,7 +78,7 @@ def check_chain(
                 f"{configuration(before)} ({configuration(derived)} {_held(derived)})",
                 None,
             )
-        seen = {(e.arm, e.kind) for e in evs if in_window(e.frame, start, end, tolerance)}
+        seen: set[tuple[str, str]] = {(e.arm, e.kind) for e in evs if in_window(e.frame, start, end, tolerance)}
         recorded = {(arm, kind) for arm, kinds in (entry.actions_gripper or {}).items() for kind in kinds.split("+")}
         for i, a in enumerate(entry.actions):
             timed = a.role in ("acquire", "release") and a.action_type == "grasp" and not a.inferred
