@@ -72,44 +72,31 @@ class DatasetRoot(type(Path())):  # type: ignore[misc]
     hub: "HubDataset | None" = None
 
 
-def parse_root(text: str | Path, revision: str | None = None) -> Path:
-    """ROOT as typed: a dataset directory, or a Hub repo id (``OWNER/NAME[@REVISION]``).
-
-    A repo id resolves to LeRobot's local copy, its metadata downloaded when absent
-    (:func:`strands_robots.dataset.hub.resolve_root`; docs/dataset.md, "Datasets by repo id").
-
-    Args:
-        text: ROOT as typed (a ``Path`` is returned as it is).
-        revision: ``--revision`` of the command (default: ``strands-labels --revision``).
-
-    Raises:
-        HubDatasetError: as :func:`~strands_robots.dataset.hub.resolve_root`.
-    """
-    if isinstance(text, Path):
-        return text
-    revision = revision or hub_revision["value"]
-    if revision is None and os.path.exists(os.path.expanduser(text)):  # a path: no Hub machinery imported
-        return Path(text)
-    from strands_robots.dataset.hub import resolve_root
-
-    path, hub = resolve_root(text, revision)
-    root = DatasetRoot(path)
-    root.hub = hub
-    return root
-
-
 def _root_callback(ctx: typer.Context, param: TyperArgument, value: str | None) -> Path | None:
     """ROOT as typed (click's callback, set by :class:`PlainErrors`: typer would hand it made a
-    ``Path``, ``./x`` read as ``x``), resolved once the command's ``--revision`` is known.
+    ``Path``, ``./x`` read as ``x``), made absolute once the command's ``--revision`` is known:
+    a dataset directory, or a Hub repo id (``OWNER/NAME[@REVISION]``) resolved to LeRobot's local
+    copy, its metadata downloaded when absent (:func:`strands_robots.dataset.hub.resolve_root`;
+    docs/dataset.md, "Datasets by repo id"). The revision is the command's ``--revision``, else
+    ``strands-labels --revision``.
 
-    A refusal is a usage error of ROOT (exit status 2), as a failing parser's would be.
+    A refusal (:class:`~strands_robots.errors.HubDatasetError`) is a usage error of ROOT (exit
+    status 2), as a failing parser's would be.
     """
     if value is None:
         return None
+    revision = ctx.meta.get("revision") or hub_revision["value"]
+    if revision is None and os.path.exists(os.path.expanduser(value)):  # a path: no Hub machinery imported
+        return resolve(value)
+    from strands_robots.dataset.hub import resolve_root
+
     try:
-        return parse_root(value, ctx.meta.get("revision"))
+        path, hub = resolve_root(value, revision)
     except ValueError as exc:
         raise typer.BadParameter(bounded_message(exc), ctx=ctx, param=param) from exc
+    root = DatasetRoot(path)
+    root.hub = hub
+    return root
 
 
 def _keep_revision(ctx: typer.Context, param: TyperOption, value: str | None) -> None:
@@ -118,9 +105,9 @@ def _keep_revision(ctx: typer.Context, param: TyperOption, value: str | None) ->
 
 
 def _labels_dir_default(ctx: typer.Context, value: Path | None) -> Path | None:
-    """``--labels-dir`` as given; for a Hub ROOT the labels dir keyed by repo id and revision."""
+    """``--labels-dir`` made absolute; for a Hub ROOT the labels dir keyed by repo id and revision."""
     if value is not None:
-        return value
+        return resolve(value)
     hub = getattr((ctx.params or {}).get("root"), "hub", None)
     return None if hub is None else hub.labels_dir
 
@@ -235,10 +222,10 @@ def output_path(path: Path | None) -> Path | None:
 
 
 def labels_of(root: Path, labels_dir: Path | None) -> "Labels":
-    """The :class:`~strands_robots.labels.Labels` of a command's ROOT and ``--labels-dir`` (made absolute)."""
+    """The :class:`~strands_robots.labels.Labels` of a command's ROOT and ``--labels-dir``."""
     from strands_robots.labels import open_labels
 
-    return open_labels(resolve(root), resolve(labels_dir))
+    return open_labels(root, labels_dir)
 
 
 def whole_number(text: str) -> int:
@@ -332,7 +319,7 @@ def print_json(value: Any, as_json: bool = True) -> bool:
 
 # -- what a usage error says -------------------------------------------------------------------------
 
-_NOT_ONE_OF = re.compile(r"^(?:Value error, )?(?P<value>'.*?') is not one of (?P<choices>'.*')\.$", re.S)
+_NOT_ONE_OF = re.compile(r"^(?P<value>'.*?') is not one of (?P<choices>'.*')\.$", re.S)
 #: click's refusals of a number option, in the words of :func:`strands_robots.arguments.plain_message`.
 _CLICK_WORDS = (
     (
@@ -349,13 +336,11 @@ _CLICK_WORDS = (
 def plain_usage_message(message: str) -> str:
     """A parameter refusal in the CLI's words: no parser internals, a near miss named.
 
-    ``Value error, 'High' is not one of 'low', 'medium', 'high'.`` becomes ``'High' is not
-    one of low, medium, high. Did you mean: 'High' -> 'high'?``; any other pydantic
-    ``Value error, `` prefix goes, and a refused number (click's ``'x' is not a valid integer.``,
-    ``-3 is not in the range x>=0.``) is ``not a whole number: type one as digits, e.g. 3.``,
-    ``it must be greater than or equal to 0``.
+    click's ``'High' is not one of 'low', 'medium', 'high'.`` becomes ``'High' is not one of
+    low, medium, high. Did you mean: 'High' -> 'high'?``, and a refused number (``'x' is not a
+    valid integer.``, ``-3 is not in the range x>=0.``) is ``not a whole number: type one as
+    digits, e.g. 3.``, ``it must be greater than or equal to 0``.
     """
-    from strands_robots.arguments import plain_message
     from strands_robots.errors import did_you_mean
 
     for pattern, plain in _CLICK_WORDS:
@@ -363,7 +348,7 @@ def plain_usage_message(message: str) -> str:
             return pattern.sub(plain, message)
     found = _NOT_ONE_OF.match(message)
     if found is None:
-        return plain_message(message)
+        return message
     choices = tuple(c.strip().strip("'") for c in found.group("choices").split(","))
     value = found.group("value")[1:-1]
     return f"{quoted(value)} is not one of {', '.join(choices)}.{did_you_mean(value, choices)}"
@@ -414,12 +399,12 @@ class PlainErrors:
         """Run the command; a command run on a ROOT whose sidecars an in-place
         ``lerobot-edit-dataset`` moved to ``ROOT_old`` then says so and prints the command that
         carries them (:func:`note_moved_sidecars`), whatever it printed or raised."""
-        where = None if isinstance(self, TyperGroup) else _sidecar_directory(ctx)
-        if where is None:
+        directory = None if isinstance(self, TyperGroup) else _sidecar_directory(ctx)
+        if directory is None:
             return super().invoke(ctx)  # type: ignore[misc]
         from strands_robots.storage.side_files import remap_hint
 
-        before = remap_hint(_labels_directory(*where))
+        before = remap_hint(directory)
         token = _moved_noted.set(set())
         error: BaseException | None = None
         try:
@@ -428,7 +413,7 @@ class PlainErrors:
             error = exc
             raise
         finally:
-            _note_moved_after(where, error, before)
+            _note_moved_after(directory, error, before)
             _moved_noted.reset(token)
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
@@ -442,9 +427,9 @@ class PlainErrors:
 _moved_noted: ContextVar[set[Path] | None] = ContextVar("moved_noted", default=None)
 
 
-def note_moved_sidecars(root: Path, labels_dir: Path | None) -> str:
-    """Print, on stderr, once per command, that ROOT (or ``labels_dir``) holds no sidecar and
-    ``<it>_old`` does, with the command that carries them (``docs/editing.md``, "Before the
+def note_moved_sidecars(directory: Path) -> str:
+    """Print, on stderr, once per command, that ``directory`` (a command's ROOT or ``--labels-dir``)
+    holds no sidecar and ``<it>_old`` does, with the command that carries them (``docs/editing.md``, "Before the
     remap"); return the note (empty when there is none to give).
 
     Called before a command's output where it matters (a table of stale records, a page about
@@ -452,7 +437,6 @@ def note_moved_sidecars(root: Path, labels_dir: Path | None) -> str:
     """
     from strands_robots.storage.side_files import remap_hint
 
-    directory = _labels_directory(root, labels_dir)
     hint = remap_hint(directory)
     if not hint:
         return ""
@@ -465,34 +449,27 @@ def note_moved_sidecars(root: Path, labels_dir: Path | None) -> str:
     return hint
 
 
-def _sidecar_directory(ctx: Any) -> tuple[Path, Path | None] | None:
-    """``(ROOT, --labels-dir)`` of a command run on a ROOT (``remap`` excluded: it is the carry)."""
+def _sidecar_directory(ctx: Any) -> Path | None:
+    """Where the sidecars of a command run on a ROOT are: ``--labels-dir``, else ROOT (``remap``
+    excluded: it is the carry)."""
     params = ctx.params or {}
     root = params.get("root")
     if not isinstance(root, Path) or ctx.info_name == "remap":
         return None
-    labels_dir = params.get("labels_dir")
-    return root, None if labels_dir is None else Path(labels_dir)
+    return resolve(params.get("labels_dir") or root)
 
 
-def _labels_directory(root: Path, labels_dir: Path | None) -> Path:
-    """Where the sidecars of a command's ROOT are: ``--labels-dir`` when given, else ROOT (absolute)."""
-    return resolve(labels_dir if labels_dir is not None else root)
-
-
-def _note_moved_after(where: tuple[Path, Path | None], error: BaseException | None, before: str) -> None:
-    """After a command run on ``where`` (ROOT, ``--labels-dir``): the note of
+def _note_moved_after(directory: Path, error: BaseException | None, before: str) -> None:
+    """After a command whose sidecars are in ``directory``: the note of
     :func:`note_moved_sidecars`, unless it was given already or ``error`` says it (a read's "no
     label sidecar" names the remap itself); or, when ``before`` (the note as it stood before
     the command) was one and the command then wrote the first sidecar of ROOT, a warning that
     the carry now needs those new sidecars moved away."""
     from strands_robots.storage.side_files import edit_backup_path, remap_hint
 
-    root, labels_dir = where
-    directory = _labels_directory(root, labels_dir)
     hint = remap_hint(directory)
     if hint and (error is None or hint not in str(error)):
-        note_moved_sidecars(root, labels_dir)
+        note_moved_sidecars(directory)
     elif before and not hint and error is None:
         old = edit_backup_path(directory)
         err_console.print(
@@ -543,7 +520,7 @@ def flag_stale(labels: "Labels", stale: dict[int, str]) -> dict[int, str]:
     """Print, on stderr, each stale record (``stale``: ``{episode: reason}`` from the store's
     stale check) as ``stale, run remap``, and where an in-place edit moved the sidecars;
     return ``stale`` (``docs/editing.md``)."""
-    note_moved_sidecars(labels.root, labels.directory)
+    note_moved_sidecars(labels.directory)
     for episode, reason in stale.items():
         err_console.print(
             f"episode {episode}: stale, run remap ({reason}; `strands-labels remap {labels.root} --from OLD_ROOT`, "

@@ -22,7 +22,6 @@ from strands_robots.cli.common import (
     episode_list,
     err_console,
     progress_bar,
-    resolve,
     styled,
 )
 from strands_robots.errors import EpisodeNotFoundError
@@ -158,11 +157,10 @@ def judge(
     from strands_robots.episode_labels import flush
     from strands_robots.judges.runner import run_judge
 
-    dataset_root, sidecar_dir = resolve(root), resolve(labels_dir)
     address = ray_cluster_address(ray, ray_address)
     wanted = episode_list(episodes) if episodes is not None else None
     if wanted is not None:
-        check_episodes_exist(dataset_root, wanted)
+        check_episodes_exist(root, wanted)
     progress = progress_bar("judge", elapsed=True, transient=False)
     task = progress.add_task("judge", total=None, last="")
 
@@ -179,7 +177,7 @@ def judge(
     report = None
     try:
         report = run_judge(
-            dataset_root,
+            root,
             model=model,
             base_url=base_url,
             episodes=wanted,
@@ -188,7 +186,7 @@ def judge(
             images=images,
             workers=workers,
             relabel=relabel,
-            labels_dir=sidecar_dir,
+            labels_dir=labels_dir,
             on_start=on_start,
             on_result=on_result,
             executor="ray" if ray is not None or ray_address is not None else "thread",
@@ -202,7 +200,7 @@ def judge(
     finally:
         progress.stop()
         with contextlib.suppress(FileNotFoundError):
-            flush(dataset_root, labels_dir=sidecar_dir)
+            flush(root, labels_dir=labels_dir)
     if interrupted or report is None:
         err_console.print(
             styled(("interrupted:", "yellow"), " labels written so far are kept; run the same command to resume.")

@@ -489,7 +489,7 @@ def remap(
     table = None if mapping is None else EpisodeMapping.parse(load_json_or_jsonl(mapping, '{"0": 0, "2": 1}'))
     if deleted is not None:
         gone = episode_list(deleted, "--deleted")
-        before = total_episodes if total_episodes is not None else _episodes_before(resolve(root), len(gone))
+        before = total_episodes if total_episodes is not None else _episodes_before(root, len(gone))
         table = mapping_after_delete(before, gone)
     sources = [resolve(s) for s in source or ()]
     result = labels_of(root, labels_dir).remap(

@@ -217,9 +217,9 @@ def import_cmd(
     """Import segmentations (frames or seconds) with label normalisation and a report."""
     from strands_robots.segments import import_segmentations
 
-    require_dataset_root(resolve(root), total_episodes, "segments import")
+    require_dataset_root(root, total_episodes, "segments import")
     report = import_segmentations(
-        resolve(root),
+        root,
         resolve(source),
         annotator=annotator,
         episode=episode,
@@ -233,7 +233,7 @@ def import_cmd(
         overwrite=overwrite,
         reference=reference,
         dry_run=dry_run,
-        labels_dir=resolve(labels_dir),
+        labels_dir=labels_dir,
         total_episodes=total_episodes,
     )
     print_import_report(report, as_json)
@@ -278,9 +278,7 @@ def export_cmd(
     """Export saved segmentations as JSON Lines (frames and seconds)."""
     from strands_robots.segments import export_segmentations
 
-    lines = export_segmentations(
-        resolve(root), output_path(out), format=format, fps=fps, labels_dir=resolve(labels_dir)
-    )
+    lines = export_segmentations(root, output_path(out), format=format, fps=fps, labels_dir=labels_dir)
     if out is None:
         import json
 
@@ -304,8 +302,6 @@ def pool_cmd(
     from strands_robots.segments import label_pool, reference_examples
     from strands_robots.segments.episodes import episode_facts
 
-    root = resolve(root)
-    labels_dir = resolve(labels_dir)
     if task is None:
         if episode is None:
             raise LabelValidationError("give a TASK or --episode N.")
@@ -369,7 +365,7 @@ def prefill_cmd(
     from strands_robots.segments.motion import check_threshold
 
     threshold = check_threshold(threshold, "--threshold")
-    segments: list[dict[str, Any]] = prefill_navigate(resolve(root), episode, feature, threshold=threshold)
+    segments: list[dict[str, Any]] = prefill_navigate(root, episode, feature, threshold=threshold)
     print_json(segments)
 
 

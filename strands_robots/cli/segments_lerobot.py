@@ -35,12 +35,12 @@ def import_lerobot_cmd(
     from strands_robots.segments.lerobot_import import import_lerobot
 
     report = import_lerobot(
-        resolve(root),
+        root,
         style=style,
         sarm_prefix=sarm,
         cohort=_cohort(cohort) or "generic",
         dry_run=dry_run,
-        labels_dir=resolve(labels_dir),
+        labels_dir=labels_dir,
     )
     print_import_report(report, as_json)
 
@@ -56,7 +56,7 @@ def agreement_cmd(
     """Boundary error, label accuracy and share accepted unchanged of reviewed proposals."""
     from strands_robots.segments.agreement import segments_agreement
 
-    report = segments_agreement(resolve(root), proposed=proposed, reviewed=reviewed, labels_dir=resolve(labels_dir))
+    report = segments_agreement(root, proposed=proposed, reviewed=reviewed, labels_dir=labels_dir)
     if print_json(report, as_json):
         return
     if not report["episodes"]:
@@ -93,12 +93,12 @@ def export_lerobot_cmd(
     from strands_robots.segments.lerobot_export import export_lerobot
 
     report = export_lerobot(
-        resolve(root),
+        root,
         out=resolve(out),
         in_place=in_place,
         style=style,
         sarm_prefix=sarm,
-        labels_dir=resolve(labels_dir),
+        labels_dir=labels_dir,
     ).to_dict()
     if print_json(report, as_json):
         return

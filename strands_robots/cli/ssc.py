@@ -193,10 +193,10 @@ def _build_all(params: dict[str, Any]) -> tuple[dict[int, dict[str, Any]], Any]:
 
     detector = _detector(params)
     wanted = None if params["episodes"] is None else episode_list(params["episodes"])
-    root = resolve(params["root"])
+    root = params["root"]
     ds = open_dataset(root)
     channels = _channels(ds, params["gripper"], detector.mode, params["single_arm"])
-    sources = _subtask_sources(root, resolve(params["annotations"]), resolve(params["labels_dir"]))
+    sources = _subtask_sources(root, resolve(params["annotations"]), params["labels_dir"])
     if not sources:
         raise LabelValidationError(
             "no subtasks found: save segmentations (`strands-labels segments ...`) or pass --annotations DIR."
@@ -377,7 +377,7 @@ def events_cmd(**params: Any) -> None:
 
     detector = _detector(params)
     wanted = None if params["episodes"] is None else episode_list(params["episodes"])
-    ds = open_dataset(resolve(params["root"]))
+    ds = open_dataset(params["root"])
     channels = _channels(ds, params["gripper"], detector.mode, params["single_arm"])
     ranges = _ranges(ds, channels, detector)
     episodes_doc: dict[str, list[Any]] = {}

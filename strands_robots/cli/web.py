@@ -69,10 +69,10 @@ def _serve(what: str, root: Path, labels_dir: Path | None, **options: Any) -> No
     _require_extra(what, "starlette", "uvicorn", "jinja2")
     from strands_robots.web.server import serve
 
-    note_moved_sidecars(root, labels_dir)  # before serving: the page runs until stopped
+    note_moved_sidecars(labels_dir or root)  # before serving: the page runs until stopped
     serve(
-        resolve(root),
-        labels_dir=resolve(labels_dir),
+        root,
+        labels_dir=labels_dir,
         announce=lambda line: console.print(line, highlight=False, markup=False),
         **options,
     )
@@ -139,9 +139,9 @@ def report(
 
     with progress:
         result = write_report(
-            resolve(root),
+            root,
             resolve(out),
-            labels_dir=resolve(labels_dir),
+            labels_dir=labels_dir,
             human_labels=holdout,
             episodes=episode or None,
             max_episodes=max_episodes,
