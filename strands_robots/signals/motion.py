@@ -76,21 +76,19 @@ def _change_span(frames: int, dt: float) -> int:
     return int(max(1, min(round(CHANGE_SPAN_S / dt), frames // 4)))
 
 
-def _free_channels(
-    state: np.ndarray, action: np.ndarray, pairs: Sequence[tuple[int, int]], skip: Sequence[int]
-) -> tuple[list[int], list[int]]:
-    """The state channels not in ``pairs`` nor ``skip`` and the action channels not in ``pairs``."""
-    used_s = {i for i, _ in pairs} | set(skip)
-    used_a = {j for _, j in pairs}
-    return [i for i in range(state.shape[1]) if i not in used_s], [j for j in range(action.shape[1]) if j not in used_a]
-
-
 def _change_correlation(
-    state: np.ndarray, action: np.ndarray, free_s: Sequence[int], free_a: Sequence[int], span: int
-) -> np.ndarray | None:
-    """Absolute Pearson correlation (``(len(free_s), len(free_a))``, NaN for a flat channel) of the
-    state and action channels' changes over ``span`` frames (a slow drift or an offset does not
-    move them), over the frames where all are finite; None with fewer than 8 such frames."""
+    state: np.ndarray, action: np.ndarray, pairs: Sequence[tuple[int, int]], skip: Sequence[int], span: int
+) -> tuple[list[int], list[int], np.ndarray] | None:
+    """The free channels, the state channels not in ``pairs`` nor ``skip`` (``free_s``) and the
+    action channels not in ``pairs`` (``free_a``), and the absolute Pearson correlation
+    (``(len(free_s), len(free_a))``, NaN for a flat channel) of their changes over ``span`` frames
+    (a slow drift or an offset does not move them), over the frames where all are finite; None
+    without a free channel on either side or with fewer than 8 such frames."""
+    used_s, used_a = {i for i, _ in pairs} | set(skip), {j for _, j in pairs}
+    free_s = [i for i in range(state.shape[1]) if i not in used_s]
+    free_a = [j for j in range(action.shape[1]) if j not in used_a]
+    if not free_s or not free_a:
+        return None
     x = state[:, free_s].astype(np.float64)
     a = action[:, free_a].astype(np.float64)
     x, a = x[span:] - x[:-span], a[span:] - a[:-span]
@@ -99,7 +97,8 @@ def _change_correlation(
         return None
     x, a = x[ok] - x[ok].mean(axis=0), a[ok] - a[ok].mean(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.abs(x.T @ a) / np.outer(np.sqrt((x**2).sum(axis=0)), np.sqrt((a**2).sum(axis=0)))
+        corr = np.abs(x.T @ a) / np.outer(np.sqrt((x**2).sum(axis=0)), np.sqrt((a**2).sum(axis=0)))
+    return free_s, free_a, corr
 
 
 def channel_ranges(array: np.ndarray) -> np.ndarray:
@@ -259,12 +258,12 @@ def correlated_action_channels(
         The new pairs, sorted by state channel (``pairs`` not included).
     """
     frames = state.shape[0]
-    free_s, free_a = _free_channels(state, action, pairs, skip)
-    if frames < 8 or action.shape[0] != frames or not free_s or not free_a:
+    if action.shape[0] != frames:
         return []
-    corr = _change_correlation(state, action, free_s, free_a, int(max(1, min(lag, frames // 4))))
-    if corr is None:
+    free = _change_correlation(state, action, pairs, skip, int(max(1, min(lag, frames // 4))))
+    if free is None:  # also with fewer than 8 frames
         return []
+    free_s, free_a, corr = free
     corr = np.where(np.isfinite(corr), corr, 0.0)
     found: list[tuple[int, int]] = []
     for flat in np.argsort(-corr, axis=None):
@@ -400,14 +399,11 @@ def candidate_fits(
     Returns:
         ``[[state channel, action channel, *fit], ...]``.
     """
-    frames = state.shape[0]
     named = [p for p, f in zip(pairs, fitted, strict=True) if not f]
-    free_s, free_a = _free_channels(state, action, named, skip)
-    if frames < 8 or not free_s or not free_a:
+    free = _change_correlation(state, action, named, skip, _change_span(state.shape[0], dt))
+    if free is None:  # also with fewer than 8 frames
         return []
-    corr = _change_correlation(state, action, free_s, free_a, _change_span(frames, dt))
-    if corr is None:
-        return []
+    free_s, free_a, corr = free
     out: list[list[Any]] = []
     for r, i in enumerate(free_s):
         for c, j in enumerate(free_a):
