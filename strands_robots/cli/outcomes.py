@@ -217,16 +217,15 @@ def _held_out_option(text: str | float) -> int | float:
     Raises:
         typer.BadParameter: not a count of at least 1 nor a share strictly between 0 and 1.
     """
-
-    def refuse(_: Any) -> Exception:
-        return typer.BadParameter(
-            f"{quoted(text, 40)} is neither an episode count (a whole number, at least 1) nor a fraction "
-            f"{HELD_OUT_SHARE.describe()}; pass e.g. --held-out 12 or --held-out 0.2."
-        )
-
     from strands_robots.outcomes.splits import held_out_argument
 
-    return held_out_argument(_number(text), refuse)
+    return held_out_argument(
+        _number(text),
+        lambda _: typer.BadParameter(
+            f"{quoted(text, 40)} is neither an episode count (a whole number, at least 1) nor a fraction "
+            f"{HELD_OUT_SHARE.describe()}; pass e.g. --held-out 12 or --held-out 0.2."
+        ),
+    )
 
 
 def _tolerance_option(text: str | float) -> float:
@@ -235,14 +234,14 @@ def _tolerance_option(text: str | float) -> float:
     Raises:
         typer.BadParameter: not a number from 0 to 1 (NaN and infinity included).
     """
-
-    def refuse(_: Any) -> Exception:
-        return typer.BadParameter(
+    return number_argument(
+        _number(text),
+        lambda _: typer.BadParameter(
             f"{quoted(text, 40)} is not a fraction {UNIT_FRACTION.describe()}; pass how far the achieved share may "
             "miss a requested fraction, e.g. --tolerance 0.05."
-        )
-
-    return number_argument(_number(text), refuse, UNIT_FRACTION)
+        ),
+        UNIT_FRACTION,
+    )
 
 
 def split_cmd(

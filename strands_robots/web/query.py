@@ -12,7 +12,7 @@ refused, values of the declared JSON type only, never coerced: ``5`` is not a st
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -48,16 +48,17 @@ def at_most(upper: int) -> AfterValidator:
     return AfterValidator(lambda v: min(v, upper))
 
 
-def one_of(accepted: tuple[str, ...]) -> AfterValidator:
-    """The check of an optional text parameter taking one of ``accepted`` (the refusal lists them).
+def one_of(accepted: tuple[str, ...] | Callable[[], tuple[str, ...]]) -> AfterValidator:
+    """The check of an optional text parameter taking one of ``accepted`` (a tuple, or a function
+    giving the current ones; the refusal lists them); empty text is no value.
 
     Used as ``Annotated[str | None, one_of(("low", "high"))]``.
     """
-    rule = f"is not one of {', '.join(accepted)}"
 
     def check(value: str | None) -> str | None:
-        if value is not None and value not in accepted:
-            raise ValueError(rule)
+        choices = accepted() if callable(accepted) else accepted
+        if value not in (None, "", *choices):
+            raise ValueError(f"is not one of {', '.join(choices)}")
         return value
 
     return AfterValidator(check)

@@ -123,13 +123,6 @@ def parse_request[B: CheckBody](model: type[B], body: Any) -> B:
     return parse_body(model, body)
 
 
-def _known_cohort(value: Any) -> Any:
-    """``value`` when it is None, empty or a known cohort (a pydantic validator; the ValueError lists them)."""
-    if value is not None and value != "" and value not in known_cohorts():
-        raise ValueError(f"is not one of {', '.join(known_cohorts())}")
-    return value
-
-
 _SEGMENTS_RULE = "a list of {start, end, template_id, slots, modifiers, note} objects"
 
 
@@ -137,7 +130,7 @@ class CheckBody(BodyModel):
     """``POST /api/segment/episodes/{episode}/check``'s body."""
 
     segments: list[SegmentBody] = Field(description=_SEGMENTS_RULE)
-    cohort: Annotated[str | None, AfterValidator(_known_cohort)] = Field(default=None, description="a cohort name")
+    cohort: Annotated[str | None, one_of(known_cohorts)] = Field(default=None, description="a cohort name")
 
 
 class SaveBody(CheckBody):
@@ -151,7 +144,7 @@ class SaveBody(CheckBody):
 class EpisodeQuery(QueryModel):
     """``GET /api/segment/episodes/{episode}``'s parameters: ``cohort`` (empty: the saved one or the default)."""
 
-    cohort: Annotated[str | None, AfterValidator(_known_cohort)] = None
+    cohort: Annotated[str | None, one_of(known_cohorts)] = None
 
 
 # -- labels ---------------------------------------------------------------------------------------
