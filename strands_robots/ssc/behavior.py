@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from strands_robots.errors import LabelValidationError
 from strands_robots.ssc.cascade import spatial_prefix_arm
@@ -215,8 +215,7 @@ def parse_skill_text(text: str, objects: list[str] | None = None) -> ParsedActio
     else:
         obj = objs[0]
         targets = [(_prep(preps, i), o) for i, o in enumerate(objs[1:])]
-    label_arm = cast(Literal["left", "right", "coop"] | None, arm)
-    return ParsedAction(verb=row.name, arm=label_arm, obj=obj, targets=targets, cond=cond, text=text)
+    return ParsedAction(verb=row.name, arm=cast(Any, arm), obj=obj, targets=targets, cond=cond, text=text)
 
 
 def _prep(preps: tuple[str, ...], i: int) -> str:
@@ -295,9 +294,8 @@ def read_behavior_annotation(path_or_dict: str | PathLike[str] | Mapping[str, An
         )
     objects = list(dict.fromkeys(o for s in subtasks for o in s.object_ids))  # first seen in the file
     subtasks.sort(key=lambda s: (s.start, s.st_idx))
-    raw_meta = doc.get("meta_data")
-    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
-    valid = meta.get("valid_duration")
+    meta = doc.get("meta_data")
+    valid = meta.get("valid_duration") if isinstance(meta, Mapping) else None
     if isinstance(valid, list | tuple) and len(valid) == 2 and all(isinstance(v, int) for v in valid):
         duration = (int(valid[0]), int(valid[1]))
     elif subtasks:

@@ -61,7 +61,7 @@ def spatial_prefix_arm(token: str) -> str | None:
         if text.startswith(lead):
             text = text[len(lead) :]
             break
-    if text in ("both", "bimanual") or text in {f"both {n}s" for n in ("arm", "hand", "gripper")}:
+    if text in ("both", "bimanual") or text in {f"both {n}s" for n in _ARM_NOUNS}:
         return "coop"
     side, _, rest = text.partition(" ")
     if side not in ("left", "right"):

@@ -15,6 +15,7 @@ import numpy as np
 
 from strands_robots.errors import LabelsError, LabelValidationError
 from strands_robots.ssc.cascade import L3Request
+from strands_robots.ssc.records import other_hand
 
 SYSTEM_PROMPT = "You are a robot-manipulation expert analyzing bimanual robot video. Answer strictly in JSON."
 ARM_SCHEMA = (
@@ -63,7 +64,7 @@ def compose_prompt(req: L3Request) -> str:
         )
     elif req.branch == "b" and req.acting_arm in ("left", "right"):
         arm = req.acting_arm
-        other = "right" if arm == "left" else "left"
+        other = other_hand(arm)
         body = (
             f"{arm.capitalize()} arm is {req.action_description}. {other.capitalize()} arm already holds a {name}.\n"
             f"Is the {arm} arm picking the EXACT SAME physical {name} that the {other} arm holds, "
