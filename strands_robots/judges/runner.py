@@ -20,7 +20,7 @@ from typing import Any
 
 from strands_robots.arguments import Limits, int_argument, number_argument, number_refusal
 from strands_robots.dataset.hub import resolve_root
-from strands_robots.episode_labels import labels_path, read_labels
+from strands_robots.episode_labels import QUALITY_GRADES, labels_path, read_labels
 from strands_robots.episode_labels.document import query_document
 from strands_robots.errors import LabelsNotFoundError, LabelValidationError
 from strands_robots.judges.commit import GroupCommit, write_each
@@ -119,7 +119,7 @@ class JudgeReport:
     def quality_counts(self) -> dict[str, int]:
         """``low``/``medium``/``high`` -> count over this run's labels."""
         counts = Counter(r.quality for r in self.labelled)
-        return {q: counts.get(q, 0) for q in ("low", "medium", "high")}
+        return {q: counts.get(q, 0) for q in QUALITY_GRADES}
 
     def failure_mode_counts(self) -> dict[str | None, int]:
         """failure_mode (None included) -> count over this run's labels, most common first."""

@@ -12,7 +12,7 @@ import hashlib
 import os
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from strands.models.model import Model
@@ -72,10 +72,6 @@ class Cost:
             plus(self.input_tokens, other.input_tokens),
             plus(self.output_tokens, other.output_tokens),
         )
-
-    def as_dict(self) -> dict[str, int | None]:
-        """The fields as a plain dict."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def _digest(block: dict[str, Any]) -> bytes:
