@@ -21,6 +21,7 @@ from strands_robots.segments import sarm
 from strands_robots.segments.proposals import is_approved
 from strands_robots.segments.store import list_segmentations, stale_segmentations
 from strands_robots.storage.atomic import atomic_write_bytes
+from strands_robots.storage.registry import Identity, file_identity
 from strands_robots.storage.side_files import SIDECARS  # this project's files, not LeRobot's (left out of out)
 
 
@@ -43,11 +44,6 @@ class ExportReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return asdict(self)
-
-
-def _stat(path: Path) -> tuple[int, int, int]:
-    st = path.stat()
-    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _parquet_bytes(table: Any) -> bytes:
@@ -212,7 +208,10 @@ def export_lerobot(
         )
     report = ExportReport(str(root), str(target), "in-place" if in_place else "out", sorted(approved))
     writes: dict[Path, bytes] = {}  # file of the dataset -> its new bytes (data files first, then metadata)
-    stats: dict[Path, tuple[int, int, int]] = {}  # the files as read (an in-place write checks them)
+    stats: dict[Path, Identity | None] = {}  # the files as read (an in-place write checks them)
+    ours: dict[int, list[Any]]  # per episode, the rows (SARM: the spans) this export writes
+    stored: dict[int, list[Any]]  # and the ones the dataset holds
+    columns: dict[str, tuple[Any, Any]]  # column -> (Arrow type, the other rows' value in a new column)
     if sarm_prefix is None:
         rows = language.read_episodes(root)
         ours = {ep: language.segment_rows(r["segments"], rows[ep].timestamps, style) for ep, r in approved.items()}
@@ -236,7 +235,7 @@ def export_lerobot(
     if in_place:
         _refuse_changed(approved, tool, stored, ours)
     for path in files:
-        stats[path] = _stat(path)
+        stats[path] = file_identity(path)
         table = _with_columns(path, new_of, columns)
         if table is not None:
             writes[path] = _parquet_bytes(table)
@@ -253,7 +252,7 @@ def export_lerobot(
     report.rewritten = sorted(str(path.relative_to(root)) for path in writes)
     if in_place:
         for path, data in writes.items():
-            if path in stats and _stat(path) != stats[path]:
+            if path in stats and file_identity(path) != stats[path]:
                 raise DatasetChangedError(
                     f"{path} changed while the export ran; files replaced before it are complete. Run the export again."
                 )

@@ -128,8 +128,7 @@ def _drop_robot_relative(text: str) -> str:
 
 
 def _drop_wait_event(text: str) -> str:
-    m = _WAIT_EVENT.match(text)
-    return m.group(1) if m else text
+    return _WAIT_EVENT.sub(r"\1", text)
 
 
 def _drop_purpose(text: str) -> str:

@@ -37,7 +37,7 @@ def label_pool(root: str | Path, task: str, *, labels_dir: str | Path | None = N
             if task not in record.get("tasks", []):
                 continue
             for tid, seg in zip(template_ids_of(record), record["segments"], strict=True):
-                if tid in TEMPLATES:  # not a free label, nor one of a label set this process has not loaded
+                if tid is not None and tid in TEMPLATES:  # a free label, or one of a set not loaded here: none
                     episodes.setdefault(tid, set()).add(record["episode_index"])
                     labels.setdefault(tid, Counter())[seg["label"]] += 1
 

@@ -143,7 +143,7 @@ def episode_values(segments: list[dict[str, Any]], fps: float) -> list[list[Any]
     ]
 
 
-def arrow_types() -> list[tuple[Any, None]]:
+def arrow_types() -> list[tuple[Any, Any]]:
     """The Arrow type of each of SARM's columns, in :data:`FIELDS` order, with None for the rows of other episodes."""
     import pyarrow as pa
 
