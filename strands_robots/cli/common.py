@@ -481,10 +481,6 @@ def _note_moved_after(directory: Path, error: BaseException | None, before: str)
         )
 
 
-class LabelsCommand(PlainErrors, TyperCommand):
-    """A command with :class:`PlainErrors`."""
-
-
 class LabelsGroup(PlainErrors, TyperGroup):
     """A command group with :class:`PlainErrors`; an unknown command's name is bounded too."""
 
@@ -505,7 +501,7 @@ def plain_errors(app: typer.Typer) -> None:
     for info in app.registered_commands:
         base = info.cls or TyperCommand
         if not issubclass(base, PlainErrors):
-            info.cls = LabelsCommand if base is TyperCommand else type(f"Plain{base.__name__}", (PlainErrors, base), {})
+            info.cls = type(f"Plain{base.__name__}", (PlainErrors, base), {})
     for group in app.registered_groups:
         sub = group.typer_instance
         if sub is None:

@@ -4,6 +4,7 @@ action channels as JSON columns (fields tabled in docs/review.md, "HTTP endpoint
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -22,13 +23,7 @@ FRAME_MAX_AGE = 3600
 
 
 def _column(values: np.ndarray) -> list[float | None]:
-    rounded = np.round(values.astype(np.float64), 6)
-    finite = np.isfinite(rounded)
-    out: list[Any] = rounded.tolist()
-    if not finite.all():
-        for i in np.flatnonzero(~finite).tolist():
-            out[i] = None
-    return out
+    return [v if math.isfinite(v) else None for v in np.round(values.astype(np.float64), 6).tolist()]
 
 
 def _is_vector(feature: Any) -> bool:

@@ -64,16 +64,17 @@ def one_of(accepted: tuple[str, ...] | Callable[[], tuple[str, ...]]) -> AfterVa
     return AfterValidator(check)
 
 
+def _rule(error: Any, field: Any) -> str:
+    """What a refused value must be: our own validator's sentence, else the field's ``description``."""
+    if error.get("type") == "value_error":
+        return str(error.get("msg", "")).removeprefix("Value error, ")
+    return (field.description if field is not None else None) or str(error.get("msg", "is invalid"))
+
+
 def _problem(model: type[BaseModel], error: Any, given: Mapping[str, str]) -> str:
-    loc = error.get("loc") or ("query",)
-    name = str(loc[0])
+    name = str((error.get("loc") or ("query",))[0])
     shown = quoted(given[name], 40) if name in given else "(missing)"
-    if error.get("type") == "value_error":  # our own validators' sentences
-        rule = str(error.get("msg", "")).removeprefix("Value error, ")
-    else:
-        field = model.model_fields.get(name)
-        rule = (field.description if field is not None else None) or str(error.get("msg", "is invalid"))
-    return f"{name}={shown} {rule}."
+    return f"{name}={shown} {_rule(error, model.model_fields.get(name))}."
 
 
 def parse_query[M: BaseModel](model: type[M], params: Mapping[str, str]) -> M:
@@ -159,13 +160,11 @@ def _body_problem(model: type[BaseModel], error: Any, unknown: dict[str, tuple[t
         return f"unknown keys {sorted(keys)}; this request takes {takes}."
     path, here, field = _locate(model, loc)
     name = path or "body"
-    if error.get("type") == "value_error":  # our own validators' sentences
-        rule = str(error.get("msg", "")).removeprefix("Value error, ")
-        return f"{name}={quoted(error.get('input'), 40)} {rule}."
+    if error.get("type") == "value_error":
+        return f"{name}={quoted(error.get('input'), 40)} {_rule(error, field)}."
     if here is not None and path.endswith("]"):  # a list item that is not an object
         return f"{name} must be an object with {', '.join(here.model_fields)}."
-    rule = (field.description if field is not None else None) or str(error.get("msg", "is invalid"))
-    return f"{name} must be {rule}."
+    return f"{name} must be {_rule(error, field)}."
 
 
 def body_problems(model: type[BaseModel], errors: list[Any]) -> list[str]:
