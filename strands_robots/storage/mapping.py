@@ -268,7 +268,8 @@ def check_targets(mapping: EpisodeMapping, episodes: Any, root: Any) -> None:
         EpisodeNotFoundError: some targets are not episodes of the dataset; the message
             names them and the remedy.
     """
-    unknown = [n for n in mapping.targets() if n not in episodes]
+    known = set(episodes)  # one pass over the dataset's indices, not one search per target
+    unknown = [n for n in mapping.targets() if n not in known]
     if unknown:
         have = len(episodes)
         raise EpisodeNotFoundError(

@@ -115,6 +115,7 @@ def record_store_participant(
 
         document = read["document"]
         records = document[store.records_key]
+        current = fingerprinter.present(sorted(carried.values())) if fingerprinter is not None else {}
         moved: dict[str, Any] = {}
         for key, record in records.items():
             new = carried.get(int(key))
@@ -123,7 +124,7 @@ def record_store_participant(
             record = move(dict(record, episode_index=new), new)
             fingerprint = record.get("fingerprint")
             if fingerprinter is not None and fingerprint:
-                record["fingerprint"] = fingerprinter(new)
+                record["fingerprint"] = current[new]
             elif new != int(key) and isinstance(fingerprint, dict) and META_KEY in fingerprint:
                 record["fingerprint"] = {k: v for k, v in fingerprint.items() if k != META_KEY}
             moved[str(new)] = record
