@@ -91,6 +91,3 @@ def match_episodes(old: Mapping[int, Mapping[str, Any]], new: Mapping[int, Mappi
     result.ambiguous = dict(sorted(result.ambiguous.items()))
     result.table = dict(sorted(result.table.items()))
     return result
-
-
-__all__ = ["EpisodeMatch", "match_episodes"]

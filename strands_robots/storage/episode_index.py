@@ -58,6 +58,3 @@ def is_record_key(key: Any) -> bool:
     """Whether ``key`` is the decimal spelling of an episode_index (``"17"``, never ``"07"``,
     ``"+1"`` or ``"¹"``): the key of a record in every sidecar (docs/sidecar-format.md)."""
     return isinstance(key, str) and key.isascii() and key.isdigit() and str(int(key)) == key
-
-
-__all__ = ["MAX_EPISODE_INDEX", "episode_index", "is_record_key", "refusal"]

@@ -239,12 +239,3 @@ def _adopt_legacy_key(directory: str, path: Path) -> dict[str, Any] | None:
             atomic_write_bytes(path, dump_canonical(key))
             os.unlink(legacy)
     return key
-
-
-__all__ = [
-    "LABELS_DIR_PYTHON",
-    "LABELS_ONLY_PYTHON",
-    "check_labels_dir",
-    "dataset_key",
-    "require_dataset_root",
-]

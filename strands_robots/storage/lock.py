@@ -258,6 +258,3 @@ def _create_error(path: str, exc: OSError) -> StorageError:
     )
     err.errno = exc.errno
     return err
-
-
-__all__ = ["LOCK_TIMEOUT_S", "SidecarLock", "flock_file", "lock_path", "sidecar_lock"]

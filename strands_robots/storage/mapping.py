@@ -278,6 +278,3 @@ def check_targets(mapping: EpisodeMapping, episodes: Any, root: Any) -> None:
             "edited dataset, and build the mapping from the deleted episodes (mapping_after_delete; CLI: "
             "--deleted 3,7) rather than by hand. Nothing was changed."
         )
-
-
-__all__ = ["EpisodeMapping", "check_fingerprints", "check_targets", "mapping_after_delete"]

@@ -136,6 +136,3 @@ def record_store_participant(
         return Step(name, store.path, len(moved), "replace", data=data, before=content_digest(read["before"]))
 
     return store_participant(name, store.path, root, what=what, allow_drop=allow_drop, labelled=labelled, move=step)
-
-
-__all__ = ["Labelled", "Move", "record_store_participant", "store_participant"]

@@ -342,13 +342,3 @@ def _describe(step: Step, txn: str) -> dict[str, Any]:
         described["record"] = dict(step.record or {}, txn=txn)
         described["size_before"] = step.size_before
     return described
-
-
-__all__ = [
-    "Participant",
-    "RemapResult",
-    "Step",
-    "recover",
-    "remap_sidecar",
-    "run_remap",
-]

@@ -131,6 +131,3 @@ def remove_dead_temps(directory: Path, prefix: str) -> int:
                 if exc.errno not in (errno.ENOENT, errno.EISDIR, errno.EPERM, errno.EACCES):
                     raise
     return removed
-
-
-__all__ = ["adopt_legacy", "ensure", "refuse_link", "remove_dead_temps"]

@@ -119,6 +119,3 @@ def _os_refusal(exc: OSError, path: Path, what: str, kind: str) -> InputFileErro
 
 def _refusal(problem: str, remedy: str) -> InputFileError:
     return InputFileError(f"{problem}; {remedy}", remedy=remedy)
-
-
-__all__ = ["read_json_or_jsonl", "read_user_bytes", "read_user_text"]
