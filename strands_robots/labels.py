@@ -204,7 +204,7 @@ class EpisodeLabels(_Store):
 
     def read(self) -> dict[str, Any]:
         """The whole document (a copy). Raises ``LabelsNotFoundError`` without a sidecar."""
-        return self._call("document", "read_document")
+        return self._call("document", "existing_store").read()
 
     def record_verdicts(self, verdicts: list[dict[str, Any]], *, benchmark: str = "") -> dict[str, Any]:
         """Record deterministic verdicts (``record_deterministic_verdicts``; docs/sidecar-format.md)."""
@@ -259,8 +259,16 @@ class EpisodeLabels(_Store):
         return open_store(self.labels.root, self.labels.labels_dir).flush()
 
     def remap(self, mapping: Any, *, dry_run: bool = False, allow_drop: bool = False) -> int:
-        """Renumber this sidecar alone (``episode_labels.remap.remap``); :meth:`Labels.remap` moves every sidecar."""
-        return self._call("remap", "remap", mapping, dry_run=dry_run, allow_drop=allow_drop)
+        """Renumber this sidecar alone, in one transaction; :meth:`Labels.remap` moves every sidecar.
+
+        Returns the records kept under their new index. Raises what :meth:`Labels.remap` raises
+        for a mapping (docs/editing.md); nothing changes on a refusal.
+        """
+        from strands_robots.episode_labels.remap import participant
+        from strands_robots.storage.remap_txn import remap_sidecar
+
+        root, labels_dir = self.labels.root, self.labels.labels_dir
+        return remap_sidecar(mapping, lambda: participant(root, labels_dir, allow_drop=allow_drop), dry_run=dry_run)
 
 
 class OutcomeLabels(_Store):

@@ -133,23 +133,14 @@ def remap_dataset(
     return _run_with_record(root, labels_dir, parsed, allow_drop=allow_drop, dry_run=dry_run, source=None)
 
 
-def remap_id(mapping: EpisodeMapping, source: str | Path | Sequence[str | Path] | None) -> str:
-    """16 hex digits naming a remap: its mapping, its deleted episodes and its source (or the
-    sources of a merge, in order)."""
-    described = {
-        "mapping": mapping.to_json(),
-        "deleted": sorted(mapping.deleted),
-        "source": _described_source(source),
-    }
-    return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _described_source(source: str | Path | Sequence[str | Path] | None) -> str | list[str] | None:
-    if source is None:
-        return None
-    if isinstance(source, str | os.PathLike):
-        return str(Path(source).resolve())
-    return [str(Path(s).resolve()) for s in source]
+def remap_entry(mapping: EpisodeMapping, source: Path | list[Path] | None) -> dict[str, Any]:
+    """The record of a remap in :func:`applied_remaps`: its mapping, its deleted episodes, its
+    source (or the sources of a merge, in order) and ``id``, 16 hex digits of a digest of them."""
+    entry: dict[str, Any] = {"mapping": mapping.to_json(), "deleted": sorted(mapping.deleted)}
+    if source is not None:
+        entry["source"] = [str(s.resolve()) for s in source] if isinstance(source, list) else str(source.resolve())
+    described = {"source": None, **entry}
+    return {"id": hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:16], **entry}
 
 
 def applied_remaps(directory: str | Path) -> list[dict[str, Any]]:
@@ -183,16 +174,13 @@ def _run_with_record(
     *,
     allow_drop: bool,
     dry_run: bool,
-    source: str | Path | Sequence[str | Path] | None,
+    source: Path | list[Path] | None,
 ) -> RemapResult:
     """Run the remap with the record of its id as one more participant (skipped when recorded)."""
     directory = Path(labels_dir if labels_dir is not None else root)
-    rid = remap_id(mapping, source)
-    if any(a.get("id") == rid for a in applied_remaps(directory)):
-        return RemapResult(already_applied=rid)
-    entry: dict[str, Any] = {"id": rid, "mapping": mapping.to_json(), "deleted": sorted(mapping.deleted)}
-    if source is not None:
-        entry["source"] = _described_source(source)
+    entry = remap_entry(mapping, source)
+    if any(a.get("id") == entry["id"] for a in applied_remaps(directory)):
+        return RemapResult(already_applied=entry["id"])
     participants = [*_participants(root, labels_dir, allow_drop), _record_participant(directory, entry)]
     result = run_remap(directory, participants, mapping, dry_run=dry_run)
     result.counts.pop(RECORD, None)
@@ -238,9 +226,10 @@ def _fingerprints(root: Path, episodes: list[int] | None, rows: bool = False) ->
     """``{episode: fingerprint}`` read from ``root``'s dataset (every episode when ``episodes``
     is None), or None when ``root`` has no LeRobot metadata. With ``rows``, ``content`` is the
     digest of the episode's ``observation.state`` rows (for datasets without statistics)."""
-    from strands_robots.fingerprint.columns import fingerprinter_of, open_dataset_if_present, state_rows_digest
+    from strands_robots.dataset.cache import cached_dataset_if_present
+    from strands_robots.fingerprint.columns import fingerprinter_of, state_rows_digest
 
-    dataset = open_dataset_if_present(root)
+    dataset = cached_dataset_if_present(root)
     if dataset is None:
         return None
     found = fingerprinter_of(dataset).present(sorted(dataset.episodes) if episodes is None else episodes)
@@ -416,14 +405,11 @@ def _carry(
             for name, data in read[0][0].items()
         }
         mapping = EpisodeMapping(dict(match.table), frozenset(match.unmatched))
-        described: Any = sources[0]
         retasked = {match.table[o]: change for o, change in match.retasked.items()}
     else:
         files, retasked = _merged_files(sources, [files for files, _ in read], matches, root)
         mapping = EpisodeMapping({new: new for match in matches for new in match.table.values()})
-        described = list(sources)
-    export = any(outcome_export_path(source).is_file() for source in sources)
-    return _install(root, labels_dir, directory, files, mapping, described, retasked, sources, export, dry_run)
+    return _install(root, labels_dir, directory, sources, files, mapping, retasked, dry_run)
 
 
 def _merged_files(
@@ -512,18 +498,17 @@ def _install(
     root: str | Path,
     labels_dir: str | Path | None,
     directory: Path,
+    sources: list[Path],
     files: dict[str, bytes],
     mapping: EpisodeMapping,
-    described: Any,
     retasked: dict[int, tuple[Any, Any]],
-    sources: list[Path],
-    export: bool,
     dry_run: bool,
 ) -> RemapResult:
     """Install ``files`` (the sidecars to carry, in the numbering ``mapping`` starts from) beside
-    ``root`` and remap them, as one remap recorded under its id (``described``: its source or
-    sources); resumed by running it again after a kill."""
-    rid = remap_id(mapping, described)
+    ``root`` and remap them, as one remap recorded under its id (of its source, or the sources
+    of a merge); resumed by running it again after a kill."""
+    described = sources[0] if len(sources) == 1 else list(sources)
+    rid = remap_entry(mapping, described)["id"]
     shown = ", ".join(map(str, sources))
     if any(a.get("id") == rid for a in applied_remaps(directory)):
         if _carrying(directory) == rid:  # killed after the remap, before this mark was removed
@@ -562,7 +547,7 @@ def _install(
     carry_marker_path(directory).unlink(missing_ok=True)
     result.retasked = retasked
     result.source = shown
-    if export:
+    if any(outcome_export_path(source).is_file() for source in sources):
         from strands_robots.outcomes.export import export_outcomes
 
         export_outcomes(root, labels_dir=labels_dir)
@@ -577,4 +562,4 @@ def _carrying(directory: Path) -> str | None:
         return None
 
 
-__all__ = ["EpisodeMapping", "RemapResult", "applied_remaps", "mapping_after_delete", "remap_dataset", "remap_id"]
+__all__ = ["EpisodeMapping", "RemapResult", "applied_remaps", "mapping_after_delete", "remap_dataset"]

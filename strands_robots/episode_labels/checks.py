@@ -9,13 +9,8 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from strands_robots.arguments import ANY_NUMBER, bool_argument, int_argument, number_argument
-from strands_robots.episode_labels.vocab import (
-    FAILURE_MODES,
-    MAX_NAME_CHARS,
-    MAX_NOTE_CHARS,
-    QUALITY_GRADES,
-)
+from strands_robots.arguments import ANY_NUMBER, NAME_CHARS, bool_argument, int_argument, number_argument
+from strands_robots.episode_labels.vocab import FAILURE_MODES, MAX_NOTE_CHARS, QUALITY_GRADES
 from strands_robots.errors import LabelValidationError, did_you_mean, quoted
 from strands_robots.storage.episode_index import MAX_EPISODE_INDEX
 from strands_robots.storage.episode_index import episode_index as episode_index  # the one rule, checks.episode_index
@@ -75,7 +70,7 @@ def text(value: Any, what: str, *, limit: int = MAX_NOTE_CHARS) -> str:
 
 def name(value: Any, what: str) -> str:
     """A short identifier string (model id, reviewer, benchmark)."""
-    return text(value, what, limit=MAX_NAME_CHARS)
+    return text(value, what, limit=NAME_CHARS)
 
 
 def quality(value: Any, what: str = "quality", *, context: str = "") -> str:
@@ -86,15 +81,16 @@ def quality(value: Any, what: str = "quality", *, context: str = "") -> str:
         what: The field's name in the message.
         context: The public function refusing it (``annotate_episode``), said first.
     """
-    return _one_of(value, what, QUALITY_GRADES, context)
+    return one_of(value, what, QUALITY_GRADES, context)
 
 
 def failure_mode(value: Any, *, context: str = "") -> str | None:
     """``None`` or one of ``FAILURE_MODES`` (``context`` as in :func:`quality`)."""
-    return None if value is None else _one_of(value, "failure_mode", FAILURE_MODES, context, "None or ")
+    return None if value is None else one_of(value, "failure_mode", FAILURE_MODES, context, "None or ")
 
 
-def _one_of(value: Any, what: str, words: tuple[str, ...], context: str, alternative: str = "") -> str:
+def one_of(value: Any, what: str, words: tuple[str, ...], context: str = "", alternative: str = "") -> str:
+    """``value`` when it is one of ``words``, else refused naming them (``context`` said first)."""
     if not isinstance(value, str) or value not in words:
         prefix = f"{context}: " if context else ""
         hint = did_you_mean(value, words)

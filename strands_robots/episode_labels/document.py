@@ -148,16 +148,6 @@ def query_document(root: str | Path, fn: Callable[[dict[str, Any]], Any], labels
     return existing_store(root, labels_dir).query(fn)
 
 
-def read_document(root: str | Path, labels_dir: str | Path | None = None) -> dict[str, Any]:
-    """A deep copy of the merged document.
-
-    Raises:
-        FileNotFoundError: no sidecar yet.
-        SidecarError: see :func:`validate_document`.
-    """
-    return existing_store(root, labels_dir).read()
-
-
 def check_readable(root: str | Path, labels_dir: str | Path | None = None) -> None:
     """Raise :class:`SidecarError` now if ``episode_labels.json`` exists but cannot be used.
 

@@ -16,7 +16,7 @@ from typing import Any
 from strands_robots.arguments import items_argument
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import existing_store
-from strands_robots.episode_labels.verdicts import not_in_dataset
+from strands_robots.episode_labels.verdicts import not_in_dataset, verdict_record
 from strands_robots.episode_labels.vocab import QUALITY_GRADES
 from strands_robots.errors import LabelValidationError, StaleRecordError, VerdictNotFoundError, did_you_mean
 from strands_robots.storage.codec import json_copy
@@ -37,20 +37,8 @@ def _judge_fields(given: Mapping[str, Any], context: str) -> dict[str, Any]:
     }
 
 
-def _verdict_record(records: Mapping[str, Any], index: int) -> dict[str, Any]:
-    """The record of ``index``, which must hold a deterministic verdict (the judge never supplies one)."""
-    record = records.get(str(index))
-    if not record or "deterministic" not in record:
-        raise VerdictNotFoundError(
-            f"No deterministic verdict recorded for episode {index}; refusing to annotate. The judge annotates on "
-            "top of a verdict and never supplies one: record it first (record_deterministic_verdicts or "
-            "`strands-labels verdicts ROOT FILE`)."
-        )
-    return record
-
-
 def _apply(records: dict[str, Any], index: int, fields: dict[str, Any], keep_history: bool, now: float) -> None:
-    record = _verdict_record(records, index)
+    record = verdict_record(records, index, "annotate")
     success = record["deterministic"]["success"]
     opinion = fields["success_opinion"]
     judge = {
@@ -225,7 +213,7 @@ def _write(
     def mutate(document: dict[str, Any]) -> tuple[Change, list[dict[str, Any]]]:
         records = document["episodes"]
         for index, _fields, _keep in items:  # check every episode before changing any
-            _verdict_record(records, index)
+            verdict_record(records, index, "annotate")
         refuse_stale(root, {index: records[str(index)].get("fingerprint") for index, _f, _k in items})
         now = time.time()
         for index, fields, keep in items:
@@ -235,8 +223,5 @@ def _write(
 
     try:
         return store.update(mutate)
-    except VerdictNotFoundError:
-        typo = not_in_dataset(root, [index for index, _f, _k in items], "annotate")
-        if typo is None:
-            raise
-        raise typo from None
+    except VerdictNotFoundError as exc:
+        raise not_in_dataset(root, [index for index, _f, _k in items], "annotate") or exc from None

@@ -21,9 +21,9 @@ from typing import Any
 
 from strands_robots.episode_labels import checks
 from strands_robots.episode_labels.document import open_store, query_document
-from strands_robots.episode_labels.verdicts import not_in_dataset
+from strands_robots.episode_labels.verdicts import not_in_dataset, verdict_record
 from strands_robots.episode_labels.vocab import REVIEW_DECISIONS
-from strands_robots.errors import LabelValidationError, ReviewConflictError, VerdictNotFoundError, did_you_mean
+from strands_robots.errors import LabelValidationError, ReviewConflictError, VerdictNotFoundError
 from strands_robots.storage.codec import dump_line, json_copy
 from strands_robots.storage.record_store import Change
 
@@ -172,11 +172,7 @@ def review_episode(
         ReviewConflictError: ``seen`` no longer matches the record (nothing stored).
     """
     index = checks.episode_index(episode)
-    if decision not in REVIEW_DECISIONS:
-        raise LabelValidationError(
-            f"decision must be one of {', '.join(REVIEW_DECISIONS)}, got {decision!r}."
-            f"{did_you_mean(decision, REVIEW_DECISIONS)}"
-        )
+    checks.one_of(decision, "decision", REVIEW_DECISIONS)
     reviewer = checks.name(reviewer, "reviewer")
     if not reviewer.strip():
         raise LabelValidationError("reviewer must name who reviewed (e.g. your user name).")
@@ -192,12 +188,7 @@ def review_episode(
 
     def mutate(document: dict[str, Any]) -> tuple[Change, dict[str, Any]]:
         key = str(index)
-        record = document["episodes"].get(key)
-        if not record or "deterministic" not in record:
-            raise VerdictNotFoundError(
-                f"No deterministic verdict recorded for episode {index}, so there is nothing to review; record "
-                "verdicts first (record_deterministic_verdicts or `strands-labels verdicts ROOT FILE`)."
-            )
+        record = verdict_record(document["episodes"], index, "review")
         now = block_stamps(record)
         changed = [name for name in STAMP_KEYS if shown is not None and now[name] != shown[name]]
         if changed:
@@ -223,11 +214,8 @@ def review_episode(
 
     try:
         return open_store(root, labels_dir).update(mutate)
-    except VerdictNotFoundError:
-        typo = not_in_dataset(root, [index], "review")
-        if typo is None:
-            raise
-        raise typo from None
+    except VerdictNotFoundError as exc:
+        raise not_in_dataset(root, [index], "review") or exc from None
 
 
 def list_disputes(

@@ -164,6 +164,22 @@ def _fingerprints(root: str | Path, wanted: list[int]) -> dict[int, dict[str, An
     return dict(zip(wanted, columns.records(positions), strict=True))
 
 
+def verdict_record(records: dict[str, Any], index: int, action: str) -> dict[str, Any]:
+    """The record of ``index``, which must hold a deterministic verdict (a judge or a reviewer
+    never supplies one; ``action`` names what was refused).
+
+    Raises:
+        VerdictNotFoundError: it has none.
+    """
+    record = records.get(str(index))
+    if not record or "deterministic" not in record:
+        raise VerdictNotFoundError(
+            f"No deterministic verdict recorded for episode {index}, so there is nothing to {action}; record "
+            "verdicts first (record_deterministic_verdicts or `strands-labels verdicts ROOT FILE`)."
+        )
+    return record
+
+
 def not_in_dataset(root: str | Path, wanted: list[int], action: str) -> VerdictNotFoundError | None:
     """The error for episodes with no verdict that the dataset itself does not have.
 
@@ -180,10 +196,10 @@ def not_in_dataset(root: str | Path, wanted: list[int], action: str) -> VerdictN
         has, or None (all of ``wanted`` are in the dataset, or ``root`` has no LeRobot
         metadata, or the reader refuses it: the missing verdict is the story).
     """
-    from strands_robots.fingerprint.columns import open_dataset_if_present  # pyarrow, only on this error path
+    from strands_robots.dataset.cache import cached_dataset_if_present  # pyarrow, only on this error path
 
     try:
-        dataset = open_dataset_if_present(root)
+        dataset = cached_dataset_if_present(root)
     except Exception:  # noqa: BLE001 - a broken dataset: the missing verdict is still the error to give
         return None
     if dataset is None:

@@ -6,7 +6,6 @@ everywhere (writers, readers, holdouts).
 
 from __future__ import annotations
 
-from strands_robots.arguments import NAME_CHARS
 from strands_robots.storage.side_files import LABELS
 
 SCHEMA_VERSION = 1
@@ -38,4 +37,3 @@ QUALITY_RANK = {grade: rank for rank, grade in enumerate(QUALITY_GRADES)}
 LABEL_DROP_REASONS: tuple[str, ...] = ("unjudged", "no verdict", "failed", "overruled", "below quality", "disputed")
 
 MAX_NOTE_CHARS = 10_000
-MAX_NAME_CHARS = NAME_CHARS

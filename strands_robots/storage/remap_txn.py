@@ -86,10 +86,6 @@ class RemapResult:
     source: str | None = None  # the dataset the sidecars were carried from
 
 
-def _write_intent(path: Path, intent: dict[str, Any]) -> None:
-    atomic_write_bytes(path, dump_canonical(intent))
-
-
 def _read_intent(path: Path | str) -> dict[str, Any] | None:
     try:
         data = read_regular(path)
@@ -196,7 +192,7 @@ def _adopt_legacy_intent(directory: Path) -> dict[str, Any] | None:
         old = sidecar.with_name(f"{legacy_temp_prefix(sidecar)}remap-{intent['txn']}")
         if os.path.lexists(old):
             os.replace(old, remap_staged_path(sidecar, intent["txn"]))
-    _write_intent(remap_intent_path(directory), intent)
+    atomic_write_bytes(remap_intent_path(directory), dump_canonical(intent))
     os.unlink(legacy)
     return intent
 
@@ -286,12 +282,12 @@ def run_remap(
                 "steps": [_describe(s, txn) for s in writes],
             }
             try:
-                _write_intent(intent_file, intent)
+                atomic_write_bytes(intent_file, dump_canonical(intent))
                 for step in writes:
                     if step.kind == "replace":
                         atomic_write_bytes(remap_staged_path(step.sidecar, txn), step.data or b"")
                 intent["phase"] = "committed"
-                _write_intent(intent_file, intent)
+                atomic_write_bytes(intent_file, dump_canonical(intent))
             except BaseException:
                 _roll_back(directory, intent)
                 raise
