@@ -37,10 +37,8 @@ def _plain_path_text(value: str | Path) -> str | Path:
     text = str(value)
     if "\x00" in text:
         raise ValueError("it contains a NUL byte")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(f"it is not valid Unicode ({exc.reason})") from exc
+    if not encodes_utf8(text):
+        raise ValueError("it is not valid Unicode (surrogates not allowed)")
     return value
 
 
@@ -131,20 +129,6 @@ def path_argument(value: Any, what: str = "root") -> Path:
         ) from None
 
 
-def flag_argument(value: Any, what: str) -> bool:
-    """A real ``True``/``False`` (``"no"``, ``0`` and ``None`` are refused).
-
-    Raises:
-        LabelArgumentError: not a bool.
-    """
-    if type(value) is bool:
-        return value
-    try:
-        return _adapter("flag").validate_python(value)
-    except _validation_error() as exc:
-        raise _refusal(exc, what, value, f"pass {what}=True or {what}=False.") from None
-
-
 def names_argument(value: Any, what: str, example: str) -> list[str] | None:
     """None or a list (tuple, set) of strings.
 
@@ -233,8 +217,8 @@ def bool_argument(value: Any, refuse: Callable[[Any], Exception]) -> bool:
     """A real ``True``/``False``; ``numpy.bool_`` is taken as its value.
 
     ``"true"``, ``1`` and ``None`` are refused (pydantic's ``StrictBool``); an exact ``bool``
-    is checked without pydantic. Unlike :func:`flag_argument`, the error is the entry
-    point's own (``refuse(value)``), so its type and wording stay as they were.
+    is checked without pydantic. The error is the entry point's own (``refuse(value)``), so
+    its type and wording stay as they were.
 
     Raises:
         Exception: ``refuse(value)`` when ``value`` is not a boolean.

@@ -511,7 +511,7 @@ def _report_remap(result: Any, dry_run: bool) -> None:
 
 
 def _episodes_before(root: Path, deleted: int) -> int:
-    from strands_robots.fingerprint.columns import open_dataset_if_present
+    from strands_robots.dataset.cache import cached_dataset_if_present as open_dataset_if_present
 
     dataset = open_dataset_if_present(root)
     if dataset is None:

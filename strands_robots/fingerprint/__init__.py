@@ -10,15 +10,13 @@ Rules: ``docs/sidecar-format.md``, ``fingerprint``.
 """
 
 from strands_robots.fingerprint.digest import metadata_digest
-from strands_robots.fingerprint.rule import IDENTITY_KEYS, META_KEY, REASON_ORDER, reason_order, stale_reason
+from strands_robots.fingerprint.rule import IDENTITY_KEYS, META_KEY, stale_reason
 from strands_robots.fingerprint.stale import stale_records
 
 __all__ = [
     "IDENTITY_KEYS",
     "META_KEY",
-    "REASON_ORDER",
     "metadata_digest",
-    "reason_order",
     "stale_reason",
     "stale_records",
 ]

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from strands_robots.dataset.cache import has_dataset_metadata
+from strands_robots.dataset.cache import cached_dataset_if_present
 from strands_robots.dataset.keys import STATE_KEY
 from strands_robots.dataset.stats import REWRITE_STATS, check_unique_columns, stats_line
 from strands_robots.dataset.text import json_object_lines
@@ -247,10 +247,7 @@ def dataset_fingerprints(dataset: Any) -> DatasetFingerprints:
     table = dataset.episodes
     n = len(table)
     has_range = str(getattr(dataset, "codebase_version", "") or "v3").startswith("v3")
-    if has_range:
-        task_code, task_lists = _task_codes(table.tasks_column, n)
-    else:
-        task_code, task_lists = np.full(n, -1, dtype=np.int32), []
+    task_code, task_lists = _task_codes(table.tasks_column if has_range else None, n)
     columns = DatasetFingerprints(
         episode=np.asarray(table.indices, dtype=np.int64),
         length=np.asarray(table.lengths, dtype=np.int64),
@@ -279,24 +276,15 @@ def state_rows_digest(dataset: Any, episode: int, feature: str = FEATURE) -> str
     return hashlib.sha256(np.ascontiguousarray(rows, dtype=np.float32).tobytes()).hexdigest()[:16]
 
 
-def open_dataset_if_present(root: str | Path) -> Any | None:
-    """The opened dataset, or None when ``root`` has no LeRobot metadata."""
-    if not has_dataset_metadata(root):
-        return None  # a labels-only directory: the dataset reader (pyarrow, PyAV) is not even imported
-    from strands_robots.dataset.cache import cached_dataset_if_present
-
-    return cached_dataset_if_present(root)
-
-
 def open_dataset_for_checks(root: str | Path) -> Any | None:
-    """Like :func:`open_dataset_if_present`, but a dataset the reader refuses (an unknown
+    """Like :func:`strands_robots.dataset.cache.cached_dataset_if_present`, but a dataset the reader refuses (an unknown
     version, broken metadata, broken episode statistics) gives None with a warning: labels
     stay readable.
 
     The dataset's :class:`Fingerprinter` is built here (and kept: :func:`fingerprinter_of`
     hands it out), so statistics the reader refuses are refused with the same warning."""
     try:
-        dataset = open_dataset_if_present(root)
+        dataset = cached_dataset_if_present(root)
         if dataset is not None:
             fingerprinter_of(dataset)
         return dataset
@@ -371,7 +359,7 @@ def read_columns(root: str | Path) -> DatasetFingerprints | None:
 
     signature = metadata_signature(root)  # before the read: a change meanwhile leaves the columns untagged
     digest = metadata_digest(root)
-    dataset = open_dataset_if_present(root)
+    dataset = cached_dataset_if_present(root)
     if dataset is None:
         return None
     columns = fingerprinter_of(dataset).columns

@@ -22,13 +22,6 @@ REASON_ORDER = (*IDENTITY_KEYS, "index_range")
 META_KEY = "meta"
 
 
-def reason_order(stored: dict[str, Any]) -> list[tuple[str, Any]]:
-    """``stored``'s items in :data:`REASON_ORDER`, then any other keys sorted
-    (:data:`META_KEY` left out: it is not a value of the episode)."""
-    known = [(key, stored[key]) for key in REASON_ORDER if key in stored]
-    return known + sorted((k, v) for k, v in stored.items() if k not in REASON_ORDER and k != META_KEY)
-
-
 def stale_reason(
     stored: Any, current: dict[str, Any] | None, episode: int, keys: tuple[str, ...] | None = None
 ) -> str | None:
@@ -45,7 +38,8 @@ def stale_reason(
         return None
     if current is None:
         return f"episode {episode} is no longer in the dataset"
-    for key, value in reason_order(stored):
-        if (keys is None or key in keys) and key in current and current[key] != value:
-            return f"{key} was {value!r} when labelled, now {current[key]!r}"
+    others = sorted(k for k in stored if k not in REASON_ORDER and k != META_KEY)  # meta is no value of the episode
+    for key in [k for k in REASON_ORDER if k in stored] + others:
+        if (keys is None or key in keys) and key in current and current[key] != stored[key]:
+            return f"{key} was {stored[key]!r} when labelled, now {current[key]!r}"
     return None

@@ -88,13 +88,7 @@ def _large(value: Any, batch: int) -> bool:
 
 def _indented(value: Any, document: Any, pad: bytes) -> bytes:
     """The indent-2 encoding of ``value`` nested ``len(pad) // 2`` levels deep (no newline)."""
-    try:
-        compact = _COMPACT.encode(value)
-    except ValueError as exc:
-        raise LabelValidationError(
-            f"a value is NaN or infinite, which JSON cannot store ({exc}); pass a finite number or None."
-        ) from exc
-    text = msgspec.json.format(_utf8(compact, document, newline=False), indent=2)
+    text = msgspec.json.format(_utf8(_compact(value), document, newline=False), indent=2)
     return text.replace(b"\n", b"\n" + pad) if pad else text
 
 
@@ -144,13 +138,16 @@ def dump_line(obj: Any) -> bytes:
     Byte for byte ``json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"),
     allow_nan=False)`` (one encoder built once, not one per call).
     """
+    return _utf8(_compact(obj), obj)
+
+
+def _compact(value: Any) -> str:
     try:
-        text = _COMPACT.encode(obj)
+        return _COMPACT.encode(value)
     except ValueError as exc:
         raise LabelValidationError(
             f"a value is NaN or infinite, which JSON cannot store ({exc}); pass a finite number or None."
         ) from exc
-    return _utf8(text, obj)
 
 
 def _finite_float(text: str) -> float:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,6 @@ KEY_FORMAT = "strands-robots-labels/labels-dir"
 KEY_VERSION = 1
 SAMPLE_SIZE = 64
 
-_lock = threading.Lock()
 _checked: dict[tuple[str, str], tuple[Any, ...]] = {}
 os.register_at_fork(after_in_child=_checked.clear)
 
@@ -201,9 +199,8 @@ def check_labels_dir(root: str | Path, labels_dir: str | Path | None, *, write_k
 
     path = labels_dir_key_path(dir_abs)
     stamp = (file_identity(path), metadata_signature(root_abs))
-    with _lock:
-        if _checked.get((root_abs, dir_abs)) == stamp:
-            return
+    if _checked.get((root_abs, dir_abs)) == stamp:  # (one dict operation: safe between threads)
+        return
     key = _read_key(path)
     if key is None:
         key = _adopt_legacy_key(dir_abs, path)
@@ -226,8 +223,7 @@ def check_labels_dir(root: str | Path, labels_dir: str | Path | None, *, write_k
                 f"{path} to key the directory to it. Nothing was changed."
             )
         stamp = (file_identity(path), metadata_signature(root_abs))
-    with _lock:
-        _checked[(root_abs, dir_abs)] = stamp
+    _checked[(root_abs, dir_abs)] = stamp
 
 
 def _adopt_legacy_key(directory: str, path: Path) -> dict[str, Any] | None:

@@ -49,9 +49,10 @@ def store_participant(
     """
 
     def plan(mapping: EpisodeMapping) -> Step:
-        from strands_robots.fingerprint.columns import fingerprinter_of, open_dataset_if_present
+        from strands_robots.dataset.cache import cached_dataset_if_present
+        from strands_robots.fingerprint.columns import fingerprinter_of
 
-        dataset = open_dataset_if_present(root)
+        dataset = cached_dataset_if_present(root)
         if dataset is not None:
             check_targets(mapping, dataset.episodes, root)
         stored = labelled()

@@ -54,17 +54,6 @@ def test_path_pre_check_agrees_with_the_adapter(value):
         assert got[1] == Path(expected[1]) and type(got[1]) is type(Path(expected[1]))
 
 
-flag_values = st.one_of(st.booleans(), st.integers(-1, 2), st.none(), st.sampled_from(["no", "true", 1.0, 0.0]))
-
-
-@settings(max_examples=100, deadline=None)
-@given(flag_values)
-def test_flag_pre_check_agrees_with_the_adapter(value):
-    expected = _adapter_answer("flag", value)
-    got = _checker_answer(lambda v: arguments.flag_argument(v, "flag"), value)
-    assert got == expected and type(got[1]) is type(expected[1])
-
-
 class _Text(str):
     pass
 
@@ -114,8 +103,6 @@ def test_items_pre_check_agrees_with_the_adapter(value):
 def test_refusals_still_name_the_remedy():
     with pytest.raises(LabelArgumentError, match=r"root is refused: .*NUL.*pass root as a path string"):
         arguments.path_argument("a\x00b")
-    with pytest.raises(LabelArgumentError, match="pass flag=True or flag=False"):
-        arguments.flag_argument("no", "flag")
 
 
 LIMIT_SETS = [arguments.FPS, arguments.SECONDS, arguments.HELD_OUT_SHARE, arguments.UNIT_FRACTION, arguments.Limits()]
