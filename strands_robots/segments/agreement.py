@@ -13,10 +13,11 @@ import numpy as np
 from strands_robots.segments.proposals import spans
 from strands_robots.segments.store import query_records
 
+#: ``(start, end, label)`` of each segment, in frames (:func:`~strands_robots.segments.proposals.spans`).
+Spans = list[tuple[int, int, str]]
 
-def boundary_errors(
-    reviewed: list[tuple[int, int, str]], proposed: list[tuple[int, int, str]], length: int
-) -> list[int]:
+
+def boundary_errors(reviewed: Spans, proposed: Spans, length: int) -> list[int]:
     """Nearest-boundary distances (frames), both ways, of two segmentations of one episode."""
     ours, theirs = [s for s, _, _ in reviewed[1:]], [s for s, _, _ in proposed[1:]]
     out = [min(abs(b - p) for p in [0, *theirs, length]) for b in ours]
@@ -24,7 +25,7 @@ def boundary_errors(
     return out
 
 
-def _labels(segments: list[tuple[int, int, str]], length: int) -> list[str]:
+def _labels(segments: Spans, length: int) -> list[str]:
     frames = [""] * length
     for start, end, label in segments:
         key = " ".join(label.lower().split())
@@ -33,12 +34,12 @@ def _labels(segments: list[tuple[int, int, str]], length: int) -> list[str]:
     return frames
 
 
-def label_matches(reviewed: list[tuple[int, int, str]], proposed: list[tuple[int, int, str]], length: int) -> int:
+def label_matches(reviewed: Spans, proposed: Spans, length: int) -> int:
     """Frames whose proposed label is the reviewed label."""
     return sum(a == b for a, b in zip(_labels(reviewed, length), _labels(proposed, length), strict=True))
 
 
-def evenly_spaced(proposed: list[tuple[int, int, str]], length: int) -> list[tuple[int, int, str]]:
+def evenly_spaced(proposed: Spans, length: int) -> Spans:
     """The baseline: the proposal's labels over ``k`` evenly spaced segments."""
     k = len(proposed)
     cuts = [round(i * length / k) for i in range(k + 1)]
@@ -60,7 +61,11 @@ def _decision_of(record: dict[str, Any], proposed: str, reviewed: str) -> dict[s
     return None
 
 
-def _summary(errors: list[int], matches: int, frames: int) -> dict[str, Any]:
+def _summary(compared: list[tuple[Spans, Spans, int]]) -> dict[str, Any]:
+    """The boundary errors and label accuracy of each ``(reviewed, other, length)`` episode, pooled."""
+    errors = [e for mine, other, length in compared for e in boundary_errors(mine, other, length)]
+    matches = sum(label_matches(mine, other, length) for mine, other, length in compared)
+    frames = sum(length for _, _, length in compared)
     return {
         "boundary_error_mean": round(float(np.mean(errors)), 3) if errors else None,
         "boundary_error_p90": round(float(np.percentile(errors, 90)), 3) if errors else None,
@@ -71,34 +76,26 @@ def _summary(errors: list[int], matches: int, frames: int) -> dict[str, Any]:
 
 def agreement_of(decisions: list[dict[str, Any]]) -> dict[str, Any]:
     """The report of :func:`segments_agreement` from stored decisions (records with ``review``)."""
-    errors: list[int] = []
-    base_errors: list[int] = []
-    matches = base_matches = frames = unchanged = 0
+    measured = []  # (reviewed, proposed, length) of each decision that kept segments
     episodes = []
     for version in decisions:
         review = version["review"]
-        proposal = spans(review["proposal"]["segments"])
-        length = int(version["length"])
         entry: dict[str, Any] = {"episode_index": version["episode_index"], "decision": review["decision"]}
-        unchanged += review["decision"] == "accepted"
         if review["decision"] != "rejected":
-            mine = spans(version["segments"])
-            baseline = evenly_spaced(proposal, length)
-            ep_errors = boundary_errors(mine, proposal, length)
-            ep_matches = label_matches(mine, proposal, length)
-            errors += ep_errors
-            base_errors += boundary_errors(mine, baseline, length)
-            matches += ep_matches
-            base_matches += label_matches(mine, baseline, length)
-            frames += length
-            entry.update(boundary_errors=ep_errors, label_accuracy=round(ep_matches / length, 4))
+            length = int(version["length"])
+            compared = (spans(version["segments"]), spans(review["proposal"]["segments"]), length)
+            measured.append(compared)
+            entry.update(
+                boundary_errors=boundary_errors(*compared), label_accuracy=round(label_matches(*compared) / length, 4)
+            )
         episodes.append(entry)
+    unchanged = sum(version["review"]["decision"] == "accepted" for version in decisions)
     return {
         "episodes": len(decisions),
-        "measured_frames": frames,
-        **_summary(errors, matches, frames),
+        "measured_frames": sum(length for _, _, length in measured),
+        **_summary(measured),
         "accepted_unchanged": round(unchanged / len(decisions), 4) if decisions else None,
-        "baseline": _summary(base_errors, base_matches, frames),
+        "baseline": _summary([(mine, evenly_spaced(proposal, length), length) for mine, proposal, length in measured]),
         "per_episode": episodes,
     }
 

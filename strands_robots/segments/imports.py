@@ -204,19 +204,18 @@ def _number(value: Any, what: str) -> float:
 
 
 def _label(span: dict[str, Any], what: str) -> str:
-    for key in LABEL_KEYS:
-        if key in span and span[key] is not None:
-            value = span[key]
-            if isinstance(value, list):
-                distinct = sorted({clean_text(str(v)) for v in value if str(v).strip()})
-                if len(distinct) != 1:
-                    raise LabelValidationError(
-                        f"{what}.{key} holds {len(distinct)} descriptions {distinct}; one segment carries one label "
-                        "(split parallel per-arm descriptions first)."
-                    )
-                return distinct[0]
-            return clean_text(str(value))
-    raise LabelValidationError(f"{what} has no label (one of {list(LABEL_KEYS)}).")
+    key = next((key for key in LABEL_KEYS if span.get(key) is not None), None)
+    if key is None:
+        raise LabelValidationError(f"{what} has no label (one of {list(LABEL_KEYS)}).")
+    if not isinstance(span[key], list):
+        return clean_text(str(span[key]))
+    distinct = sorted({clean_text(str(v)) for v in span[key] if str(v).strip()})
+    if len(distinct) != 1:
+        raise LabelValidationError(
+            f"{what}.{key} holds {len(distinct)} descriptions {distinct}; one segment carries one label "
+            "(split parallel per-arm descriptions first)."
+        )
+    return distinct[0]
 
 
 def read_spans(spans: Any, what: str, time_unit: str = "auto") -> list[_Span]:
@@ -395,35 +394,21 @@ def carried_fields(obj: dict[str, Any], *, annotator: str, reference: bool, repo
     ``report.notes``; a field of another tool's shape (``source`` not ``annotation`` or
     ``import``, a time that is not ISO-8601, ...) is ignored with a note.
     """
-    fields: dict[str, Any] = {
-        "annotator": annotator,
-        "note": None,
-        "reference": reference,
-        "source": "import",
-        "annotated_at": None,
+    accepted: dict[str, tuple[Any, Callable[[Any], bool]]] = {  # field -> (default, what the input may give)
+        "annotator": (annotator, lambda v: isinstance(v, str) and bool(v.strip())),
+        "note": (None, lambda v: isinstance(v, str)),
+        "reference": (reference, lambda v: type(v) is bool),
+        "source": ("import", lambda v: v in SOURCES),
+        "annotated_at": (None, _is_iso_time),
     }
-    accept = {
-        "annotator": lambda v: isinstance(v, str) and bool(v.strip()),
-        "note": lambda v: isinstance(v, str),
-        "reference": lambda v: type(v) is bool,
-        "source": lambda v: v in SOURCES,
-        "annotated_at": _is_iso_time,
-    }
-    kept, ignored = [], []
-    for key in fields:
-        if obj.get(key) is None:
-            continue
-        value = obj[key]
-        if not accept[key](value):
-            ignored.append(key)
-            continue
-        fields[key] = (value or reference) if key == "reference" else value
-        kept.append(f"{key}={value!r}")
+    given = {key: obj[key] for key in accepted if obj.get(key) is not None}
+    kept = {key: value for key, value in given.items() if accepted[key][1](value)}
     if kept:
-        report.notes.append("kept the input's " + ", ".join(kept))
-    if ignored:
+        report.notes.append("kept the input's " + ", ".join(f"{key}={value!r}" for key, value in kept.items()))
+    if ignored := [key for key in given if key not in kept]:
         report.notes.append(f"ignored the input's {', '.join(ignored)} (not this tool's record fields)")
-    return fields
+    fields = {key: kept.get(key, default) for key, (default, _) in accepted.items()}
+    return fields | {"reference": kept.get("reference", False) or reference}
 
 
 def _is_iso_time(value: Any) -> bool:

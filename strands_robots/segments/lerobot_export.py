@@ -6,6 +6,7 @@ the dataset itself and refuses when it changed since the labels were read).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -51,14 +52,13 @@ def _parquet_bytes(table: Any) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    episodes = table.column("episode_index").to_pylist()
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(sink, table.schema, compression="snappy") as writer:
         start = 0
-        for i in range(1, len(episodes) + 1):
-            if i == len(episodes) or episodes[i] != episodes[start]:
-                writer.write_table(table.slice(start, i - start))
-                start = i
+        for _, run in itertools.groupby(table.column("episode_index").to_pylist()):
+            rows = sum(1 for _ in run)
+            writer.write_table(table.slice(start, rows))
+            start += rows
     return sink.getvalue().to_pybytes()
 
 
@@ -79,9 +79,7 @@ def _with_columns(path: Path, new_of: dict[int, dict[str, Any]], columns: dict[s
         old = table.column(name).to_pylist() if present else [missing] * len(episodes)
         new = [new_of[ep][name] if name in new_of.get(ep, {}) else old[i] for i, ep in enumerate(episodes)]
         if present:
-            table = table.set_column(
-                table.column_names.index(name), name, pa.array(new, type=table.schema.field(name).type)
-            )
+            table = table.set_column(table.column_names.index(name), name, pa.array(new, type=table[name].type))
         else:
             table = table.append_column(name, pa.array(new, type=kind))
     return table.replace_schema_metadata(None) if added else table  # its features description lacks the new columns

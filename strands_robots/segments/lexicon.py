@@ -134,30 +134,30 @@ def is_group_noun(phrase: str) -> bool:
 # -- activation controls (section 4) --------------------------------------------------------------
 
 
+#: Section-4 controls in the order a slot is tried against them: the first whose pattern it
+#: matches is its control (a burner's position is part of its name, ``burner:front-left``).
+_CONTROLS = (
+    ("coffee machine", r"\b(?:coffee machine|coffee maker|espresso machine)\b"),
+    ("toaster oven temperature knob", r"^(?=.*temperature).*toaster oven"),
+    ("toaster oven", r"toaster oven"),
+    ("toaster", r"\btoaster\b"),
+    ("electric kettle", r"\belectric kettle\b"),
+    ("sink faucet", r"\b(?:faucet|tap)\b"),
+    ("burner:", r"\b((?:front|rear|back|center|middle)(?:-(?:left|right|center))?|left|right)?\s*burner\b"),
+    ("oven", r"\boven\b"),
+    ("microwave", r"\bmicrowave\b"),
+    ("blender", r"\bblender\b"),
+)
+
+
 def control_of(target: str) -> str:
     """The section-4 control a slot names: ``coffee machine``, ``toaster``, ``electric kettle``,
     ``toaster oven temperature knob``, ``toaster oven``, ``sink faucet``, ``burner:<pos>``,
     ``oven``, ``microwave``, ``blender``, or the slot text itself."""
     t = target.strip().lower()
-    if re.search(r"\b(?:coffee machine|coffee maker|espresso machine)\b", t):
-        return "coffee machine"
-    if "toaster oven" in t:
-        return "toaster oven temperature knob" if "temperature" in t else "toaster oven"
-    if re.search(r"\btoaster\b", t):
-        return "toaster"
-    if re.search(r"\belectric kettle\b", t):
-        return "electric kettle"
-    if re.search(r"\b(?:faucet|tap)\b", t):
-        return "sink faucet"
-    m = re.search(r"\b((?:front|rear|back|center|middle)(?:-(?:left|right|center))?|left|right)?\s*burner\b", t)
-    if m:
-        return f"burner:{m.group(1) or ''}"
-    if re.search(r"\boven\b", t):
-        return "oven"
-    if re.search(r"\bmicrowave\b", t):
-        return "microwave"
-    if re.search(r"\bblender\b", t):
-        return "blender"
+    for control, pattern in _CONTROLS:
+        if m := re.search(pattern, t, re.S):
+            return f"burner:{m.group(1) or ''}" if control == "burner:" else control
     return t
 
 

@@ -4,6 +4,7 @@ examples, prefill").
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -152,17 +153,10 @@ def prefill_navigate(
 
 def covering(length: int, runs: list[tuple[int, int]]) -> list[dict[str, Any]]:
     """Segments covering ``0..length``: ``runs`` as N1 prefills, the frames between as empty segments."""
-    out: list[dict[str, Any]] = []
-    cursor = 0
-    for start, end in runs:
-        if start > cursor:
-            out.append(
-                {"start": cursor, "end": start, "template_id": None, "label": None, "slots": {}, "prefill": None}
-            )
-        out.append(
-            {"start": start, "end": end, "template_id": "N1", "label": None, "slots": {}, "prefill": "base_motion"}
-        )
-        cursor = end
-    if cursor < length:
-        out.append({"start": cursor, "end": length, "template_id": None, "label": None, "slots": {}, "prefill": None})
-    return out
+    drives = set(runs)
+    cuts = sorted({0, length, *itertools.chain.from_iterable(runs)})
+    return [
+        {"start": start, "end": end, "template_id": None, "label": None, "slots": {}, "prefill": None}
+        | ({"template_id": "N1", "prefill": "base_motion"} if (start, end) in drives else {})
+        for start, end in itertools.pairwise(cuts)
+    ]

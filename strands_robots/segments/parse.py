@@ -293,17 +293,12 @@ def _fill(parts: tuple, instance: TemplateInstance) -> str | None:
         kind = part[0]
         if kind == "lit":
             out.append(part[1])
-        elif kind == "slot":
-            value = instance.slots.get(part[1])
+        elif kind in ("slot", "mod"):
+            value = (instance.slots if kind == "slot" else instance.modifiers).get(part[1])
             if value is None:
                 return None
-            article = instance.modifiers.get(part[1] + _ARTICLE_SUFFIX, "the")
-            out.append(f"{article} {value}" if part[2] else value)
-        elif kind == "mod":
-            value = instance.modifiers.get(part[1])
-            if value is None:
-                return None
-            out.append(value)
+            with_article = kind == "slot" and part[2]
+            out.append(f"{instance.modifiers.get(part[1] + _ARTICLE_SUFFIX, 'the')} {value}" if with_article else value)
         else:
             names = _placeholders(part[1])
             present = {(k, n) for k, n in names if n in (instance.slots if k == "slot" else instance.modifiers)}
@@ -326,20 +321,15 @@ def render(instance: TemplateInstance) -> str:
     template = TEMPLATES.get(instance.template_id)
     if template is None:
         raise LabelValidationError(f"unknown template id {instance.template_id!r}; see TEMPLATES for the ids.")
-    for c in _compiled(registry_version()):
-        if c.template.id != template.id:
-            continue
-        if any(instance.modifiers.get(k) != v for k, v in c.form.fixed.items()):
-            continue
-        expressible = {name for kind, name in _placeholders(c.parts) if kind == "mod"}
-        expressible |= set(c.form.fixed)
-        expressible |= {s.name + _ARTICLE_SUFFIX for s in template.slots}
-        if set(instance.modifiers) - expressible:
-            continue
-        if set(instance.slots) - {s.name for s in template.slots}:
-            continue
-        text = _fill(c.parts, instance)
-        if text is not None:
+    slots = {s.name for s in template.slots}
+    for c in (c for c in _compiled(registry_version()) if c.template.id == template.id):
+        expressible = {name for kind, name in _placeholders(c.parts) if kind == "mod"} | set(c.form.fixed)
+        if (
+            all(instance.modifiers.get(k) == v for k, v in c.form.fixed.items())
+            and set(instance.modifiers) <= expressible | {name + _ARTICLE_SUFFIX for name in slots}
+            and set(instance.slots) <= slots
+            and (text := _fill(c.parts, instance)) is not None
+        ):
             return text
     raise LabelValidationError(
         f"{template.id} cannot express slots {instance.slots} with modifiers {instance.modifiers}; "
