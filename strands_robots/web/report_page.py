@@ -12,7 +12,6 @@ The figures come from the same functions as the files ``write_report`` writes.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -40,17 +39,14 @@ def _png(data: bytes) -> Response:
 def routes(ctx: ServerContext) -> list[BaseRoute]:
     """The report page's routes."""
 
-    def _document() -> dict[str, Any]:
-        return ctx.query(copy.deepcopy)
-
     def _summary(name: str) -> bytes:
         figure, _note = summary_figure(
-            name, ctx.root, _document(), labels_dir=ctx.labels_dir, episodes=list(ctx.dataset.episodes)
+            name, ctx.root, ctx.query(copy.deepcopy), labels_dir=ctx.labels_dir, episodes=list(ctx.dataset.episodes)
         )
         return png_bytes(figure)
 
     def _episode(episode: int) -> bytes:
-        record = _document()["episodes"].get(str(episode))
+        record = ctx.query(lambda document: copy.deepcopy(document["episodes"].get(str(episode))))
         return png_bytes(episode_plot(ctx.dataset, episode, record)[0])
 
     async def page(request: Request) -> Response:

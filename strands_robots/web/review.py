@@ -33,12 +33,7 @@ NAV = ("Review", "/review")
 def episode_payload(ctx: ServerContext, episode: int) -> dict[str, Any]:
     """The episode endpoint's body: labels, row, cameras, length, fps, tasks."""
     meta = ctx.dataset.episodes[episode]
-
-    def get(document: dict[str, Any]) -> dict[str, Any] | None:
-        record = document["episodes"].get(str(episode))
-        return copy.deepcopy(record) if record is not None else None
-
-    record = ctx.query(get) or {}
+    record = ctx.query(lambda document: copy.deepcopy(document["episodes"].get(str(episode)))) or {}
     current = review_is_current(record)
     return {
         "episode": episode,
