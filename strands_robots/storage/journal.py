@@ -261,18 +261,6 @@ def read_lines(path: Path, offset: int = 0) -> tuple[list[tuple[int, Any]], list
     return records, refused, end
 
 
-def report(sidecar: Path, rejected: list[Rejected]) -> None:
-    """Log refused lines of the journal of ``sidecar`` (once per load)."""
-    for item in rejected:
-        log.warning(
-            "%s %s is not applied: %s; it is kept aside in %s when the journal is folded",
-            journal_path(sidecar),
-            item.where(),
-            item.reason,
-            rejected_path(sidecar),
-        )
-
-
 def keep_aside(sidecar: Path, rejected: list[Rejected]) -> None:
     """Append refused journal lines to :func:`~.side_files.rejected_path` (durably) before a
     fold deletes the journal.

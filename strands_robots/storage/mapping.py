@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import numbers
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,9 +138,6 @@ class EpisodeMapping:
 
     def __len__(self) -> int:
         return len(self.table)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.table)
 
     def targets(self) -> list[int]:
         """The new indices, sorted."""

@@ -49,7 +49,6 @@ from strands_robots.storage.journal import (
     read_lines,
     record_conflicts,
     remove_journal,
-    report,
     screen,
     start_journal,
     three_way,
@@ -302,7 +301,14 @@ class RecordStore:
             check_field=self._field_problem,
         )
         screened.rejected[:0] = undecodable
-        report(self.path, screened.rejected)
+        for item in screened.rejected:
+            log.warning(
+                "%s %s is not applied: %s; it is kept aside in %s when the journal is folded",
+                self.journal,
+                item.where(),
+                item.reason,
+                rejected_path(self.path),
+            )
         return screened
 
     def _merge_stale(
