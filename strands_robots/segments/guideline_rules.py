@@ -72,8 +72,8 @@ def _f(kind: str, segs: list[Seg] | Seg, message: str, severity: str = "error") 
     )
 
 
-def _skipped(kind: str, ctx: Context, needs: str) -> Finding:
-    return Finding(kind, 0, ctx.length, f"not checked: this rule needs {needs}", "skipped")
+def _skipped(kind: str, ctx: Context, why: str) -> Finding:
+    return Finding(kind, 0, ctx.length, f"not checked: {why}", "skipped")
 
 
 # -- section 4: activation controls --------------------------------------------------------------
@@ -237,8 +237,8 @@ def count_task(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     distribution multiplies (``two ice cubes in each of the three glasses`` needs 6 pairs).
     """
     if ctx.task is None:
-        yield _skipped("count_task_pairs", ctx, "the task text (task=...)")
-        yield _skipped("count_task_group_noun", ctx, "the task text (task=...)")
+        yield _skipped("count_task_pairs", ctx, "this rule needs the task text (task=...)")
+        yield _skipped("count_task_group_noun", ctx, "this rule needs the task text (task=...)")
         return
     requirement = count_requirement(ctx.task)
     if requirement is None:
@@ -317,7 +317,7 @@ def navigate_base_motion(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     if not navigates:
         return
     if ctx.base_velocity is None:
-        needs = "the base velocity (base_velocity=..., or a dataset with a base-velocity feature)"
+        needs = "this rule needs the base velocity (base_velocity=..., or a dataset with a base-velocity feature)"
         yield _skipped("navigate_base_motion", ctx, needs)
         return
     speed = smooth(base_speed(ctx.base_velocity, ctx.length), ctx.smooth_frames)
@@ -424,14 +424,8 @@ def agibot_alternation(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
 
 def allex_rules(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
     """The Allex start/end rules are pending transcription (section 8): always reported as skipped."""
-    yield Finding(
-        "allex_rules",
-        0,
-        ctx.length,
-        "not checked: the start and end rules of the Allex labels are pending transcription; compare with the "
-        "reference examples",
-        "skipped",
-    )
+    why = "the start and end rules of the Allex labels are pending transcription; compare with the reference examples"
+    yield _skipped("allex_rules", ctx, why)
 
 
 COHORT_RULES: dict[str, tuple[Rule, ...]] = {

@@ -143,29 +143,27 @@ def episodes_of(data: Any, episode: int | None = None) -> list[tuple[Any, Any, d
             without ``episode=``.
     """
 
-    def single(spans: Any, obj: dict[str, Any]) -> list[tuple[Any, Any, dict[str, Any]]]:
+    def single(spans: Any, obj: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
         index = next((obj[k] for k in INDEX_KEYS if obj.get(k) is not None), episode)
         if index is None:
             raise LabelValidationError(
                 "the input holds the spans of one episode but does not say which; pass episode= (CLI: --episode)."
             )
-        return [(index, spans, obj)]
+        return index, spans, obj
 
     if isinstance(data, list):
         if data and all(_looks_like_span(x) for x in data):
-            return single(data, {})
-        out: list[tuple[Any, Any, dict[str, Any]]] = []
+            return [single(data, {})]
         for i, obj in enumerate(data):
             if not isinstance(obj, dict) or _spans_of(obj) is None:
                 raise LabelValidationError(
                     f"item {i} of the input is not an episode object with one of {list(SPAN_KEYS)}; see the accepted "
                     "shapes in docs/segments.md."
                 )
-            out.extend(single(_spans_of(obj), obj))
-        return out
+        return [single(_spans_of(obj), obj) for obj in data]
     if isinstance(data, dict):
         if _spans_of(data) is not None:
-            return single(_spans_of(data), data)
+            return [single(_spans_of(data), data)]
         if "episodes" in data:
             return episodes_of(
                 [
@@ -537,9 +535,8 @@ def import_segmentations(
             ep_report.errors.append(str(exc))
 
     def keep(current: dict[str, Any] | None, record: dict[str, Any]) -> str | None:
-        if current is None or overwrite:
-            return None
-        return "a segmentation exists; pass overwrite=True (CLI: --overwrite) to replace it"
+        exists = current is not None and not overwrite
+        return "a segmentation exists; pass overwrite=True (CLI: --overwrite) to replace it" if exists else None
 
     if prepared:
         store_prepared(store, prepared, keep, dry_run=dry_run)

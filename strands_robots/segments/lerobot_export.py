@@ -103,30 +103,20 @@ def _approved(root: Path, labels_dir: Any, episodes: Any) -> dict[int, dict[str,
     return records
 
 
-def _check_origin(record: dict[str, Any], tool: str, current: list[Any], ours: list[Any]) -> str | None:
-    """Why the dataset's annotations of the episode (``current``: rows or SARM spans) are neither
-    the ones its proposal was read from by ``tool`` nor ``ours`` (this export's), or None."""
-    review = record.get("review") or {}
-    origin = (review.get("proposal") or {}).get("origin") or record.get("origin")
-    if not origin or origin.get("tool") != tool:
-        return None
-    digest = language.rows_digest(current)
-    if digest in (origin.get("rows"), language.rows_digest(ours)):
-        return None
-    what = f"{origin['style']} rows" if "style" in origin else f"{origin.get('columns')} SARM columns"
-    return f"its {what} are not the ones imported ({len(current)} now)"
-
-
 def _refuse_changed(
     approved: dict[int, dict[str, Any]], tool: str, stored: dict[int, Any], ours: dict[int, Any]
 ) -> None:
-    """Raise :class:`DatasetChangedError` when an episode's annotations in the dataset (``stored``) are neither
-    the ones its proposal was read from by ``tool`` nor ``ours``."""
-    problems = [
-        f"episode {ep}: {why}"
-        for ep, record in approved.items()
-        if (why := _check_origin(record, tool, stored.get(ep, []), ours[ep]))
-    ]
+    """Raise :class:`DatasetChangedError` when an episode's annotations in the dataset (``stored``: rows or
+    SARM spans) are neither the ones its proposal was read from by ``tool`` nor ``ours`` (this export's)."""
+    problems = []
+    for ep, record in approved.items():
+        origin = ((record.get("review") or {}).get("proposal") or {}).get("origin") or record.get("origin")
+        current = stored.get(ep, [])
+        if not origin or origin.get("tool") != tool:
+            continue  # not read from this dataset's annotations of this kind
+        if language.rows_digest(current) not in (origin.get("rows"), language.rows_digest(ours[ep])):
+            what = f"{origin['style']} rows" if "style" in origin else f"{origin.get('columns')} SARM columns"
+            problems.append(f"episode {ep}: its {what} are not the ones imported ({len(current)} now)")
     if problems:
         raise DatasetChangedError(
             "the dataset changed since the labels were read (" + "; ".join(problems[:5]) + "); nothing was "

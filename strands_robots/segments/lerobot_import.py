@@ -112,8 +112,7 @@ def import_lerobot(
             if not segments:
                 raise LabelValidationError("no usable annotation is left for this episode (see changes).")
             labelled = [label_segment(s, cohort) for s in segments]
-            free = sum(1 for s in labelled if s.get("free"))
-            if free:
+            if free := sum(1 for s in labelled if s.get("free")):
                 ep_report.notes.append(f"{free} label(s) fit no {cohort} template exactly: kept as free labels")
             record, ep_report.findings = prepare_record(
                 facts, labelled, annotator=source, cohort=cohort, source="proposal", dataset=dataset

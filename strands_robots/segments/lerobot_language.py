@@ -104,8 +104,7 @@ def read_episodes(root: Path) -> dict[int, EpisodeRows]:
     """
     import pyarrow.parquet as pq
 
-    found: dict[int, EpisodeRows] = {}
-    stamps: dict[int, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    parts: dict[int, list[tuple[Any, ...]]] = defaultdict(list)  # per file: frames, timestamps, first/last rows
     for path in data_files(root):
         names = pq.read_schema(path).names
         columns = ["episode_index", "frame_index", "timestamp"]
@@ -120,18 +119,14 @@ def read_episodes(root: Path) -> dict[int, EpisodeRows]:
         language = table.column(LANGUAGE_PERSISTENT) if LANGUAGE_PERSISTENT in names else None
         for ep in np.unique(episodes):
             rows = np.flatnonzero(episodes == ep)
-            entry = found.setdefault(int(ep), EpisodeRows(int(ep), np.empty(0, np.float32)))
-            stamps[int(ep)].append((frames[rows], times[rows]))
-            if language is not None:
-                first = language[int(rows[0])].as_py() or []
-                if not entry.persistent:
-                    entry.persistent = first
-                last = language[int(rows[-1])].as_py() or []
-                entry.uneven |= last != first
-    for ep, parts in stamps.items():
-        frames = np.concatenate([p[0] for p in parts])
-        times = np.concatenate([p[1] for p in parts])
-        found[ep].timestamps = times[np.argsort(frames, kind="stable")]
+            ends = [language[int(r)].as_py() or [] for r in (rows[0], rows[-1])] if language is not None else [[], []]
+            parts[int(ep)].append((frames[rows], times[rows], *ends))
+    found: dict[int, EpisodeRows] = {}
+    for ep, chunks in parts.items():
+        in_files, at, firsts, lasts = zip(*chunks, strict=True)
+        timestamps = np.concatenate(at)[np.argsort(np.concatenate(in_files), kind="stable")]
+        persistent: list[dict[str, Any]] = next((rows for rows in firsts if rows), [])
+        found[ep] = EpisodeRows(ep, timestamps, persistent, any(a != b for a, b in zip(firsts, lasts, strict=True)))
     return found
 
 

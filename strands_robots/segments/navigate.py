@@ -20,6 +20,10 @@ from strands_robots.segments.motion import DEFAULT_THRESHOLD, base_speed, check_
 _VELOCITY_WORDS = re.compile(r"vel|motion|twist|speed")
 
 
+def _names_base_velocity(name: str) -> bool:
+    return "base" in name.lower() and _VELOCITY_WORDS.search(name.lower()) is not None
+
+
 def _numeric(spec: Any) -> bool:
     return isinstance(spec, dict) and str(spec.get("dtype", "")).startswith(("float", "int"))
 
@@ -37,15 +41,11 @@ def find_base_velocity_feature(features: dict[str, Any]) -> tuple[str, list[int]
     """
     from strands_robots.dataset.info import feature_names  # the dataset reader's names rule, on use
 
-    keys = sorted(features, key=lambda k: (not k.startswith("observation"), k))
+    keys = sorted((k for k in features if _numeric(features[k])), key=lambda k: (not k.startswith("observation"), k))
+    if whole := next((key for key in keys if _names_base_velocity(key)), None):
+        return whole, None
     for key in keys:
-        low = key.lower()
-        if _numeric(features[key]) and "base" in low and _VELOCITY_WORDS.search(low):
-            return key, None
-    for key in keys:
-        names = feature_names(features[key]) if _numeric(features[key]) else ()
-        dims = [i for i, n in enumerate(names) if "base" in n.lower() and _VELOCITY_WORDS.search(n.lower())]
-        if dims:
+        if dims := [i for i, n in enumerate(feature_names(features[key])) if _names_base_velocity(n)]:
             return key, dims
     return None
 

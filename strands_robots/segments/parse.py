@@ -118,14 +118,12 @@ def _parse_form(pattern: str) -> tuple:
     for m in _TOKEN.finditer(pattern):
         if m.start() > pos:
             stack[-1].append(("lit", pattern[pos : m.start()]))
-        token = m.group(0)
-        if m.group(1):
-            stack[-1].append(("slot", m.group(1), True))
-        elif m.group(2):
-            stack[-1].append(("slot", m.group(2), False))
-        elif m.group(3):
-            stack[-1].append(("mod", m.group(3)))
-        elif token == "[":
+        article, slot, modifier = m.groups()
+        if article or slot:
+            stack[-1].append(("slot", article or slot, bool(article)))
+        elif modifier:
+            stack[-1].append(("mod", modifier))
+        elif m.group(0) == "[":
             stack.append([])
         else:
             inner = stack.pop()
@@ -359,8 +357,7 @@ def make_instance(
     slots = dict(slots or {})
     mods = {str(k): clean_text(str(v)).lower() for k, v in (modifiers or {}).items() if v not in (None, "")}
     known = {s.name for s in template.slots}
-    unknown = sorted(set(slots) - known)
-    if unknown:
+    if unknown := sorted(set(slots) - known):
         raise LabelValidationError(f"{template_id} has no slot {unknown}; its slots are {sorted(known) or 'none'}.")
     clean_slots: dict[str, str] = {}
     for slot in template.slots:

@@ -157,13 +157,10 @@ class Template:
 
 def _roles(spec: str) -> tuple[Slot, ...]:
     """``"theme: object, group_noun; source?: fixture"`` -> slots (``?`` = optional)."""
-    slots = []
-    for part in filter(None, (p.strip() for p in spec.split(";"))):
-        name, _, types = part.partition(":")
-        name = name.strip()
-        optional = name.endswith("?")
-        slots.append(Slot(name.rstrip("?"), tuple(t.strip() for t in types.split(",") if t.strip()), optional))
-    return tuple(slots)
+    return tuple(
+        Slot(name, tuple(t.strip() for t in types.split(",") if t.strip()), optional == "?")
+        for name, optional, types in re.findall(r"(\w+)(\??):([^;]*)", spec)
+    )
 
 
 def _row(

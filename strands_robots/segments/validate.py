@@ -154,11 +154,9 @@ def structure(
             continue
         try:
             instance = coerce_instance(seg.label, cohort)
-        except LabelParseError as exc:
-            findings.append(Finding("unparseable_label", start, end, str(exc), segments=at))
-            continue
-        except LabelValidationError as exc:
-            findings.append(Finding("unparseable_label", start, end, f"segment {seg.position}: {exc}", segments=at))
+        except LabelValidationError as exc:  # a parse error names the label; another says which segment
+            why = str(exc) if isinstance(exc, LabelParseError) else f"segment {seg.position}: {exc}"
+            findings.append(Finding("unparseable_label", start, end, why, segments=at))
             continue
         if cohort not in instance.template.cohorts:
             why = f"{render(instance)!r} ({instance.template_id}) is not a {cohort} label"
