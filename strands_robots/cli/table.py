@@ -43,10 +43,7 @@ class FoldedTable(Table):
         sizes = [[_measure(console, cell) for cell in row] for row in rows]
         # rich sizes a column by its widest line and its longest word: one row of each lays it out
         samples = [
-            tuple(
-                max(zip(rows, sizes, strict=True), key=lambda pair, i=i: pair[1][i][side])[0][i]
-                for i in range(len(self.columns))
-            )
+            tuple(rows[max(range(len(rows)), key=lambda r: sizes[r][i][side])][i] for i in range(len(self.columns)))
             for side in (1, 0)
         ]
         layout = Table(title=self.title)
@@ -58,6 +55,7 @@ class FoldedTable(Table):
         if min(widths) < 3:  # no room for a character between the padding: rich crops the cells
             yield from super().__rich_console__(console, options)
             return
+        assert layout.box is not None  # rich's default box
         box = layout.box.substitute(options, safe=console.safe_box)
         lines = list(Segment.split_lines(console.render(layout, options)))
         head = len(lines) - 1 - sum(len(self._row(console, widths, box, sample)) for sample in samples)
