@@ -116,28 +116,23 @@ def control_semantics(segs: list[Seg], ctx: Context) -> Iterator[Finding]:
         if s.op not in ("activate", "deactivate", "adjust") or s.tid == "J2":
             continue
         control, target = control_of(s.slot("target")), s.slot("target")
-        before = state.get(control)
-        why = None
-        if s.tid == "J1" and s.instance.modifiers.get("setting", "") == "off":
-            why = f"setting the {target} to off is on->off: label it deactivate (D1 'turn off the ...')"
-            state[control] = "off"
-        elif not is_stateful_control(control):
+        to_off = s.tid == "J1" and s.instance.modifiers.get("setting", "") == "off"
+        if not to_off and not is_stateful_control(control):
             continue
-        elif s.op == "activate":
-            if before == "on":
-                name = control.replace("burner:", "burner ").strip()
-                why = f"the {name} is already on: a level change is adjust (J1 'set the ... to <level>')"
-            state[control] = "on"
-        elif s.op == "deactivate":
-            if before == "off":
-                why = f"the {target} is already off since an earlier deactivate"
-            state[control] = "off"
-        else:  # adjust
-            if before == "off":
-                why = f"the {target} is off: off->on is activate (A1 'turn on the ... to <level>'), not adjust"
-            state[control] = "on"
-        if why:
-            yield _f("control_semantics", s, why)
+        before = state.get(control)
+        state[control] = "off" if to_off or s.op == "deactivate" else "on"
+        if to_off:
+            why = f"setting the {target} to off is on->off: label it deactivate (D1 'turn off the ...')"
+        elif s.op == "activate" and before == "on":
+            name = control.replace("burner:", "burner ").strip()
+            why = f"the {name} is already on: a level change is adjust (J1 'set the ... to <level>')"
+        elif s.op == "deactivate" and before == "off":
+            why = f"the {target} is already off since an earlier deactivate"
+        elif s.op == "adjust" and before == "off":
+            why = f"the {target} is off: off->on is activate (A1 'turn on the ... to <level>'), not adjust"
+        else:
+            continue
+        yield _f("control_semantics", s, why)
 
 
 # -- section 1 ------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -64,16 +65,10 @@ def read_spans(root: Path, prefix: str) -> dict[int, list[tuple[str, float | Non
             labels = table[cols[0]][i]
             if labels is None:
                 continue
-            n = len(labels)
-            st, et, sf, ef = (_padded(table.get(c, [None] * (i + 1))[i], n) for c in cols[1:])
-            found[int(ep)] = [(str(labels[k]), st[k], et[k], sf[k], ef[k]) for k in range(n)]
+            values = [(table[c][i] if c in table else None) or [] for c in cols[1:]]  # a missing value is None
+            spans = itertools.islice(itertools.zip_longest(labels, *values), len(labels))
+            found[int(ep)] = [(str(name), *times_and_frames) for name, *times_and_frames in spans]
     return found
-
-
-def _padded(values: Any, n: int) -> list[Any]:
-    """``values`` as a list of ``n`` items (None where missing)."""
-    values = list(values) if values is not None else []
-    return (values + [None] * n)[:n]
 
 
 def spans_to_segments(

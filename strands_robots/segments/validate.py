@@ -62,11 +62,7 @@ def raw_segments(segments: Any) -> list[RawSegment]:
         elif label is None:
             label = _field(seg, "instance")
         if label is None and _field(seg, "template_id") is not None:
-            label = {
-                "template_id": _field(seg, "template_id"),
-                "slots": _field(seg, "slots"),
-                "modifiers": _field(seg, "modifiers"),
-            }
+            label = {key: _field(seg, key) for key in ("template_id", "slots", "modifiers")}
         out.append(RawSegment(i, _field(seg, "start"), _field(seg, "end"), label, _field(seg, "note")))
     return out
 
