@@ -208,7 +208,8 @@ DOCUMENT_EXAMPLES: tuple[tuple[str, str], ...] = (
 )
 
 
-def _raw(original: str, cleaned: str, why: str, instance: TemplateInstance | None, rewrites=()) -> Normalized:
+def _raw(original: str, cleaned: str, why: str, parses: list[TemplateInstance], rewrites=()) -> Normalized:
+    instance = parses[0] if parses else None
     return Normalized(original.strip(), False, why, tuple(rewrites), instance, original, operation_of(cleaned))
 
 
@@ -246,7 +247,7 @@ def normalize_official_label(text: str) -> Normalized:
             cleaned,
             f"bundles two actions ('{second}'): split it into one segment per action (docs/segments.md, "
             "Validation and findings: never bundle two actions in one label)",
-            raw_parse[0] if raw_parse else None,
+            raw_parse,
         )
     candidate = cleaned
     applied = []
@@ -257,25 +258,13 @@ def normalize_official_label(text: str) -> Normalized:
             candidate = " ".join(rewritten.split())
     parsed = parse_candidates(candidate, cohort=OFFICIAL_COHORT)
     raw_parse = [p for p in raw_parse if OFFICIAL_COHORT in p.template.cohorts]
-    if not parsed and raw_operation == "release":
-        return replace(_raw(original, cleaned, FOLD_REASON, None, applied), fold=True)
-    if not parsed:
+    if parsed and raw_operation in (None, parsed[0].operation):
+        return _fitted(parsed[0], original, tuple(applied))
+    if parsed:
+        why = f"normalising to {candidate!r} would change the operation from {raw_operation} to {parsed[0].operation}"
+    elif raw_operation == "release":
+        return replace(_raw(original, cleaned, FOLD_REASON, [], applied), fold=True)
+    else:
         nearest, example = nearest_template(candidate, cohort=OFFICIAL_COHORT)
-        return _raw(
-            original,
-            cleaned,
-            f"no template fits {candidate!r} (nearest {nearest.id} {nearest.surface!r}, e.g. {example!r}); kept raw",
-            raw_parse[0] if raw_parse else None,
-            applied,
-        )
-    instance = parsed[0]
-    if raw_operation is not None and raw_operation != instance.operation:
-        return _raw(
-            original,
-            cleaned,
-            f"normalising to {candidate!r} would change the operation from {raw_operation} to "
-            f"{instance.operation}; kept raw",
-            raw_parse[0] if raw_parse else None,
-            applied,
-        )
-    return _fitted(instance, original, tuple(applied))
+        why = f"no template fits {candidate!r} (nearest {nearest.id} {nearest.surface!r}, e.g. {example!r})"
+    return _raw(original, cleaned, f"{why}; kept raw", raw_parse, applied)
