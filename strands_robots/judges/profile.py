@@ -23,7 +23,8 @@ from strands_robots.dataset.frames import column_to_numpy
 from strands_robots.signals.episode import signal_columns
 from strands_robots.signals.gripper import dataset_swings
 from strands_robots.signals.motion import pooled_slope, pooled_trend
-from strands_robots.tools.evidence import EvidenceCache, episode_evidence, file_stamp
+from strands_robots.storage.registry import file_identity
+from strands_robots.tools.evidence import EvidenceCache, episode_evidence
 
 #: Below this many profiled episodes no dataset-relative claim is made.
 MIN_EPISODES = 8
@@ -387,7 +388,7 @@ def _signals(dataset: Any, meta: Any, rows: Any, evidence: EvidenceCache | None,
 
 
 def _read_one(dataset: Any, meta: Any, columns: list[str], evidence: EvidenceCache | None) -> dict[str, Any] | None:
-    stamp = file_stamp(meta.data_file)
+    stamp = file_identity(meta.data_file, strict=False)
     try:
         rows = dataset.read_frames(meta, columns) if columns else {}
     except (OSError, ValueError, KeyError):  # unreadable: left out of the profile
@@ -401,7 +402,7 @@ def _profile_file(
     """Signals of the episodes ``metas``, all stored in the data file ``path``, from one read of it."""
     columns = signal_columns(dataset)
     out: dict[int, dict[str, Any]] = {}
-    stamp = file_stamp(path)
+    stamp = file_identity(path, strict=False)
     try:
         available = set(pq.read_schema(path).names)
         if not {"episode_index", "frame_index", *columns} <= available:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from strands_robots.episode_labels import read_labels
 from strands_robots.errors import LabelValidationError, MissingExtraError
 from strands_robots.judges.retry import ModelServerUnreachableError, ServerBreaker
 from strands_robots.judges.runner import AgentSettings, EpisodeResult, RunWriter, judge_episode
@@ -175,7 +174,6 @@ def judge_on_ray(
             return actor_class.remote(settings, str(root), hub)
 
         actors = [new_actor() for _ in range(count)]
-        records = {int(k): v for k, v in read_labels(root, labels_dir=settings.labels_dir)["episodes"].items()}
         load = [0] * count
         in_flight: dict[Any, tuple[int, Any, _Batch]] = {}
         reported: set[int] = set()  # a retried batch that comes back twice is written once
@@ -189,7 +187,7 @@ def judge_on_ray(
                 if not batch.episodes:
                     continue  # every episode of it is another run's
                 batch.attempts += 1
-                wanted = {e: verdict_and_judge(records.get(e)) or {} for e in batch.episodes}
+                wanted = {e: verdict_and_judge(writer.records.get(e)) or {} for e in batch.episodes}
                 ref = actors[slot].judge.remote(batch.episodes, wanted)
                 in_flight[ref] = (slot, actors[slot], batch)
                 load[slot] += 1

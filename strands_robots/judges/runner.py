@@ -139,8 +139,10 @@ class JudgeReport:
         return sum(costs, Cost()) if costs else None
 
 
-def _at_least_one(value: Any, what: str) -> int:
-    """A count argument: an integer >= 1 (``True``, ``2.5`` and ``"3"`` refused)."""
+def _at_least_one(value: Any, what: str, *, optional: bool = False) -> Any:
+    """A count argument: an integer >= 1 (``True``, ``2.5`` and ``"3"`` refused); None when ``optional``."""
+    if optional and value is None:
+        return None
     return int_argument(value, lambda v: LabelValidationError(f"{what} must be >= 1, got {v!r}."), minimum=1)
 
 
@@ -170,8 +172,7 @@ def select_episodes(
         RootNotFoundError: ``root`` or ``labels_dir`` is not an existing directory.
         LabelValidationError: ``limit`` below 1 or a negative episode.
     """
-    if limit is not None:
-        limit = _at_least_one(limit, "limit")
+    limit = _at_least_one(limit, "limit", optional=True)
     try:
         document = read_labels(root, labels_dir=labels_dir)
     except LabelsNotFoundError as exc:  # not RootNotFoundError (also a FileNotFoundError): a missing root says so
@@ -364,12 +365,15 @@ class AgentSettings:
 @dataclass
 class RunWriter:
     """Where a run's judged episodes go, whichever executor judged them: labels written in
-    group commits by this process, leases given back, results reported."""
+    group commits by this process, leases given back, results reported. ``records``: the
+    sidecar's records (episode -> record) as the run selected its episodes, which the offline
+    judge's and Ray's tools read instead of the sidecar."""
 
     report: JudgeReport
     claims: Claims
     labels_dir: str | Path | None
     on_result: Callable[[EpisodeResult], None] | None
+    records: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def finish(self, results: Iterable[EpisodeResult]) -> None:
         """Add ``results`` to the report and call ``on_result`` with each."""
@@ -474,12 +478,9 @@ def run_judge(
     frames = _at_least_one(frames, "frames")
     if executor not in EXECUTORS:
         raise LabelValidationError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}.")
-    if workers is not None:
-        workers = _at_least_one(workers, "workers")
-    if batch_size is not None:
-        batch_size = _at_least_one(batch_size, "batch_size")
-    if max_requests_per_episode is not None:
-        max_requests_per_episode = _at_least_one(max_requests_per_episode, "max_requests_per_episode")
+    workers = _at_least_one(workers, "workers", optional=True)
+    batch_size = _at_least_one(batch_size, "batch_size", optional=True)
+    max_requests_per_episode = _at_least_one(max_requests_per_episode, "max_requests_per_episode", optional=True)
     if timeout is not None:
         timeout = number_argument(
             timeout, number_refusal("timeout", TIMEOUT, "give the seconds one model request may take, e.g. 120.")
@@ -503,10 +504,9 @@ def run_judge(
     todo, missing, already = select_episodes(
         root, episodes=episodes, limit=limit, relabel=relabel, labels_dir=labels_dir
     )
-    reviewed: frozenset[int] = frozenset()
-    if relabel:  # episodes with a human review: a new judge label never undoes it
-        records = read_labels(root, labels_dir=labels_dir)["episodes"]
-        reviewed = frozenset(e for e in todo if isinstance(records.get(str(e), {}).get("review"), dict))
+    records = {int(k): v for k, v in read_labels(root, labels_dir=labels_dir)["episodes"].items()}
+    # episodes with a human review: a new judge label never undoes it
+    reviewed = frozenset(e for e in todo if relabel and isinstance(records.get(e, {}).get("review"), dict))
     images = (not offline) if images is None else images
     report = JudgeReport(
         root, JUDGE_MODEL if offline else model_name(model), already_labelled=already, reviewed=reviewed
@@ -522,7 +522,7 @@ def run_judge(
         report.seconds = time.perf_counter() - start
         return report
     claims = Claims(root, labels_dir, relabel, selected_at)
-    writer = RunWriter(report, claims, labels_dir, on_result)
+    writer = RunWriter(report, claims, labels_dir, on_result, records)
     try:
         evidence: EvidenceCache | None = None
         agent_model = model
@@ -583,13 +583,7 @@ def _judge_on_threads(
     # The offline judge's labels are written in group commits by this thread (one journal line
     # per batch); a model judge's write_label writes each label itself, durable when it returns,
     # sharing commits with the concurrent conversations.
-    deferred = offline
     committer = GroupCommit() if not offline and workers > 1 else None
-    records = (
-        {int(k): v for k, v in read_labels(root, labels_dir=settings.labels_dir)["episodes"].items()}
-        if deferred
-        else None
-    )
 
     def agent_for_thread() -> Any:
         agent = getattr(local, "agent", None)
@@ -597,8 +591,8 @@ def _judge_on_threads(
             agent = settings.agent(root, breaker)
             config = agent.judge_tools.config
             config.committer = committer
-            if deferred:
-                config.evidence, config.records, config.defer_writes = evidence, records, True
+            if offline:
+                config.evidence, config.records, config.defer_writes = evidence, writer.records, True
             local.agent = agent
             with agents_lock:
                 agents.append(agent)
@@ -613,7 +607,7 @@ def _judge_on_threads(
             claims.leases.give_back([episode])
             return EpisodeResult(episode, False, error=f"{type(exc).__name__}: {exc}"), None
         result, judge = judge_episode(agent, root, episode, settings.frames, settings.images)
-        if not deferred or not result.ok:  # written by write_label, or nothing to write: the lease goes
+        if not offline or not result.ok:  # written by write_label, or nothing to write: the lease goes
             claims.leases.give_back([episode])
         return result, judge
 
@@ -631,7 +625,7 @@ def _judge_on_threads(
         if outcome is None:  # taken by another run
             return
         result, judge = outcome
-        if not deferred or not result.ok:
+        if not offline or not result.ok:
             writer.finish([result])
             return
         if not pending:

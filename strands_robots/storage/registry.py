@@ -20,11 +20,14 @@ from pathlib import Path
 Identity = tuple[int, int, int]
 
 
-def file_identity(path: str | Path) -> Identity | None:
-    """``(inode, size, mtime_ns)`` of ``path`` or None when it does not exist."""
+def file_identity(path: str | os.PathLike[str], *, strict: bool = True) -> Identity | None:
+    """``(inode, size, mtime_ns)`` of ``path`` or None when it does not exist (``strict=False``:
+    when it cannot be stat'ed at all, e.g. no permission or a NUL in the name)."""
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except (OSError, ValueError) as exc:
+        if strict and not isinstance(exc, FileNotFoundError):
+            raise
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 

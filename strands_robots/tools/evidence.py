@@ -10,8 +10,9 @@ again (docs/judge.md, "Throughput").
 
 An entry is used only while the dataset is the one it was computed from: the same opened
 dataset object (:func:`strands_robots.dataset.cache.cached_dataset` opens a new one when
-any metadata file changes) and the same data file (inode, size and mtime). Anything else
-is a miss, and the tool reads and computes as without a cache.
+any metadata file changes) and the same data file (its non-strict
+:func:`~strands_robots.storage.registry.file_identity`: inode, size and mtime). Anything
+else is a miss, and the tool reads and computes as without a cache.
 """
 
 from __future__ import annotations
@@ -25,21 +26,11 @@ from typing import Any
 import numpy as np
 
 from strands_robots.signals.episode import signals_of
+from strands_robots.storage.registry import Identity, file_identity
 
 #: Rows kept by default (bytes of numpy arrays): beyond it entries keep only their signals,
 #: and ``sample_frames`` reads the episode's rows again (one row-group read).
 DEFAULT_MAX_ROW_BYTES = 512 * 1024 * 1024
-
-FileStamp = tuple[int, int, int]
-
-
-def file_stamp(path: str | os.PathLike[str]) -> FileStamp | None:
-    """``(inode, size, mtime_ns)`` of a file, or None when it cannot be stat'ed."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 @dataclass(frozen=True)
@@ -103,15 +94,15 @@ class EvidenceCache:
         self.row_bytes = 0
         self.hits = 0
         self.misses = 0
-        self._entries: dict[tuple[str, int], tuple[Any, FileStamp, EpisodeEvidence]] = {}
+        self._entries: dict[tuple[str, int], tuple[Any, Identity, EpisodeEvidence]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def put(self, dataset: Any, episode: int, evidence: EpisodeEvidence, stamp: FileStamp | None) -> None:
+    def put(self, dataset: Any, episode: int, evidence: EpisodeEvidence, stamp: Identity | None) -> None:
         """Keep ``evidence`` of ``episode``, computed from the data file whose stamp is ``stamp``
-        (:func:`file_stamp` taken before the read; None: not kept)."""
+        (its ``file_identity(..., strict=False)`` taken before the read; None: not kept)."""
         if stamp is None:
             return
         with self._lock:
@@ -128,7 +119,7 @@ class EvidenceCache:
 
     def get(self, dataset: Any, episode: int, data_file: str | os.PathLike[str]) -> EpisodeEvidence | None:
         """The evidence of ``episode`` if it was computed from this very dataset and data file."""
-        stamp = file_stamp(data_file)
+        stamp = file_identity(data_file, strict=False)
         with self._lock:
             entry = self._entries.get((str(dataset.root), int(episode)))
             if entry is None or entry[0] is not dataset or stamp is None or entry[1] != stamp:
