@@ -120,6 +120,11 @@ def _severity(value: float, medium: float, low: float) -> str | None:
     return None
 
 
+def _at(values: Sequence[Any], index: int) -> Any:
+    """``values[index]``, None past the end."""
+    return values[index] if index < len(values) else None
+
+
 def _channel_name(names: Sequence[str], index: int) -> str:
     return str(names[index]) if 0 <= index < len(names) else f"channel {index}"
 
@@ -156,7 +161,7 @@ def _range_of(profile: DatasetProfile | None, signals: dict[str, Any], c: int) -
     ranges = signals.get("channel_range") or []
     stat = profile.channel("channel_range", c) if profile is not None else None
     typical = stat.typical() if stat is not None else None
-    own = ranges[c] if c < len(ranges) else None
+    own = _at(ranges, c)
     value = typical if typical else own
     arm = [ranges[i] for i in _arm_channels(signals) if i < len(ranges) and ranges[i]]
     floor = RANGE_FLOOR_SHARE * max(arm) if arm else 0.0
@@ -244,29 +249,21 @@ def _step_candidates(
     collision).
     """
     min_prominence = min_prominence or MIN_STEP_PROMINENCE
+    kinds = {  # signal -> its (heights, prominences, frames), the residual first
+        name: [signals.get(key) or [] for key in (name, f"{prefix}_prominence", f"{prefix}_frame")]
+        for name, prefix in (("residual_step", "residual_step"), ("step_height", "step"))
+    }
+    measured = any(prominences for _heights, prominences, _frames in kinds.values())
     out = []
-    r_steps = signals.get("residual_step") or []
-    r_prom = signals.get("residual_step_prominence") or []
-    r_frames = signals.get("residual_step_frame") or []
-    steps = signals.get("step_height") or []
-    prominence = signals.get("step_prominence") or []
-    frames = signals.get("step_frame") or []
     for c in arm:
-        if c < len(r_steps) and r_steps[c] is not None:
-            height, prom, frame, name = (
-                r_steps[c],
-                (r_prom[c] if c < len(r_prom) else None),
-                r_frames[c],
-                "residual_step",
-            )
-        elif c < len(steps) and steps[c] is not None:
-            height, prom = steps[c], (prominence[c] if c < len(prominence) else None)
-            frame, name = (frames[c] if c < len(frames) else None), "step_height"
-        else:
+        name = next((n for n, (heights, _p, _f) in kinds.items() if _at(heights, c) is not None), None)
+        if name is None:
             continue
-        if (prominence or r_prom) and (prom is None or prom < min_prominence):
+        heights, prominences, frames = kinds[name]
+        prominence = _at(prominences, c)
+        if measured and (prominence is None or prominence < min_prominence):
             continue
-        out.append((c, name, float(height), frame))
+        out.append((c, name, float(heights[c]), _at(frames, c)))
     return out
 
 
@@ -310,10 +307,9 @@ def _collision_flag(
 def _idle_flag(signals: dict[str, Any], profile: DatasetProfile, frozen: Flag | None) -> Flag | None:
     """Idle time or one long pause far above the dataset's (comparable datasets only)."""
     idle = signals.get("idle_fraction")
-    z_frac = _z(profile.stats.get("idle_fraction"), idle)
-    z_run = _z(profile.stats.get("idle_longest_s"), signals.get("idle_longest_s"))
-    z_idle = max((z for z in (z_frac, z_run) if z is not None), default=None)
     stat = profile.stats.get("idle_fraction")
+    z_run = _z(profile.stats.get("idle_longest_s"), signals.get("idle_longest_s"))
+    z_idle = max((z for z in (_z(stat, idle), z_run) if z is not None), default=None)
     if z_idle is None or z_idle < IDLE_Z or idle is None or frozen is not None:
         return None
     typical_idle = f" vs dataset median {stat.typical():.0%}" if stat else ""
@@ -337,20 +333,11 @@ def flags_for(
     state_names: Sequence[str] = (),
 ) -> list[Flag]:
     """Every rule of ``docs/judge.md`` ("Offline judge rules") that fires for one episode."""
-    flags: list[Flag] = []
     nan_frames = int(signals.get("nan_frames") or 0)
-    if nan_frames:
-        flags.append(
-            Flag("low", "other", f"{nan_frames} frame(s) have NaN/inf state values (a recording fault)", "nan")
-        )
+    nan = Flag("low", "other", f"{nan_frames} frame(s) have NaN/inf state values (a recording fault)", "nan")
     frozen = _frozen_flag(signals)
-    if frozen is not None:
-        flags.append(frozen)
-    occluded = _occlusion_flag(signals)
-    if occluded is not None:
-        flags.append(occluded)
-    reason = uncomputable(signals)
-    if reason is not None:
+    flags = [f for f in (nan if nan_frames else None, frozen, _occlusion_flag(signals)) if f is not None]
+    if uncomputable(signals) is not None:
         return flags
     names = list(state_names)
     arm = _arm_channels(signals)
@@ -372,13 +359,12 @@ def flags_for(
         noise = _zs(profile, "jerk_typical", typical, arm)
         spikes = _zs(profile, "jerk_peak", peak, arm)
         pick = noise[1] if len(noise) > 1 else (noise[0] if noise else None)
-        jerk_flag = None
         if pick is not None and (severity := _severity(pick[0], JERK_MEDIUM_Z, JERK_LOW_Z)):
             z, c = pick
             amplitude = tremor_amplitude(typical[c], dt, profile.channel("step_typical", c))
             if severity == "low" and (amplitude is None or amplitude < JERK_LOW_NOISE):
                 severity = "medium"
-            jerk_flag = Flag(
+            tremor = Flag(
                 severity,
                 "jerky_motion",
                 f"tremor: windowed jerk of {_channel_name(names, c)} {_fmt(typical[c])} vs that channel's dataset "
@@ -386,7 +372,7 @@ def flags_for(
                 f"{sum(1 for z_, _ in noise if z_ >= JERK_MEDIUM_Z)} arm channel(s) above z {JERK_MEDIUM_Z:g})",
                 "jerk",
             )
-            tremor = jerk_flag
+            flags.append(tremor)
         elif spikes and collision is None and frozen is None:
             z, c = spikes[0]
             scale = _range_of(profile, signals, c)
@@ -404,15 +390,15 @@ def flags_for(
                 )
                 flags.append(collision)
             elif severity:
-                jerk_flag = Flag(
-                    severity,
-                    "jerky_motion",
-                    f"jerk spike on {_channel_name(names, c)}: peak windowed jerk {_fmt(peak[c])} vs that channel's "
-                    f"typical peak {_fmt(profile.channel('jerk_peak', c).typical())} (robust z {z:.1f})",  # type: ignore[union-attr]
-                    "spike",
+                flags.append(
+                    Flag(
+                        severity,
+                        "jerky_motion",
+                        f"jerk spike on {_channel_name(names, c)}: peak windowed jerk {_fmt(peak[c])} vs that channel's "
+                        f"typical peak {_fmt(profile.channel('jerk_peak', c).typical())} (robust z {z:.1f})",  # type: ignore[union-attr]
+                        "spike",
+                    )
                 )
-        if jerk_flag is not None:
-            flags.append(jerk_flag)
     elif dt > 0:
         rough_channels = []  # (score, channel, roughness, spike)
         for c in arm:
@@ -542,11 +528,8 @@ def flags_for(
 
 def success_opinion(flags: Sequence[Flag], verdict: dict[str, Any] | None) -> bool | None:
     """``False`` when a success verdict meets a low-severity ``short`` or ``frozen`` flag, else None."""
-    if verdict is None or verdict.get("success") is not True:
-        return None
-    if any(f.severity == "low" and f.rule in ("short", "frozen") for f in flags):
-        return False
-    return None
+    succeeded = verdict is not None and verdict.get("success") is True
+    return False if succeeded and any(f.severity == "low" and f.rule in ("short", "frozen") for f in flags) else None
 
 
 def grade_episode(
@@ -582,26 +565,19 @@ def grade_episode(
         flags.append(short or Flag("low", "other", "signals could not be computed", "uncomputable"))
     lows = [f for f in flags if f.severity == "low"]
     mediums = [f for f in flags if f.severity == "medium"]
-    if lows or len(mediums) >= 2:
-        quality = "low"
-    elif mediums:
-        quality = "medium"
-    else:
-        quality = "high"
+    quality = "low" if lows or len(mediums) >= 2 else "medium" if mediums else "high"
     rank = {rule: k for k, rule in enumerate(MODE_PRECEDENCE)}
     named = sorted(
         (f for f in lows + mediums if f.failure_mode),
         key=lambda f: (f.severity != "low", rank.get(f.rule, len(rank))),
     )
     mode = named[0].failure_mode if named else None
-    few = (
-        ""
-        if profile.comparable
-        else (
+    few = ""
+    if not profile.comparable:
+        few = (
             f" Only {profile.episodes} episode(s) in the dataset, fewer than {MIN_EPISODES}: too few to compare, so "
             "absolute thresholds were used and length was not graded."
         )
-    )
     if reason is not None:
         note = f"Signals could not be computed: {reason}; " + "; ".join(
             f.evidence for f in flags if f.rule != "uncomputable"

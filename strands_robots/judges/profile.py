@@ -227,15 +227,15 @@ class DatasetProfile:
         """Statistics over already computed per-episode signals (``tasks``: episode -> task)."""
         rows = {int(k): dict(v) for k, v in signals.items()}
         task_of = {int(k): str(v) for k, v in (tasks or {}).items() if int(k) in rows}
-        stats: dict[str, RobustStat] = {}
-        for name in LOG_SIGNALS:
-            stat = robust_stat((r.get(name) for r in rows.values()), log=True, min_scale=MIN_LOG_SCALE)
-            if stat is not None:
-                stats[name] = stat
-        for name, floor in LINEAR_SIGNALS.items():
-            stat = robust_stat((r.get(name) for r in rows.values()), log=False, min_scale=floor)
-            if stat is not None:
-                stats[name] = stat
+        scales = {
+            **{name: (True, MIN_LOG_SCALE) for name in LOG_SIGNALS},
+            **{n: (False, f) for n, f in LINEAR_SIGNALS.items()},
+        }
+        stats = {
+            name: stat
+            for name, (log, min_scale) in scales.items()
+            if (stat := robust_stat((r.get(name) for r in rows.values()), log=log, min_scale=min_scale)) is not None
+        }
         spans: dict[str, list[Any]] = {}
         for r in rows.values():
             for name, span in (r.get("gripper_spans") or {}).items():
@@ -244,10 +244,12 @@ class DatasetProfile:
             name: (min(float(lo) for lo, _ in values), max(float(hi) for _, hi in values))
             for name, values in spans.items()
         }
-        counted = cls(gripper_ranges=gripper_ranges)
-        recount = [counted.swings(r) for r in rows.values()]
+        profile = cls(rows, stats, tasks=task_of, gripper_ranges=gripper_ranges)  # filled in below
+        recount = [profile.swings(r) for r in rows.values()]
         swings = [n for n, _ in recount if n is not None]
         grip_ranges = [w for _, w in recount if w is not None]
+        profile.gripper_swings_median = float(np.median(swings)) if swings else None
+        profile.gripper_range_median = float(np.median(grip_ranges)) if grip_ranges else None
         by_pair: dict[tuple[int, int], list[Any]] = {}
         every_fit: dict[tuple[int, int], list[Any]] = {}
         for r in rows.values():
@@ -260,18 +262,17 @@ class DatasetProfile:
         modal: dict[int, tuple[int, int]] = {}  # each state channel's most common action channel
         for pair, _fits in sorted(by_pair.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             modal.setdefault(pair[0], pair)
-        slopes = {
+        profile.slopes = {
             pair: slope
             for pair in modal.values()
             if len(by_pair[pair]) >= MIN_EPISODES and (slope := pooled_slope(every_fit[pair])) is not None
         }
-        pooled = cls(slopes=slopes)
-        rows_for_stats = {k: {**r, "residual_trend": pooled.trends(r)} for k, r in rows.items()}
+        rows_for_stats = {k: {**r, "residual_trend": profile.trends(r)} for k, r in rows.items()}
         channel_stats: dict[str, list[RobustStat | None]] = {}
         ranges = [
             abs(float(v)) for r in rows.values() for v in (r.get("channel_range") or []) if v is not None and v > 0
         ]
-        floor = CHANNEL_FLOOR_SHARE * float(np.median(ranges)) if ranges else 0.0
+        profile.channel_floor = floor = CHANNEL_FLOOR_SHARE * float(np.median(ranges)) if ranges else 0.0
         range_values = _per_channel(rows.values(), "channel_range")
         for name in CHANNEL_SIGNALS:
             per: list[RobustStat | None] = []
@@ -292,31 +293,19 @@ class DatasetProfile:
             spread = range_stats[c] if c < len(range_stats) else None
             typical = spread.typical() if spread is not None else 0.0
             end_stats.append(robust_stat(values, log=False, min_scale=max(END_SCALE_FLOOR * typical, 1e-9)))
-        probe = cls(channel_stats=channel_stats, end_stats=end_stats)
-        end_offset = robust_stat((probe.end_offset(r) for r in rows.values()), log=False, min_scale=MIN_END_SCALE)
+        profile.channel_stats, profile.end_stats = channel_stats, end_stats
+        end_offset = robust_stat((profile.end_offset(r) for r in rows.values()), log=False, min_scale=MIN_END_SCALE)
         if end_offset is not None:
             stats["end_offset"] = end_offset
         by_task: dict[str, list[float]] = {}
         for e, task in task_of.items():
             by_task.setdefault(task, []).append(rows[e].get("frames") or 0)
-        task_frames = {
+        profile.task_frames = {
             t: stat
             for t, values in by_task.items()
             if (stat := robust_stat(values, log=True, min_scale=MIN_LOG_SCALE)) is not None
         }
-        return cls(
-            rows,
-            stats,
-            float(np.median(swings)) if swings else None,
-            float(np.median(grip_ranges)) if grip_ranges else None,
-            channel_stats,
-            task_of,
-            task_frames,
-            floor,
-            gripper_ranges,
-            end_stats,
-            slopes,
-        )
+        return profile
 
     @classmethod
     def from_dataset(
@@ -349,12 +338,8 @@ class DatasetProfile:
         by_file: dict[Path, list[Any]] = {}
         for meta in metas.values():
             by_file.setdefault(Path(meta.data_file), []).append(meta)
-        jobs = list(by_file.items())
-        if workers > 1 and len(jobs) > 1:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                parts = list(pool.map(lambda job: _profile_file(dataset, job[0], job[1], evidence), jobs))
-        else:
-            parts = [_profile_file(dataset, path, group, evidence) for path, group in jobs]
+        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(by_file)))) as pool:
+            parts = list(pool.map(lambda job: _profile_file(dataset, job[0], job[1], evidence), by_file.items()))
         tasks = {i: meta.tasks[0] for i, meta in metas.items() if meta.tasks}
         return cls.from_signals({i: sig for part in parts for i, sig in part.items()}, tasks)
 
