@@ -102,11 +102,9 @@ class HeuristicJudgeModel(Model):
         """The profile of a resolved dataset root (computed once, thread-safe)."""
         key = str(Path(root))
         with self._lock:
-            found = self._profiles.get(key)
-            if found is None:
-                found = DatasetProfile.from_dataset(key)
-                self._profiles[key] = found
-            return found
+            if key not in self._profiles:
+                self._profiles[key] = DatasetProfile.from_dataset(key)
+            return self._profiles[key]
 
     async def structured_output(
         self, output_model: Any, prompt: Any, system_prompt: str | None = None, **kwargs: Any

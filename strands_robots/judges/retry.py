@@ -111,31 +111,28 @@ def http_status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) and not isinstance(status, bool) else None
 
 
-def _names(exc: BaseException) -> str:
-    return " ".join(cls.__name__.lower() for cls in type(exc).__mro__)
+def _named(exc: BaseException, parts: tuple[str, ...]) -> bool:
+    """Whether a class name of ``exc``'s MRO contains one of ``parts``."""
+    names = " ".join(cls.__name__.lower() for cls in type(exc).__mro__)
+    return any(part in names for part in parts)
 
 
 def is_credentials_error(exc: BaseException) -> bool:
     """The provider refused or lacks credentials (HTTP 401/403, an authentication error)."""
-    for link in exception_chain(exc):
-        if http_status(link) in (401, 403):
-            return True
-        names = _names(link)
-        if any(part in names for part in _CREDENTIAL_NAMES) or _CREDENTIAL_TEXT.search(str(link)):
-            return True
-    return False
+    return any(
+        http_status(link) in (401, 403) or _named(link, _CREDENTIAL_NAMES) or _CREDENTIAL_TEXT.search(str(link))
+        for link in exception_chain(exc)
+    )
 
 
 def is_unreachable(exc: BaseException) -> bool:
     """Nothing listens at the address, or its host name does not resolve (connection refused, DNS)."""
-    for link in exception_chain(exc):
-        if isinstance(link, ConnectionRefusedError | socket.gaierror | ModelServerUnreachableError):
-            return True
-        if type(link).__name__ == "ConnectError":  # httpx: no connection made (refused, DNS, no route)
-            return True
-        if _UNREACHABLE_TEXT.search(str(link)):
-            return True
-    return False
+    return any(
+        isinstance(link, ConnectionRefusedError | socket.gaierror | ModelServerUnreachableError)
+        or type(link).__name__ == "ConnectError"  # httpx: no connection made (refused, DNS, no route)
+        or _UNREACHABLE_TEXT.search(str(link))
+        for link in exception_chain(exc)
+    )
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -151,8 +148,7 @@ def is_transient(exc: BaseException) -> bool:
                 return True
             if 400 <= status < 500:
                 return False
-        names = _names(link)
-        if any(part in names for part in _TRANSIENT_NAMES):
+        if _named(link, _TRANSIENT_NAMES):
             return True
     return any(_TRANSIENT_TEXT.search(str(link)) for link in exception_chain(exc))
 

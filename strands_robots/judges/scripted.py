@@ -42,25 +42,16 @@ class ToolExchange:
 
 def exchanges(messages: list[dict[str, Any]]) -> list[ToolExchange]:
     """Pair every ``toolUse`` of the conversation with its ``toolResult``, in call order."""
-    results: dict[str, dict[str, Any]] = {}
-    for message in messages:
-        for block in message.get("content", []):
-            if "toolResult" in block:
-                results[block["toolResult"].get("toolUseId", "")] = block["toolResult"]
+    blocks = [block for message in messages for block in message.get("content", [])]
+    results = {b["toolResult"].get("toolUseId", ""): b["toolResult"] for b in blocks if "toolResult" in b}
     out = []
-    for message in messages:
-        for block in message.get("content", []):
-            if "toolUse" in block:
-                use = block["toolUse"]
-                result = results.get(use.get("toolUseId", ""), {})
-                out.append(
-                    ToolExchange(
-                        use.get("name", ""),
-                        dict(use.get("input") or {}),
-                        result.get("status"),
-                        result.get("content", []),
-                    )
-                )
+    for use in (b["toolUse"] for b in blocks if "toolUse" in b):
+        result = results.get(use.get("toolUseId", ""), {})
+        out.append(
+            ToolExchange(
+                use.get("name", ""), dict(use.get("input") or {}), result.get("status"), result.get("content", [])
+            )
+        )
     return out
 
 

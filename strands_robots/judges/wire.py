@@ -148,14 +148,9 @@ def shape_messages(messages: list[dict[str, Any]], layout: str) -> list[dict[str
 
 def count_images(messages: list[dict[str, Any]]) -> int:
     """Image blocks in ``messages`` (inside tool results too)."""
-    total = 0
-    for message in messages:
-        for block in message.get("content", []):
-            if "image" in block:
-                total += 1
-            elif "toolResult" in block:
-                total += sum(1 for b in block["toolResult"].get("content", []) if "image" in b)
-    return total
+    blocks = [block for message in messages for block in message.get("content", [])]
+    inner = [b for block in blocks if "toolResult" in block for b in block["toolResult"].get("content", [])]
+    return sum(1 for block in blocks + inner if "image" in block)
 
 
 def merge_ollama_images(formatted: list[dict[str, Any]]) -> list[dict[str, Any]]:

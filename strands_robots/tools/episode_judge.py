@@ -185,10 +185,7 @@ class JudgeToolConfig:
         index = getattr(meta, "episode_index", "?")
         check_file_inside(meta.data_file, root, allowed, f"data file of episode {index}")
         videos = getattr(meta, "videos", {}) or {}
-        for camera in cameras:
-            ref = videos.get(camera)
-            if ref is None:
-                continue
+        for camera, ref in ((c, videos[c]) for c in cameras if videos.get(c) is not None):
             check_file_inside(ref.path, root, allowed, f"video of camera {quoted(camera)} of episode {index}")
             if not Path(ref.path).is_file():
                 raise MissingVideoError(
@@ -439,15 +436,13 @@ def _sample_frames(
         + (NO_IMAGES_NOTE if refused_images else "")
     )
     blocks = [text_block(summary), json_block(payload)]
-    if cameras:
-        decoded = {
-            cam: dataset.decode_frames(index, cam, picks, max_side=cfg.max_side, timestamps=rows.get("timestamp"))
-            for cam in cameras
-        }
-        for position, f in enumerate(picks):
-            for cam in cameras:
-                blocks.append(text_block(f"frame {f}, camera {cam}:"))
-                blocks.append(image_block(decoded[cam][position]))
+    decoded = {
+        cam: dataset.decode_frames(index, cam, picks, max_side=cfg.max_side, timestamps=rows.get("timestamp"))
+        for cam in cameras
+    }
+    for position, f in enumerate(picks):
+        for cam in cameras:
+            blocks.extend((text_block(f"frame {f}, camera {cam}:"), image_block(decoded[cam][position])))
     return envelope.success(*blocks)
 
 
@@ -463,8 +458,11 @@ def _read_predicate_verdict(cfg: JudgeToolConfig, root: object, episode: object)
                 f"No deterministic verdict recorded for episode {index}; record it first with "
                 "record_deterministic_verdicts (or `strands-labels verdicts ROOT FILE`)."
             )
+    # The block itself, as the other strands_robots implementation answers; the extras sit beside it.
+    payload = {**verdict, "episode_index": index, "deterministic": verdict}
     stale = _stale_reason(cfg, path, index)
     if stale:
+        payload["stale"] = stale
         summary = (
             f"Episode {index} deterministic verdict is STALE, not authoritative: the stored record no longer matches "
             f"the episode ({stale}); the dataset was edited and its labels not carried. Do not label this episode; "
@@ -477,10 +475,6 @@ def _read_predicate_verdict(cfg: JudgeToolConfig, root: object, episode: object)
             f"success={verdict.get('success')}, failure={verdict.get('failure', False)}. The last recorded frame is "
             "the state before the final action."
         )
-    # The block itself, as the other strands_robots implementation answers; the extras sit beside it.
-    payload = {**verdict, "episode_index": index, "deterministic": verdict}
-    if stale:
-        payload["stale"] = stale
     return envelope.success(text_block(summary), json_block(payload))
 
 

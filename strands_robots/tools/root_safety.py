@@ -149,15 +149,10 @@ def resolve_dataset_root(root: object, allowed: list[Path] | None = None) -> Pat
             f"root {quoted(text)} ({clipped(resolved)}) is outside the allowed roots {_listed(allowed)}; pass a dataset inside them "
             f"(the allow-list comes from create_judge_agent(roots=...) or {ROOTS_ENV})."
         )
-    is_dir = os.path.isdir(resolved)  # False, not an error, for a path the OS refuses to stat
-    if not is_dir and not os.path.exists(resolved):
+    if not os.path.isdir(resolved):  # False, not an error, for a path the OS refuses to stat
+        state, which = ("is a file", "the") if os.path.exists(resolved) else ("does not exist", "an existing")
         raise UnsafeRootError(
-            f"Dataset root {quoted(text)} is not an existing directory (it does not exist); pass an existing dataset "
-            "directory."
-        )
-    if not is_dir:
-        raise UnsafeRootError(
-            f"Dataset root {quoted(text)} is not an existing directory (it is a file); pass the dataset directory."
+            f"Dataset root {quoted(text)} is not an existing directory (it {state}); pass {which} dataset directory."
         )
     if not has_dataset_metadata(resolved):
         raise UnsafeRootError(
@@ -183,14 +178,10 @@ def check_file_inside(path: str | os.PathLike[str], root: Path, allowed: list[Pa
             directory (a symlink, ``..`` or an absolute path in the metadata).
     """
     real = _realpath(os.fspath(path), what)
-    if allowed is not None:
-        if any(_inside(real, str(a)) for a in allowed):
-            return real
-        where = f"outside the allowed roots {_listed(allowed)}"
-    elif not _is_system(real):
+    inside = any(_inside(real, str(a)) for a in allowed) if allowed is not None else not _is_system(real)
+    if inside:  # the allowed roots when there are some, else anywhere outside the system directories
         return real
-    else:
-        where = "inside a system directory"
+    where = f"outside the allowed roots {_listed(allowed)}" if allowed is not None else "inside a system directory"
     raise UnsafeRootError(
         f"the {what} of dataset {root} resolves to {real}, {where} (a symlink or a path in meta/info.json points "
         "there); refusing to read it. Fix the dataset (replace the symlink by the files, or correct data_path / "
