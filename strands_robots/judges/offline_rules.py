@@ -145,13 +145,8 @@ def _zs(
     profile: DatasetProfile, name: str, values: Sequence[float | None], channels: Sequence[int]
 ) -> list[tuple[float, int]]:
     """``(z, channel)`` of a per-channel signal over ``channels``, largest first."""
-    out = []
-    for c in channels:
-        if c < len(values):
-            z = profile.channel_z(name, c, values[c])
-            if z is not None and math.isfinite(z):
-                out.append((z, c))
-    return sorted(out, reverse=True)
+    zs = ((profile.channel_z(name, c, values[c]), c) for c in channels if c < len(values))
+    return sorted(((z, c) for z, c in zs if z is not None and math.isfinite(z)), reverse=True)
 
 
 def _range_of(profile: DatasetProfile | None, signals: dict[str, Any], c: int) -> float | None:
@@ -161,8 +156,7 @@ def _range_of(profile: DatasetProfile | None, signals: dict[str, Any], c: int) -
     ranges = signals.get("channel_range") or []
     stat = profile.channel("channel_range", c) if profile is not None else None
     typical = stat.typical() if stat is not None else None
-    own = _at(ranges, c)
-    value = typical if typical else own
+    value = typical or _at(ranges, c)  # the dataset's, else the episode's own
     arm = [ranges[i] for i in _arm_channels(signals) if i < len(ranges) and ranges[i]]
     floor = RANGE_FLOOR_SHARE * max(arm) if arm else 0.0
     value = max(float(value or 0.0), floor)
@@ -198,9 +192,7 @@ def uncomputable(signals: dict[str, Any]) -> str | None:
 def _frozen_flag(signals: dict[str, Any]) -> Flag | None:
     run = int(signals.get("frozen_frames") or 0)
     frames = max(1, int(signals.get("frames") or 1))
-    if run < FROZEN_MIN_FRAMES:
-        return None
-    severity = _severity(run / frames, FROZEN_MEDIUM_SHARE, FROZEN_LOW_SHARE)
+    severity = _severity(run / frames, FROZEN_MEDIUM_SHARE, FROZEN_LOW_SHARE) if run >= FROZEN_MIN_FRAMES else None
     if severity is None:
         return None
     start = signals.get("frozen_start")
@@ -218,9 +210,7 @@ def _frozen_flag(signals: dict[str, Any]) -> Flag | None:
 def _occlusion_flag(signals: dict[str, Any]) -> Flag | None:
     stats = signals.get("frame_stats") or {}
     share = stats.get("occluded_share")
-    if share is None:
-        return None
-    severity = _severity(float(share), OCCLUDED_MEDIUM_SHARE, OCCLUDED_LOW_SHARE)
+    severity = None if share is None else _severity(float(share), OCCLUDED_MEDIUM_SHARE, OCCLUDED_LOW_SHARE)
     if severity is None:
         return None
     cameras: dict[str, dict[str, Any]] = stats.get("cameras") or {}

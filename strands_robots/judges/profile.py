@@ -166,13 +166,11 @@ class DatasetProfile:
         channel's typical range, each |z| capped at ``END_Z_CAP``). None without end
         statistics or an end state.
         """
-        ends = signals.get("end_state") or []
-        zs = []
-        for c, value in enumerate(ends):
-            stat = self.end_stats[c] if c < len(self.end_stats) else None
-            if stat is None or value is None or not math.isfinite(value):
-                continue
-            zs.append(min(abs(stat.z(value) or 0.0), END_Z_CAP))
+        zs = [
+            min(abs(stat.z(value) or 0.0), END_Z_CAP)
+            for stat, value in zip(self.end_stats, signals.get("end_state") or [], strict=False)
+            if stat is not None and value is not None and math.isfinite(value)
+        ]
         return math.sqrt(sum(z * z for z in zs) / len(zs)) if zs else None
 
     def swings(self, signals: Mapping[str, Any]) -> tuple[int | None, float | None]:

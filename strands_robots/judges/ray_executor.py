@@ -7,6 +7,7 @@ dead model server are described in docs/distributed.md, "How it works".
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from collections import deque
@@ -81,11 +82,8 @@ class JudgeWorker:
         """
         self.config.records = dict(records)
         before = dict(self.config.tool_seconds)
-        out = []
-        for e in episodes:
-            if self.breaker.open:
-                break
-            out.append(judge_episode(self.agent, self.root, e, self.settings.frames, self.settings.images))
+        judged = itertools.takewhile(lambda _episode: not self.breaker.open, episodes)
+        out = [judge_episode(self.agent, self.root, e, self.settings.frames, self.settings.images) for e in judged]
         seconds = {k: v - before.get(k, 0.0) for k, v in self.config.tool_seconds.items()}
         unreachable = str(self.breaker.error()) if self.breaker.open else None
         return {"results": out, "tool_seconds": seconds, "unreachable": unreachable}

@@ -58,10 +58,8 @@ def exchanges(messages: list[dict[str, Any]]) -> list[ToolExchange]:
 def last_user_text(messages: list[dict[str, Any]]) -> str:
     """Text of the most recent user message that carries text (not only tool results)."""
     for message in reversed(messages):
-        if message.get("role") != "user":
-            continue
         texts = [block["text"] for block in message.get("content", []) if "text" in block]
-        if texts:
+        if texts and message.get("role") == "user":
             return "\n".join(texts)
     return ""
 

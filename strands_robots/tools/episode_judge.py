@@ -196,10 +196,9 @@ class JudgeToolConfig:
 
     def record_write(self, root: Path, episode: int, judge: dict[str, Any]) -> None:
         """Remember a successful write (thread-safe)."""
-        if not self.track_writes:
-            return
-        with self._lock:
-            self.written[(str(root), episode)] = judge
+        if self.track_writes:
+            with self._lock:
+                self.written[(str(root), episode)] = judge
 
 
 @dataclass(frozen=True)
