@@ -47,8 +47,7 @@ def validate_episode(
     """
     record = get_segmentation(root, episode, labels_dir=labels_dir) if segments is None else {}
     segments = record.get("segments", segments)
-    if dataset is None:
-        dataset = open_dataset_if_present(root)
+    dataset = open_dataset_if_present(root) if dataset is None else dataset
     facts = episode_facts(root, episode, length=record.get("length") if dataset is None else None, dataset=dataset)
     velocity = None
     if dataset is not None and use_base_velocity:

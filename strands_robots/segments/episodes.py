@@ -44,9 +44,7 @@ def episode_facts(
         DatasetError: no metadata and no ``length``, or a ``length`` that disagrees.
     """
     episode = episode_index(episode)
-    if dataset is None:
-        dataset = open_dataset_if_present(root)
-    if dataset is None:
+    if dataset is None and (dataset := open_dataset_if_present(root)) is None:
         if length is None:
             raise DatasetError(
                 f"{root} has no meta/info.json, so the length of episode {episode} is unknown; point at the LeRobot "

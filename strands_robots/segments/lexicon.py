@@ -235,10 +235,8 @@ def _object_count(text: str, m: re.Match[str]) -> bool:
     if before and before[-1] in _LEVEL_BEFORE:
         return False  # 'set the knob to 350', 'the burner at 2'
     after = re.match(r"\s*([a-z°%]+)", text[m.end() :])
-    if after is None or after.group(1) in _NOT_OBJECTS or after.group(1) in "°%":
-        return False  # '... to 350' at the end, '2 minutes', '350 degrees', 'with both hands'
-    if after.group(1) in _FUNCTION_WORDS or after.group(1) == "per":
-        return False
+    if after is None or after.group(1) in _NOT_OBJECTS | _FUNCTION_WORDS | {"per"} or after.group(1) in "°%":
+        return False  # '... to 350' at the end, '2 minutes', '350 degrees', 'with both hands', 'two of', 'two per'
     # 'the pair of tongs' is one object
     return not (m.group(1).endswith("pair of") and head_noun(text[m.end() :].split(",")[0]) in PLURALIA_TANTUM)
 

@@ -23,16 +23,15 @@ def failed_episodes(root: str | Path, *, labels_dir: str | Path | None = None) -
     from strands_robots.outcomes import list_outcomes
     from strands_robots.outcomes.verdicts import SUCCESS_OUTCOMES
 
-    out: dict[int, str] = {}
-    for label in list_outcomes(root, labels_dir=labels_dir):
-        if label["outcome"] not in SUCCESS_OUTCOMES:
-            out[int(label["episode_index"])] = f"its outcome label is {label['outcome']!r}, not a success"
+    outcomes = {
+        int(label["episode_index"]): f"its outcome label is {label['outcome']!r}, not a success"
+        for label in list_outcomes(root, labels_dir=labels_dir)
+        if label["outcome"] not in SUCCESS_OUTCOMES
+    }
     try:
         store = existing_store(root, labels_dir)
     except LabelsNotFoundError:  # no label sidecar: nothing more is known (a missing root is raised)
-        return out
-    verdicts = store.query(lambda document: {int(k): effective_success(r) for k, r in document["episodes"].items()})
-    for episode, success in verdicts.items():
-        if success is False and episode not in out:
-            out[episode] = "its verdict in episode_labels.json is success=false"
-    return out
+        return outcomes
+    success = store.query(lambda document: {int(k): effective_success(r) for k, r in document["episodes"].items()})
+    verdicts = {ep: "its verdict in episode_labels.json is success=false" for ep, ok in success.items() if ok is False}
+    return verdicts | outcomes  # an episode with both: the outcome label's reason
