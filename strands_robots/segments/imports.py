@@ -254,8 +254,7 @@ def read_spans(spans: Any, what: str, time_unit: str = "auto") -> list[_Span]:
 
 
 def _frames(spans: list[_Span], fps: float | None, report: EpisodeReport) -> None:
-    seconds = sum(s.seconds for s in spans)
-    if seconds:
+    if seconds := sum(s.seconds for s in spans):
         if fps is None:
             raise LabelValidationError("the spans are in seconds but the fps is unknown; pass fps= (CLI: --fps).")
         report.changes.append(f"converted {seconds} spans from seconds to frames at {fps:g} fps")

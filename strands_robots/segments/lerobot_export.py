@@ -87,8 +87,7 @@ def _with_columns(path: Path, new_of: dict[int, dict[str, Any]], columns: dict[s
 
 def _approved(root: Path, labels_dir: Any, episodes: Any) -> dict[int, dict[str, Any]]:
     records = {r["episode_index"]: r for r in list_segmentations(root, labels_dir=labels_dir) if is_approved(r)}
-    missing = sorted(ep for ep in records if ep not in episodes)
-    if missing:
+    if missing := sorted(ep for ep in records if ep not in episodes):
         raise LabelValidationError(
             f"approved segmentations of episodes {missing} name no episode of {root}; remap or remove them first "
             "(strands-labels remap)."
@@ -177,11 +176,7 @@ def export_lerobot(
     root = Path(root).resolve()
     if (out is None) == (not in_place):
         raise LabelValidationError("pass exactly one of out=NEW_ROOT (CLI: --out) and in_place=True (--in-place).")
-    if sarm_prefix is not None:
-        sarm.check_prefix(sarm_prefix)
-    else:
-        language.check_style(style)
-    dataset = language.open_v3(root)
+    dataset = language.open_v3(root, style, sarm_prefix)
     target = root if out is None else Path(out).resolve()
     if out is not None:
         if target == root or root in target.parents:

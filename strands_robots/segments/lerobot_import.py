@@ -91,11 +91,7 @@ def import_lerobot(
     """
     root = Path(root)
     check_cohort(cohort)
-    if sarm_prefix is not None:
-        sarm.check_prefix(sarm_prefix)
-    else:
-        language.check_style(style)
-    dataset = language.open_v3(root)
+    dataset = language.open_v3(root, style, sarm_prefix)
     source, found = _proposals(root, dataset, style, sarm_prefix)
     report = ImportReport(f"{root} ({source})", dry_run=dry_run)
     prepared: dict[str, tuple[dict[str, Any], EpisodeReport]] = {}

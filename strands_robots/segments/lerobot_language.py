@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from strands_robots.errors import DatasetError, LabelValidationError, did_you_mean
+from strands_robots.segments import sarm
 from strands_robots.segments.validate import segments_from_starts
 
 LANGUAGE_PERSISTENT = "language_persistent"
@@ -76,16 +77,22 @@ def data_files(root: Path) -> list[Path]:
     return sorted(Path(root).glob("data/*/*.parquet"))
 
 
-def open_v3(root: Path) -> Any:
-    """The opened dataset, refused unless it is v3.0 (LeRobot's language columns are v3.0's).
+def open_v3(root: Path, style: str = SUBTASK_STYLE, sarm_prefix: str | None = None) -> Any:
+    """The opened dataset, refused unless it is v3.0 (LeRobot's language columns are v3.0's), after
+    checking which annotations are asked for: SARM's ``sarm_prefix`` columns, else the rows of ``style``.
 
     Raises:
         UnsupportedVersionError: another codebase version (v2.1 ...).
         DatasetError: not a readable LeRobot dataset.
+        LabelValidationError: an unknown style or SARM prefix.
     """
     from strands_robots.dataset import open_dataset
     from strands_robots.errors import UnsupportedVersionError
 
+    if sarm_prefix is not None:
+        sarm.check_prefix(sarm_prefix)
+    else:
+        check_style(style)
     dataset = open_dataset(root)
     version = dataset.codebase_version
     if not str(version).startswith("v3"):

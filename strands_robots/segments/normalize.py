@@ -240,8 +240,7 @@ def normalize_official_label(text: str) -> Normalized:
         # ('rotate' is G1's agitate verb there, but ``Rotate Box`` is its own operation).
         return _fitted(raw_parse[0], original, ())
     raw_operation = operation_of(cleaned)
-    second = bundled_action(cleaned)
-    if second:
+    if second := bundled_action(cleaned):
         return _raw(
             original,
             cleaned,

@@ -137,8 +137,7 @@ def _parse_form(pattern: str) -> tuple:
 
 
 def _modifier_regex(template: Template, name: str) -> str:
-    closed = template.values.get(name)
-    if closed:
+    if closed := template.values.get(name):
         return "|".join(re.escape(v) for v in sorted(closed, key=len, reverse=True))
     return MODIFIER_PATTERNS[name]
 
@@ -241,8 +240,7 @@ def parse_label(text: str, *, cohort: str | None = None) -> TemplateInstance:
     """
     if not isinstance(text, str):
         raise LabelValidationError(f"a label must be text, got {type(text).__name__} {text!r}.")
-    candidates = parse_candidates(text, cohort=cohort)
-    if candidates:
+    if candidates := parse_candidates(text, cohort=cohort):
         return candidates[0]
     cleaned = clean_text(text)
     if not cleaned:
@@ -419,8 +417,7 @@ def coerce_instance(label: Any, cohort: str | None = None) -> TemplateInstance:
     if isinstance(label, dict):
         return make_instance(label.get("template_id", ""), label.get("slots"), label.get("modifiers"))
     if cohort is not None and isinstance(label, str) and cohort in known_cohorts():
-        candidates = parse_candidates(label, cohort=cohort)
-        if candidates:
+        if candidates := parse_candidates(label, cohort=cohort):
             return candidates[0]
         try:
             return parse_label(label)

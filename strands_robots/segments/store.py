@@ -89,8 +89,7 @@ def empty_document() -> dict[str, Any]:
 
 def record_problem(key: str, record: Any) -> str | None:
     """Why ``episodes[key]`` is not a readable record, or None."""
-    problem = keyed_record_problem(key, record)
-    if problem:
+    if problem := keyed_record_problem(key, record):
         return problem
     segments = record.get("segments")
     if not isinstance(segments, list):
@@ -274,8 +273,7 @@ def prepare_record(
         base_speed_threshold=base_speed_threshold,
         failure=failure,
     )
-    refusing = [f for f in findings if f.blocking or (strict and f.severity == "error")]
-    if refusing:
+    if refusing := [f for f in findings if f.blocking or (strict and f.severity == "error")]:
         raise SegmentationRefused(facts.episode_index, refusing)
     record = {
         "episode_index": facts.episode_index,
