@@ -107,19 +107,13 @@ def append_jsonl(path: Path, records: list[Any], *, valid_end: int | None = None
     return append_encoded(path, b"".join(dump_line(r) for r in records), valid_end=valid_end)[0]
 
 
-def append_encoded(
-    path: Path, payload: bytes, *, valid_end: int | None = None, opened: tuple[int, os.stat_result] | None = None
-) -> tuple[int, os.stat_result]:
+def append_encoded(path: Path, payload: bytes, *, valid_end: int | None = None) -> tuple[int, os.stat_result]:
     """:func:`append_jsonl` of lines already encoded (each by :func:`~.codec.dump_line`).
 
     Args:
         path: The JSON Lines file (created if missing).
         payload: Complete lines, each ending in a newline.
         valid_end: As :func:`append_jsonl`.
-        opened: ``path`` as :func:`open_appending` returned it, or as the last append through
-            that descriptor left it (the descriptor and the file's ``fstat``), when the caller
-            keeps the descriptor open (it is not closed here) and knows ``path`` is still that
-            file; None: ``path`` is opened and closed by this call.
 
     Returns:
         ``(end, stat)``: the new end offset, and the file's ``os.fstat`` after the fsync
@@ -128,38 +122,24 @@ def append_encoded(
     Raises:
         SidecarError, StorageError: as :func:`append_jsonl`.
     """
-    fd, st = opened or open_appending(path)
-    try:
-        if valid_end is None:
-            _, valid_end = read_jsonl(path, bad_lines=[])
-        after = _write_at(fd, path, payload, valid_end, st.st_size)
-    finally:
-        if opened is None:
-            os.close(fd)
-    if st.st_size == 0:  # (maybe) created by this append
-        fsync_dir(path.parent)
-    return valid_end + len(payload), after
-
-
-def open_appending(path: Path) -> tuple[int, os.stat_result]:
-    """``path`` opened to append (created if missing) and its ``fstat``: never through a
-    symbolic link, and non-blocking, so a FIFO put there cannot hang the open.
-
-    Raises:
-        SidecarError: a symbolic link, a directory or another non-regular file is at ``path``.
-        StorageError: it cannot be opened.
-    """
-    try:
+    try:  # never through a link; non-blocking: a FIFO put there cannot hang the open
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
     except OSError as exc:
         check_target(path)  # a link, a directory or a FIFO is refused by name
         raise storage_error(exc, path, "open") from exc
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            check_target(path)
+            raise SidecarError(f"{path} is not a regular file; move it away and retry.")
+        if valid_end is None:
+            _, valid_end = read_jsonl(path, bad_lines=[])
+        after = _write_at(fd, path, payload, valid_end, st.st_size)
+    finally:
         os.close(fd)
-        check_target(path)
-        raise SidecarError(f"{path} is not a regular file; move it away and retry.")
-    return fd, st
+    if st.st_size == 0:  # (maybe) created by this append
+        fsync_dir(path.parent)
+    return valid_end + len(payload), after
 
 
 def _write_at(fd: int, path: Path, payload: bytes, valid_end: int, size: int) -> os.stat_result:

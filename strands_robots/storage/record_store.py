@@ -54,7 +54,7 @@ from strands_robots.storage.journal import (
     three_way,
     version_digest,
 )
-from strands_robots.storage.jsonl import append_encoded, open_appending
+from strands_robots.storage.jsonl import append_encoded
 from strands_robots.storage.lock import SidecarLock
 from strands_robots.storage.registry import Identity, ProcessRegistry, appended_since, file_identity
 from strands_robots.storage.side_files import (
@@ -174,10 +174,6 @@ class Change:
 
 _stores: ProcessRegistry[RecordStore] = ProcessRegistry()
 _pending: set[RecordStore] = set()  # stores this process journaled into since their last fold
-#: Stores of this process that keep their journal open between appends (``RecordStore._append``);
-#: beyond ``KEPT_JOURNALS`` (a process writing many datasets) a store opens it per append.
-KEPT_JOURNALS = 32
-_kept_journals: set[RecordStore] = set()
 
 
 def _flush_pending_at_exit() -> None:
@@ -191,7 +187,6 @@ def _flush_pending_at_exit() -> None:
 def _forget_after_fork() -> None:
     # a forked child must not reuse the parent's caches or thread locks
     _pending.clear()  # (the registry of stores empties itself in a child)
-    _kept_journals.clear()
 
 
 atexit.register(_flush_pending_at_exit)
@@ -240,7 +235,6 @@ class RecordStore:
         # per record key: (the dump_line of the latest version this process wrote, digests of its recent versions)
         self._ours: dict[str, tuple[bytes, list[str]]] = {}
         self._repairs: set[str] = set()  # records restored in memory, written by the next write or flush
-        self._appending: tuple[int, os.stat_result] | None = None  # the journal as our last append left it open
         # digests of the records of the last small canonical file read whole (the versions our
         # next writes supersede; a large file's are in the journal's base)
         self._loaded: dict[str, str] = {}
@@ -347,7 +341,6 @@ class RecordStore:
             if merge.applied:
                 journal_keys = [op["key"] for op in screened.ops if op["op"] == "put"]
                 cached.digest, cached.identity = self._write_canonical(merge.document, cached.identity, journal_keys)
-            self._close_journal()
             remove_journal(self.path)
         except (OSError, LabelsError) as exc:
             if writing:
@@ -715,7 +708,7 @@ class RecordStore:
         payload = entry_line(fields, lines)
         if cached.journal_offset == 0:
             payload = start_journal(self.path, cached.digest) + payload
-        end, after = self._append(payload, cached)
+        end, after = append_encoded(self.journal, payload, valid_end=cached.journal_offset)
         cached.journal_ino = after.st_ino
         cached.journal_offset = end
         cached.journal_seen = _seen(after)
@@ -734,33 +727,6 @@ class RecordStore:
                     exc,
                 )
 
-    def _append(self, payload: bytes, cached: _Cached) -> tuple[int, os.stat_result]:
-        """Append to the journal through the descriptor our last append left open while the
-        journal is still the file that append left (this access found its stamp: the same
-        inode, which the open descriptor keeps from being reused, and nothing appended since),
-        else through a new one, kept open in its place: an append is then a write and its
-        fsync. At most ``KEPT_JOURNALS`` stores of a process keep one."""
-        kept = self._appending
-        if kept is None or cached.journal_seen != _seen(kept[1]):
-            self._close_journal()
-            kept = self._appending = open_appending(self.journal)
-            _kept_journals.add(self)
-        try:
-            end, after = append_encoded(self.journal, payload, valid_end=cached.journal_offset, opened=kept)
-        except BaseException:
-            self._close_journal()
-            raise
-        self._appending = (kept[0], after)
-        if len(_kept_journals) > KEPT_JOURNALS:
-            self._close_journal()
-        return end, after
-
-    def _close_journal(self) -> None:
-        kept, self._appending = self._appending, None
-        _kept_journals.discard(self)
-        if kept is not None:
-            os.close(kept[0])
-
     def _fold(self, cached: _Cached, change: Change | None = None) -> None:
         keep_aside(self.path, cached.rejected)
         keep = None if change is None or cached.journal_offset else change.records
@@ -773,7 +739,6 @@ class RecordStore:
         cached.journal_offset = 0
         cached.journal_seen = None
         _pending.discard(self)
-        self._close_journal()
         if had_journal:
             remove_journal(self.path)
 

@@ -67,47 +67,6 @@ def test_journal_entries_are_merged_by_a_fresh_reader_and_folded_on_flush(tmp_pa
     assert _store(path).read()["episodes"]["4"] == {"v": 4}
 
 
-def test_appends_of_two_writers_interleaved_all_land_in_the_journal(tmp_path):
-    """Each writer keeps its journal open between its own appends; the other's append in
-    between (or a fold) makes it read on and append through a descriptor of the file there."""
-    path = tmp_path / "labels.json"
-    _store(path, write_through=1 << 20).update(_put("0", 0))
-    first, second = _store(path), _store(path)
-    for i in range(1, 7):
-        (first if i % 2 else second).update(_put(str(i), i))
-        if i == 4:
-            second.flush()  # the journal is folded and removed: the next append starts a new one
-    assert _store(path).read()["episodes"] == {str(i): {"v": i} for i in range(7)}
-    assert first.read() == second.read()
-
-
-@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="lists open files through /proc")
-def test_a_process_keeps_a_bounded_number_of_journals_open(tmp_path, monkeypatch):
-    from strands_robots.storage import record_store
-
-    monkeypatch.setattr(record_store, "_kept_journals", set())  # (stores of other tests keep theirs)
-
-    def open_journals() -> int:
-        targets = []
-        for fd in os.listdir("/proc/self/fd"):
-            try:
-                targets.append(os.readlink(f"/proc/self/fd/{fd}"))
-            except OSError:  # (the descriptor listdir used)
-                continue
-        return sum(target.startswith(str(tmp_path)) and target.endswith(".journal") for target in targets)
-
-    stores = []
-    for i in range(record_store.KEPT_JOURNALS + 5):
-        (tmp_path / str(i)).mkdir()
-        stores.append(_store(tmp_path / str(i) / "labels.json"))
-        stores[-1].update(_put("1", 1))
-        stores[-1].update(_put("2", 2))
-    assert open_journals() == record_store.KEPT_JOURNALS
-    for store in stores:
-        assert store.flush() is True
-    assert open_journals() == 0
-
-
 def test_a_journal_for_a_file_rewritten_in_place_keeps_its_entries_as_conflicts(tmp_path):
     path = tmp_path / "labels.json"
     _store(path, write_through=1 << 20).update(_put("0", 0))
