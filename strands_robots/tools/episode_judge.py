@@ -237,8 +237,8 @@ def _optional_mode(value: object) -> str | None:
 
 def verdict_and_judge(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The part of a sidecar record the tools read: its ``deterministic`` and ``judge`` blocks
-    (None for no record)."""
-    return {k: record[k] for k in ("deterministic", "judge") if k in record} if record else None
+    and the ``fingerprint`` the stale rule checks (None for no record)."""
+    return {k: record[k] for k in ("deterministic", "judge", "fingerprint") if k in record} if record else None
 
 
 def _stored(cfg: JudgeToolConfig, root: Path, episode: int, part: Callable[[Any], Any] = verdict_and_judge) -> Any:

@@ -204,3 +204,26 @@ def test_a_dead_model_server_stops_a_ray_run_with_one_message(ray_cluster, tmp_p
     assert re.search(r": 3 requests in a row were refused or its host name did not resolve", message), message
     assert message.endswith("the run stopped, labels written so far are kept.")
     assert all("judge" not in r for r in read_labels(root)["episodes"].values())
+
+
+@pytest.mark.parametrize("executor", ["thread", "ray"])
+def test_a_stale_verdict_is_read_as_stale_on_either_executor(ray_cluster, tmp_path, executor):
+    """A dataset edited in place after its verdicts were recorded: read_predicate_verdict tells the
+    model the verdict is STALE on a Ray worker as on a thread (the worker gets the fingerprint)."""
+    from strands_robots.episode_labels import record_deterministic_verdicts
+    from tests.fake_vlm import FakeVLM
+    from tests.storage.remap_helpers import delete_episodes_files
+    from tests.synth import make_v3_dataset
+
+    root = make_v3_dataset(tmp_path / "ds", [8, 9, 10, 11, 12])
+    record_deterministic_verdicts(root, [{"episode": e, "success": True} for e in range(5)])
+    delete_episodes_files(root, [1])  # edited in place, not remapped: episodes 1-3 now hold old 2-4
+    with FakeVLM() as server:
+        report = run_judge(
+            root, model="openai:fake-vlm", base_url=server.openai_url, executor=executor, episodes=[0, 2], workers=1
+        )
+        answers = [m for entry in server.log for m in entry.body.get("messages", []) if m.get("role") == "tool"]
+    verdicts = [str(m.get("content")) for m in answers if "deterministic verdict" in str(m.get("content"))]
+    assert any("Episode 2 deterministic verdict is STALE" in text for text in verdicts), verdicts
+    assert not any("Episode 0 deterministic verdict is STALE" in text for text in verdicts), verdicts
+    assert [r.episode for r in report.labelled] == [0] and [r.episode for r in report.failed] == [2]
