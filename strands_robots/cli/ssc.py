@@ -440,6 +440,11 @@ def check_cmd(**params: Any) -> None:
     refs = {}
     if params["reference"] is not None:
         ref_doc = load_json_or_jsonl(params["reference"], "the one `ssc build --out FILE` writes")
+        if not isinstance(ref_doc, dict):  # a JSON Lines file reads as a list
+            raise LabelValidationError(
+                f"--reference {params['reference']} holds a {type(ref_doc).__name__}, not the JSON object "
+                "`ssc build --out FILE` writes; pass that file."
+            )
         refs = {
             k: v["chain"] for k, v in (ref_doc.get("episodes") or {}).items() if isinstance(v, dict) and "chain" in v
         }

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from strands_robots.cli.main import app
+from strands_robots.errors import LabelValidationError
 
 runner = CliRunner()
 
@@ -161,3 +162,18 @@ def test_check_reads_saved_segmentations(shared_dataset, tmp_path):
     assert (anomaly["entry"], anomaly["kind"], anomaly["frames"]) == (0, "annotation_timing", [198])
     built = invoke("build", root, "--labels-dir", labels)
     assert "st1 [150, 300): right arm places cube in bowl" in built.output
+
+
+def test_check_refuses_a_reference_that_is_not_a_build_document(shared_dataset, tmp_path):
+    """--reference must hold the JSON object `ssc build --out` writes: a JSON Lines file or a
+    list is a usage error naming that file, not a traceback."""
+    root = shared_dataset("so101-record-test-v30")
+    annotations = _annotations(tmp_path)
+    lines = tmp_path / "chains.jsonl"
+    lines.write_text('{"episodes": {}}\n{"episodes": {}}\n')
+    listed = tmp_path / "chains.json"
+    listed.write_text("[]")
+    for reference in (lines, listed):
+        refused = invoke("check", root, "--annotations", annotations, "--reference", reference)
+        assert isinstance(refused.exception, LabelValidationError), refused.exception  # exit 2 (cli.main.run)
+        assert "ssc build --out FILE" in str(refused.exception) and str(reference) in str(refused.exception)
