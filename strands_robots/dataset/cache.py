@@ -10,10 +10,8 @@ so a dataset edited between calls (LeRobot's ``delete_episodes``) is re-read. Th
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
-import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,7 +48,7 @@ def metadata_files(root: str | Path) -> list[str]:
     """Paths of the metadata files :func:`metadata_signature` covers, in its order
     (``info.json`` even when it is absent; a listed symlink may dangle)."""
     meta = os.path.join(root, "meta")
-    names = _names(meta)  # a stat per directory while it is unchanged (a label write checks every episode)
+    names = _names(meta)  # one scandir per directory (a judge tool checks this twice per episode)
     files = [
         os.path.join(root, INFO_JSON),
         *sorted(os.path.join(meta, n) for n in names if n.endswith(".jsonl")),
@@ -63,33 +61,13 @@ def metadata_files(root: str | Path) -> list[str]:
     return files
 
 
-#: Seconds after a directory's last change from which its listing is kept while it keeps its
-#: (st_dev, st_ino, st_mtime_ns, st_size): an entry added within the file system's timestamp
-#: granularity of an earlier change can leave the mtime as it was.
-SETTLED_S = 2.0
-
-
-def _names(directory: str, *, dirs_only: bool = False) -> tuple[str, ...]:
-    """Entry names of ``directory`` (only directories, symlinks followed, with ``dirs_only``); () when
-    unreadable. Listed again only when the directory changed (an entry added, removed or renamed
-    changes its mtime) or its last change is under ``SETTLED_S`` old: a label write checks the
-    metadata of every episode it writes (``fingerprint.stale``)."""
-    try:
-        st = os.stat(directory)
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return ()
-    if time.time() - st.st_mtime < SETTLED_S:
-        return _listing.__wrapped__(directory, dirs_only, None)
-    return _listing(directory, dirs_only, (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size))
-
-
-@functools.lru_cache(maxsize=64)
-def _listing(directory: str, dirs_only: bool, stamp: tuple[int, ...] | None) -> tuple[str, ...]:
+def _names(directory: str, *, dirs_only: bool = False) -> list[str]:
+    """Entry names of ``directory`` (only directories, symlinks followed, with ``dirs_only``); [] when unreadable."""
     try:
         with os.scandir(directory) as entries:
-            return tuple(e.name for e in entries if not dirs_only or e.is_dir())
+            return [e.name for e in entries if not dirs_only or e.is_dir()]
     except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return ()
+        return []
 
 
 _MAX_ROOTS = 8

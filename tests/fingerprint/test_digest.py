@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -100,32 +99,3 @@ def test_unchanged_metadata_is_not_read_again(dataset, monkeypatch):
     info.write_bytes(info.read_bytes() + b" ")  # an edit: read again, another digest
     assert metadata_digest(dataset) not in (before, None)
     assert len(reads) == 2 * files
-
-
-def test_metadata_folders_are_listed_again_only_when_they_change(dataset, monkeypatch):
-    """A label write checks the metadata of every episode: a folder's listing is kept while it
-    keeps its stamp (a change at least SETTLED_S old), and made again when an entry comes or goes."""
-    meta = dataset / "meta"
-    folders = [meta, *(p for p in meta.rglob("*") if p.is_dir())]
-
-    def settle(seconds_ago: float) -> None:
-        for folder in folders:
-            os.utime(folder, (time.time() - seconds_ago,) * 2)
-
-    settle(60)
-    scans: list[str] = []
-    scandir = os.scandir
-    monkeypatch.setattr(os, "scandir", lambda path: scans.append(path) or scandir(path))
-    before = metadata_files(dataset)
-    listed = len(scans)
-    assert listed >= 1
-    assert metadata_files(dataset) == before
-    assert len(scans) == listed  # unchanged: not listed again
-    extra = meta / "extra.jsonl"
-    extra.write_text("{}\n")
-    assert str(extra) in metadata_files(dataset)  # changed just now: listed
-    settle(30)
-    assert str(extra) in metadata_files(dataset)
-    extra.unlink()
-    settle(20)
-    assert metadata_files(dataset) == before
