@@ -1,31 +1,61 @@
 """Options and helpers shared by the CLI command modules."""
 
+import functools
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, overload
 
 import typer
-from rich.console import Console
-from rich.text import Text
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from strands_robots.errors import LabelValidationError, bounded_message, quoted
 
 if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
     from rich.table import Table
+    from rich.text import Text
 
     from strands_robots.dataset.hub import HubDataset
     from strands_robots.labels import Labels
 
-# Markup is off: messages carry user data (paths with ``[...]``, ``pip install 'pkg[extra]'``,
-# notes with ``[/x]``) that must print as typed. Styled words go through :func:`styled`.
-# soft_wrap: never break a path across lines (logs, CI captures).
-console = Console(soft_wrap=True, markup=False)
-err_console = Console(stderr=True, soft_wrap=True, markup=False)
+
+class Output:
+    """Where a command prints: a plain string as typed, through ``print``; a table or
+    styled text (:func:`styled`, ``style=``) through a rich ``Console``, imported on the first
+    such print (rich's import is ~50 ms of a command that prints plain lines only:
+    docs/performance.md, "Guard rails", `benchmarks/cli_wall.py`).
+
+    The rich console never parses markup or ``:emoji:`` codes nor colours numbers: messages
+    carry user data (paths with ``[...]``, ``pip install 'pkg[extra]'``, notes with ``[/x]`` or
+    ``:x:``) that must print as typed; it never wraps (soft wrap: a path stays on one line in
+    logs and CI captures).
+    """
+
+    def __init__(self, *, stderr: bool = False) -> None:
+        self.stderr = stderr
+
+    @functools.cached_property
+    def rich(self) -> "Console":
+        """The rich console of this stream."""
+        from rich.console import Console
+
+        return Console(stderr=self.stderr, soft_wrap=True, markup=False, emoji=False, highlight=False)
+
+    def print(self, value: "RenderableType", *, style: str | None = None) -> None:
+        """Print ``value`` and a line break; a ``str`` in ``style`` (e.g. ``"dim"``) goes through rich."""
+        if isinstance(value, str) and style is None:
+            print(value, file=sys.stderr if self.stderr else sys.stdout)
+        else:
+            self.rich.print(value, style=style)
+
+
+console = Output()
+err_console = Output(stderr=True)
 
 
 def progress_bar(title: str, *, elapsed: bool, transient: bool) -> Any:
@@ -46,14 +76,16 @@ def progress_bar(title: str, *, elapsed: bool, transient: bool) -> Any:
     if elapsed:
         columns.append(TimeElapsedColumn())
     columns += [TimeRemainingColumn(), TextColumn("{task.fields[last]}", markup=False)]
-    return Progress(*columns, console=err_console, transient=transient)
+    return Progress(*columns, console=err_console.rich, transient=transient)
 
 
-def styled(*parts: str | tuple[str, str]) -> Text:
+def styled(*parts: str | tuple[str, str]) -> "Text":
     """A line of plain text with some styled words: ``styled(("error:", "red"), " ", message)``.
 
     Strings are printed literally (never parsed as rich markup); ``(text, style)`` pairs are styled.
     """
+    from rich.text import Text
+
     return Text.assemble(*parts)
 
 
@@ -445,7 +477,7 @@ def note_moved_sidecars(directory: Path) -> str:
         if directory in noted:
             return hint
         noted.add(directory)
-    err_console.print(f"No sidecar in {directory}.{hint}", highlight=False)
+    err_console.print(f"No sidecar in {directory}.{hint}")
     return hint
 
 
@@ -477,7 +509,6 @@ def _note_moved_after(directory: Path, error: BaseException | None, before: str)
             f"edited the dataset in place; this command started new sidecars in {directory}, so "
             f"`strands-labels remap {directory} --from {old}` now refuses until they are moved away "
             '(docs/editing.md, "Before the remap").',
-            highlight=False,
         )
 
 
@@ -521,6 +552,5 @@ def flag_stale(labels: "Labels", stale: dict[int, str]) -> dict[int, str]:
         err_console.print(
             f"episode {episode}: stale, run remap ({reason}; `strands-labels remap {labels.root} --from OLD_ROOT`, "
             "docs/editing.md)",
-            highlight=False,
         )
     return stale

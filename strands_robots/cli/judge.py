@@ -243,7 +243,7 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
             f"nothing to judge: {report.already_labelled} episode(s) already labelled (--relabel redoes them)."
         )
         if report.taken_elsewhere:
-            console.print(_taken_line(report), soft_wrap=True, highlight=False)
+            console.print(_taken_line(report))
         return
     summary = Table(title=f"judge {report.judge_model}")
     summary.add_column("")
@@ -257,7 +257,7 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
     summary.add_row("taken by another run, skipped", str(len(report.taken_elsewhere)))
     summary.add_row("failed", str(len(report.failed)))
     console.print(summary)
-    console.print(f"labels: {report.root}", soft_wrap=True, highlight=False)
+    console.print(f"labels: {report.root}")
     console.print(f"{len(report.labelled)} labelled in {report.seconds:.1f} s", style="dim")
     _print_cost(report)
     regraded = report.reviewed_regraded()
@@ -265,13 +265,11 @@ def _print_report(report) -> None:  # noqa: ANN001 - JudgeReport
         console.print(
             f"{regraded} reviewed episode(s) re-graded; their human decisions stand (a new judge label never "
             "undoes an uphold, an overrule or a human grade).",
-            soft_wrap=True,
-            highlight=False,
         )
     if report.taken_elsewhere:
-        console.print(_taken_line(report), soft_wrap=True, highlight=False)
+        console.print(_taken_line(report))
     for warning in getattr(report, "warnings", []):
-        console.print(styled(("warning:", "yellow"), f" {warning}"), soft_wrap=True, highlight=False)
+        console.print(styled(("warning:", "yellow"), f" {warning}"))
     if report.failed:
         failures = Table(title=f"{len(report.failed)} episode(s) failed (no label written)")
         failures.add_column("episodes", justify="right", overflow="fold")

@@ -215,7 +215,7 @@ def filter_cmd(
         try:
             refuse_stale_labels(labels)
         except (StaleRecordError, UnreadableRecordError) as exc:
-            err_console.print(str(exc), highlight=False)
+            err_console.print(str(exc))
             raise typer.Exit(3) from None
     from strands_robots.episode_labels.filtering import StaleLabelsWarning
 
@@ -228,13 +228,11 @@ def filter_cmd(
         err_console.print(
             f"stale labels were left out: carry them with `strands-labels remap {root} --from OLD_ROOT` "
             "(docs/editing.md), or pass --strict to make this an error",
-            highlight=False,
         )
     if not episodes and fmt in (FilterFormat.lerobot, FilterFormat.lerobot_delete):
         err_console.print(
             f"no episode was selected, so there is no {fmt.value} argument to print (it would "
             f"{'train on nothing' if fmt is FilterFormat.lerobot else 'delete every episode'}); loosen the filter.",
-            highlight=False,
         )
         raise typer.Exit(1)
     if fmt is FilterFormat.lerobot:  # ready for lerobot-train
@@ -275,10 +273,10 @@ def _print_drops(dropped: dict[str, list[int]], kept: int, explain: bool) -> Non
     line = f"kept {plural(kept, 'episode')}"
     if total:
         line += f"; dropped {total}: " + ", ".join(f"{len(episodes)} {reason}" for reason, episodes in counts)
-    err_console.print(line, highlight=False)
+    err_console.print(line)
     if explain:
         for reason, episodes in counts:
-            err_console.print(f"  {reason}: {', '.join(map(str, episodes))}", highlight=False)
+            err_console.print(f"  {reason}: {', '.join(map(str, episodes))}")
 
 
 #: Below this many compared episodes `agreement` warns that the figures are unstable.
@@ -425,7 +423,6 @@ def _print_journal_problems(labels: "Labels") -> None:
                 f"the file keeps the other tool's, ours are in {conflicts_path(store.path)} (re-apply the ones "
                 "to keep, then delete that file).",
             ),
-            soft_wrap=True,
         )
     if problems["rejected"]:
         n = problems["rejected"]
@@ -435,7 +432,6 @@ def _print_journal_problems(labels: "Labels") -> None:
                 f" (never applied), kept in {rejected_path(store.path)} with the reason; re-record those "
                 "labels, then delete that file.",
             ),
-            soft_wrap=True,
         )
 
 

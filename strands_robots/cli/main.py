@@ -6,6 +6,7 @@ commands; this file only assembles them and handles errors uniformly: a
 """
 
 import importlib
+import os
 import sys
 from typing import Annotated
 
@@ -85,6 +86,10 @@ plain_errors(app)
 
 def run() -> None:
     """Console-script entry point."""
+    # This process validates only this package's label models: pydantic need not search every
+    # installed distribution for plugins (~40 ms of `outcome set`: docs/performance.md, "Guard
+    # rails"). A value the user set is kept.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     _warn_conflict()
     try:
         app()

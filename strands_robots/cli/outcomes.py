@@ -120,7 +120,7 @@ def set_cmd(
         fields["source_metadata"] = _json_text(source_metadata, "--source-metadata")
     label = labels_of(root, labels_dir).outcomes.set(episode, **fields)
     if not print_json(label, as_json):
-        console.print(f"episode {episode}: {label['outcome']} (version {label['version']})", highlight=False)
+        console.print(f"episode {episode}: {label['outcome']} (version {label['version']})")
 
 
 def get_cmd(root: RootArg, episode: EpisodeArg, labels_dir: LabelsDirOpt = None) -> None:
@@ -181,7 +181,7 @@ def export_cmd(
 ) -> None:
     """Write every episode's current label to meta/avala_sequence_outcomes.jsonl."""
     path = labels_of(root, labels_dir).outcomes.export(output_path(out), dataset_id=dataset_id)
-    console.print(f"wrote {path}", highlight=False)
+    console.print(f"wrote {path}")
 
 
 def import_cmd(
@@ -195,7 +195,6 @@ def import_cmd(
     console.print(
         f"{report['lines']} lines: {report['written']} written, {report['unchanged']} unchanged, "
         f"{report['unlabelled']} unlabelled",
-        highlight=False,
     )
 
 
@@ -289,9 +288,8 @@ def split_cmd(
         f"held_out_eval {counts['held_out_eval']} / train {counts['train']} episodes "
         f"(requested {report['requested']}, {report['components']} leakage-group components, "
         f"{report['written']} versions written{', dry run' if dry_run else ''})",
-        highlight=False,
     )
-    console.print(f"held_out_eval: {report['held_out_eval']}", highlight=False)
+    console.print(f"held_out_eval: {report['held_out_eval']}")
 
 
 def recovery_cmd(root: RootArg, labels_dir: LabelsDirOpt = None) -> None:

@@ -403,10 +403,10 @@ def events_cmd(**params: Any) -> None:
         return
     for arm, c in channels.items():
         scope = f", range {ranges[arm][0]:g}..{ranges[arm][1]:g} across the dataset" if ranges and arm in ranges else ""
-        console.print(f"{arm}: {c.feature}[{c.index}] ({c.name}), mode {detector.mode}{scope}", markup=False)
+        console.print(f"{arm}: {c.feature}[{c.index}] ({c.name}), mode {detector.mode}{scope}")
     for ep, evs in episodes_doc.items():
         text = " ".join(f"{e['arm'][0]}:{e['kind']}@{e['frame']}" for e in evs) or "(none)"
-        console.print(f"episode {ep} ({ds.episodes[int(ep)].length} frames): {text}", markup=False)
+        console.print(f"episode {ep} ({ds.episodes[int(ep)].length} frames): {text}")
 
 
 @_options_but("reference")
@@ -422,7 +422,7 @@ def build_cmd(**params: Any) -> None:
     def show(ep: str, item: dict[str, Any]) -> None:
         console.print(styled((f"episode {ep}", "bold"), f" ({item['pending_queries']} pending queries)"))
         for line in item["rendering"]:
-            console.print(f"  {line}", markup=False)
+            console.print(f"  {line}")
 
     doc = _document(params, episode_item)
     _write_out(params["out"], doc)
@@ -466,10 +466,10 @@ def check_cmd(**params: Any) -> None:
 
     def show(ep: str, item: dict[str, Any]) -> None:
         if item["pending_queries"]:
-            console.print(f"episode {ep}: {len(item['pending_queries'])} pending queries (no L3 answer)", markup=False)
+            console.print(f"episode {ep}: {len(item['pending_queries'])} pending queries (no L3 answer)")
         if "accuracy" in item:
             acc = item["accuracy"]
-            console.print(f"episode {ep}: per-action accuracy {acc['correct']}/{acc['cells']}", markup=False)
+            console.print(f"episode {ep}: per-action accuracy {acc['correct']}/{acc['cells']}")
 
     doc = _document(params, episode_item)
     doc["summary"] = summarize_anomalies(all_anoms)
@@ -485,7 +485,7 @@ def check_cmd(**params: Any) -> None:
         )
     console.print(table)
     s = doc["summary"]
-    console.print(f"{s['total']} anomalies; by invariant {s['by_invariant']}; by arm {s['by_arm']}", markup=False)
+    console.print(f"{s['total']} anomalies; by invariant {s['by_invariant']}; by arm {s['by_arm']}")
     _print_document(doc, show)
 
 

@@ -73,7 +73,7 @@ def _serve(what: str, root: Path, labels_dir: Path | None, **options: Any) -> No
     serve(
         root,
         labels_dir=labels_dir,
-        announce=lambda line: console.print(line, highlight=False, markup=False),
+        announce=lambda line: console.print(line),
         **options,
     )
 
@@ -151,10 +151,9 @@ def report(
     episodes_drawn = len(result.files) - summary
     console.print(
         f"wrote {plural(summary, 'summary plot')} and {plural(episodes_drawn, 'episode plot')} to {result.out}",
-        highlight=False,
     )
     for note in result.notes:
-        console.print(f"note: {note}", style="dim", highlight=False, markup=False)
+        console.print(f"note: {note}", style="dim")
 
 
 def register(app: typer.Typer) -> None:

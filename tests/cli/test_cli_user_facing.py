@@ -61,11 +61,12 @@ def test_labels_errors_with_markup_like_text_are_printed_literally(monkeypatch, 
 
 def test_notes_with_markup_show_literally_in_tables(toy_dataset):
     el.record_deterministic_verdicts(toy_dataset, [{"episode": 0, "success": True}])
-    el.annotate_episode(toy_dataset, 0, quality="low", note="see [/x] and [red]here", success_opinion=False)
+    el.annotate_episode(toy_dataset, 0, quality="low", note="see [/x] and [red]here :x:", success_opinion=False)
     el.flush(toy_dataset)
     done = cli("disputes", toy_dataset)
     assert done.returncode == 0, done.stderr
     assert "[/x]" in done.stdout and "[red]here" in done.stdout
+    assert ":x:" in done.stdout and "\N{CROSS MARK}" not in done.stdout  # nor an emoji code
 
 
 # --- filter explains what it dropped; held-out episodes stay out --------------------------------

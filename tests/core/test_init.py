@@ -1,6 +1,6 @@
 """Importing the label API and the ``strands-labels`` CLI stays light: no dataset reader
-library (pyarrow, PyAV, Pillow), no agents SDK and no numpy until an operation needs them
-(each costs tens of MB and milliseconds per process; every CLI command pays its start-up)."""
+library (pyarrow, PyAV, Pillow), no agents SDK, no numpy and no rich until an operation needs
+them (each costs tens of MB or milliseconds per process; every CLI command pays its start-up)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("pyarrow", "av", "PIL", "strands", "numpy")
+HEAVY = ("pyarrow", "av", "PIL", "strands", "numpy", "rich")
 
 
 def _loaded_after(code: str, cwd) -> dict[str, bool]:
