@@ -86,10 +86,13 @@ plain_errors(app)
 
 def run() -> None:
     """Console-script entry point."""
-    # This process validates only this package's label models: pydantic need not search every
-    # installed distribution for plugins (~40 ms of `outcome set`: docs/performance.md, "Guard
-    # rails"). A value the user set is kept.
+    # Start-up work this process never uses (docs/performance.md, "Guard rails"); a value the
+    # user set is kept. pydantic validates only this package's label models: no search of every
+    # installed distribution for plugins (~40 ms of `outcome set`). numpy's work here is
+    # element-wise or on small matrices: OpenBLAS starts no thread per core at numpy's import
+    # (~80 ms of CPU of each command that reads a dataset).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _warn_conflict()
     try:
         app()
