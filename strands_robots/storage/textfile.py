@@ -80,7 +80,7 @@ def read_json_or_jsonl(path: str | Path, *, what: str, kind: str, remedy: str) -
     """A JSON document, or a JSON Lines file as the list of its lines' values.
 
     A ``*.jsonl`` file is JSON Lines; any other is one JSON document, or JSON Lines when it
-    is not valid JSON and has more than one line. Blank lines are skipped.
+    is not valid JSON but its first line is. Blank lines are skipped.
 
     Args:
         path, what, kind: As :func:`read_user_text`.
@@ -88,16 +88,19 @@ def read_json_or_jsonl(path: str | Path, *, what: str, kind: str, remedy: str) -
 
     Raises:
         InputFileError: as :func:`read_user_text`.
-        LabelValidationError: the one-line file, or a line of a JSON Lines file (named by its
-            number), is not valid JSON.
+        LabelValidationError: the document (with the line and column where it breaks), or a
+            line of a JSON Lines file (named by its number), is not valid JSON.
     """
     text = read_user_text(path, what=what, kind=kind)
     if Path(path).suffix != ".jsonl":
         try:
             return json.loads(text)
-        except ValueError:
-            if "\n" not in text.strip():
-                raise LabelValidationError(f"{path} is not valid JSON; {remedy}") from None
+        except ValueError as exc:
+            first = next((line for line in text.splitlines() if line.strip()), "")
+            try:
+                json.loads(first)
+            except ValueError:  # not JSON Lines either: where the document breaks
+                raise LabelValidationError(f"{path} is not valid JSON ({exc}); {remedy}") from None
     values = []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():

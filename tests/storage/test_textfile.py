@@ -175,5 +175,8 @@ def test_json_or_json_lines_is_one_reader(tmp_path, load):
     with pytest.raises(LabelValidationError, match=r"lines.json line 2 is not valid JSON \("):
         load(lines)
     lines.write_text('{"episode": 0')
-    with pytest.raises(LabelValidationError, match=r"lines.json is not valid JSON; fix it"):
+    with pytest.raises(LabelValidationError, match=r"lines.json is not valid JSON \(.*line 1 column 14.*\); fix it"):
+        load(lines)
+    lines.write_text('[\n  {"episode": 0},\n  {"episode": 1 "success": true}\n]\n')  # pretty, one comma missing
+    with pytest.raises(LabelValidationError, match=r"lines.json is not valid JSON \(.*line 3 column 17.*\); fix it"):
         load(lines)
