@@ -49,7 +49,12 @@ class Output:
     def print(self, value: "RenderableType", *, style: str | None = None) -> None:
         """Print ``value`` and a line break; a ``str`` in ``style`` (e.g. ``"dim"``) goes through rich."""
         if isinstance(value, str) and style is None:
-            print(value, file=sys.stderr if self.stderr else sys.stdout)
+            try:
+                print(value, file=sys.stderr if self.stderr else sys.stdout, flush=True)
+            except BrokenPipeError:  # `strands-labels ... | head`: exit 1, quietly (Python's
+                # signal module docs, "Note on SIGPIPE": no second error when stdout is flushed at exit)
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                sys.exit(1)
         else:
             self.rich.print(value, style=style)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,3 +126,14 @@ def test_a_table_folds_long_cells_onto_more_lines_and_keeps_its_columns():
         "│         │             │ d            │",
         "└─────────┴─────────────┴──────────────┘",
     ]
+
+
+def test_output_into_a_closed_pipe_exits_1_without_a_traceback():
+    """`strands-labels ... | head -1`: the reader closes the pipe; the command stops quietly."""
+    code = "from strands_robots.cli.common import console\nfor i in range(100_000):\n    console.print(f'line {i}')"
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline() == b"line 0\n"
+    process.stdout.close()
+    assert process.wait(timeout=60) == 1
+    assert process.stderr.read() == b""
