@@ -80,7 +80,9 @@ def read_json_or_jsonl(path: str | Path, *, what: str, kind: str, remedy: str) -
     """A JSON document, or a JSON Lines file as the list of its lines' values.
 
     A ``*.jsonl`` file is JSON Lines; any other is one JSON document, or JSON Lines when it
-    is not valid JSON but its first line is. Blank lines are skipped.
+    is not valid JSON but its first line is. Blank lines are skipped. Lines end at line feeds
+    only (jsonlines.org: the separator is ``\\n``): U+2028, U+2029 or U+0085 inside a string, as
+    ``json.dumps(..., ensure_ascii=False)`` writes them, is text of its line, not a break.
 
     Args:
         path, what, kind: As :func:`read_user_text`.
@@ -92,17 +94,18 @@ def read_json_or_jsonl(path: str | Path, *, what: str, kind: str, remedy: str) -
             line of a JSON Lines file (named by its number), is not valid JSON.
     """
     text = read_user_text(path, what=what, kind=kind)
+    lines = text.split("\n")  # not str.splitlines(): it also breaks at U+2028, U+0085, ...
     if Path(path).suffix != ".jsonl":
         try:
             return json.loads(text)
         except ValueError as exc:
-            first = next((line for line in text.splitlines() if line.strip()), "")
+            first = next((line for line in lines if line.strip()), "")
             try:
                 json.loads(first)
             except ValueError:  # not JSON Lines either: where the document breaks
                 raise LabelValidationError(f"{path} is not valid JSON ({exc}); {remedy}") from None
     values = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         if line.strip():
             try:
                 values.append(json.loads(line))

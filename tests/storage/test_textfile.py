@@ -8,6 +8,7 @@ case and ends the message (a missing file's is also a ``FileNotFoundError``).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -180,3 +181,15 @@ def test_json_or_json_lines_is_one_reader(tmp_path, load):
     lines.write_text('[\n  {"episode": 0},\n  {"episode": 1 "success": true}\n]\n')  # pretty, one comma missing
     with pytest.raises(LabelValidationError, match=r"lines.json is not valid JSON \(.*line 3 column 17.*\); fix it"):
         load(lines)
+
+
+@pytest.mark.parametrize("load", [load_json_or_jsonl, load_source])
+@pytest.mark.parametrize("name", ["notes.jsonl", "notes.json"])
+def test_json_lines_are_split_at_line_feeds_only(tmp_path, load, name):
+    """A JSON string may hold U+2028, U+2029 and U+0085 unescaped (``json.dumps(...,
+    ensure_ascii=False)`` writes them so, as `strands-labels segments export` does): they are
+    text inside a value, not line breaks, so the line holding them stays one object."""
+    notes = ["pasted\u2028from a page", "para\u2029graph", "next\x85line"]
+    path = tmp_path / name
+    path.write_text("".join(json.dumps({"note": n}, ensure_ascii=False) + "\n" for n in notes), encoding="utf-8")
+    assert load(path) == [{"note": n} for n in notes]
