@@ -49,8 +49,11 @@ class Output:
     def print(self, value: "RenderableType", *, style: str | None = None) -> None:
         """Print ``value`` and a line break; a ``str`` in ``style`` (e.g. ``"dim"``) goes through rich."""
         if isinstance(value, str) and style is None:
+            stream = sys.stderr if self.stderr else sys.stdout
+            if stream is None:  # its descriptor was closed (`2>&-`): dropped, as rich drops it
+                return  # (print(file=None) would write it to stdout)
             try:
-                print(value, file=sys.stderr if self.stderr else sys.stdout, flush=True)
+                print(value, file=stream, flush=True)
             except BrokenPipeError:  # `strands-labels ... | head`: exit 1, quietly (Python's
                 # signal module docs, "Note on SIGPIPE": no second error when stdout is flushed at exit)
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
+from strands_robots import episode_labels as el
 from strands_robots.cli import common, info, labels, outcomes, segments, ssc
 from strands_robots.cli.main import app
 from strands_robots.errors import LabelValidationError
@@ -137,3 +139,16 @@ def test_output_into_a_closed_pipe_exits_1_without_a_traceback():
     process.stdout.close()
     assert process.wait(timeout=60) == 1
     assert process.stderr.read() == b""
+
+
+def test_a_closed_stderr_keeps_its_lines_out_of_stdout(toy_dataset):
+    """`strands-labels filter ROOT --format lerobot 2>&-` (stderr closed to silence it): the
+    counts meant for stderr are dropped, as rich drops them; stdout holds the argument only.
+    Python's ``sys.stderr`` is then None, and ``print(..., file=None)`` writes to stdout."""
+    el.record_deterministic_verdicts(toy_dataset, [{"episode": e, "success": e != 2} for e in range(3)])
+    for episode in range(3):
+        el.annotate_episode(toy_dataset, episode, quality="high", model="m")
+    el.flush(toy_dataset)
+    argv = [sys.executable, "-m", "strands_robots.cli.main", "filter", str(toy_dataset), "--format", "lerobot"]
+    done = subprocess.run(argv, stdout=subprocess.PIPE, preexec_fn=lambda: os.close(2), check=False)
+    assert (done.returncode, done.stdout) == (0, b'--dataset.episodes="[0,1]"\n')
