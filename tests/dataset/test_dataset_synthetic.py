@@ -407,6 +407,22 @@ def test_an_episodes_jsonl_with_a_bom_or_blank_lines_first_still_reads(tmp_path)
     assert list(open_dataset(root).episodes) == [0, 1]
 
 
+def test_a_v21_task_holding_a_unicode_line_separator_reads_as_lerobot_wrote_it(tmp_path):
+    """LeRobot 2.x wrote meta/*.jsonl with the ``jsonlines`` package, which leaves U+2028,
+    U+2029 and U+0085 unescaped inside strings (``ensure_ascii=False``): they are text of the
+    task (pasted from a web page), not line breaks, so each line stays one object."""
+    tasks = ("pick the cup\u2028carefully", "place\x85it", "stack\u2029them")
+    root = make_v21_dataset(tmp_path / "ds", [3, 4, 5], tasks=tasks)
+    for name in ("tasks.jsonl", "episodes.jsonl"):
+        path = root / "meta" / name
+        objects = [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line]
+        path.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objects), encoding="utf-8")
+    assert "\u2028" in (root / "meta" / "tasks.jsonl").read_text(encoding="utf-8")
+    ds = open_dataset(root)
+    assert ds.tasks == dict(enumerate(tasks))
+    assert list(ds.episodes) == [0, 1, 2]
+
+
 def test_not_a_dataset(tmp_path):
     with pytest.raises(DatasetError, match="not a LeRobot dataset"):
         open_dataset(tmp_path)
