@@ -28,6 +28,11 @@ DIRECTORY_REMEDY = "pass the path of the {kind} inside it, not the directory."
 NOT_UTF8_REMEDY = "save it as UTF-8 text and retry."
 UNREADABLE_REMEDY = "make it readable (check its permissions) and retry."
 
+#: A UTF-8 byte order mark, which Windows tools write first (PowerShell 5's ``Out-File
+#: -Encoding utf8``, older Notepad): not part of the content; RFC 8259 section 8.1 lets a JSON
+#: parser ignore it, as the dataset's metadata reader does (:mod:`strands_robots.dataset.text`).
+UTF8_BOM = b"\xef\xbb\xbf"
+
 
 def read_user_bytes(path: str | Path, *, what: str = "the file", kind: str = "file") -> bytes:
     """The bytes of a file a person named (for a caller that decodes them itself).
@@ -38,7 +43,7 @@ def read_user_bytes(path: str | Path, *, what: str = "the file", kind: str = "fi
         kind: What the remedy asks for, e.g. ``"JSON Lines file written by export_outcomes"``.
 
     Returns:
-        The file's bytes.
+        The file's bytes, without a leading UTF-8 byte order mark (:data:`UTF8_BOM`).
 
     Raises:
         InputFileNotFoundError: ``path`` does not exist (also a ``FileNotFoundError``).
@@ -47,7 +52,7 @@ def read_user_bytes(path: str | Path, *, what: str = "the file", kind: str = "fi
     """
     path = Path(path)
     try:
-        return path.read_bytes()
+        return path.read_bytes().removeprefix(UTF8_BOM)
     except OSError as exc:
         raise _os_refusal(exc, path, what, kind) from exc
 
@@ -61,7 +66,7 @@ def read_user_text(path: str | Path, *, what: str = "the file", kind: str = "fil
         kind: What the remedy asks for, e.g. ``"JSON file (a list such as [...])"``.
 
     Returns:
-        The decoded text (``str``).
+        The decoded text (``str``), without a leading byte order mark (:data:`UTF8_BOM`).
 
     Raises:
         InputFileError: ``path`` does not exist, is a directory, is not UTF-8 or cannot be
@@ -69,7 +74,7 @@ def read_user_text(path: str | Path, *, what: str = "the file", kind: str = "fil
     """
     path = Path(path)
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8").removeprefix(UTF8_BOM.decode())
     except UnicodeDecodeError as exc:
         raise _refusal(f"{what} {path} is not UTF-8 text ({exc.reason} at byte {exc.start})", NOT_UTF8_REMEDY) from exc
     except OSError as exc:

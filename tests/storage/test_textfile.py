@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from strands_robots.cli.common import load_json_or_jsonl
 from strands_robots.cli.main import app
 from strands_robots.errors import InputFileError, InputFileNotFoundError, LabelValidationError
-from strands_robots.outcomes import import_outcomes
+from strands_robots.outcomes import export_outcomes, import_outcomes, set_outcome
 from strands_robots.segments.imports import load_source
 from strands_robots.segments.label_sets import load_label_set
 from strands_robots.ssc import read_behavior_annotation
@@ -193,3 +193,29 @@ def test_json_lines_are_split_at_line_feeds_only(tmp_path, load, name):
     path = tmp_path / name
     path.write_text("".join(json.dumps({"note": n}, ensure_ascii=False) + "\n" for n in notes), encoding="utf-8")
     assert load(path) == [{"note": n} for n in notes]
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_a_utf8_byte_order_mark_is_not_part_of_the_file(tmp_path, toy_dataset):
+    """Windows tools (PowerShell 5's ``Out-File -Encoding utf8``, older Notepad) start a UTF-8
+    file with a byte order mark. RFC 8259 section 8.1 lets a JSON parser ignore it, and the
+    dataset's own metadata reader does: every reader of a file a person named ignores it too
+    (json refused it: "Unexpected UTF-8 BOM (decode using utf-8-sig)")."""
+    document = tmp_path / "verdicts.json"
+    document.write_bytes(BOM + b'[{"episode": 0, "success": true}]')
+    assert read_user_text(document) == '[{"episode": 0, "success": true}]'
+    assert read_user_bytes(document) == b'[{"episode": 0, "success": true}]'
+    assert load_json_or_jsonl(document) == [{"episode": 0, "success": True}]
+    lines = tmp_path / "verdicts.jsonl"
+    lines.write_bytes(BOM + b'{"episode": 0, "success": true}\n{"episode": 1, "success": false}\n')
+    assert load_json_or_jsonl(lines) == [{"episode": 0, "success": True}, {"episode": 1, "success": False}]
+    label_set = tmp_path / "labels.txt"
+    label_set.write_bytes(BOM + "reach\ngr\u00e4b the cup\n".encode())
+    assert load_label_set(label_set).labels == ["reach", "gr\u00e4b the cup"]
+    set_outcome(toy_dataset, 0, outcome="expert_success", labeled_by="me")
+    exported = export_outcomes(toy_dataset, tmp_path / "outcomes.jsonl")
+    exported.write_bytes(BOM + exported.read_bytes())
+    report = import_outcomes(toy_dataset, exported)
+    assert (report["lines"], report["written"], report["unchanged"]) == (3, 0, 1)
