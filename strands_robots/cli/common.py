@@ -25,10 +25,11 @@ if TYPE_CHECKING:
 
 
 class Output:
-    """Where a command prints: a plain string as typed, through ``print``; a table or
-    styled text (:func:`styled`, ``style=``) through a rich ``Console``, imported on the first
-    such print (rich's import is ~50 ms of a command that prints plain lines only:
-    docs/performance.md, "Guard rails", `benchmarks/cli_wall.py`).
+    """Where a command prints: a line of printable characters as typed, through ``print``;
+    anything else (a table, styled text (:func:`styled`, ``style=``), a string holding a tab,
+    a line break or a control character, which rich expands or strips) through a rich
+    ``Console``, imported on the first such print (rich's import is ~50 ms of a command that
+    prints plain lines only: docs/performance.md, "Guard rails", `benchmarks/cli_wall.py`).
 
     The rich console never parses markup or ``:emoji:`` codes nor colours numbers: messages
     carry user data (paths with ``[...]``, ``pip install 'pkg[extra]'``, notes with ``[/x]`` or
@@ -47,8 +48,8 @@ class Output:
         return Console(stderr=self.stderr, soft_wrap=True, markup=False, emoji=False, highlight=False)
 
     def print(self, value: "RenderableType", *, style: str | None = None) -> None:
-        """Print ``value`` and a line break; a ``str`` in ``style`` (e.g. ``"dim"``) goes through rich."""
-        if isinstance(value, str) and style is None:
+        """Print ``value`` and a line break (``style``: e.g. ``"dim"``)."""
+        if isinstance(value, str) and style is None and value.isprintable():
             stream = sys.stderr if self.stderr else sys.stdout
             if stream is None:  # its descriptor was closed (`2>&-`): dropped, as rich drops it
                 return  # (print(file=None) would write it to stdout)

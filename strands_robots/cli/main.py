@@ -89,12 +89,13 @@ plain_errors(app)
 def run() -> None:
     """Console-script entry point."""
     # Start-up work this process never uses (docs/performance.md, "Guard rails"); a value the
-    # user set is kept. pydantic validates only this package's label models: no search of every
+    # user set (for OpenBLAS, in any of its three variables) is kept. pydantic validates only this package's label models: no search of every
     # installed distribution for plugins (~40 ms of `outcome set`). numpy's work here is
     # element-wise or on small matrices: OpenBLAS starts no thread per core at numpy's import
     # (~80 ms of CPU of each command that reads a dataset).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & os.environ.keys():
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
     # The interpreter's last garbage collections at exit traverse every object the imports made
     # (numpy, pyarrow, pydantic's schemas): ~30-50 ms of a command. The objects alive at exit
     # are frozen out of them (reference counting and atexit still finalize what they hold).

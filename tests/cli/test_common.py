@@ -152,3 +152,24 @@ def test_a_closed_stderr_keeps_its_lines_out_of_stdout(toy_dataset):
     argv = [sys.executable, "-m", "strands_robots.cli.main", "filter", str(toy_dataset), "--format", "lerobot"]
     done = subprocess.run(argv, stdout=subprocess.PIPE, preexec_fn=lambda: os.close(2), check=False)
     assert (done.returncode, done.stdout) == (0, b'--dataset.episodes="[0,1]"\n')
+
+
+def test_a_line_prints_as_typed_and_control_characters_as_rich_prints_them(capsys):
+    """A printable line (markup-like text, emoji codes, CJK) is printed as typed; a tab, a
+    carriage return or a bell in user data (``resolve --reviewer``) is expanded or removed as
+    rich does, so a note cannot rewrite the terminal line it is printed on."""
+    common.console.print("plain: 日本語 [red]x :x:")
+    common.console.print("a\tb\rc\x07d")
+    assert capsys.readouterr().out == "plain: 日本語 [red]x :x:\na       bcd\n"
+
+
+def test_run_keeps_the_thread_count_a_user_gave_openblas(tmp_path):
+    """OpenBLAS reads OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS and OMP_NUM_THREADS: the CLI's
+    default of one thread applies only when none is set."""
+    code = "import os, sys\nfrom strands_robots.cli import main\nsys.argv = ['strands-labels', '--version']\ntry:\n    main.run()\nexcept SystemExit:\n    pass\nprint(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    base = {
+        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+    }
+    for given, expected in (({}, "1"), ({"OMP_NUM_THREADS": "4"}, "None"), ({"OPENBLAS_NUM_THREADS": "2"}, "2")):
+        done = subprocess.run([sys.executable, "-c", code], env={**base, **given}, capture_output=True, text=True)
+        assert done.stdout.splitlines()[-1] == expected, (given, done.stderr)
