@@ -174,12 +174,12 @@ class SidecarLock:
     """The lock of one sidecar: the names of its lock file, the state folder and the lock file
     an earlier version kept beside the sidecar, computed once; :meth:`hold` takes it."""
 
-    __slots__ = ("_kept", "folder", "legacy", "path", "sidecar")
+    __slots__ = ("_kept", "legacy", "path", "sidecar", "state")
 
     def __init__(self, sidecar: Path) -> None:
         self.sidecar = Path(sidecar)
-        self.folder = os.fspath(self.sidecar.parent)
         self.path = os.fspath(lock_path(self.sidecar))
+        self.state = os.path.dirname(self.path)  # the state folder (``storage.side_files``)
         self.legacy = os.fspath(legacy_lock_path(self.sidecar))
         self._kept: tuple[int, _FileLock] | None = None
 
@@ -191,7 +191,7 @@ class SidecarLock:
         wait = LOCK_TIMEOUT_S if timeout is None else timeout
         held: list[_FileLock] = []
         try:
-            state_dir.ensure(self.folder)
+            state_dir.ensure_folder(self.state)
             held.append(self._state().acquire(wait))
         except OSError as exc:
             if isinstance(exc, TimeoutError):
@@ -231,6 +231,8 @@ class SidecarLock:
         return kept[1]
 
     def _take_legacy(self, held: list[_FileLock], wait: float) -> bool:
+        if not os.access(self.legacy, os.F_OK, follow_symlinks=False):
+            return False  # (the common case, answered without an exception)
         try:
             if stat.S_ISREG(os.lstat(self.legacy).st_mode):
                 held.append(_file_lock(self.legacy).acquire(wait))

@@ -117,8 +117,11 @@ def refuse_write_before_install(sidecar: Path, intent_file: str | None = None) -
     Raises:
         RemapConflictError: naming the remap to run again; nothing was written.
     """
+    path = intent_file or remap_intent_path(sidecar.parent)
+    if not os.access(path, os.F_OK, follow_symlinks=False):
+        return  # no remap left one (the common case, answered without an exception)
     try:
-        intent = _read_intent(intent_file or remap_intent_path(sidecar.parent))
+        intent = _read_intent(path)
     except SidecarError:
         return
     if intent is None or intent["phase"] != "committed":

@@ -38,14 +38,24 @@ def ensure(directory: str | Path, subfolder: str | None = None) -> None:
     """
     folder = os.path.join(directory, side_files.STATE_DIR)
     for path in (folder, os.path.join(folder, subfolder)) if subfolder else (folder,):
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            with contextlib.suppress(FileExistsError):  # made meanwhile by another process (a link: checked below)
-                os.mkdir(path, 0o755)
-            st = os.lstat(path)
-        if not stat.S_ISDIR(st.st_mode):
-            raise refuse_link(Path(path), "directory")
+        ensure_folder(path)
+
+
+def ensure_folder(path: str) -> None:
+    """Create the folder ``path`` (mode 0755) when missing: :func:`ensure` of one folder
+    already named (a lock taken on every write names its state folder once).
+
+    Raises:
+        SidecarError, OSError: as :func:`ensure`.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        with contextlib.suppress(FileExistsError):  # made meanwhile by another process (a link: checked below)
+            os.mkdir(path, 0o755)
+        st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise refuse_link(Path(path), "directory")
 
 
 def _regular(path: Path) -> bool:
