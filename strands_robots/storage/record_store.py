@@ -367,22 +367,46 @@ class RecordStore:
         when the folder holds a journal of its own, that one is folded, then the earlier
         one moves in and is read as any journal is.
         """
-        with self._thread_lock:
-            held, legacy_lock = self._lock.acquire(reading=not writing)
-            try:
-                if refuse_remap:
-                    from strands_robots.storage.remap_txn import refuse_write_before_install  # (it imports this module)
+        held, cached = self._hold(writing, refuse_remap)
+        try:
+            yield cached
+        except BaseException:
+            self._cache = None
+            raise
+        finally:
+            self._let_go(held)
 
-                    refuse_write_before_install(self.path, self._intent)
-                if (legacy_lock or not self._legacy_looked) and _lstat(self._legacy_journal) is not None:
-                    self._adopt_legacy_journal(writing)
-                self._legacy_looked = True
-                yield self._refresh(writing=writing)
-            except BaseException:
-                self._cache = None
-                raise
-            finally:
-                self._lock.release(held)
+    def _hold(self, writing: bool, refuse_remap: bool) -> tuple[list[Any], _Cached]:
+        """Take the thread lock, then the file lock, and refresh the cache (:meth:`_refreshed`
+        without its ``with``: :meth:`update`, once a write, calls it directly). Returns what
+        :meth:`_let_go` releases, and the cache. On an error nothing stays held (and an error
+        after the file lock was taken drops the cache)."""
+        self._thread_lock.acquire()
+        try:
+            held, legacy_lock = self._lock.acquire(reading=not writing)
+        except BaseException:
+            self._thread_lock.release()
+            raise
+        try:
+            if refuse_remap:
+                from strands_robots.storage.remap_txn import refuse_write_before_install  # (it imports this module)
+
+                refuse_write_before_install(self.path, self._intent)
+            if (legacy_lock or not self._legacy_looked) and _lstat(self._legacy_journal) is not None:
+                self._adopt_legacy_journal(writing)
+            self._legacy_looked = True
+            return held, self._refresh(writing=writing)
+        except BaseException:
+            self._cache = None
+            self._let_go(held)
+            raise
+
+    def _let_go(self, held: list[Any]) -> None:
+        """Release what :meth:`_hold` took (the file lock, then the thread lock)."""
+        try:
+            self._lock.release(held)
+        finally:
+            self._thread_lock.release()
 
     def _adopt_legacy_journal(self, writing: bool) -> None:
         try:
@@ -585,10 +609,16 @@ class RecordStore:
                 on any error nothing on disk changed (or the error says exactly what
                 is stored) and the cache is dropped.
         """
-        with self._refreshed(writing=True, refuse_remap=True) as cached:
+        held, cached = self._hold(True, True)  # (no generator context manager: one is taken per write)
+        try:
             change, result = mutate(cached.document)
             self._persist(cached, change)
             return result
+        except BaseException:
+            self._cache = None
+            raise
+        finally:
+            self._let_go(held)
 
     def _write_canonical(
         self,
