@@ -149,10 +149,11 @@ def _write_at(fd: int, path: Path, payload: bytes, valid_end: int, size: int) ->
     try:
         if size != valid_end:
             os.ftruncate(fd, valid_end)
-        view = memoryview(payload)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        written = os.write(fd, payload)  # one call writes it all on a regular file
+        if written < len(payload):
+            view = memoryview(payload)[written:]
+            while view:
+                view = view[os.write(fd, view) :]
         os.fdatasync(fd)  # data and the size needed to read it back
         return os.fstat(fd)
     except OSError as exc:
