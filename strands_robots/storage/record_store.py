@@ -108,7 +108,7 @@ def _seen(st: os.stat_result) -> Seen:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _lstat(path: Path) -> os.stat_result | None:
+def _lstat(path: str | Path) -> os.stat_result | None:
     """The file itself (a symlink put at the journal's path has its own stamp: never ours)."""
     try:
         return os.lstat(path)
@@ -222,6 +222,8 @@ class RecordStore:
     ) -> None:
         self.path = Path(path)
         self.journal = journal_path(self.path)
+        # the two names as text, for the system calls of every access (no ``Path.__fspath__`` each)
+        self._path_name, self._journal_name = os.fspath(self.path), os.fspath(self.journal)
         self._legacy_journal = legacy_journal_path(self.path)
         self._legacy_looked = False  # whether an earlier version's journal was looked for
         self._lock = SidecarLock(self.path)
@@ -247,7 +249,8 @@ class RecordStore:
 
     def exists(self) -> bool:
         """Whether the canonical file or its journal is there (something is stored)."""
-        return os.path.exists(self.path) or os.path.exists(self.journal)
+        # ``access`` answers as ``os.path.exists`` does (following links), without building a stat result
+        return os.access(self._path_name, os.F_OK) or os.access(self._journal_name, os.F_OK)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -431,8 +434,8 @@ class RecordStore:
         nothing when the journal's :func:`_seen` stamp is the one this cache last left or
         read it at (the common case of a process writing in a loop: no read at all).
         """
-        identity = file_identity(self.path)
-        journal_stat = _lstat(self.journal)
+        identity = file_identity(self._path_name)
+        journal_stat = _lstat(self._journal_name)
         cached = self._cache
         if cached is not None and cached.identity == identity:
             if journal_stat is not None and cached.journal_seen == _seen(journal_stat):
@@ -487,12 +490,14 @@ class RecordStore:
             return
         for key in keys:
             line = lines[key] if lines else dump_line(records.get(key))
-            _, digests = self._ours.pop(key, (b"", []))
+            kept = self._ours.pop(key, None)
+            digests = kept[1] if kept is not None else []
             superseded = self._loaded.pop(key, None)  # the version read from the file, replaced now
             if superseded is not None and superseded not in digests:
                 digests.append(superseded)
             digests.append(version_digest(None, line))
-            del digests[:-REMEMBERED_VERSIONS]
+            if len(digests) > REMEMBERED_VERSIONS:
+                del digests[:-REMEMBERED_VERSIONS]
             self._ours[key] = (line, digests)
         while len(self._ours) > REMEMBERED_RECORDS:
             del self._ours[next(iter(self._ours))]
