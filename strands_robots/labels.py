@@ -12,7 +12,6 @@ use, so a handle that only filters never loads the segment rules.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Sequence
 from functools import cached_property
@@ -188,8 +187,11 @@ class _Store:
         self.labels = labels
 
     def _call(self, module: str, name: str, *args: Any, **kwargs: Any) -> Any:
-        fn = getattr(importlib.import_module(f"strands_robots.{self._package}.{module}"), name)
-        return fn(self.labels.root, *args, labels_dir=self.labels.labels_dir, **kwargs)
+        # ``__import__`` with a from-list: the module itself, as ``importlib.import_module``
+        # returns it, in one C call (a 0.5.3-style function builds a handle per call)
+        fn = getattr(__import__(f"strands_robots.{self._package}.{module}", fromlist=(name,)), name)
+        root, labels_dir = self.labels._resolved[:2]  # (``root`` and ``labels_dir``)
+        return fn(root, *args, labels_dir=labels_dir, **kwargs)
 
 
 class EpisodeLabels(_Store):
