@@ -208,6 +208,7 @@ def too_deep(path: Any) -> SidecarError:
 
 
 def json_copy(value: Any) -> Any:
-    """A deep copy of JSON data (dicts, lists, str, numbers, bools, None), much faster than
-    ``copy.deepcopy`` for label records."""
-    return msgspec.json.decode(msgspec.json.encode(value))
+    """A deep copy of JSON data (dicts, lists, str, numbers, bools, None): every dict and
+    list new, the immutable values shared (``msgspec.to_builtins``; no text encoded and
+    decoded again), much faster than ``copy.deepcopy`` for label records."""
+    return msgspec.to_builtins(value)

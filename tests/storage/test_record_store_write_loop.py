@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from strands_robots.errors import LabelValidationError, SidecarError, StorageError
 from strands_robots.storage import record_store
 from strands_robots.storage.atomic import check_target
-from strands_robots.storage.codec import dump_line
+from strands_robots.storage.codec import dump_line, json_copy
 from strands_robots.storage.jsonl import append_encoded, append_jsonl, read_jsonl
 from tests.storage import store_helpers
 from tests.storage.store_helpers import journal_store, put
@@ -162,6 +162,22 @@ json_values = store_helpers.json_values(max_leaves=20)
 def test_dump_line_is_byte_for_byte_json_dumps(value):
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
     assert dump_line(value) == (text + "\n").encode("utf-8")
+
+
+def _containers(value):
+    if isinstance(value, dict | list):
+        yield value
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _containers(item)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_json_copy_is_an_equal_value_sharing_no_dict_or_list(value):
+    copy = json_copy(value)
+    assert copy == value and dump_line(copy) == dump_line(value)
+    originals = {id(c) for c in _containers(value)}
+    assert not any(id(c) in originals for c in _containers(copy))
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
