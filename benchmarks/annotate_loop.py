@@ -1,9 +1,9 @@
 """``annotate_episode`` in a loop against the fsync floor, in one process (docs/performance.md,
 "Side by side", the annotate_loop rows).
 
-    .venv/bin/python benchmarks/annotate_loop.py [--calls 2000] [--block 10] [--profile]
+    .venv/bin/python benchmarks/annotate_loop.py [--calls 2000] [--block 10] [--episodes 1000] [--profile]
 
-On a 1,000-episode sidecar as strands-robots 0.5.3 writes it (~515 KB, so above the 256 KiB
+On a 1,000-episode sidecar (``--episodes``) as strands-robots 0.5.3 writes it (~515 KB, so above the 256 KiB
 write-through bound: every call appends one fsynced journal line), after one untimed first
 call (which parses the file and starts the journal): blocks of ``--block`` calls alternate
 (ABBA) with blocks of ``--block`` fsynced appends to another file in the same directory, so
@@ -41,13 +41,16 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=10)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument(
+        "--episodes", type=int, default=1000, help="episodes in the sidecar (the calls cycle over them)"
+    )
+    parser.add_argument(
         "--floor-bytes", type=int, default=0, help="floor line length (0: the short line compare_upstream.py writes)"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        foreign_sidecar(root / "episode_labels.json", 1000)
-        el.annotate_episode(root, 999, quality="high", note="first", model="bench")
+        foreign_sidecar(root / "episode_labels.json", args.episodes)
+        el.annotate_episode(root, args.episodes - 1, quality="high", note="first", model="bench")
         mode = "journal" if journal_path(root / "episode_labels.json").exists() else "write-through"
         fd = os.open(root / "fsync.bin", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         line = FLOOR_LINE if not args.floor_bytes else b"%d" + b"x" * (args.floor_bytes - 8) + b"\n"
@@ -60,7 +63,7 @@ def main() -> None:
                 start = time.perf_counter()
                 if part == 0:
                     for i in range(done, done + k):
-                        el.annotate_episode(root, i % 1000, quality="high", note="loop", model="bench")
+                        el.annotate_episode(root, i % args.episodes, quality="high", note="loop", model="bench")
                     calls.append((time.perf_counter() - start) / k)
                 else:
                     for i in range(done, done + k):
