@@ -31,9 +31,6 @@ from strands_robots.errors import LabelValidationError, NonFiniteNumberWarning, 
 
 #: Compact, sorted, non-ASCII kept: ``json``'s C encoder (it is only used without indent).
 _COMPACT = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
-#: ``_COMPACT``'s C encoder as ``JSONEncoder.iterencode`` makes it for a one-shot ``encode``
-#: (CPython's ``_json``, there wherever msgspec is), called without that method's Python steps.
-_c_make_encoder, _encode_text = json.encoder.c_make_encoder, json.encoder.encode_basestring
 #: Records per chunk of a large mapping in :func:`iter_canonical`.
 BATCH = 1000
 
@@ -146,9 +143,7 @@ def dump_line(obj: Any) -> bytes:
 
 def _compact(value: Any) -> str:
     try:
-        # ``_COMPACT.encode(value)``: a fresh markers dict each call (its circular-reference check)
-        encoder = _c_make_encoder({}, _COMPACT.default, _encode_text, None, ":", ",", True, False, False)
-        return "".join(encoder(value, 0))
+        return _COMPACT.encode(value)
     except ValueError as exc:
         raise LabelValidationError(
             f"a value is NaN or infinite, which JSON cannot store ({exc}); pass a finite number or None."
