@@ -107,28 +107,20 @@ def append_jsonl(path: Path, records: list[Any], *, valid_end: int | None = None
     return append_encoded(path, b"".join(dump_line(r) for r in records), valid_end=valid_end)[0]
 
 
-def append_encoded(
-    path: Path, payload: bytes, *, valid_end: int | None = None, seen: tuple[int, int] | None = None
-) -> tuple[int, os.stat_result]:
+def append_encoded(path: Path, payload: bytes, *, valid_end: int | None = None) -> tuple[int, os.stat_result]:
     """:func:`append_jsonl` of lines already encoded (each by :func:`~.codec.dump_line`).
 
     Args:
         path: The JSON Lines file (created if missing).
         payload: Complete lines, each ending in a newline.
         valid_end: As :func:`append_jsonl`.
-        seen: ``(st_dev, st_ino)`` of the file at ``path`` when the caller, holding the lock
-            every writer of the file takes, found it a regular file exactly ``valid_end``
-            bytes long a moment ago (a record store's refresh): then there is nothing to cut
-            and the open file is not looked at before the write, only after it.
 
     Returns:
         ``(end, stat)``: the new end offset, and the file's ``os.fstat`` after the fsync
         (its identity as this append left it).
 
     Raises:
-        SidecarError, StorageError: as :func:`append_jsonl`; with ``seen``, also
-            :class:`StorageError` when the file written is not that one or had grown (a
-            program that does not take the lock changed it in between).
+        SidecarError, StorageError: as :func:`append_jsonl`.
     """
     try:  # never through a link; non-blocking: a FIFO put there cannot hang the open
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
@@ -136,28 +128,18 @@ def append_encoded(
         check_target(path)  # a link, a directory or a FIFO is refused by name
         raise storage_error(exc, path, "open") from exc
     try:
-        if seen is not None and valid_end is not None:
-            size = valid_end
-        else:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                check_target(path)
-                raise SidecarError(f"{path} is not a regular file; move it away and retry.")
-            if valid_end is None:
-                _, valid_end = read_jsonl(path, bad_lines=[])
-            size, seen = st.st_size, None
-        after = _write_at(fd, path, payload, valid_end, size)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            check_target(path)
+            raise SidecarError(f"{path} is not a regular file; move it away and retry.")
+        if valid_end is None:
+            _, valid_end = read_jsonl(path, bad_lines=[])
+        after = _write_at(fd, path, payload, valid_end, st.st_size)
     finally:
         os.close(fd)
-    end = valid_end + len(payload)
-    if seen is not None and ((after.st_dev, after.st_ino) != seen or after.st_size != end):
-        raise StorageError(
-            f"{path} was replaced or written by another program while this one held its lock; the new lines were "
-            "appended to the file found there and may not be read back. Read the labels again and retry the write."
-        )
-    if size == 0:  # (maybe) created by this append
+    if st.st_size == 0:  # (maybe) created by this append
         fsync_dir(path.parent)
-    return end, after
+    return valid_end + len(payload), after
 
 
 def _write_at(fd: int, path: Path, payload: bytes, valid_end: int, size: int) -> os.stat_result:

@@ -743,9 +743,7 @@ class RecordStore:
         payload = entry_line(fields, lines)
         if cached.journal_offset == 0:
             payload = start_journal(self.path, cached.digest) + payload
-        # a stamp the refresh of this very lock hold took: a regular file of journal_offset bytes
-        seen = cached.journal_seen[:2] if cached.journal_seen is not None else None
-        end, after = append_encoded(self.journal, payload, valid_end=cached.journal_offset, seen=seen)
+        end, after = append_encoded(self.journal, payload, valid_end=cached.journal_offset)
         cached.journal_ino = after.st_ino
         cached.journal_offset = end
         cached.journal_seen = _seen(after)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strands_robots.errors import LabelValidationError, SidecarError, StorageError
+from strands_robots.errors import LabelValidationError, SidecarError
 from strands_robots.storage import record_store
 from strands_robots.storage.atomic import check_target
 from strands_robots.storage.codec import dump_line, json_copy
@@ -122,26 +122,6 @@ def test_append_encoded_returns_the_files_stat_after_the_append(tmp_path):
     assert end == 16 and st.st_size == 16 and path.read_bytes() == b'{"a":1}\n{"b":2}\n'
     assert append_jsonl(path, [{"c": 3}]) == 24
     assert read_jsonl(path)[0] == [{"a": 1}, {"b": 2}, {"c": 3}]
-
-
-def test_append_encoded_with_the_callers_stamp_checks_the_file_after_the_write(tmp_path):
-    """``seen``: the caller (holding the lock) found this regular file ``valid_end`` bytes long;
-    a file replaced or grown in between by a program without the lock is named afterwards."""
-    path = tmp_path / "log.jsonl"
-    append_encoded(path, b'{"a":1}\n', valid_end=0)
-    st = os.stat(path)
-    end, after = append_encoded(path, b'{"b":2}\n', valid_end=8, seen=(st.st_dev, st.st_ino))
-    assert end == 16 and after.st_size == 16 and path.read_bytes() == b'{"a":1}\n{"b":2}\n'
-    with open(path, "ab") as handle:
-        handle.write(b'{"c":3}\n')  # appended by a program that ignores the lock
-    with pytest.raises(StorageError, match="replaced or written by another program"):
-        append_encoded(path, b'{"d":4}\n', valid_end=16, seen=(st.st_dev, st.st_ino))
-    other = tmp_path / "other.jsonl"
-    other.write_bytes(b'{"a":1}\n')
-    os.replace(other, path)  # another file put in its place
-    with pytest.raises(StorageError, match="replaced or written by another program"):
-        append_encoded(path, b'{"e":5}\n', valid_end=8, seen=(st.st_dev, st.st_ino))
-    assert read_jsonl(path)[0] == [{"a": 1}, {"e": 5}]  # appended where the file ended, as the message says
 
 
 def test_append_encoded_refuses_a_symlink_and_writes_nothing(tmp_path):
