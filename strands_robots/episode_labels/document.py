@@ -105,8 +105,7 @@ def open_store(root: str | Path, labels_dir: str | Path | None = None, *, write:
 
 
 def _store(root: str | Path, labels_dir: str | Path | None) -> RecordStore:
-    # labels_path's place, as text (``os.path.join``'s steps are not needed: the registry normalises the name)
-    path = f"{os.fspath(root if labels_dir is None else labels_dir)}/{SIDECAR_FILENAME}"
+    path = os.path.join(root if labels_dir is None else labels_dir, SIDECAR_FILENAME)  # labels_path's place, as text
     return RecordStore.open(
         path, validate=validate_document, empty=empty_document, check_record=_journal_record_problem
     )

@@ -74,9 +74,7 @@ class ProcessRegistry[T]:
 
     def get(self, path: str | Path, factory: Callable[[Path], T]) -> T:
         """The instance for ``path``, made by ``factory(absolute_path)`` the first time."""
-        key = os.fspath(path)
-        # ``os.path.abspath``, whose Python steps cost more than the lookup: an absolute name is normalised only
-        key = os.path.normpath(key) if key.startswith("/") else os.path.abspath(key)
+        key = os.path.abspath(path)
         with self._lock:
             item = self._items.get(key)
             if item is None:
