@@ -57,7 +57,7 @@ class Output:
                 print(value, file=stream, flush=True)
             except BrokenPipeError:  # `strands-labels ... | head`: exit 1, quietly (Python's
                 # signal module docs, "Note on SIGPIPE": no second error when stdout is flushed at exit)
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
                 sys.exit(1)
         else:
             self.rich.print(value, style=style)
