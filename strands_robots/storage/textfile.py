@@ -99,16 +99,19 @@ def read_json_or_jsonl(path: str | Path, *, what: str, kind: str, remedy: str) -
             line of a JSON Lines file (named by its number), is not valid JSON.
     """
     text = read_user_text(path, what=what, kind=kind)
-    lines = text.split("\n")  # not str.splitlines(): it also breaks at U+2028, U+0085, ...
+    broken = None  # why the text is not one JSON document
     if Path(path).suffix != ".jsonl":
         try:
             return json.loads(text)
         except ValueError as exc:
-            first = next((line for line in lines if line.strip()), "")
-            try:
-                json.loads(first)
-            except ValueError:  # not JSON Lines either: where the document breaks
-                raise LabelValidationError(f"{path} is not valid JSON ({exc}); {remedy}") from None
+            broken = exc
+    lines = text.split("\n")  # not str.splitlines(): it also breaks at U+2028, U+0085, ...
+    if broken is not None:
+        first = next((line for line in lines if line.strip()), "")
+        try:
+            json.loads(first)
+        except ValueError:  # not JSON Lines either: where the document breaks
+            raise LabelValidationError(f"{path} is not valid JSON ({broken}); {remedy}") from None
     values = []
     for number, line in enumerate(lines, start=1):
         if line.strip():
