@@ -61,10 +61,15 @@ def _decision_of(record: dict[str, Any], proposed: str, reviewed: str) -> dict[s
     return None
 
 
-def _summary(compared: list[tuple[Spans, Spans, int]]) -> dict[str, Any]:
-    """The boundary errors and label accuracy of each ``(reviewed, other, length)`` episode, pooled."""
-    errors = [e for mine, other, length in compared for e in boundary_errors(mine, other, length)]
-    matches = sum(label_matches(mine, other, length) for mine, other, length in compared)
+def _compare(reviewed: Spans, other: Spans, length: int) -> tuple[list[int], int, int]:
+    """``(boundary errors, label matches, length)`` of one episode's two segmentations."""
+    return boundary_errors(reviewed, other, length), label_matches(reviewed, other, length), length
+
+
+def _summary(compared: list[tuple[list[int], int, int]]) -> dict[str, Any]:
+    """The :func:`_compare` results of each episode, pooled."""
+    errors = [e for episode_errors, _, _ in compared for e in episode_errors]
+    matches = sum(m for _, m, _ in compared)
     frames = sum(length for _, _, length in compared)
     return {
         "boundary_error_mean": round(float(np.mean(errors)), 3) if errors else None,
@@ -76,26 +81,25 @@ def _summary(compared: list[tuple[Spans, Spans, int]]) -> dict[str, Any]:
 
 def agreement_of(decisions: list[dict[str, Any]]) -> dict[str, Any]:
     """The report of :func:`segments_agreement` from stored decisions (records with ``review``)."""
-    measured = []  # (reviewed, proposed, length) of each decision that kept segments
+    measured = []  # _compare of each decision that kept segments: with its proposal, with the baseline
     episodes = []
     for version in decisions:
         review = version["review"]
         entry: dict[str, Any] = {"episode_index": version["episode_index"], "decision": review["decision"]}
         if review["decision"] != "rejected":
             length = int(version["length"])
-            compared = (spans(version["segments"]), spans(review["proposal"]["segments"]), length)
-            measured.append(compared)
-            entry.update(
-                boundary_errors=boundary_errors(*compared), label_accuracy=round(label_matches(*compared) / length, 4)
-            )
+            mine, proposal = spans(version["segments"]), spans(review["proposal"]["segments"])
+            compared = _compare(mine, proposal, length)
+            measured.append((compared, _compare(mine, evenly_spaced(proposal, length), length)))
+            entry.update(boundary_errors=compared[0], label_accuracy=round(compared[1] / length, 4))
         episodes.append(entry)
     unchanged = sum(version["review"]["decision"] == "accepted" for version in decisions)
     return {
         "episodes": len(decisions),
-        "measured_frames": sum(length for _, _, length in measured),
-        **_summary(measured),
+        "measured_frames": sum(length for (_, _, length), _ in measured),
+        **_summary([proposed for proposed, _ in measured]),
         "accepted_unchanged": round(unchanged / len(decisions), 4) if decisions else None,
-        "baseline": _summary([(mine, evenly_spaced(proposal, length), length) for mine, proposal, length in measured]),
+        "baseline": _summary([baseline for _, baseline in measured]),
         "per_episode": episodes,
     }
 
