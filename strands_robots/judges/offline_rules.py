@@ -324,9 +324,13 @@ def flags_for(
 ) -> list[Flag]:
     """Every rule of ``docs/judge.md`` ("Offline judge rules") that fires for one episode."""
     nan_frames = int(signals.get("nan_frames") or 0)
-    nan = Flag("low", "other", f"{nan_frames} frame(s) have NaN/inf state values (a recording fault)", "nan")
+    nan = (
+        Flag("low", "other", f"{nan_frames} frame(s) have NaN/inf state values (a recording fault)", "nan")
+        if nan_frames
+        else None
+    )
     frozen = _frozen_flag(signals)
-    flags = [f for f in (nan if nan_frames else None, frozen, _occlusion_flag(signals)) if f is not None]
+    flags = [f for f in (nan, frozen, _occlusion_flag(signals)) if f is not None]
     if uncomputable(signals) is not None:
         return flags
     names = list(state_names)
